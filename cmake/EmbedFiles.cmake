@@ -1,0 +1,12 @@
+# semsim_embed_files(OUTPUT out.cpp NAMESPACE ns BASE dir FILES a.yaml b.yaml ...)
+# Generates a C++ source defining `ns::embedded_files()`, a list of {relative path, contents},
+# so that presets and default scenarios ship inside the executable.
+function(semsim_embed_files)
+  cmake_parse_arguments(ARG "" "OUTPUT;NAMESPACE;BASE" "FILES" ${ARGN})
+  add_custom_command(
+    OUTPUT ${ARG_OUTPUT}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${ARG_OUTPUT} -DNAMESPACE=${ARG_NAMESPACE} -DBASE=${ARG_BASE}
+            "-DFILES=${ARG_FILES}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
+    DEPENDS ${ARG_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
+    COMMENT "Embedding ${ARG_NAMESPACE} files")
+endfunction()

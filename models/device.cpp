@@ -1,0 +1,22 @@
+#include "models/device.hpp"
+
+namespace semsim {
+
+Device Device::from_yaml(const YamlInput& in) {
+  in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bandwidth",
+                 "scaleup_bandwidth", "nic_bandwidth", "notes"});
+  if (in.required("kind").as_string() != "device") in.required("kind").fail("expected 'device'");
+  Device d;
+  d.name = in.required("name").as_string();
+  d.display_name = in.get_string("display_name", d.name);
+  d.source = in.required("source").as_string();
+  d.bf16_flops = in.required("bf16_flops").as_positive();
+  d.fp8_flops = in.optional("fp8_flops") ? in.required("fp8_flops").as_double_in(0, 1e18) : 0.0;
+  d.hbm_bytes = in.required("hbm_bytes").as_positive();
+  d.hbm_bandwidth = in.required("hbm_bandwidth").as_positive();
+  d.scaleup_bandwidth = in.required("scaleup_bandwidth").as_positive();
+  d.nic_bandwidth = in.required("nic_bandwidth").as_positive();
+  return d;
+}
+
+}  // namespace semsim

@@ -1,0 +1,23 @@
+#pragma once
+// An accelerator with its datasheet figures (dense, no sparsity). Sources are cited in each preset.
+#include <string>
+
+#include "models/yaml_input.hpp"
+
+namespace semsim {
+
+struct Device {
+  std::string name;
+  std::string display_name;
+  std::string source;
+  double bf16_flops = 0;          // dense BF16 FLOP/s
+  double fp8_flops = 0;           // dense FP8 FLOP/s; 0 when the device has no FP8 tensor cores
+  double hbm_bytes = 0;           // device memory, bytes
+  double hbm_bandwidth = 0;       // bytes/s
+  double scaleup_bandwidth = 0;   // scale-up (NVLink/HCCS/PCIe) bytes/s per direction
+  double nic_bandwidth = 0;       // bytes/s per direction of the NIC paired with one device
+
+  static Device from_yaml(const YamlInput& in);
+};
+
+}  // namespace semsim
