@@ -1,0 +1,63 @@
+#pragma once
+// FLOPs and HBM bytes of each operator of one layer, and the memory a model needs. These counts are
+// what the roofline cost model (and later calibration tables) turn into time; they are pure
+// functions of the model shape, the batch and the precision.
+#include <span>
+
+#include "models/moe_model.hpp"
+
+namespace semsim {
+
+struct Precision {
+  double weight_bytes = 2.0;      // bytes per weight element (BF16 2, FP8 1)
+  double kv_bytes = 2.0;          // bytes per KV-cache element
+  double activation_bytes = 2.0;  // bytes per activation element
+};
+
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;  // HBM bytes read + written
+  OpCost& operator+=(const OpCost& other) {
+    flops += other.flops;
+    bytes += other.bytes;
+    return *this;
+  }
+};
+
+// Part of one sequence processed in this step: `new_tokens` queries appended after
+// `prior_context` tokens already in the KV cache (decode: new_tokens == 1).
+struct SequenceChunk {
+  int new_tokens = 0;
+  long long prior_context = 0;
+};
+
+// Parameter counts (elements), per layer or whole model.
+long long attention_params_per_layer(const MoeModel& model);
+long long expert_params(const MoeModel& model);         // one routed expert (gate, up, down)
+long long shared_expert_params(const MoeModel& model);  // one shared expert
+long long dense_ffn_params(const MoeModel& model);      // one dense FFN layer
+long long gate_params(const MoeModel& model);           // router of one MoE layer
+long long embedding_params(const MoeModel& model);      // input embedding + LM head (once if tied)
+
+// Operators of one layer for a batch on one device.
+// Attention: projections + scores/values over the KV cache + KV reads/writes; causal within a chunk;
+// sliding-window layers see at most `sliding_window` tokens; MLA decode uses the absorbed form.
+OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch, const Precision& p);
+OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p);
+// Grouped GEMM over routed experts: `tokens_per_expert[i]` tokens for local expert i; an expert with
+// no token costs nothing (its weights are not read).
+OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_per_expert, const Precision& p);
+OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precision& p);
+OpCost dense_ffn_cost(const MoeModel& model, long long tokens, const Precision& p);
+// LM head for the tokens that produce a next token.
+OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p);
+
+// Memory.
+// KV-cache bytes one token occupies over all layers.
+double kv_bytes_per_token(const MoeModel& model, const Precision& p);
+// Weight bytes on one device under Attention-DP expert parallelism: everything but routed experts
+// is replicated; `routed_experts_on_device` is the number of routed-expert slots summed over all
+// MoE layers (replicas cost weights too).
+double weight_bytes_per_device(const MoeModel& model, long long routed_experts_on_device, const Precision& p);
+
+}  // namespace semsim
