@@ -1,0 +1,213 @@
+#include "models/operator_costs.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+// Counting conventions (every number below can be reproduced by hand from these rules):
+//
+// * A matmul of an [n x a] activation by an [a x b] weight costs 2*n*a*b FLOPs (one multiply and one
+//   add per weight element and token). Norms, RoPE, softmax, biases, residual adds and top-k are
+//   not counted.
+// * Bytes are HBM traffic: every weight an operator touches is read once per call (elements x
+//   weight_bytes), activations are read/written as listed per operator (elements x
+//   activation_bytes), KV-cache entries are read/written as listed (elements x kv_bytes).
+// * SwiGLU FFN (routed expert, shared expert, dense FFN) with intermediate size f: gate, up and down
+//   projections, 3*hidden*f weights, 2*t*3*hidden*f FLOPs for t tokens. Activation bytes per
+//   token: hidden in + hidden out + the f-element product silu(gate)*up written by the gate/up GEMM
+//   epilogue and read back by the down GEMM, i.e. 2*(hidden + f) elements.
+// * Attention, for a batch of chunks (n new tokens after p cached tokens each), T = sum of n:
+//   - projections: 2*T*attention_params_per_layer FLOPs; weights read once; activations T*hidden in
+//     and T*hidden out (q/k/v and the attention output are not counted as HBM traffic).
+//   - scores + values: new token i (i = 1..n) of a chunk sits at position p+i and attends to
+//     ctx = p+i tokens including itself, capped at W = sliding_window on windowed layers. Per
+//     attended token 2*heads*(qk_dim + v_dim) FLOPs; GQA/MHA: qk_dim = v_dim = head_dim.
+//     MLA prefill chunks (n > 1) use the non-absorbed form: qk_dim = nope+rope, v_dim = v_head.
+//     MLA decode (n == 1) uses the absorbed form over the latent: qk_dim = kv_lora+rope,
+//     v_dim = kv_lora. Absorption moves kv_b into the query (W_UK) and output (W_UV) projections:
+//     heads*kv_lora*(nope+v_head) MACs per token, exactly the kv_b count already in the
+//     projections, so no FLOPs are left out there.
+//   - MLA prefill chunk with p > 0 (non-absorbed chunked prefill): the visible cached latents must
+//     be up-projected by kv_b before attention, adding 2*visible_prior*kv_lora*heads*(nope+v_head)
+//     FLOPs (the up-projected K/V are not counted as HBM bytes).
+//   - KV bytes per chunk: the visible cached tokens are read once (visible_prior = p, or min(p, W-1)
+//     on a windowed layer, since a query sees W tokens including itself) and the n new tokens are
+//     written once, each kv_elements_per_token_per_layer elements.
+//   The sum over i of min(p+i, W) is taken in closed form.
+// * Gate: 2*T*hidden*routed FLOPs; hidden*routed weights; activations T*hidden in, T*routed logits
+//   out.
+// * LM head: 2*T*hidden*vocabulary FLOPs; hidden*vocabulary weights; activations T*hidden in,
+//   T*vocabulary logits out.
+// * Memory: KV per token counts every layer in full, sliding-window layers included (an engine that
+//   keeps only the window on those layers would store less). Embedding and LM head are two
+//   vocabulary*hidden tables unless tied.
+
+namespace semsim {
+
+namespace {
+
+void require_non_negative(long long value, const char* what) {
+  if (value < 0) throw std::invalid_argument(std::string("operator_costs: negative ") + what);
+}
+
+bool is_windowed_layer(const AttentionShape& a, int layer) {
+  return a.sliding_window > 0 && a.sliding_window_every > 0 && layer % a.sliding_window_every == 0;
+}
+
+// Sum over i = 1..n of min(p + i, window); window <= 0 means no cap.
+long long attended_tokens(long long p, long long n, long long window) {
+  const long long first = p + 1;
+  const long long last = p + n;
+  if (window <= 0 || last <= window) return (first + last) * n / 2;
+  if (first >= window) return n * window;
+  // first..window grows, then (last - window) tokens see exactly `window`.
+  return (first + window) * (window - first + 1) / 2 + (last - window) * window;
+}
+
+// Cached tokens visible to the first (and so to some) new token of the chunk.
+long long visible_prior(long long p, long long window) { return window > 0 ? std::min(p, window - 1) : p; }
+
+OpCost swiglu_cost(const MoeModel& model, long long tokens, long long ffn, const Precision& p) {
+  OpCost cost;
+  if (tokens <= 0) return cost;
+  const long long weights = 3LL * model.hidden * ffn;
+  cost.flops = 2.0 * static_cast<double>(tokens) * static_cast<double>(weights);
+  cost.bytes = static_cast<double>(weights) * p.weight_bytes +
+               static_cast<double>(tokens) * 2.0 * static_cast<double>(model.hidden + ffn) * p.activation_bytes;
+  return cost;
+}
+
+}  // namespace
+
+long long attention_params_per_layer(const MoeModel& model) {
+  const AttentionShape& a = model.attention;
+  const long long hidden = model.hidden;
+  if (a.kind == AttentionKind::kMla) {
+    const long long qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const long long q = a.q_lora_rank > 0 ? hidden * a.q_lora_rank + static_cast<long long>(a.q_lora_rank) * a.heads * qk_head
+                                          : hidden * a.heads * qk_head;
+    const long long kv_a = hidden * (a.kv_lora_rank + a.qk_rope_head_dim);
+    const long long kv_b = static_cast<long long>(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    const long long o = static_cast<long long>(a.heads) * a.v_head_dim * hidden;
+    return q + kv_a + kv_b + o;
+  }
+  const long long q = hidden * a.heads * a.head_dim;
+  const long long kv = hidden * a.kv_heads * a.head_dim;
+  const long long o = static_cast<long long>(a.heads) * a.head_dim * hidden;
+  return q + 2 * kv + o;
+}
+
+long long expert_params(const MoeModel& model) { return 3LL * model.hidden * model.expert_ffn; }
+
+long long shared_expert_params(const MoeModel& model) { return 3LL * model.hidden * model.shared_expert_ffn; }
+
+long long dense_ffn_params(const MoeModel& model) { return 3LL * model.hidden * model.dense_ffn; }
+
+long long gate_params(const MoeModel& model) { return static_cast<long long>(model.hidden) * model.routed_experts; }
+
+long long embedding_params(const MoeModel& model) {
+  return static_cast<long long>(model.vocabulary) * model.hidden * (model.tied_embeddings ? 1 : 2);
+}
+
+OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch, const Precision& p) {
+  if (layer < 0 || layer >= model.layers) throw std::invalid_argument("attention_cost: layer out of range");
+  const AttentionShape& a = model.attention;
+  const long long window = is_windowed_layer(a, layer) ? a.sliding_window : 0;
+  const bool mla = a.kind == AttentionKind::kMla;
+  const long long kv_per_token = model.kv_elements_per_token_per_layer();
+
+  long long tokens = 0;
+  double score_value_flops = 0;  // scores + values (+ MLA prior up-projection)
+  long long kv_elements = 0;     // read + written
+  for (const SequenceChunk& chunk : batch) {
+    require_non_negative(chunk.new_tokens, "new_tokens");
+    require_non_negative(chunk.prior_context, "prior_context");
+    if (chunk.new_tokens == 0) continue;
+    const long long n = chunk.new_tokens;
+    tokens += n;
+    const long long prior = visible_prior(chunk.prior_context, window);
+    long long qk_dim = a.head_dim;
+    long long v_dim = a.head_dim;
+    if (mla && n == 1) {
+      qk_dim = a.kv_lora_rank + a.qk_rope_head_dim;
+      v_dim = a.kv_lora_rank;
+    } else if (mla) {
+      qk_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+      v_dim = a.v_head_dim;
+      score_value_flops += 2.0 * static_cast<double>(prior) * a.kv_lora_rank * a.heads *
+                           (a.qk_nope_head_dim + a.v_head_dim);
+    }
+    score_value_flops += 2.0 * a.heads * static_cast<double>(qk_dim + v_dim) *
+                         static_cast<double>(attended_tokens(chunk.prior_context, n, window));
+    kv_elements += (prior + n) * kv_per_token;
+  }
+  OpCost cost;
+  if (tokens == 0) return cost;
+  const auto params = static_cast<double>(attention_params_per_layer(model));
+  cost.flops = 2.0 * static_cast<double>(tokens) * params + score_value_flops;
+  cost.bytes = params * p.weight_bytes + static_cast<double>(kv_elements) * p.kv_bytes +
+               2.0 * static_cast<double>(tokens) * model.hidden * p.activation_bytes;
+  return cost;
+}
+
+OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  OpCost cost;
+  if (tokens == 0) return cost;
+  const auto weights = static_cast<double>(gate_params(model));
+  const auto t = static_cast<double>(tokens);
+  cost.flops = 2.0 * t * weights;
+  cost.bytes = weights * p.weight_bytes +
+               t * static_cast<double>(model.hidden + model.routed_experts) * p.activation_bytes;
+  return cost;
+}
+
+OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_per_expert, const Precision& p) {
+  OpCost cost;
+  for (const int tokens : tokens_per_expert) {
+    require_non_negative(tokens, "tokens_per_expert");
+    cost += swiglu_cost(model, tokens, model.expert_ffn, p);
+  }
+  return cost;
+}
+
+OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  OpCost cost;
+  for (int e = 0; e < model.shared_experts; ++e) cost += swiglu_cost(model, tokens, model.shared_expert_ffn, p);
+  return cost;
+}
+
+OpCost dense_ffn_cost(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  return swiglu_cost(model, tokens, model.dense_ffn, p);
+}
+
+OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  OpCost cost;
+  if (tokens == 0) return cost;
+  const double weights = static_cast<double>(model.hidden) * model.vocabulary;
+  const auto t = static_cast<double>(tokens);
+  cost.flops = 2.0 * t * weights;
+  cost.bytes =
+      weights * p.weight_bytes + t * static_cast<double>(model.hidden + model.vocabulary) * p.activation_bytes;
+  return cost;
+}
+
+double kv_bytes_per_token(const MoeModel& model, const Precision& p) {
+  return static_cast<double>(model.layers) * static_cast<double>(model.kv_elements_per_token_per_layer()) * p.kv_bytes;
+}
+
+double weight_bytes_per_device(const MoeModel& model, long long routed_experts_on_device, const Precision& p) {
+  require_non_negative(routed_experts_on_device, "routed_experts_on_device");
+  const long long moe = model.moe_layers();
+  const long long dense = model.layers - moe;
+  const long long params = embedding_params(model) + model.layers * attention_params_per_layer(model) +
+                           dense * dense_ffn_params(model) +
+                           moe * (gate_params(model) + model.shared_experts * shared_expert_params(model)) +
+                           routed_experts_on_device * expert_params(model);
+  return static_cast<double>(params) * p.weight_bytes;
+}
+
+}  // namespace semsim

@@ -1,0 +1,41 @@
+#pragma once
+// What one MoE layer's dispatch moves and where the experts' work lands, given each token's device
+// and its routed experts. This is the single place that turns routing + placement into traffic,
+// expert loads and local activations; LAR and imbalance are defined over its counters.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "policies/placement.hpp"
+#include "policies/policy_params.hpp"
+#include "workloads/routing_source.hpp"
+
+namespace semsim {
+
+// kDedup: a token is sent once to each remote device hosting any of its experts (high-throughput EP
+// kernels). kPerExpert: once per remote expert (low-latency decode kernels). kAllGather: every
+// token to every other device, whatever its routing.
+enum class DispatchMode { kDedup, kPerExpert, kAllGather };
+
+const std::vector<PolicyInfo>& dispatch_modes();
+DispatchMode dispatch_mode_named(const std::string& name);
+
+struct LayerDispatch {
+  int devices = 0;
+  int experts = 0;
+  std::vector<long long> copies;         // [src * devices + dst] token copies dispatched
+  std::vector<int> expert_tokens;        // [device * experts + expert] tokens each device's replica serves
+  std::vector<long long> device_tokens;  // [device] activations served (expert-side load)
+  long long activations = 0;             // routed (token, expert) activations
+  long long local_activations = 0;       // ... served on the token's own device
+
+  LayerDispatch(int devices, int experts);
+  void clear();
+};
+
+// Adds the tokens of one MoE layer: token i sits on `token_device[i]` and is routed to
+// experts[i*k .. i*k+k).
+void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
+                      std::span<const ExpertId> experts, int top_k, LayerDispatch& out);
+
+}  // namespace semsim

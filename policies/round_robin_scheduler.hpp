@@ -1,0 +1,15 @@
+#pragma once
+#include "policies/request_scheduling.hpp"
+
+namespace semsim {
+
+// Request i goes to rank i mod D (SGLang's default DP dispatch).
+class RoundRobinScheduler final : public RequestScheduler {
+ public:
+  int choose(const Request& request, std::span<const RankLoad> ranks) override;
+
+ private:
+  long long next_ = 0;
+};
+
+}  // namespace semsim

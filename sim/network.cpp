@@ -1,0 +1,127 @@
+// level_bytes, StepClock and the `bottleneck` fidelity; the `flow` fidelity is in flow_network.cpp.
+#include "sim/network.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+
+namespace semsim {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+// A channel is one direction of one link: loads add up per channel, never across directions.
+int channel_of(const RouteHop& hop) { return hop.link * 2 + (hop.direction == LinkDirection::kUp ? 0 : 1); }
+
+void check_devices(const TrafficMatrix& traffic, int devices) {
+  if (traffic.devices != devices)
+    throw std::invalid_argument("traffic matrix of " + std::to_string(traffic.devices) + " devices on a topology of " +
+                                std::to_string(devices));
+}
+
+// Precomputes every pair's route as channel indices in one flat array with a fixed stride (routes
+// shorter than the longest are padded with a sink channel that is never read), so that one call
+// walks the matrix once with no allocation and no pointer chasing.
+class BottleneckNetwork final : public CollectiveNetwork {
+ public:
+  explicit BottleneckNetwork(const Topology& topology) : devices_(topology.devices) {
+    const std::size_t pairs = static_cast<std::size_t>(devices_) * devices_;
+    for (const auto& route : topology.routes) stride_ = std::max(stride_, route.size());
+    channels_ = topology.links.size() * 2;
+    const auto sink = static_cast<std::uint32_t>(channels_);
+    route_channels_.assign(pairs * stride_, sink);
+    route_latency_.assign(pairs, 0.0);
+    for (std::size_t pair = 0; pair < pairs; ++pair) {
+      const auto& route = topology.routes[pair];
+      for (std::size_t i = 0; i < route.size(); ++i) {
+        route_channels_[pair * stride_ + i] = static_cast<std::uint32_t>(channel_of(route[i]));
+        route_latency_[pair] += topology.links[route[i].link].latency;
+      }
+    }
+    seconds_per_byte_.resize(channels_);
+    for (std::size_t channel = 0; channel < channels_; ++channel)
+      seconds_per_byte_[channel] = 1.0 / topology.links[channel / 2].bandwidth;
+    channel_bytes_.resize(channels_ + 1);
+  }
+
+  double run(const TrafficMatrix& traffic, StepClock& clock) override {
+    check_devices(traffic, devices_);
+    const double seconds = duration(traffic);
+    clock.advance(seconds);
+    return seconds;
+  }
+
+ private:
+  double duration(const TrafficMatrix& traffic) {
+    std::fill(channel_bytes_.begin(), channel_bytes_.end(), 0.0);
+    double latency = 0;
+    const std::size_t pairs = traffic.bytes.size();
+    for (std::size_t pair = 0; pair < pairs; ++pair) {
+      const double bytes = traffic.bytes[pair];
+      if (!(bytes > 0)) continue;
+      // The diagonal routes only to the sink with zero latency, so it needs no test of its own.
+      latency = std::max(latency, route_latency_[pair]);
+      const std::uint32_t* channel = &route_channels_[pair * stride_];
+      for (std::size_t i = 0; i < stride_; ++i) channel_bytes_[channel[i]] += bytes;
+    }
+    double transfer = 0;
+    for (std::size_t channel = 0; channel < channels_; ++channel)
+      transfer = std::max(transfer, channel_bytes_[channel] * seconds_per_byte_[channel]);
+    return latency + transfer;
+  }
+
+  int devices_;
+  std::size_t stride_ = 0;
+  std::size_t channels_ = 0;
+  std::vector<std::uint32_t> route_channels_;  // [pair * stride_ + hop]
+  std::vector<double> route_latency_;          // [pair]
+  std::vector<double> seconds_per_byte_;       // [channel]
+  std::vector<double> channel_bytes_;          // scratch: [channel], plus the sink at the end
+};
+
+}  // namespace
+
+LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
+  check_devices(traffic, topology.devices);
+  LevelBytes result;
+  for (int src = 0; src < traffic.devices; ++src) {
+    for (int dst = 0; dst < traffic.devices; ++dst) {
+      if (src == dst) continue;
+      (topology.same_node(src, dst) ? result.scale_up : result.scale_out) += traffic.at(src, dst);
+    }
+  }
+  return result;
+}
+
+void StepClock::sync() {
+  if (pending_ > 0) sg4::this_actor::sleep_for(pending_);
+  pending_ = 0;
+}
+
+double StepClock::now() const { return sg4::Engine::get_clock() + pending_; }
+
+double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology) {
+  check_devices(traffic, topology.devices);
+  std::vector<double> channel_bytes(topology.links.size() * 2, 0.0);
+  double latency = 0;
+  for (int src = 0; src < traffic.devices; ++src) {
+    for (int dst = 0; dst < traffic.devices; ++dst) {
+      const double bytes = traffic.at(src, dst);
+      if (src == dst || !(bytes > 0)) continue;
+      latency = std::max(latency, topology.route_latency(src, dst));
+      for (const RouteHop& hop : topology.route(src, dst)) channel_bytes[channel_of(hop)] += bytes;
+    }
+  }
+  double transfer = 0;
+  for (std::size_t channel = 0; channel < channel_bytes.size(); ++channel)
+    transfer = std::max(transfer, channel_bytes[channel] / topology.links[channel / 2].bandwidth);
+  return latency + transfer;
+}
+
+std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology) {
+  return std::make_unique<BottleneckNetwork>(topology);
+}
+
+}  // namespace semsim

@@ -1,0 +1,23 @@
+#pragma once
+// Counter-based randomness: a value is a pure function of (seed, keys), so a token's routing does
+// not depend on which step or batch it happens to be simulated in, and policies are compared on
+// exactly the same routing.
+#include <cstdint>
+
+namespace semsim {
+
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+inline std::uint64_t hash_keys(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) {
+  return splitmix64(splitmix64(splitmix64(seed ^ splitmix64(a)) ^ b) ^ c);
+}
+
+// Uniform in [0, 1) from the top 53 bits.
+inline double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+}  // namespace semsim

@@ -1,0 +1,69 @@
+#include "workloads/length_distribution.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workloads/text_table.hpp"
+
+namespace semsim {
+
+namespace {
+constexpr int kMaxLength = 1 << 22;
+}
+
+LengthDistribution LengthDistribution::from_yaml(const YamlInput& in, const std::string& base_dir) {
+  LengthDistribution d;
+  const std::string kind = in.required("dist").as_choice({"fixed", "uniform", "lognormal", "file"});
+  if (kind == "fixed") {
+    in.expect_map({"dist", "value"});
+    d.kind = Kind::kFixed;
+    d.value = static_cast<int>(in.required("value").as_int_in(1, kMaxLength));
+  } else if (kind == "uniform") {
+    in.expect_map({"dist", "min", "max"});
+    d.kind = Kind::kUniform;
+    d.min = static_cast<int>(in.required("min").as_int_in(1, kMaxLength));
+    d.max = static_cast<int>(in.required("max").as_int_in(d.min, kMaxLength));
+  } else if (kind == "lognormal") {
+    in.expect_map({"dist", "median", "sigma", "min", "max"});
+    d.kind = Kind::kLognormal;
+    d.median = in.required("median").as_double_in(1, kMaxLength);
+    d.sigma = in.required("sigma").as_double_in(0, 10);
+    d.min = static_cast<int>(in.get_int_in("min", 1, 1, kMaxLength));
+    d.max = static_cast<int>(in.required("max").as_int_in(d.min, kMaxLength));
+  } else {
+    in.expect_map({"dist", "file"});
+    d.kind = Kind::kFile;
+    const std::string path = resolve_relative(in.required("file").as_string(), base_dir);
+    for (double v : read_number_column(path)) {
+      if (v < 1 || v > kMaxLength || v != std::floor(v))
+        throw InputError(path + ": lengths must be integers in [1, " + std::to_string(kMaxLength) + "], got " +
+                         std::to_string(v));
+      d.samples.push_back(static_cast<int>(v));
+    }
+  }
+  return d;
+}
+
+int LengthDistribution::draw(std::mt19937_64& rng) const {
+  switch (kind) {
+    case Kind::kFixed: return value;
+    case Kind::kUniform: return std::uniform_int_distribution<int>(min, max)(rng);
+    case Kind::kLognormal: {
+      const double x = std::lognormal_distribution<double>(std::log(median), sigma)(rng);
+      return std::clamp(static_cast<int>(std::lround(x)), min, max);
+    }
+    case Kind::kFile:
+      return samples[std::uniform_int_distribution<std::size_t>(0, samples.size() - 1)(rng)];
+  }
+  return value;
+}
+
+int LengthDistribution::upper_bound() const {
+  switch (kind) {
+    case Kind::kFixed: return value;
+    case Kind::kFile: return *std::max_element(samples.begin(), samples.end());
+    default: return max;
+  }
+}
+
+}  // namespace semsim
