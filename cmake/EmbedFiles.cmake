@@ -3,10 +3,13 @@
 # so that presets and default scenarios ship inside the executable.
 function(semsim_embed_files)
   cmake_parse_arguments(ARG "" "OUTPUT;NAMESPACE;BASE" "FILES" ${ARGN})
+  # A list would be split by the shell at its semicolons: pass it joined by '|'.
+  string(REPLACE ";" "|" joined_files "${ARG_FILES}")
   add_custom_command(
     OUTPUT ${ARG_OUTPUT}
     COMMAND ${CMAKE_COMMAND} -DOUTPUT=${ARG_OUTPUT} -DNAMESPACE=${ARG_NAMESPACE} -DBASE=${ARG_BASE}
-            "-DFILES=${ARG_FILES}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
+            "-DFILES=${joined_files}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
     DEPENDS ${ARG_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
-    COMMENT "Embedding ${ARG_NAMESPACE} files")
+    COMMENT "Embedding ${ARG_NAMESPACE} files"
+    VERBATIM)
 endfunction()

@@ -65,15 +65,18 @@ long long attended_tokens(long long p, long long n, long long window) {
 }
 
 // Cached tokens visible to the first (and so to some) new token of the chunk.
-long long visible_prior(long long p, long long window) { return window > 0 ? std::min(p, window - 1) : p; }
+long long visible_prior(long long p, long long window) {
+  return window > 0 ? std::min(p, window - 1) : p;
+}
 
 OpCost swiglu_cost(const MoeModel& model, long long tokens, long long ffn, const Precision& p) {
   OpCost cost;
   if (tokens <= 0) return cost;
   const long long weights = 3LL * model.hidden * ffn;
   cost.flops = 2.0 * static_cast<double>(tokens) * static_cast<double>(weights);
-  cost.bytes = static_cast<double>(weights) * p.weight_bytes +
-               static_cast<double>(tokens) * 2.0 * static_cast<double>(model.hidden + ffn) * p.activation_bytes;
+  cost.bytes = static_cast<double>(weights) * p.weight_bytes + static_cast<double>(tokens) * 2.0 *
+                                                                   static_cast<double>(model.hidden + ffn) *
+                                                                   p.activation_bytes;
   return cost;
 }
 
@@ -84,10 +87,12 @@ long long attention_params_per_layer(const MoeModel& model) {
   const long long hidden = model.hidden;
   if (a.kind == AttentionKind::kMla) {
     const long long qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    const long long q = a.q_lora_rank > 0 ? hidden * a.q_lora_rank + static_cast<long long>(a.q_lora_rank) * a.heads * qk_head
-                                          : hidden * a.heads * qk_head;
+    const long long q =
+        a.q_lora_rank > 0 ? hidden * a.q_lora_rank + static_cast<long long>(a.q_lora_rank) * a.heads * qk_head
+                          : hidden * a.heads * qk_head;
     const long long kv_a = hidden * (a.kv_lora_rank + a.qk_rope_head_dim);
-    const long long kv_b = static_cast<long long>(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    const long long kv_b =
+        static_cast<long long>(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
     const long long o = static_cast<long long>(a.heads) * a.v_head_dim * hidden;
     return q + kv_a + kv_b + o;
   }
@@ -97,19 +102,28 @@ long long attention_params_per_layer(const MoeModel& model) {
   return q + 2 * kv + o;
 }
 
-long long expert_params(const MoeModel& model) { return 3LL * model.hidden * model.expert_ffn; }
+long long expert_params(const MoeModel& model) {
+  return 3LL * model.hidden * model.expert_ffn;
+}
 
-long long shared_expert_params(const MoeModel& model) { return 3LL * model.hidden * model.shared_expert_ffn; }
+long long shared_expert_params(const MoeModel& model) {
+  return 3LL * model.hidden * model.shared_expert_ffn;
+}
 
-long long dense_ffn_params(const MoeModel& model) { return 3LL * model.hidden * model.dense_ffn; }
+long long dense_ffn_params(const MoeModel& model) {
+  return 3LL * model.hidden * model.dense_ffn;
+}
 
-long long gate_params(const MoeModel& model) { return static_cast<long long>(model.hidden) * model.routed_experts; }
+long long gate_params(const MoeModel& model) {
+  return static_cast<long long>(model.hidden) * model.routed_experts;
+}
 
 long long embedding_params(const MoeModel& model) {
   return static_cast<long long>(model.vocabulary) * model.hidden * (model.tied_embeddings ? 1 : 2);
 }
 
-OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch, const Precision& p) {
+OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
+                      const Precision& p) {
   if (layer < 0 || layer >= model.layers) throw std::invalid_argument("attention_cost: layer out of range");
   const AttentionShape& a = model.attention;
   const long long window = is_windowed_layer(a, layer) ? a.sliding_window : 0;
@@ -134,8 +148,8 @@ OpCost attention_cost(const MoeModel& model, int layer, std::span<const Sequence
     } else if (mla) {
       qk_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
       v_dim = a.v_head_dim;
-      score_value_flops += 2.0 * static_cast<double>(prior) * a.kv_lora_rank * a.heads *
-                           (a.qk_nope_head_dim + a.v_head_dim);
+      score_value_flops +=
+          2.0 * static_cast<double>(prior) * a.kv_lora_rank * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
     }
     score_value_flops += 2.0 * a.heads * static_cast<double>(qk_dim + v_dim) *
                          static_cast<double>(attended_tokens(chunk.prior_context, n, window));
@@ -162,7 +176,8 @@ OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p) {
   return cost;
 }
 
-OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_per_expert, const Precision& p) {
+OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_per_expert,
+                           const Precision& p) {
   OpCost cost;
   for (const int tokens : tokens_per_expert) {
     require_non_negative(tokens, "tokens_per_expert");
@@ -174,7 +189,8 @@ OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_pe
 OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precision& p) {
   require_non_negative(tokens, "tokens");
   OpCost cost;
-  for (int e = 0; e < model.shared_experts; ++e) cost += swiglu_cost(model, tokens, model.shared_expert_ffn, p);
+  for (int e = 0; e < model.shared_experts; ++e)
+    cost += swiglu_cost(model, tokens, model.shared_expert_ffn, p);
   return cost;
 }
 
@@ -190,16 +206,18 @@ OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p)
   const double weights = static_cast<double>(model.hidden) * model.vocabulary;
   const auto t = static_cast<double>(tokens);
   cost.flops = 2.0 * t * weights;
-  cost.bytes =
-      weights * p.weight_bytes + t * static_cast<double>(model.hidden + model.vocabulary) * p.activation_bytes;
+  cost.bytes = weights * p.weight_bytes +
+               t * static_cast<double>(model.hidden + model.vocabulary) * p.activation_bytes;
   return cost;
 }
 
 double kv_bytes_per_token(const MoeModel& model, const Precision& p) {
-  return static_cast<double>(model.layers) * static_cast<double>(model.kv_elements_per_token_per_layer()) * p.kv_bytes;
+  return static_cast<double>(model.layers) * static_cast<double>(model.kv_elements_per_token_per_layer()) *
+         p.kv_bytes;
 }
 
-double weight_bytes_per_device(const MoeModel& model, long long routed_experts_on_device, const Precision& p) {
+double weight_bytes_per_device(const MoeModel& model, long long routed_experts_on_device,
+                               const Precision& p) {
   require_non_negative(routed_experts_on_device, "routed_experts_on_device");
   const long long moe = model.moe_layers();
   const long long dense = model.layers - moe;

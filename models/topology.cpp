@@ -21,18 +21,20 @@ class TopologyBuilder {
                                    cluster.name, switches, gpus));
     gpus_per_switch_ = gpus / switches;
     if (nodes > 1 && cluster.fabric == FabricKind::kNone)
-      throw InputError(fmt::format("cluster '{}': {} devices span {} nodes, which needs a fabric", cluster.name,
-                                   devices, nodes));
+      throw InputError(fmt::format("cluster '{}': {} devices span {} nodes, which needs a fabric",
+                                   cluster.name, devices, nodes));
 
     const char* gpu_link_suffix = cluster.scaleup == ScaleUpKind::kPcie ? "pcie" : "nvl";
     for (int node = 0; node < nodes; ++node) {
       for (int g = 0; g < gpus; ++g)
         gpu_link_.push_back(add_link(fmt::format("n{}-gpu{}-{}", node, g, gpu_link_suffix),
-                                     cluster.scaleup_bandwidth, cluster.scaleup_latency, LinkLevel::kScaleUp));
+                                     cluster.scaleup_bandwidth, cluster.scaleup_latency,
+                                     LinkLevel::kScaleUp));
       if (switches > 1)
         for (int s = 0; s < switches; ++s)
-          bridge_link_.push_back(add_link(fmt::format("n{}-sw{}-bridge", node, s), cluster.host_bridge_bandwidth,
-                                          cluster.scaleup_latency, LinkLevel::kScaleUp));
+          bridge_link_.push_back(add_link(fmt::format("n{}-sw{}-bridge", node, s),
+                                          cluster.host_bridge_bandwidth, cluster.scaleup_latency,
+                                          LinkLevel::kScaleUp));
       if (nodes > 1)
         for (int g = 0; g < gpus; ++g)
           nic_link_.push_back(add_link(fmt::format("n{}-gpu{}-nic", node, g), cluster.nic_bandwidth,
@@ -64,7 +66,8 @@ class TopologyBuilder {
  private:
   int add_link(std::string name, double bandwidth, double latency, LinkLevel level) {
     if (!(bandwidth > 0))
-      throw InputError(fmt::format("cluster '{}': link '{}' needs a positive bandwidth", cluster_.name, name));
+      throw InputError(
+          fmt::format("cluster '{}': link '{}' needs a positive bandwidth", cluster_.name, name));
     topology_.links.push_back({std::move(name), bandwidth, latency, level});
     return static_cast<int>(topology_.links.size()) - 1;
   }

@@ -37,31 +37,33 @@ void LayerDispatch::clear() {
 void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
                       std::span<const ExpertId> experts, int top_k, LayerDispatch& out) {
   const int devices = out.devices;
+  const int* home = placement.home_devices(layer);
+  const bool replicas = placement.has_replicas();
   constexpr int kMaxTopK = 64;
   int targets[kMaxTopK];
+  long long local = 0;
   for (std::size_t token = 0; token < token_device.size(); ++token) {
     const int src = token_device[token];
     const ExpertId* routed = &experts[token * top_k];
+    long long* copies_from_src = &out.copies[static_cast<std::size_t>(src) * devices];
     int distinct_remote = 0;
     for (int j = 0; j < top_k; ++j) {
-      const int dst = placement.serving_device(layer, routed[j], src);
+      const int dst = replicas ? placement.serving_device(layer, routed[j], src) : home[routed[j]];
       ++out.expert_tokens[static_cast<std::size_t>(dst) * out.experts + routed[j]];
       ++out.device_tokens[dst];
       if (dst == src) {
-        ++out.local_activations;
-        continue;
-      }
-      if (mode == DispatchMode::kPerExpert) {
-        ++out.copies[static_cast<std::size_t>(src) * devices + dst];
+        ++local;
+      } else if (mode == DispatchMode::kPerExpert) {
+        ++copies_from_src[dst];
       } else if (std::find(targets, targets + distinct_remote, dst) == targets + distinct_remote) {
         targets[distinct_remote++] = dst;
-        if (mode == DispatchMode::kDedup) ++out.copies[static_cast<std::size_t>(src) * devices + dst];
+        if (mode == DispatchMode::kDedup) ++copies_from_src[dst];
       }
     }
     if (mode == DispatchMode::kAllGather)
-      for (int dst = 0; dst < devices; ++dst)
-        if (dst != src) ++out.copies[static_cast<std::size_t>(src) * devices + dst];
+      for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
   }
+  out.local_activations += local;
   out.activations += static_cast<long long>(token_device.size()) * top_k;
 }
 

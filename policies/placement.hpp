@@ -22,6 +22,9 @@ struct Placement {
     return hosts(layer, expert, from_device) ? from_device : home;
   }
   bool hosts(int layer, int expert, int device) const;
+  bool has_replicas() const { return replicated_ > 0; }
+  // First hosting device of each expert of `layer` (experts entries).
+  const int* home_devices(int layer) const { return &home_[static_cast<std::size_t>(layer) * experts]; }
   long long slots_on_device(int device) const;  // summed over layers (weight memory)
 
  private:

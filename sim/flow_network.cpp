@@ -1,5 +1,6 @@
 // The `flow` fidelity: each collective is one SimGrid parallel task (ptask_L07) whose bytes matrix
 // is the traffic matrix, so SimGrid shares every link direction max-min among the pairs crossing it.
+#include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 
@@ -20,8 +21,8 @@ class FlowNetwork final : public CollectiveNetwork {
   double run(const TrafficMatrix& traffic, StepClock& clock) override {
     const int devices = static_cast<int>(hosts_.size());
     if (traffic.devices != devices)
-      throw std::invalid_argument("traffic matrix of " + std::to_string(traffic.devices) +
-                                  " devices on a platform of " + std::to_string(devices));
+      throw std::invalid_argument(
+          fmt::format("traffic matrix of {} devices on a platform of {}", traffic.devices, devices));
     bytes_ = traffic.bytes;
     bool any_traffic = false;
     for (int device = 0; device < devices; ++device) bytes_[device * devices + device] = 0;

@@ -47,11 +47,11 @@ std::string run_isolated(const std::function<std::string()>& body) {
     ::close(fds[0]);
     std::string framed;
     try {
-      framed = "O" + body();
+      framed.assign(1, 'O').append(body());
     } catch (const InputError& e) {
-      framed = std::string("I") + e.what();
+      framed.assign(1, 'I').append(e.what());
     } catch (const std::exception& e) {
-      framed = std::string("E") + e.what();
+      framed.assign(1, 'E').append(e.what());
     }
     write_all(fds[1], framed);
     ::close(fds[1]);

@@ -1,9 +1,10 @@
 #include "sim/platform.hpp"
 
+#include <fmt/format.h>
+#include <xbt/log.h>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
-#include <xbt/log.h>
 
 #include <stdexcept>
 #include <string>
@@ -16,12 +17,12 @@ namespace {
 constexpr double kUnusedHostSpeed = 1e15;
 
 std::string host_name(const Topology& topology, int device) {
-  return "n" + std::to_string(device / topology.devices_per_node) + "-gpu" +
-         std::to_string(device % topology.devices_per_node);
+  return fmt::format("n{}-gpu{}", device / topology.devices_per_node, device % topology.devices_per_node);
 }
 
 sg4::LinkInRoute::Direction to_simgrid(LinkDirection direction) {
-  return direction == LinkDirection::kUp ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN;
+  return direction == LinkDirection::kUp ? sg4::LinkInRoute::Direction::UP
+                                         : sg4::LinkInRoute::Direction::DOWN;
 }
 
 }  // namespace
@@ -68,7 +69,7 @@ std::vector<sg4::Host*> platform_hosts(const Topology& topology) {
   for (int device = 0; device < topology.devices; ++device) {
     sg4::Host* host = engine->host_by_name_or_null(host_name(topology, device));
     if (host == nullptr)
-      throw std::logic_error("no SimGrid host for device " + std::to_string(device) + ": call build_platform first");
+      throw std::logic_error(fmt::format("no SimGrid host for device {}: call build_platform first", device));
     hosts.push_back(host);
   }
   return hosts;

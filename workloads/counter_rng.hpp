@@ -17,6 +17,11 @@ inline std::uint64_t hash_keys(std::uint64_t seed, std::uint64_t a, std::uint64_
   return splitmix64(splitmix64(splitmix64(seed ^ splitmix64(a)) ^ b) ^ c);
 }
 
+// One mixing round for two keys: cheaper than hash_keys, for the per-token, per-layer hot path.
+inline std::uint64_t mix_keys(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
+  return splitmix64(seed ^ (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL));
+}
+
 // Uniform in [0, 1) from the top 53 bits.
 inline double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 

@@ -63,13 +63,13 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
     }
   }
 
-  sets_.resize(set_offset(params_.vocabulary, 0, 0));
+  sets_.resize(set_offset(moe_layers, 0, 0));
   for (int type = 0; type < types_per_topic_ * params_.topics; ++type) {
     const int topic = type / types_per_topic_;
     for (int layer = 0; layer < moe_layers; ++layer)
       for (int variant = 0; variant <= params_.variants; ++variant)
         draw_distinct(topic_layer[static_cast<std::size_t>(topic) * moe_layers + layer], top_k, rng,
-                      &sets_[set_offset(type, layer, variant)]);
+                      &sets_[set_offset(layer, type, variant)]);
   }
 }
 
@@ -82,13 +82,14 @@ std::int32_t SyntheticRouting::token_id(const TokenRef& token) const {
 void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const TokenRef& token = tokens[i];
-    const std::uint64_t bits =
-        hash_keys(seed_, static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position),
-                  static_cast<std::uint64_t>(moe_layer) + 1);
+    const std::uint64_t bits = mix_keys(
+        seed_, static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position),
+        static_cast<std::uint64_t>(moe_layer) + 1);
     const bool canonical = unit_interval(bits) < params_.token_affinity;
     const int variant = canonical ? 0 : 1 + static_cast<int>(splitmix64(bits) % params_.variants);
-    const ExpertId* set = &sets_[set_offset(token_id(token), moe_layer, variant)];
-    std::copy(set, set + top_k_, experts.begin() + static_cast<std::ptrdiff_t>(i) * top_k_);
+    const ExpertId* set = &sets_[set_offset(moe_layer, token.id, variant)];
+    ExpertId* out = &experts[i * top_k_];
+    for (int j = 0; j < top_k_; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
   }
 }
 

@@ -44,9 +44,10 @@ class SyntheticRouting final : public RoutingSource {
   std::int32_t token_id(const TokenRef& token) const override;
 
  private:
-  // Start of the expert set (top_k ids) of (type, layer, variant) in sets_; variant 0 is canonical.
-  std::size_t set_offset(int type, int layer, int variant) const {
-    return ((static_cast<std::size_t>(type) * moe_layers_ + layer) * (params_.variants + 1) + variant) * top_k_;
+  // Start of the expert set (top_k ids) of (layer, type, variant) in sets_; variant 0 is canonical.
+  // Layer-major, so that one layer's sets (what a routing call touches) stay in cache.
+  std::size_t set_offset(int layer, int type, int variant) const {
+    return ((static_cast<std::size_t>(layer) * params_.vocabulary + type) * (params_.variants + 1) + variant) * top_k_;
   }
 
   SyntheticRoutingParams params_;

@@ -1,0 +1,191 @@
+#include "sim/dp_serving_loop.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+namespace semsim {
+namespace {
+
+struct LiveRequest {
+  int index = 0;      // into the request list
+  int prefilled = 0;  // prompt tokens already processed
+  int generated = 0;  // output tokens produced
+  int chunk = 0;      // tokens in the current step
+};
+
+struct Rank {
+  std::deque<int> waiting;           // request indices, FIFO
+  std::vector<LiveRequest> running;  // admitted (KV reserved)
+  long long kv_reserved = 0;         // tokens
+  RankLoad load;
+};
+
+class DataParallelServer {
+ public:
+  DataParallelServer(const Scenario& scenario, const std::vector<Request>& requests, RequestScheduler& scheduler,
+                     StepCost& step_cost)
+      : scenario_(scenario),
+        requests_(requests),
+        scheduler_(scheduler),
+        step_cost_(step_cost),
+        ranks_(scenario.dp),
+        batches_(scenario.dp) {
+    result_.requests.resize(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      RequestRecord& r = result_.requests[i];
+      r.id = requests[i].id;
+      r.arrival = requests[i].arrival;
+      r.input_tokens = requests[i].input_tokens;
+      r.output_tokens = requests[i].output_tokens;
+    }
+  }
+
+  RunResult run() {
+    const double limit = scenario_.serving.time_limit > 0 ? scenario_.serving.time_limit
+                                                           : std::numeric_limits<double>::infinity();
+    while (completed_ < requests_.size() && clock_.now() < limit) {
+      admit_arrivals();
+      if (!form_batches()) {
+        if (next_arrival_ >= requests_.size()) break;  // nothing runnable and nothing coming
+        const double wake = std::min(requests_[next_arrival_].arrival, limit);
+        clock_.advance(std::max(0.0, wake - clock_.now()));
+        continue;
+      }
+      StepRecord record;
+      record.start = clock_.now();
+      step_cost_.run(batches_, tokens_, token_rank_, clock_, record);
+      finish_step(record);
+    }
+    clock_.sync();
+    result_.end_time = clock_.now();
+    return std::move(result_);
+  }
+
+ private:
+  void admit_arrivals() {
+    while (next_arrival_ < requests_.size() && requests_[next_arrival_].arrival <= clock_.now()) {
+      std::vector<RankLoad> loads;
+      for (const Rank& rank : ranks_) loads.push_back(rank.load);
+      const Request& request = requests_[next_arrival_];
+      const int r = scheduler_.choose(request, loads);
+      ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
+      ranks_[r].load.outstanding_tokens += request.input_tokens + request.output_tokens;
+      ++ranks_[r].load.requests;
+      result_.requests[next_arrival_].rank = r;
+      ++next_arrival_;
+    }
+  }
+
+  // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
+  // then newly admitted ones) within the token budget. Returns whether any rank has work.
+  bool form_batches() {
+    tokens_.clear();
+    token_rank_.clear();
+    bool any = false;
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      Rank& rank = ranks_[r];
+      RankBatch& batch = batches_[r];
+      batch = RankBatch{};
+      int budget = scenario_.serving.max_batch_tokens;
+      for (LiveRequest& live : rank.running) {
+        live.chunk = 0;
+        if (live.prefilled == requests_[live.index].input_tokens && budget > 0) live.chunk = 1;
+        budget -= live.chunk;
+      }
+      for (LiveRequest& live : rank.running) {
+        const int remaining = requests_[live.index].input_tokens - live.prefilled;
+        if (remaining > 0 && budget > 0) {
+          live.chunk = std::min(remaining, budget);
+          budget -= live.chunk;
+        }
+      }
+      while (budget > 0 && !rank.waiting.empty() &&
+             static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests) {
+        const Request& next = requests_[rank.waiting.front()];
+        const long long need = next.input_tokens + next.output_tokens;
+        if (rank.kv_reserved + need > scenario_.kv_capacity_tokens) break;  // wait for KV to free up
+        rank.kv_reserved += need;
+        LiveRequest live;
+        live.index = rank.waiting.front();
+        live.chunk = std::min(next.input_tokens, budget);
+        budget -= live.chunk;
+        rank.waiting.pop_front();
+        rank.running.push_back(live);
+      }
+      for (const LiveRequest& live : rank.running) {
+        if (live.chunk == 0) continue;
+        const Request& request = requests_[live.index];
+        const bool decoding = live.prefilled == request.input_tokens;
+        const int first_position = decoding ? request.input_tokens + live.generated - 1 : live.prefilled;
+        batch.chunks.push_back({live.chunk, first_position});
+        batch.tokens += live.chunk;
+        if (decoding || live.prefilled + live.chunk == request.input_tokens) ++batch.logits;
+        for (int i = 0; i < live.chunk; ++i) {
+          tokens_.push_back({request.id, request.topic, first_position + i});
+          token_rank_.push_back(r);
+        }
+      }
+      any = any || batch.tokens > 0;
+    }
+    return any;
+  }
+
+  void finish_step(StepRecord& record) {
+    const double now = clock_.now();
+    for (Rank& rank : ranks_) {
+      for (LiveRequest& live : rank.running) {
+        if (live.chunk == 0) continue;
+        const Request& request = requests_[live.index];
+        RequestRecord& out = result_.requests[live.index];
+        if (live.prefilled < request.input_tokens) {
+          live.prefilled += live.chunk;
+          record.prefill_tokens += live.chunk;
+          result_.prefill_tokens += live.chunk;
+          rank.load.outstanding_tokens -= live.chunk;
+          if (live.prefilled < request.input_tokens) continue;
+          out.first_token = now;  // the prompt's last chunk yields the first output token
+        } else {
+          ++record.decode_tokens;
+        }
+        ++live.generated;
+        ++result_.output_tokens;
+        --rank.load.outstanding_tokens;
+        if (live.generated == request.output_tokens) out.finish = now;
+      }
+      const auto done = std::remove_if(rank.running.begin(), rank.running.end(), [&](const LiveRequest& live) {
+        return result_.requests[live.index].completed();
+      });
+      for (auto it = done; it != rank.running.end(); ++it) {
+        const Request& request = requests_[it->index];
+        rank.kv_reserved -= request.input_tokens + request.output_tokens;
+        --rank.load.requests;
+        ++completed_;
+      }
+      rank.running.erase(done, rank.running.end());
+    }
+    result_.steps.push_back(record);
+  }
+
+  const Scenario& scenario_;
+  const std::vector<Request>& requests_;
+  RequestScheduler& scheduler_;
+  StepCost& step_cost_;
+  std::vector<Rank> ranks_;
+  std::vector<RankBatch> batches_;
+  std::vector<TokenRef> tokens_;
+  std::vector<int> token_rank_;
+  StepClock clock_;
+  std::size_t next_arrival_ = 0;
+  std::size_t completed_ = 0;
+  RunResult result_;
+};
+
+}  // namespace
+
+RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
+                              RequestScheduler& scheduler, StepCost& step_cost) {
+  return DataParallelServer(scenario, requests, scheduler, step_cost).run();
+}
+
+}  // namespace semsim

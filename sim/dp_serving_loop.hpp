@@ -1,0 +1,18 @@
+#pragma once
+// Serving under Attention-DP: one queue per DP rank, continuous batching with a per-rank token
+// budget and chunked prefill, KV-cache admission control, and lockstep steps across all ranks
+// (an idle rank still joins every collective).
+#include "policies/placement.hpp"
+#include "policies/request_scheduling.hpp"
+#include "sim/run_result.hpp"
+#include "sim/scenario.hpp"
+#include "sim/step_cost.hpp"
+#include "workloads/request.hpp"
+
+namespace semsim {
+
+// Runs the loop to completion (or the scenario's time limit). Must run inside a SimGrid actor.
+RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
+                              RequestScheduler& scheduler, StepCost& step_cost);
+
+}  // namespace semsim

@@ -1,0 +1,167 @@
+#include "sim/output_files.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "policies/routing_metrics.hpp"
+
+namespace semsim {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::ordered_json distribution_json(const Distribution& d) {
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}};
+}
+
+std::string attention_name(AttentionMode mode) { return mode == AttentionMode::kDataParallel ? "dp" : "tp"; }
+
+}  // namespace
+
+nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) {
+  const double phases = s.phase_totals.total();
+  auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
+  const double moe = s.phase_totals.attention + s.phase_totals.dispatch + s.phase_totals.experts +
+                     s.phase_totals.combine;
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario.name;
+  j["model"] = scenario.model.name;
+  j["cluster"] = scenario.cluster.name;
+  j["ep"] = scenario.ep;
+  j["attention"] = attention_name(scenario.attention);
+  j["placement"] = scenario.placement.name;
+  j["request_scheduling"] = scenario.request_scheduling.name;
+  j["dispatch"] = scenario.dispatch_name;
+  j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
+  j["calibration"] = scenario.calibration.name;
+  j["seed"] = scenario.workload.seed;
+  j["simulated_seconds"] = s.simulated_seconds;
+  j["wall_seconds"] = 0.0;  // filled in by the process that timed the run
+  j["requests"] = s.requests;
+  j["requests_completed"] = s.requests_completed;
+  j["throughput_tok_s"] = {{"input", s.input_tok_s}, {"output", s.output_tok_s}, {"total", s.total_tok_s}};
+  j["ttft_s"] = distribution_json(s.ttft);
+  j["tpot_s"] = distribution_json(s.tpot);
+  j["e2e_s"] = distribution_json(s.e2e);
+  j["lar"] = s.lar;
+  j["a2a_bytes"] = {{"scale_up", s.a2a_scale_up_bytes}, {"scale_out", s.a2a_scale_out_bytes}};
+  j["imbalance"] = s.imbalance;
+  j["steps"] = s.steps;
+  j["mean_step_seconds"] = s.mean_step_seconds;
+  j["phase_seconds"] = {{"attention", s.phase_totals.attention}, {"dispatch", s.phase_totals.dispatch},
+                        {"experts", s.phase_totals.experts},     {"combine", s.phase_totals.combine},
+                        {"other", s.phase_totals.other}};
+  j["phase_share"] = {{"attention", share(s.phase_totals.attention)}, {"dispatch", share(s.phase_totals.dispatch)},
+                      {"experts", share(s.phase_totals.experts)},     {"combine", share(s.phase_totals.combine)},
+                      {"other", share(s.phase_totals.other)}};
+  j["a2a_share_of_moe_time"] = moe > 0 ? (s.phase_totals.dispatch + s.phase_totals.combine) / moe : 0.0;
+  j["kv_capacity_tokens_per_rank"] = scenario.kv_capacity_tokens;
+  j["weight_bytes_per_device"] = scenario.weight_bytes_per_device;
+  return j;
+}
+
+std::string summary_text(const nlohmann::ordered_json& j) {
+  std::string out;
+  auto line = [&](const std::string& label, const std::string& value) { out += fmt::format("{:<40}{}\n", label, value); };
+  auto num = [](double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); };
+  auto section = [&](const std::string& title) { out += fmt::format("{:-^50}\n", title); };
+  const double duration = j["simulated_seconds"];
+  out += fmt::format("{:=^50}\n", " Serving Benchmark Result (simulated) ");
+  line("Scenario:", j["scenario"].get<std::string>());
+  line("Model / cluster:", j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
+                               fmt::format(" (EP{}, attention {})", j["ep"].get<int>(), j["attention"].get<std::string>()));
+  line("Policies:", j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
+                        " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
+  line("Network fidelity / calibration:", j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
+  line("Successful requests:", fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
+  line("Benchmark duration (s):", num(duration));
+  line("Request throughput (req/s):", num(duration > 0 ? j["requests_completed"].get<int>() / duration : 0.0));
+  line("Input token throughput (tok/s):", num(j["throughput_tok_s"]["input"]));
+  line("Output token throughput (tok/s):", num(j["throughput_tok_s"]["output"]));
+  line("Total token throughput (tok/s):", num(j["throughput_tok_s"]["total"]));
+  for (const auto& [key, title] : {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "E2E Latency"}}) {
+    section(fmt::format(" {} ", title));
+    const auto& d = j[key];
+    line(fmt::format("Mean {} (ms):", title), num(d["mean"].get<double>() * 1e3));
+    line(fmt::format("Median {} (ms):", title), num(d["p50"].get<double>() * 1e3));
+    line(fmt::format("P90 {} (ms):", title), num(d["p90"].get<double>() * 1e3));
+    line(fmt::format("P99 {} (ms):", title), num(d["p99"].get<double>() * 1e3));
+  }
+  section(" MoE ");
+  line("Local activation rate:", num(j["lar"], 4));
+  line("A2A bytes scale-up / scale-out (GB):", num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
+                                                   num(j["a2a_bytes"]["scale_out"].get<double>() / 1e9));
+  line("Expert load imbalance (max/mean):", num(j["imbalance"], 3));
+  line("Steps / mean step (ms):", fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
+  const auto& share = j["phase_share"];
+  line("Step time attn/disp/expert/comb/other:",
+       fmt::format("{:.1f}% / {:.1f}% / {:.1f}% / {:.1f}% / {:.1f}%", share["attention"].get<double>() * 100,
+                   share["dispatch"].get<double>() * 100, share["experts"].get<double>() * 100,
+                   share["combine"].get<double>() * 100, share["other"].get<double>() * 100));
+  line("All-to-all share of MoE-layer time:", fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
+  line("Wall time (s):", num(j["wall_seconds"], 3));
+  out += std::string(50, '=') + "\n";
+  return out;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+void write_requests_csv(const std::string& path, const RunResult& run) {
+  std::string text = "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed\n";
+  for (const RequestRecord& r : run.requests) {
+    const bool done = r.completed();
+    const double tpot = time_per_output_token(r);
+    text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens, r.output_tokens,
+                        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
+                        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
+                        done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0);
+  }
+  write_text_file(path, text);
+}
+
+void write_steps_csv(const std::string& path, const RunResult& run) {
+  std::string text =
+      "step,start_s,duration_s,attention_s,dispatch_s,experts_s,combine_s,other_s,prefill_tokens,decode_tokens,"
+      "a2a_scale_up_bytes,a2a_scale_out_bytes,lar,imbalance\n";
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    const StepRecord& s = run.steps[i];
+    text += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f}\n", i,
+                        s.start, s.phases.total(), s.phases.attention, s.phases.dispatch, s.phases.experts,
+                        s.phases.combine, s.phases.other, s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes,
+                        s.a2a_scale_out_bytes,
+                        local_activation_rate(s.local_activations, s.activations),
+                        s.imbalance);
+  }
+  write_text_file(path, text);
+}
+
+OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
+  fs::create_directories(out_dir_);
+  staging_dir_ = (fs::path(out_dir_) / fmt::format(".staging-{}", ::getpid())).string();
+  fs::remove_all(staging_dir_);
+  fs::create_directories(staging_dir_);
+}
+
+OutputStaging::~OutputStaging() {
+  std::error_code ignored;
+  fs::remove_all(staging_dir_, ignored);
+}
+
+std::string OutputStaging::staged(const std::string& file_name) {
+  files_.push_back(file_name);
+  return (fs::path(staging_dir_) / file_name).string();
+}
+
+void OutputStaging::commit() {
+  for (const auto& name : files_) fs::rename(fs::path(staging_dir_) / name, fs::path(out_dir_) / name);
+}
+
+}  // namespace semsim

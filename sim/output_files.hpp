@@ -1,0 +1,38 @@
+#pragma once
+// Run outputs: summary.json, requests.csv, steps.csv, and the bench_serving-style summary text.
+// Files are written into a staging folder and renamed into place only when everything succeeded,
+// so an output folder never holds a partial or torn file.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/run_result.hpp"
+#include "sim/scenario.hpp"
+#include "sim/serving_metrics.hpp"
+
+namespace semsim {
+
+nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& summary);
+std::string summary_text(const nlohmann::ordered_json& summary);
+
+void write_requests_csv(const std::string& path, const RunResult& run);
+void write_steps_csv(const std::string& path, const RunResult& run);
+void write_text_file(const std::string& path, const std::string& text);
+
+class OutputStaging {
+ public:
+  explicit OutputStaging(const std::string& out_dir);  // creates out_dir and a private staging folder
+  ~OutputStaging();                                    // discards what was not committed
+  OutputStaging(const OutputStaging&) = delete;
+  OutputStaging& operator=(const OutputStaging&) = delete;
+
+  std::string staged(const std::string& file_name);  // path to write `file_name` to
+  void commit();                                     // renames every staged file into out_dir
+
+ private:
+  std::string out_dir_;
+  std::string staging_dir_;
+  std::vector<std::string> files_;
+};
+
+}  // namespace semsim

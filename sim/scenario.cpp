@@ -1,0 +1,209 @@
+#include "sim/scenario.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "models/presets.hpp"
+#include "policies/placement_policies.hpp"
+#include "policies/request_scheduling.hpp"
+#include "policies/token_scheduling.hpp"
+
+namespace semsim {
+namespace scenarios_data {
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
+}
+
+std::string default_scenario_text() {
+  for (const auto& [name, text] : scenarios_data::embedded_files())
+    if (name == "default.yaml") return std::string(text);
+  throw std::logic_error("embedded default scenario missing");
+}
+
+namespace {
+
+// Applies "a.b.c=value" to the parsed document, creating maps on the way.
+void apply_override(YAML::Node root, const std::string& assignment, const std::string& file) {
+  const auto equals = assignment.find('=');
+  if (equals == std::string::npos || equals == 0)
+    throw InputError(file + ": --set '" + assignment + "': expected key.path=value");
+  const std::string path = assignment.substr(0, equals);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(equals + 1));
+  } catch (const YAML::Exception& e) {
+    throw InputError(file + ": --set '" + assignment + "': value is not valid YAML: " + e.msg);
+  }
+  std::vector<std::string> keys;
+  std::stringstream parts(path);
+  for (std::string key; std::getline(parts, key, '.');) {
+    if (key.empty()) throw InputError(file + ": --set '" + assignment + "': empty key in path");
+    keys.push_back(key);
+  }
+  // yaml-cpp nodes are handles: walking with operator[] on copies edits the same tree.
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node next = chain.back()[keys[i]];
+    if (next.IsDefined() && !next.IsMap() && !next.IsNull())
+      throw InputError(file + ": --set '" + assignment + "': '" + keys[i] + "' is not a map");
+    chain.push_back(next);
+  }
+  chain.back()[keys.back()] = value;
+}
+
+Precision read_precision(const YamlInput& in, double& dispatch_bytes_per_element, const Device& device) {
+  in.expect_map({"weights", "kv_cache", "dispatch"});
+  auto bytes_of = [](const std::string& name) { return name == "fp8" ? 1.0 : 2.0; };
+  Precision p;
+  const std::string weights = in.get_string("weights", "bf16");
+  if (const auto w = in.optional("weights")) {
+    w->as_choice({"bf16", "fp8"});
+    if (weights == "fp8" && device.fp8_flops <= 0) w->fail("device '" + device.name + "' has no FP8 support");
+  }
+  p.weight_bytes = bytes_of(weights);
+  if (const auto kv = in.optional("kv_cache")) p.kv_bytes = bytes_of(kv->as_choice({"bf16", "fp8"}));
+  if (const auto d = in.optional("dispatch"))
+    dispatch_bytes_per_element = d->as_choice({"bf16", "fp8"}) == "fp8" ? 1.0 + 4.0 / 128 : 2.0;
+  return p;
+}
+
+void read_parallelism(const YamlInput& in, Scenario& s) {
+  in.expect_map({"ep", "attention", "dp", "tp"});
+  s.ep = static_cast<int>(in.required("ep").as_int_in(1, 1 << 16));
+  const YamlInput attention = in.required("attention");
+  s.attention = attention.as_choice({"dp", "tp"}) == "dp" ? AttentionMode::kDataParallel
+                                                          : AttentionMode::kTensorParallel;
+  if (s.ep > s.cluster.devices())
+    in.required("ep").fail("EP size " + std::to_string(s.ep) + " exceeds the " +
+                           std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name + "'");
+  if (s.model.routed_experts % s.ep != 0)
+    in.required("ep").fail("EP size " + std::to_string(s.ep) + " does not divide the " +
+                           std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name + "'");
+  if (s.attention == AttentionMode::kTensorParallel)
+    attention.fail("attention: tp is not simulated by this version yet (only dp)");
+  s.dp = static_cast<int>(in.get_int_in("dp", s.ep, 1, 1 << 16));
+  s.tp = static_cast<int>(in.get_int_in("tp", 1, 1, 1 << 16));
+  if (s.dp != s.ep) in.required("dp").fail("with attention: dp, the DP size must equal the EP size (one rank per device)");
+  if (s.tp != 1) in.required("tp").fail("with attention: dp, tp must be 1");
+}
+
+void read_serving(const YamlInput& in, ServingLimits& limits) {
+  in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit"});
+  limits.max_batch_tokens = static_cast<int>(in.get_int_in("max_batch_tokens", limits.max_batch_tokens, 1, 1 << 24));
+  limits.max_running_requests =
+      static_cast<int>(in.get_int_in("max_running_requests", limits.max_running_requests, 1, 1 << 20));
+  if (const auto f = in.optional("memory_fraction")) limits.memory_fraction = f->as_double_in(0.05, 1.0);
+  if (const auto t = in.optional("time_limit")) limits.time_limit = t->as_double_in(0, 1e9);
+}
+
+void read_policies(const YamlInput& in, Scenario& s) {
+  in.expect_map({"placement", "request_scheduling", "token_scheduling", "dispatch"});
+  auto choice = [&](const char* key, const std::vector<PolicyInfo>& known, const std::string& fallback) {
+    if (const auto node = in.optional(key)) return read_policy_choice(*node, known);
+    PolicyChoice c;
+    c.name = fallback;
+    for (const auto& info : known)
+      if (info.name == fallback)
+        for (const auto& param : info.params) c.params[param.name] = param.default_value;
+    return c;
+  };
+  s.placement = choice("placement", placement_policies(), "contiguous");
+  s.request_scheduling = choice("request_scheduling", request_scheduling_policies(), "round_robin");
+  s.token_scheduling = choice("token_scheduling", token_scheduling_policies(), "positional");
+  s.dispatch_name = choice("dispatch", dispatch_modes(), "dedup").name;
+  s.dispatch = dispatch_mode_named(s.dispatch_name);
+}
+
+void check_memory(const YamlInput& root, Scenario& s) {
+  const long long experts_per_device =
+      static_cast<long long>(s.model.moe_layers()) * (s.model.routed_experts / s.ep);
+  s.weight_bytes_per_device = weight_bytes_per_device(s.model, experts_per_device, s.precision);
+  const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
+  const double kv_per_token = kv_bytes_per_token(s.model, s.precision);
+  const long long longest = static_cast<long long>(s.workload.input_len.upper_bound()) + s.workload.output_len.upper_bound();
+  s.kv_capacity_tokens = static_cast<long long>((usable - s.weight_bytes_per_device) / kv_per_token);
+  if (s.kv_capacity_tokens < longest) {
+    std::ostringstream msg;
+    msg.precision(3);
+    msg << "model '" << s.model.name << "' does not fit: " << s.weight_bytes_per_device / 1e9
+        << " GB of weights per device at EP" << s.ep << " plus the KV cache of one longest request (" << longest
+        << " tokens, " << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9 << " GB usable ("
+        << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9 << " GB on "
+        << s.cluster.device.name << ")";
+    (root.has("model") ? root.required("model") : root).fail(msg.str());
+  }
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
+                       const std::vector<std::string>& overrides, long long seed) {
+  YamlInput root = YamlInput::parse(text, file);
+  if (!root.is_map()) root.fail("a scenario must be a map");
+  for (const auto& assignment : overrides) apply_override(root.node(), assignment, file);
+  try {
+    root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
+                     "policies", "network", "calibration", "outputs"});
+    if (root.required("schema").as_int() != 1) root.required("schema").fail("unsupported schema version (this semsim reads 1)");
+    Scenario s;
+    s.file = file;
+    s.name = root.get_string("name", std::filesystem::path(file).stem().string());
+    s.model = load_model(root.required("model"), base_dir);
+    s.cluster = load_cluster(root.required("cluster"), base_dir);
+    if (const auto precision = root.optional("precision"))
+      s.precision = read_precision(*precision, s.dispatch_bytes_per_element, s.cluster.device);
+    read_parallelism(root.required("parallelism"), s);
+    if (const auto serving = root.optional("serving")) read_serving(*serving, s.serving);
+    s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
+    if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);
+    if (const auto policies = root.optional("policies"))
+      read_policies(*policies, s);
+    else
+      read_policies(YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"), s);
+    if (const auto network = root.optional("network")) {
+      network->expect_map({"fidelity"});
+      s.fidelity = network->required("fidelity").as_choice({"flow", "bottleneck"}) == "flow"
+                       ? NetworkFidelity::kFlow
+                       : NetworkFidelity::kBottleneck;
+    }
+    s.calibration = CalibrationProfile::datasheet(s.cluster.device);
+    if (const auto calibration = root.optional("calibration")) {
+      const std::string value = calibration->as_string();
+      if (value != "datasheet") {
+        std::filesystem::path path(value);
+        if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+        if (!std::filesystem::exists(path)) calibration->fail("profile file '" + path.string() + "' does not exist");
+        s.calibration = CalibrationProfile::from_yaml(YamlInput::load_file(path.string()), s.cluster.device);
+      }
+    }
+    if (const auto outputs = root.optional("outputs")) {
+      outputs->expect_map({"requests_csv", "steps_csv"});
+      s.write_requests_csv = outputs->get_bool("requests_csv", true);
+      s.write_steps_csv = outputs->get_bool("steps_csv", true);
+    }
+    check_memory(root, s);
+    return s;
+  } catch (const InputError& e) {
+    // Values that came from --set have no line in the file: say where they came from.
+    for (const auto& assignment : overrides) {
+      const std::string key = assignment.substr(0, assignment.find('='));
+      if (std::string(e.what()).find(" " + key + ":") != std::string::npos ||
+          std::string(e.what()).find(" " + key + ".") != std::string::npos)
+        throw InputError(std::string(e.what()) + " (value set by --set " + assignment + ")");
+    }
+    throw;
+  }
+}
+
+Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides,
+                            long long seed) {
+  if (path_or_default == "default") return load_scenario(default_scenario_text(), "<default>", "", overrides, seed);
+  std::ifstream in(path_or_default, std::ios::binary);
+  if (!in) throw InputError(path_or_default + ": cannot open scenario file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string base_dir = std::filesystem::path(path_or_default).parent_path().string();
+  return load_scenario(text.str(), path_or_default, base_dir, overrides, seed);
+}
+
+}  // namespace semsim

@@ -1,0 +1,66 @@
+#pragma once
+// Scenario schema version 1: what to simulate, fully resolved and validated. See
+// sim/scenarios/default.yaml for an annotated example of every section.
+#include <string>
+#include <vector>
+
+#include "calibrate/profile.hpp"
+#include "models/cluster.hpp"
+#include "models/moe_model.hpp"
+#include "models/operator_costs.hpp"
+#include "policies/dispatch.hpp"
+#include "policies/policy_params.hpp"
+#include "sim/network.hpp"
+#include "workloads/workload.hpp"
+
+namespace semsim {
+
+enum class AttentionMode { kDataParallel, kTensorParallel };
+
+struct ServingLimits {
+  int max_batch_tokens = 8192;     // per rank per step (chunked-prefill budget)
+  int max_running_requests = 256;  // per rank
+  double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
+  double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
+};
+
+struct Scenario {
+  std::string file;  // where it was read from ("<default>" for the embedded one)
+  std::string name;
+  MoeModel model;
+  Cluster cluster;
+  Precision precision;
+  double dispatch_bytes_per_element = 1.0 + 4.0 / 128;  // FP8 with a 4-byte scale per 128 elements
+  int ep = 8;
+  AttentionMode attention = AttentionMode::kDataParallel;
+  int dp = 8;
+  int tp = 1;
+  ServingLimits serving;
+  WorkloadSpec workload;
+  PolicyChoice placement;
+  PolicyChoice request_scheduling;
+  PolicyChoice token_scheduling;
+  DispatchMode dispatch = DispatchMode::kDedup;
+  std::string dispatch_name = "dedup";
+  NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
+  CalibrationProfile calibration;
+  bool write_requests_csv = true;
+  bool write_steps_csv = true;
+
+  // KV-cache capacity of one rank in tokens, after weights (validated > one longest request).
+  long long kv_capacity_tokens = 0;
+  double weight_bytes_per_device = 0;
+};
+
+// `text` is the YAML; `file` names it in errors; relative paths resolve against `base_dir`.
+// `overrides` are "key.path=value" strings applied before validation; `seed` (if >= 0) replaces
+// workload.seed.
+Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
+                       const std::vector<std::string>& overrides = {}, long long seed = -1);
+Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides = {},
+                            long long seed = -1);
+
+// The scenario that `semsim run default` simulates.
+std::string default_scenario_text();
+
+}  // namespace semsim

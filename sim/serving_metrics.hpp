@@ -1,0 +1,40 @@
+#pragma once
+// Serving metrics (design.md, "Metrics"), defined once and used by every output.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/run_result.hpp"
+
+namespace semsim {
+
+struct Distribution {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+};
+
+// Percentile with linear interpolation between order statistics (numpy's default); 0 when empty.
+double percentile(std::vector<double> values, double q);
+Distribution distribution_of(const std::vector<double>& values);
+
+struct Summary {
+  double simulated_seconds = 0;  // until the last completion, or the time limit
+  int requests = 0;
+  int requests_completed = 0;
+  // Tokens processed per simulated second: prompt tokens prefilled, output tokens generated. When
+  // every request completes this equals bench_serving's completed-request definition.
+  double input_tok_s = 0, output_tok_s = 0, total_tok_s = 0;
+  Distribution ttft, tpot, e2e;  // over completed requests; TPOT excludes the first token
+  double lar = 0;                // all routed activations of the run
+  double a2a_scale_up_bytes = 0, a2a_scale_out_bytes = 0;
+  double imbalance = 1;          // activation-weighted mean of the steps' imbalance
+  int steps = 0;
+  double mean_step_seconds = 0;
+  PhaseSeconds phase_totals;
+};
+
+Summary summarize(const RunResult& run);
+
+// TPOT of one request: time per output token after the first; undefined (nullopt-like -1) for one token.
+double time_per_output_token(const RequestRecord& r);
+
+}  // namespace semsim

@@ -1,0 +1,47 @@
+#include "sim/simulation.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "policies/placement_policies.hpp"
+#include "policies/request_scheduling.hpp"
+#include "sim/dp_serving_loop.hpp"
+#include "sim/platform.hpp"
+
+namespace semsim {
+
+Topology effective_topology(const Scenario& scenario) {
+  Topology topology = Topology::build(scenario.cluster, scenario.ep);
+  for (TopologyLink& link : topology.links)
+    link.bandwidth *= link.level == LinkLevel::kScaleUp ? scenario.calibration.scaleup_efficiency
+                                                        : scenario.calibration.scaleout_efficiency;
+  return topology;
+}
+
+RunResult simulate(const Scenario& scenario) {
+  int argc = 1;
+  char name[] = "semsim";
+  char* argv[] = {name, nullptr};
+  simgrid::s4u::Engine engine(&argc, argv);
+  configure_engine();
+  const Topology topology = effective_topology(scenario);
+  const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
+
+  const Placement placement =
+      place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement);
+  const auto routing = make_routing_source(scenario.workload, scenario.model);
+  const auto scheduler = make_request_scheduler(scenario.request_scheduling);
+  const RooflineCostModel cost_model(scenario.cluster.device, scenario.calibration, scenario.precision);
+  const auto network = scenario.fidelity == NetworkFidelity::kFlow ? make_flow_network(topology)
+                                                                   : make_bottleneck_network(topology);
+  StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology);
+  const std::vector<Request> requests = generate_requests(scenario.workload);
+
+  RunResult result;
+  simgrid::s4u::Actor::create("serving-loop", hosts.front(),
+                              [&] { result = serve_data_parallel(scenario, requests, *scheduler, step_cost); });
+  engine.run();
+  return result;
+}
+
+}  // namespace semsim

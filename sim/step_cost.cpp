@@ -1,0 +1,129 @@
+#include "sim/step_cost.hpp"
+
+#include <algorithm>
+
+#include "policies/routing_metrics.hpp"
+
+namespace semsim {
+
+StepCost::StepCost(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
+                   const CostModel& cost_model, CollectiveNetwork& network, const Topology& topology)
+    : scenario_(scenario),
+      placement_(placement),
+      routing_(routing),
+      cost_(cost_model),
+      network_(network),
+      topology_(topology),
+      dispatch_(scenario.ep, scenario.model.routed_experts),
+      traffic_(scenario.ep) {
+  for (int layer = 0; layer < scenario.model.layers; ++layer)
+    if (scenario.model.is_moe_layer(layer)) moe_layer_ids_.push_back(layer);
+}
+
+double StepCost::max_over_ranks(const std::vector<double>& per_rank) const {
+  return per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
+}
+
+void StepCost::fill_traffic(double bytes_per_copy, bool transpose) {
+  const int d = scenario_.ep;
+  for (int src = 0; src < d; ++src)
+    for (int dst = 0; dst < d; ++dst) {
+      const double bytes = static_cast<double>(dispatch_.copies[static_cast<std::size_t>(src) * d + dst]) * bytes_per_copy;
+      if (transpose)
+        traffic_.at(dst, src) = bytes;
+      else
+        traffic_.at(src, dst) = bytes;
+    }
+}
+
+void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+                   const std::vector<int>& token_rank, StepClock& clock, StepRecord& record) {
+  const MoeModel& model = scenario_.model;
+  const Precision& precision = scenario_.precision;
+  const int ranks = scenario_.ep;
+  const int k = model.top_k;
+
+  // Per-rank work that is the same in every layer of its kind: attention (full or windowed), gate,
+  // shared experts, dense FFN. Attention time is the slowest rank's (ranks meet at the dispatch).
+  std::vector<double> attention_full(ranks), attention_windowed(ranks), shared(ranks), dense(ranks), head(ranks);
+  const int windowed_layer = model.attention.sliding_window_every > 0 ? 0 : -1;
+  const int full_layer = model.attention.sliding_window_every == 1 ? 0 : 1 % std::max(1, model.layers);
+  for (int r = 0; r < ranks; ++r) {
+    const RankBatch& b = batches[r];
+    if (b.tokens == 0) continue;
+    const double gate = cost_.seconds(gate_cost(model, b.tokens, precision), KernelKind::kGemm);
+    attention_full[r] = cost_.seconds(attention_cost(model, full_layer, b.chunks, precision), KernelKind::kAttention);
+    attention_windowed[r] =
+        windowed_layer < 0 ? attention_full[r]
+                           : cost_.seconds(attention_cost(model, windowed_layer, b.chunks, precision),
+                                           KernelKind::kAttention);
+    attention_full[r] += gate;
+    attention_windowed[r] += gate;
+    shared[r] = cost_.seconds(shared_experts_cost(model, b.tokens, precision), KernelKind::kGemm);
+    dense[r] = cost_.seconds(dense_ffn_cost(model, b.tokens, precision), KernelKind::kGemm);
+    head[r] = cost_.seconds(lm_head_cost(model, b.logits, precision), KernelKind::kGemm);
+  }
+  auto windowed = [&](int layer) {
+    return model.attention.sliding_window_every > 0 && layer % model.attention.sliding_window_every == 0;
+  };
+
+  PhaseSeconds& phases = record.phases;
+  phases.other += max_over_ranks(head);
+  // Dense layers: attention then a dense FFN on each rank, no collective.
+  for (int layer = 0; layer < model.layers; ++layer) {
+    if (model.is_moe_layer(layer)) continue;
+    double slowest = 0;
+    for (int r = 0; r < ranks; ++r)
+      slowest = std::max(slowest, (windowed(layer) ? attention_windowed[r] : attention_full[r]) + dense[r]);
+    phases.other += slowest;
+  }
+  clock.advance(phases.other);
+
+  const double dispatch_copy_bytes = model.hidden * scenario_.dispatch_bytes_per_element;
+  const double combine_copy_bytes = model.hidden * precision.activation_bytes;
+  experts_.resize(tokens.size() * k);
+  tokens_ = tokens;
+  for (TokenRef& token : tokens_) token.id = routing_.token_id(token);
+  double imbalance_sum = 0;
+  for (std::size_t moe = 0; moe < moe_layer_ids_.size(); ++moe) {
+    const int layer = moe_layer_ids_[moe];
+    const double attention = max_over_ranks(windowed(layer) ? attention_windowed : attention_full);
+    clock.advance(attention);
+    phases.attention += attention;
+
+    routing_.route(static_cast<int>(moe), tokens_, experts_);
+    dispatch_.clear();
+    account_dispatch(placement_, static_cast<int>(moe), scenario_.dispatch, token_rank, experts_, k, dispatch_);
+    record.activations += dispatch_.activations;
+    record.local_activations += dispatch_.local_activations;
+    imbalance_sum += load_imbalance(dispatch_.device_tokens);
+
+    fill_traffic(dispatch_copy_bytes, false);
+    const LevelBytes dispatch_bytes = level_bytes(traffic_, topology_);
+    clock.advance(cost_.collective_overhead());
+    phases.dispatch += cost_.collective_overhead() + network_.run(traffic_, clock);
+
+    double slowest_device = 0;
+    for (int device = 0; device < ranks; ++device) {
+      local_counts_.clear();
+      for (int expert : placement_.slots[moe][device])
+        local_counts_.push_back(dispatch_.expert_tokens[static_cast<std::size_t>(device) * dispatch_.experts + expert]);
+      const double routed = cost_.seconds(routed_experts_cost(model, local_counts_, precision), KernelKind::kGemm);
+      slowest_device = std::max(slowest_device, routed + shared[device]);
+    }
+    clock.advance(slowest_device);
+    phases.experts += slowest_device;
+
+    fill_traffic(combine_copy_bytes, true);
+    clock.advance(cost_.collective_overhead());
+    phases.combine += cost_.collective_overhead() + network_.run(traffic_, clock);
+
+    // Combine mirrors dispatch (same pairs, reversed), so its level split scales with the payload.
+    const double both = 1.0 + combine_copy_bytes / dispatch_copy_bytes;
+    record.a2a_scale_up_bytes += dispatch_bytes.scale_up * both;
+    record.a2a_scale_out_bytes += dispatch_bytes.scale_out * both;
+  }
+  record.imbalance = moe_layer_ids_.empty() ? 1.0 : imbalance_sum / static_cast<double>(moe_layer_ids_.size());
+}
+
+}  // namespace semsim

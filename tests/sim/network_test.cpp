@@ -1,0 +1,217 @@
+#include "sim/network.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/isolated_process.hpp"
+#include "sim/platform.hpp"
+
+namespace semsim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+constexpr double kNvlBandwidth = 450e9;
+constexpr double kNvlLatency = 1e-6;
+constexpr double kNicBandwidth = 50e9;
+constexpr double kNicLatency = 5e-6;
+constexpr double kBytes = 16.0 * (1 << 20);
+
+Topology build_topology(int nodes, FabricKind fabric) {
+  Cluster cluster;
+  cluster.name = "test";
+  cluster.nodes = nodes;
+  cluster.gpus_per_node = 8;
+  cluster.scaleup_bandwidth = kNvlBandwidth;
+  cluster.scaleup_latency = kNvlLatency;
+  cluster.fabric = fabric;
+  cluster.nic_bandwidth = kNicBandwidth;
+  cluster.network_latency = kNicLatency;
+  return Topology::build(cluster, cluster.devices());
+}
+
+TrafficMatrix all_to_all(int devices, double bytes) {
+  TrafficMatrix traffic(devices);
+  for (int src = 0; src < devices; ++src)
+    for (int dst = 0; dst < devices; ++dst)
+      if (src != dst) traffic.at(src, dst) = bytes;
+  return traffic;
+}
+
+// Everyone sends `background` to everyone, and `hot` more to device 3.
+TrafficMatrix hot_receiver(int devices, double hot, double background) {
+  TrafficMatrix traffic = all_to_all(devices, background);
+  for (int src = 0; src < devices; ++src)
+    if (src != 3) traffic.at(src, 3) += hot;
+  return traffic;
+}
+
+double bottleneck_run(const Topology& topology, const TrafficMatrix& traffic) {
+  StepClock clock;  // only advanced: reading it would need an Engine, which the parent never creates
+  return make_bottleneck_network(topology)->run(traffic, clock);
+}
+
+struct FlowResult {
+  std::vector<double> durations;
+  double end_clock = 0;  // clock.now() after the last collective
+};
+
+// Runs the collectives back to back through the `flow` network in a fresh SimGrid engine (in a
+// child process), starting after `idle_before` seconds of pending StepClock time.
+FlowResult run_flow(const Topology& topology, const std::vector<TrafficMatrix>& collectives,
+                    double idle_before = 0) {
+  const std::string output = run_isolated([&] {
+    int argc = 1;
+    char program[] = "network_test";
+    char* argv[] = {program, nullptr};
+    sg4::Engine engine(&argc, argv);
+    configure_engine();
+    const std::vector<sg4::Host*> hosts = build_platform(topology);
+    std::string result;
+    sg4::Actor::create("driver", hosts[0], [&] {
+      const auto network = make_flow_network(topology);
+      StepClock clock;
+      clock.advance(idle_before);
+      for (const TrafficMatrix& traffic : collectives)
+        result += fmt::format("{} ", network->run(traffic, clock));
+      result += fmt::format("{}", clock.now());
+    });
+    engine.run();
+    return result;
+  });
+  std::istringstream in(output);
+  std::vector<double> numbers;
+  for (double value; in >> value;) numbers.push_back(value);
+  FlowResult flow;
+  flow.end_clock = numbers.back();
+  numbers.pop_back();
+  flow.durations = numbers;
+  return flow;
+}
+
+void expect_within_one_percent(double actual, double expected) {
+  EXPECT_NEAR(actual, expected, 0.01 * expected) << "actual " << actual << " expected " << expected;
+}
+
+TEST(LevelBytes, SplitsByNodeAndIgnoresTheDiagonal) {
+  const Topology topology = build_topology(2, FabricKind::kFatTree);
+  TrafficMatrix traffic(16);
+  traffic.at(0, 1) = 3;
+  traffic.at(9, 15) = 4;
+  traffic.at(0, 9) = 5;
+  traffic.at(14, 2) = 6;
+  traffic.at(2, 2) = 100;
+  const LevelBytes bytes = level_bytes(traffic, topology);
+  EXPECT_EQ(bytes.scale_up, 7);
+  EXPECT_EQ(bytes.scale_out, 11);
+}
+
+TEST(StepClock, AccumulatesAndSleepsOffPendingTime) {
+  const std::string output = run_isolated([] {
+    int argc = 1;
+    char program[] = "network_test";
+    char* argv[] = {program, nullptr};
+    sg4::Engine engine(&argc, argv);
+    configure_engine();
+    const std::vector<sg4::Host*> hosts = build_platform(build_topology(1, FabricKind::kNone));
+    std::string result;
+    sg4::Actor::create("driver", hosts[0], [&] {
+      StepClock clock;
+      clock.advance(1.5);
+      clock.advance(0.25);
+      result += fmt::format("{} {} ", clock.now(), sg4::Engine::get_clock());
+      clock.sync();
+      result += fmt::format("{} {}", clock.now(), sg4::Engine::get_clock());
+    });
+    engine.run();
+    return result;
+  });
+  EXPECT_EQ(output, "1.75 0 1.75 1.75");
+}
+
+TEST(BottleneckSeconds, ZeroWithoutOffDiagonalTraffic) {
+  const Topology topology = build_topology(1, FabricKind::kNone);
+  TrafficMatrix traffic(8);
+  EXPECT_EQ(bottleneck_seconds(traffic, topology), 0.0);
+  traffic.at(4, 4) = 1e9;
+  EXPECT_EQ(bottleneck_seconds(traffic, topology), 0.0);
+  EXPECT_EQ(bottleneck_run(topology, traffic), 0.0);
+}
+
+TEST(BottleneckSeconds, NetworkAddsItsDurationToTheClock) {
+  const Topology topology = build_topology(2, FabricKind::kRail);
+  const TrafficMatrix traffic = hot_receiver(16, kBytes, kBytes / 64);
+  const auto network = make_bottleneck_network(topology);
+  StepClock clock;
+  const double expected = bottleneck_seconds(traffic, topology);
+  EXPECT_NEAR(network->run(traffic, clock), expected, 1e-12 * expected);
+  EXPECT_THROW(network->run(TrafficMatrix(8), clock), std::invalid_argument);
+}
+
+// 1x8 NVSwitch: each GPU pushes 7 B through its own link, every hop pair costs 2 link latencies.
+TEST(Network, AllToAllOnNvSwitchRunsAtLinkBandwidth) {
+  const Topology topology = build_topology(1, FabricKind::kNone);
+  const TrafficMatrix traffic = all_to_all(8, kBytes);
+  const double expected = 7 * kBytes / kNvlBandwidth + 2 * kNvlLatency;
+  expect_within_one_percent(bottleneck_seconds(traffic, topology), expected);
+  expect_within_one_percent(bottleneck_run(topology, traffic), expected);
+  expect_within_one_percent(run_flow(topology, {traffic}).durations.at(0), expected);
+}
+
+// 2x8 fat tree: each GPU sends to 8 peers on the other node through its NIC (8 B at 50 GB/s),
+// far slower than its 7 intra-node peers over NVLink; the NIC route has the longest latency.
+TEST(Network, AllToAllOnTwoNodesIsBoundByTheNics) {
+  const Topology topology = build_topology(2, FabricKind::kFatTree);
+  const TrafficMatrix traffic = all_to_all(16, kBytes);
+  const double expected = 8 * kBytes / kNicBandwidth + 2 * kNicLatency;
+  expect_within_one_percent(bottleneck_seconds(traffic, topology), expected);
+  expect_within_one_percent(bottleneck_run(topology, traffic), expected);
+  expect_within_one_percent(run_flow(topology, {traffic}).durations.at(0), expected);
+}
+
+// A hot receiver is bound by its own down link: on one node its NVLink (7 senders), on a fat tree
+// its NIC (8 senders on the other node), on a 4-node rail its NIC (24 senders, all forwarded onto
+// its rail). Flow and bottleneck agree on all three.
+TEST(Network, HotReceiverIsBoundByItsDownLink) {
+  const double hot = kBytes, background = kBytes / 64;
+  struct Case {
+    int nodes;
+    FabricKind fabric;
+    double expected;
+  };
+  const Case cases[] = {
+      {1, FabricKind::kNone, 7 * (hot + background) / kNvlBandwidth + 2 * kNvlLatency},
+      {2, FabricKind::kFatTree, 8 * (hot + background) / kNicBandwidth + 2 * kNicLatency},
+      {4, FabricKind::kRail, 24 * (hot + background) / kNicBandwidth + 2 * kNvlLatency + 2 * kNicLatency},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.nodes);
+    const Topology topology = build_topology(c.nodes, c.fabric);
+    const TrafficMatrix traffic = hot_receiver(topology.devices, hot, background);
+    const double bottleneck = bottleneck_seconds(traffic, topology);
+    EXPECT_NEAR(bottleneck, c.expected, 1e-9 * c.expected);
+    EXPECT_NEAR(bottleneck_run(topology, traffic), bottleneck, 1e-12 * bottleneck);
+    expect_within_one_percent(run_flow(topology, {traffic}).durations.at(0), bottleneck);
+  }
+}
+
+TEST(FlowNetwork, StartsAfterPendingTimeAndAdvancesTheClock) {
+  const Topology topology = build_topology(1, FabricKind::kNone);
+  const TrafficMatrix traffic = all_to_all(8, kBytes);
+  TrafficMatrix only_diagonal(8);
+  only_diagonal.at(2, 2) = kBytes;
+  const FlowResult flow = run_flow(topology, {traffic, only_diagonal, traffic}, 1e-3);
+  ASSERT_EQ(flow.durations.size(), 3u);
+  EXPECT_EQ(flow.durations[1], 0.0);
+  EXPECT_DOUBLE_EQ(flow.durations[0], flow.durations[2]);
+  EXPECT_DOUBLE_EQ(flow.end_clock, 1e-3 + flow.durations[0] + flow.durations[2]);
+}
+
+}  // namespace
+}  // namespace semsim
