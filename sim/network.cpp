@@ -126,8 +126,12 @@ double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology
     for (int dst = 0; dst < traffic.devices; ++dst) {
       const double bytes = traffic.at(src, dst);
       if (src == dst || !(bytes > 0)) continue;
-      latency = std::max(latency, topology.route_latency(src, dst));
-      for (const RouteHop& hop : topology.route(src, dst)) channel_bytes[channel_of(hop)] += bytes;
+      double route_latency = 0;
+      for (const RouteHop& hop : topology.route(src, dst)) {
+        channel_bytes[channel_of(hop)] += bytes;
+        route_latency += topology.links[hop.link].latency;
+      }
+      latency = std::max(latency, route_latency);
     }
   }
   double transfer = 0;

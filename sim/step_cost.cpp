@@ -81,6 +81,8 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
 
   const double dispatch_copy_bytes = model.hidden * scenario_.dispatch_bytes_per_element;
   const double combine_copy_bytes = model.hidden * precision.activation_bytes;
+  // A group of one device has no all-to-all at all; any larger group launches both collectives.
+  const double collective_overhead = ranks > 1 ? cost_.collective_overhead() : 0.0;
   experts_.resize(tokens.size() * k);
   tokens_ = tokens;
   for (TokenRef& token : tokens_) token.id = routing_.token_id(token);
@@ -100,8 +102,8 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
 
     fill_traffic(dispatch_copy_bytes, false);
     const LevelBytes dispatch_bytes = level_bytes(traffic_, topology_);
-    clock.advance(cost_.collective_overhead());
-    phases.dispatch += cost_.collective_overhead() + network_.run(traffic_, clock);
+    clock.advance(collective_overhead);
+    phases.dispatch += collective_overhead + network_.run(traffic_, clock);
 
     double slowest_device = 0;
     for (int device = 0; device < ranks; ++device) {
@@ -115,8 +117,8 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     phases.experts += slowest_device;
 
     fill_traffic(combine_copy_bytes, true);
-    clock.advance(cost_.collective_overhead());
-    phases.combine += cost_.collective_overhead() + network_.run(traffic_, clock);
+    clock.advance(collective_overhead);
+    phases.combine += collective_overhead + network_.run(traffic_, clock);
 
     // Combine mirrors dispatch (same pairs, reversed), so its level split scales with the payload.
     const double both = 1.0 + combine_copy_bytes / dispatch_copy_bytes;

@@ -1,0 +1,177 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "policies/contiguous_placement.hpp"
+#include "policies/dispatch.hpp"
+#include "policies/placement_policies.hpp"
+#include "policies/request_scheduling.hpp"
+#include "policies/routing_metrics.hpp"
+#include "policies/token_scheduling.hpp"
+
+namespace semsim {
+namespace {
+
+TEST(ContiguousPlacement, ExpertOnFloorOfEDOverN) {
+  const Placement p = contiguous_placement(3, 64, 8);
+  for (int layer = 0; layer < 3; ++layer)
+    for (int e = 0; e < 64; ++e) {
+      EXPECT_EQ(p.serving_device(layer, e, 0), e / 8) << e;
+      EXPECT_TRUE(p.hosts(layer, e, e / 8));
+    }
+  for (int d = 0; d < 8; ++d) EXPECT_EQ(p.slots_on_device(d), 3 * 8);
+  const Placement uneven = contiguous_placement(1, 10, 4);  // floor(e*4/10): 3,2,3,2 experts
+  EXPECT_EQ(uneven.slots[0][0], (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(uneven.slots[0][1], (std::vector<int>{3, 4}));
+}
+
+TEST(Placement, SealRejectsUnhostedExperts) {
+  Placement p;
+  p.moe_layers = 1;
+  p.experts = 4;
+  p.devices = 2;
+  p.slots = {{{0, 1}, {2}}};
+  EXPECT_THROW(p.seal(), std::logic_error);
+}
+
+TEST(Placement, ReplicaOnTheTokensDeviceIsPreferred) {
+  Placement p;
+  p.moe_layers = 1;
+  p.experts = 2;
+  p.devices = 2;
+  p.slots = {{{0, 1}, {1}}};
+  p.seal();
+  EXPECT_EQ(p.serving_device(0, 1, 1), 1);
+  EXPECT_EQ(p.serving_device(0, 1, 0), 0);
+  EXPECT_EQ(p.serving_device(0, 0, 1), 0);
+}
+
+// Two devices, four experts (0,1 on device 0; 2,3 on device 1), top-2.
+struct DispatchCase {
+  Placement placement = contiguous_placement(1, 4, 2);
+  std::vector<int> token_device{0, 0, 1};
+  std::vector<ExpertId> experts{0, 1,   // token 0 on device 0: both local
+                                2, 3,   // token 1 on device 0: both on device 1
+                                0, 3};  // token 2 on device 1: one remote, one local
+};
+
+TEST(Dispatch, DedupSendsOneCopyPerRemoteDevice) {
+  DispatchCase c;
+  LayerDispatch out(2, 4);
+  account_dispatch(c.placement, 0, DispatchMode::kDedup, c.token_device, c.experts, 2, out);
+  EXPECT_EQ(out.copies, (std::vector<long long>{0, 1, 1, 0}));
+  EXPECT_EQ(out.activations, 6);
+  EXPECT_EQ(out.local_activations, 3);
+  EXPECT_EQ(out.device_tokens, (std::vector<long long>{3, 3}));
+  EXPECT_EQ(out.expert_tokens[0 * 4 + 0], 2);
+  EXPECT_EQ(out.expert_tokens[1 * 4 + 3], 2);
+  EXPECT_DOUBLE_EQ(local_activation_rate(out.local_activations, out.activations), 0.5);
+}
+
+TEST(Dispatch, PerExpertSendsOneCopyPerRemoteExpert) {
+  DispatchCase c;
+  LayerDispatch out(2, 4);
+  account_dispatch(c.placement, 0, DispatchMode::kPerExpert, c.token_device, c.experts, 2, out);
+  EXPECT_EQ(out.copies, (std::vector<long long>{0, 2, 1, 0}));
+}
+
+TEST(Dispatch, AllGatherIgnoresRouting) {
+  DispatchCase c;
+  LayerDispatch out(2, 4);
+  account_dispatch(c.placement, 0, DispatchMode::kAllGather, c.token_device, c.experts, 2, out);
+  EXPECT_EQ(out.copies, (std::vector<long long>{0, 2, 1, 0}));
+  out.clear();
+  EXPECT_EQ(out.activations, 0);
+  EXPECT_EQ(out.copies, (std::vector<long long>{0, 0, 0, 0}));
+}
+
+TEST(Dispatch, AllLocalMeansNoTraffic) {
+  const Placement p = contiguous_placement(1, 64, 8);
+  std::vector<int> devices;
+  std::vector<ExpertId> experts;
+  for (int d = 0; d < 8; ++d)
+    for (int t = 0; t < 10; ++t) {
+      devices.push_back(d);
+      for (int j = 0; j < 6; ++j) experts.push_back(static_cast<ExpertId>(d * 8 + j));
+    }
+  LayerDispatch out(8, 64);
+  account_dispatch(p, 0, DispatchMode::kDedup, devices, experts, 6, out);
+  for (long long c : out.copies) EXPECT_EQ(c, 0);
+  EXPECT_EQ(out.local_activations, out.activations);
+  EXPECT_DOUBLE_EQ(load_imbalance(out.device_tokens), 1.0);
+}
+
+TEST(Dispatch, UniformRoutingOnContiguousPlacementGivesLarOneOverD) {
+  const Placement p = contiguous_placement(1, 64, 8);
+  std::mt19937_64 rng(11);
+  std::vector<int> devices;
+  std::vector<ExpertId> experts;
+  for (int t = 0; t < 40000; ++t) {
+    devices.push_back(t % 8);
+    std::vector<ExpertId> chosen;
+    while (chosen.size() < 6) {
+      const auto e = static_cast<ExpertId>(rng() % 64);
+      if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+    }
+    experts.insert(experts.end(), chosen.begin(), chosen.end());
+  }
+  LayerDispatch out(8, 64);
+  account_dispatch(p, 0, DispatchMode::kDedup, devices, experts, 6, out);
+  EXPECT_NEAR(local_activation_rate(out.local_activations, out.activations), 1.0 / 8, 0.003);
+  EXPECT_LT(load_imbalance(out.device_tokens), 1.03);
+}
+
+TEST(Metrics, ImbalanceIsMaxOverMean) {
+  const std::vector<long long> loads{1, 2, 3, 6};
+  EXPECT_DOUBLE_EQ(load_imbalance(loads), 2.0);
+  const std::vector<long long> idle{0, 0};
+  EXPECT_DOUBLE_EQ(load_imbalance(idle), 1.0);
+  EXPECT_DOUBLE_EQ(local_activation_rate(0, 0), 0.0);
+}
+
+TEST(RequestScheduling, RoundRobinCyclesShortestQueuePicksLeastLoaded) {
+  PolicyChoice rr{"round_robin", {}};
+  auto scheduler = make_request_scheduler(rr);
+  std::vector<RankLoad> loads(3);
+  Request r;
+  EXPECT_EQ(scheduler->choose(r, loads), 0);
+  EXPECT_EQ(scheduler->choose(r, loads), 1);
+  EXPECT_EQ(scheduler->choose(r, loads), 2);
+  EXPECT_EQ(scheduler->choose(r, loads), 0);
+  auto shortest = make_request_scheduler({"shortest_queue", {}});
+  loads[0].outstanding_tokens = 50;
+  loads[1].outstanding_tokens = 10;
+  loads[2].outstanding_tokens = 10;
+  EXPECT_EQ(shortest->choose(r, loads), 1);
+}
+
+TEST(TokenScheduling, PositionalSlicesAreContiguousAndEqual) {
+  EXPECT_EQ(positional_token_ranks(8, 4), (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(positional_token_ranks(5, 2), (std::vector<int>{0, 0, 0, 1, 1}));
+}
+
+TEST(PolicyChoice, NamesAndParametersAreChecked) {
+  const std::vector<PolicyInfo> known = {{"eplb", "", {{"redundant", 0, ""}}}, {"contiguous", "", {}}};
+  auto parse = [&](const std::string& text) {
+    return read_policy_choice(YamlInput::parse(text, "p.yaml"), known);
+  };
+  EXPECT_EQ(parse("contiguous").name, "contiguous");
+  EXPECT_DOUBLE_EQ(parse("{name: eplb, redundant: 8}").param("redundant"), 8);
+  EXPECT_DOUBLE_EQ(parse("{name: eplb}").param("redundant"), 0);
+  try {
+    parse("contiguos");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'contiguous'"), std::string::npos) << e.what();
+  }
+  try {
+    parse("{name: eplb, redundnt: 8}");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("p.yaml:1:14"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("did you mean 'redundant'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace semsim
