@@ -1,0 +1,118 @@
+// The serving engine end to end, each simulation in its own process (one SimGrid Engine each).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/isolated_process.hpp"
+#include "sim/scenario.hpp"
+#include "sim/serving_metrics.hpp"
+#include "sim/simulation.hpp"
+
+namespace semsim {
+namespace {
+
+using Json = nlohmann::json;
+
+Scenario scenario_with(std::vector<std::string> overrides) {
+  overrides.insert(overrides.begin(), "workload.requests=40");
+  return load_scenario(default_scenario_text(), "<default>", "", overrides);
+}
+
+// Simulates in a child process and returns what `extract` makes of the result.
+Json simulate_isolated(const Scenario& scenario, const std::function<Json(const RunResult&)>& extract) {
+  return Json::parse(run_isolated([&] { return extract(simulate(scenario)).dump(); }));
+}
+
+TEST(Engine, SingleDeviceHasNoAllToAllAndStepsAreComputeOnly) {
+  const Scenario s = scenario_with({"parallelism.ep=1", "workload.requests=5"});
+  const Json steps = simulate_isolated(s, [](const RunResult& run) {
+    Json out = Json::array();
+    for (const StepRecord& step : run.steps)
+      out.push_back({step.phases.dispatch, step.phases.combine, step.a2a_scale_up_bytes, step.a2a_scale_out_bytes,
+                     step.local_activations == step.activations, step.phases.total(),
+                     step.phases.attention + step.phases.experts + step.phases.other});
+    return out;
+  });
+  ASSERT_GT(steps.size(), 100u);
+  for (const Json& step : steps) {
+    EXPECT_EQ(step[0].get<double>(), 0.0);
+    EXPECT_EQ(step[1].get<double>(), 0.0);
+    EXPECT_EQ(step[2].get<double>(), 0.0);
+    EXPECT_EQ(step[3].get<double>(), 0.0);
+    EXPECT_TRUE(step[4].get<bool>());
+    EXPECT_DOUBLE_EQ(step[5].get<double>(), step[6].get<double>());
+  }
+}
+
+TEST(Engine, UniformRoutingOnContiguousPlacementGivesLarOneEighth) {
+  const Scenario s = scenario_with({"workload.routing.expert_skew=0", "workload.routing.topic_boost=0",
+                                    "workload.routing.token_skew=0", "workload.routing.token_affinity=0",
+                                    "workload.requests=60"});
+  const Json r = simulate_isolated(s, [](const RunResult& run) {
+    const Summary summary = summarize(run);
+    return Json{summary.lar, summary.imbalance, summary.requests_completed};
+  });
+  EXPECT_NEAR(r[0].get<double>(), 1.0 / 8, 0.005);
+  EXPECT_LT(r[1].get<double>(), 1.6);
+  EXPECT_EQ(r[2].get<int>(), 60);
+}
+
+TEST(Engine, LoneRequestLatencyIsTheSumOfItsSteps) {
+  const Scenario s = scenario_with({"workload.requests=1", "workload.input_len.value=300",
+                                    "workload.output_len.value=20"});
+  const Json r = simulate_isolated(s, [](const RunResult& run) {
+    double total = 0;
+    for (const StepRecord& step : run.steps) total += step.phases.total();
+    const RequestRecord& q = run.requests.at(0);
+    return Json{run.steps.size(), total, run.steps.at(0).phases.total(), q.first_token - q.arrival,
+                q.finish - q.arrival, run.steps.at(0).prefill_tokens, run.steps.at(1).decode_tokens};
+  });
+  EXPECT_EQ(r[0].get<int>(), 20);  // one prefill step (yields token 1) + 19 decode steps
+  EXPECT_NEAR(r[4].get<double>(), r[1].get<double>(), 1e-12);
+  EXPECT_NEAR(r[3].get<double>(), r[2].get<double>(), 1e-12);
+  EXPECT_EQ(r[5].get<int>(), 300);
+  EXPECT_EQ(r[6].get<int>(), 1);
+}
+
+TEST(Engine, ChunkedPrefillRespectsTheTokenBudget) {
+  const Scenario s = scenario_with({"workload.requests=1", "workload.input_len.value=512",
+                                    "workload.output_len.value=4", "serving.max_batch_tokens=128"});
+  const Json r = simulate_isolated(s, [](const RunResult& run) {
+    Json prefill = Json::array();
+    for (const StepRecord& step : run.steps) prefill.push_back(step.prefill_tokens);
+    return prefill;
+  });
+  EXPECT_EQ(r, Json({128, 128, 128, 128, 0, 0, 0}));
+}
+
+TEST(Engine, FullKvCacheMakesRequestsWait) {
+  // Capacity of the single rank in tokens, then allow exactly two 1,000-token requests at a time.
+  const Scenario probe = scenario_with({"parallelism.ep=1"});
+  const double kv_per_token = kv_bytes_per_token(probe.model, probe.precision);
+  const double fraction =
+      (probe.weight_bytes_per_device + 2.5 * 1000 * kv_per_token) / probe.cluster.device.hbm_bytes;
+  const Scenario s = scenario_with({"parallelism.ep=1", "serving.memory_fraction=" + std::to_string(fraction),
+                                    "workload.input_len.value=500", "workload.output_len.value=500",
+                                    "workload.arrival.rate=1000", "workload.requests=6"});
+  ASSERT_EQ(s.kv_capacity_tokens / 1000, 2);
+  const Json r = simulate_isolated(s, [](const RunResult& run) {
+    int most_decoding = 0;
+    for (const StepRecord& step : run.steps) most_decoding = std::max(most_decoding, step.decode_tokens);
+    return Json{most_decoding, summarize(run).requests_completed};
+  });
+  EXPECT_EQ(r[0].get<int>(), 2);
+  EXPECT_EQ(r[1].get<int>(), 6);
+}
+
+TEST(Engine, FlowAndBottleneckAgreeOnTwoNodes) {
+  std::vector<double> mean_steps;
+  for (const char* fidelity : {"network.fidelity=bottleneck", "network.fidelity=flow"}) {
+    const Scenario s = scenario_with({"cluster=h200-2x8", "parallelism.ep=16", fidelity, "workload.requests=60"});
+    mean_steps.push_back(
+        simulate_isolated(s, [](const RunResult& run) { return Json(summarize(run).mean_step_seconds); }).get<double>());
+  }
+  EXPECT_NEAR(mean_steps[1], mean_steps[0], 0.05 * mean_steps[0]);
+}
+
+}  // namespace
+}  // namespace semsim
