@@ -178,12 +178,19 @@ OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p) {
 
 OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_per_expert,
                            const Precision& p) {
-  OpCost cost;
-  for (const int tokens : tokens_per_expert) {
-    require_non_negative(tokens, "tokens_per_expert");
-    cost += swiglu_cost(model, tokens, model.expert_ffn, p);
+  // Linear in the histogram: one expert's cost per active expert plus a per-token part. Summed
+  // once here rather than expert by expert, since the engine calls this per device per layer.
+  long long tokens = 0, active = 0;
+  for (const int t : tokens_per_expert) {
+    require_non_negative(t, "tokens_per_expert");
+    tokens += t;
+    active += t > 0 ? 1 : 0;
   }
-  return cost;
+  if (active == 0) return {};
+  const OpCost one = swiglu_cost(model, 1, model.expert_ffn, p);
+  const double weight_bytes = 3.0 * model.hidden * model.expert_ffn * p.weight_bytes;
+  return {one.flops * static_cast<double>(tokens),
+          weight_bytes * static_cast<double>(active) + (one.bytes - weight_bytes) * static_cast<double>(tokens)};
 }
 
 OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precision& p) {

@@ -1,6 +1,7 @@
 #include "policies/dispatch.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace semsim {
 
@@ -34,34 +35,59 @@ void LayerDispatch::clear() {
   local_activations = 0;
 }
 
+namespace {
+
+// Adds one copy from `src` to each distinct device among remote[0..count). Up to 64 devices a bit
+// mask dedups without a search; larger groups compare against the devices already counted.
+void add_deduplicated(const int* remote, int count, int devices, long long* copies_from_src) {
+  if (devices <= 64) {
+    std::uint64_t mask = 0;
+    for (int i = 0; i < count; ++i) mask |= std::uint64_t{1} << remote[i];
+    for (; mask != 0; mask &= mask - 1) ++copies_from_src[std::countr_zero(mask)];
+    return;
+  }
+  for (int i = 0; i < count; ++i)
+    if (std::find(remote, remote + i, remote[i]) == remote + i) ++copies_from_src[remote[i]];
+}
+
+}  // namespace
+
 void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
                       std::span<const ExpertId> experts, int top_k, LayerDispatch& out) {
+  // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
   const int devices = out.devices;
+  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   const int* home = placement.home_devices(layer);
   const bool replicas = placement.has_replicas();
+  long long* copies = out.copies.data();
+  int* expert_tokens = out.expert_tokens.data();
+  long long* device_tokens = out.device_tokens.data();
+  const ExpertId* routed = experts.data();
   constexpr int kMaxTopK = 64;
-  int targets[kMaxTopK];
+  int remote[kMaxTopK];
   long long local = 0;
-  for (std::size_t token = 0; token < token_device.size(); ++token) {
+  for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
     const int src = token_device[token];
-    const ExpertId* routed = &experts[token * top_k];
-    long long* copies_from_src = &out.copies[static_cast<std::size_t>(src) * devices];
-    int distinct_remote = 0;
+    int remote_count = 0;
     for (int j = 0; j < top_k; ++j) {
-      const int dst = replicas ? placement.serving_device(layer, routed[j], src) : home[routed[j]];
-      ++out.expert_tokens[static_cast<std::size_t>(dst) * out.experts + routed[j]];
-      ++out.device_tokens[dst];
-      if (dst == src) {
-        ++local;
-      } else if (mode == DispatchMode::kPerExpert) {
-        ++copies_from_src[dst];
-      } else if (std::find(targets, targets + distinct_remote, dst) == targets + distinct_remote) {
-        targets[distinct_remote++] = dst;
-        if (mode == DispatchMode::kDedup) ++copies_from_src[dst];
-      }
+      const int expert = routed[j];
+      const int dst = replicas ? placement.serving_device(layer, expert, src) : home[expert];
+      ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
+      ++device_tokens[dst];
+      remote[remote_count] = dst;
+      remote_count += dst != src ? 1 : 0;
     }
-    if (mode == DispatchMode::kAllGather)
-      for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
+    local += top_k - remote_count;
+    long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
+    switch (mode) {
+      case DispatchMode::kDedup: add_deduplicated(remote, remote_count, devices, copies_from_src); break;
+      case DispatchMode::kPerExpert:
+        for (int i = 0; i < remote_count; ++i) ++copies_from_src[remote[i]];
+        break;
+      case DispatchMode::kAllGather:
+        for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
+        break;
+    }
   }
   out.local_activations += local;
   out.activations += static_cast<long long>(token_device.size()) * top_k;

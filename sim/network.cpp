@@ -26,13 +26,14 @@ void check_devices(const TrafficMatrix& traffic, int devices) {
 
 // Precomputes every pair's route as channel indices in one flat array with a fixed stride (routes
 // shorter than the longest are padded with a sink channel that is never read), so that one call
-// walks the matrix once with no allocation and no pointer chasing. Loads accumulate in kBanks
-// interleaved copies (pair % kBanks): consecutive pairs share channels (a row shares its source's
+// walks the matrix once with no allocation and no pointer chasing. On large groups loads accumulate
+// in interleaved banks (pair % banks): consecutive pairs share channels (a row shares its source's
 // link), and one copy would chain every addition on the previous one; with four, dense 256-device
-// matrices run twice as fast.
-class BottleneckNetwork final : public CollectiveNetwork {
+// matrices run twice as fast. Small groups use one bank: clearing and summing banks would cost more.
+class BottleneckModel {
  public:
-  explicit BottleneckNetwork(const Topology& topology) : devices_(topology.devices) {
+  explicit BottleneckModel(const Topology& topology)
+      : devices_(topology.devices), bank_mask_(topology.devices >= 64 ? 3 : 0) {
     const std::size_t pairs = static_cast<std::size_t>(devices_) * devices_;
     for (const auto& route : topology.routes) stride_ = std::max(stride_, route.size());
     channels_ = topology.links.size() * 2;
@@ -49,20 +50,11 @@ class BottleneckNetwork final : public CollectiveNetwork {
     seconds_per_byte_.resize(channels_);
     for (std::size_t channel = 0; channel < channels_; ++channel)
       seconds_per_byte_[channel] = 1.0 / topology.links[channel / 2].bandwidth;
-    channel_bytes_.resize(kBanks * bank_size());
+    channel_bytes_.resize(banks() * bank_size());
   }
 
-  double run(const TrafficMatrix& traffic, StepClock& clock) override {
+  double seconds(const TrafficMatrix& traffic) {
     check_devices(traffic, devices_);
-    const double seconds = duration(traffic);
-    clock.advance(seconds);
-    return seconds;
-  }
-
- private:
-  static constexpr std::size_t kBanks = 4;
-
-  double duration(const TrafficMatrix& traffic) {
     std::fill(channel_bytes_.begin(), channel_bytes_.end(), 0.0);
     double latency = 0;
     const std::size_t pairs = traffic.bytes.size();
@@ -71,22 +63,25 @@ class BottleneckNetwork final : public CollectiveNetwork {
       if (!(bytes > 0)) continue;
       // The diagonal routes only to the sink with zero latency, so it needs no test of its own.
       latency = std::max(latency, route_latency_[pair]);
-      double* bank = &channel_bytes_[(pair % kBanks) * bank_size()];
+      double* bank = &channel_bytes_[(pair & bank_mask_) * bank_size()];
       const std::uint32_t* channel = &route_channels_[pair * stride_];
       for (std::size_t i = 0; i < stride_; ++i) bank[channel[i]] += bytes;
     }
     double transfer = 0;
     for (std::size_t channel = 0; channel < channels_; ++channel) {
       double bytes = 0;
-      for (std::size_t bank = 0; bank < kBanks; ++bank) bytes += channel_bytes_[bank * bank_size() + channel];
+      for (std::size_t bank = 0; bank < banks(); ++bank) bytes += channel_bytes_[bank * bank_size() + channel];
       transfer = std::max(transfer, bytes * seconds_per_byte_[channel]);
     }
     return latency + transfer;
   }
 
+ private:
   std::size_t bank_size() const { return channels_ + 1; }  // the channels and the sink
+  std::size_t banks() const { return bank_mask_ + 1; }
 
   int devices_;
+  std::size_t bank_mask_;  // banks - 1, banks a power of two (a mask, not a division, per pair)
   std::size_t stride_ = 0;
   std::size_t channels_ = 0;
   std::vector<std::uint32_t> route_channels_;  // [pair * stride_ + hop]
@@ -95,11 +90,30 @@ class BottleneckNetwork final : public CollectiveNetwork {
   std::vector<double> channel_bytes_;          // scratch: [bank * bank_size() + channel]
 };
 
+class BottleneckNetwork final : public CollectiveNetwork {
+ public:
+  explicit BottleneckNetwork(const Topology& topology) : model_(topology) {}
+
+  double run(const TrafficMatrix& traffic, StepClock& clock) override {
+    const double seconds = model_.seconds(traffic);
+    clock.advance(seconds);
+    return seconds;
+  }
+
+ private:
+  BottleneckModel model_;
+};
+
 }  // namespace
 
 LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
   check_devices(traffic, topology.devices);
   LevelBytes result;
+  if (topology.devices <= topology.devices_per_node) {  // one node: every byte stays on scale-up links
+    for (int src = 0; src < traffic.devices; ++src)
+      for (int dst = 0; dst < traffic.devices; ++dst) result.scale_up += src != dst ? traffic.at(src, dst) : 0.0;
+    return result;
+  }
   for (int src = 0; src < traffic.devices; ++src) {
     for (int dst = 0; dst < traffic.devices; ++dst) {
       if (src == dst) continue;
@@ -119,25 +133,7 @@ double StepClock::now() const {
 }
 
 double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology) {
-  check_devices(traffic, topology.devices);
-  std::vector<double> channel_bytes(topology.links.size() * 2, 0.0);
-  double latency = 0;
-  for (int src = 0; src < traffic.devices; ++src) {
-    for (int dst = 0; dst < traffic.devices; ++dst) {
-      const double bytes = traffic.at(src, dst);
-      if (src == dst || !(bytes > 0)) continue;
-      double route_latency = 0;
-      for (const RouteHop& hop : topology.route(src, dst)) {
-        channel_bytes[channel_of(hop)] += bytes;
-        route_latency += topology.links[hop.link].latency;
-      }
-      latency = std::max(latency, route_latency);
-    }
-  }
-  double transfer = 0;
-  for (std::size_t channel = 0; channel < channel_bytes.size(); ++channel)
-    transfer = std::max(transfer, channel_bytes[channel] / topology.links[channel / 2].bandwidth);
-  return latency + transfer;
+  return BottleneckModel(topology).seconds(traffic);
 }
 
 std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology) {

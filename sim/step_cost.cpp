@@ -107,6 +107,10 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
 
     double slowest_device = 0;
     for (int device = 0; device < ranks; ++device) {
+      if (dispatch_.device_tokens[device] == 0) {  // no routed work: only its shared experts run
+        slowest_device = std::max(slowest_device, shared[device]);
+        continue;
+      }
       local_counts_.clear();
       for (int expert : placement_.slots[moe][device])
         local_counts_.push_back(dispatch_.expert_tokens[static_cast<std::size_t>(device) * dispatch_.experts + expert]);

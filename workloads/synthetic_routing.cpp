@@ -80,16 +80,23 @@ std::int32_t SyntheticRouting::token_id(const TokenRef& token) const {
 }
 
 void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const {
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const TokenRef& token = tokens[i];
+  const int k = top_k_;
+  const int variants = params_.variants;
+  const double affinity = params_.token_affinity;
+  const ExpertId* layer_sets = &sets_[set_offset(moe_layer, 0, 0)];
+  const std::size_t type_stride = static_cast<std::size_t>(variants + 1) * k;
+  const std::uint64_t layer_key = static_cast<std::uint64_t>(moe_layer) + 1;
+  ExpertId* out = experts.data();
+  for (const TokenRef& token : tokens) {
     const std::uint64_t bits = mix_keys(
-        seed_, static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position),
-        static_cast<std::uint64_t>(moe_layer) + 1);
-    const bool canonical = unit_interval(bits) < params_.token_affinity;
-    const int variant = canonical ? 0 : 1 + static_cast<int>(splitmix64(bits) % params_.variants);
-    const ExpertId* set = &sets_[set_offset(moe_layer, token.id, variant)];
-    ExpertId* out = &experts[i * top_k_];
-    for (int j = 0; j < top_k_; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
+        seed_, static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position), layer_key);
+    const bool canonical = unit_interval(bits) < affinity;
+    // Low 32 bits scaled to [0, variants) by a multiply (no division); they barely overlap with the
+    // high bits that decided `canonical`.
+    const int variant = canonical ? 0 : 1 + static_cast<int>(((bits & 0xFFFFFFFFULL) * variants) >> 32);
+    const ExpertId* set = layer_sets + static_cast<std::size_t>(token.id) * type_stride + variant * k;
+    for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
+    out += k;
   }
 }
 

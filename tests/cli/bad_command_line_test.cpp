@@ -1,0 +1,137 @@
+// Bad input given on the command line rather than in a scenario file: --set overrides, --seed, --out,
+// unknown subcommands. Each must be rejected with exit code 2 and one "error: " line on stderr.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+const std::string kDefaultFile = (fs::path(SEMSIM_SOURCE_DIR) / "sim" / "scenarios" / "default.yaml").string();
+
+struct BadCommandLine {
+  std::string name;
+  std::vector<std::string> args;  // "{OUT}" is replaced by a fresh output folder
+  std::vector<std::string> expects;
+};
+
+// A value that came from --set has no line in the scenario file: the message must say it came from
+// --set and must not cite a (made-up) line:column of the file.
+const std::regex kFileLineColumn(R"(^error: [^ ]+:[0-9]+:[0-9]+:)");
+
+void expect_one_error(const std::vector<std::string>& args, const CliResult& r,
+                      const std::vector<std::string>& expects) {
+  SCOPED_TRACE(describe(args, r));
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const auto lines = split_lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << "stderr must be exactly one line";
+  EXPECT_TRUE(lines[0].starts_with("error: ")) << lines[0];
+  for (const auto& expect : expects)
+    EXPECT_NE(lines[0].find(expect), std::string::npos) << "missing '" << expect << "' in: " << lines[0];
+}
+
+class SetOverrideTest : public testing::TestWithParam<BadCommandLine> {};
+
+TEST_P(SetOverrideTest, CheckAndRunRejectTheOverride) {
+  const BadCommandLine& c = GetParam();
+  for (const std::string command : {"check", "run"}) {
+    TempDir tmp;
+    std::vector<std::string> args{command};
+    for (const auto& arg : c.args) args.push_back(arg);
+    if (command == "run") {
+      args.push_back("--out");
+      args.push_back(tmp / "out");
+    }
+    const CliResult r = run_semsim(args);
+    expect_one_error(args, r, c.expects);
+    EXPECT_FALSE(std::regex_search(r.err, kFileLineColumn))
+        << "a --set value has no line:column in the scenario file, but the message cites one: " << r.err;
+    EXPECT_EQ(entries_under(tmp / "out"), std::vector<std::string>{}) << "partial outputs after a failed run";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CommandLine, SetOverrideTest,
+    testing::Values(
+        BadCommandLine{"StringForInteger",
+                       {"default", "--set", "workload.requests=abc"},
+                       {"workload.requests: expected an integer, got 'abc'", "--set workload.requests=abc"}},
+        BadCommandLine{"ZeroRequests",
+                       {"default", "--set", "workload.requests=0"},
+                       {"workload.requests: must be in [1,", "--set workload.requests=0"}},
+        BadCommandLine{"NegativeRateInAFile",
+                       {kDefaultFile, "--set", "workload.arrival.rate=-2"},
+                       {kDefaultFile, "workload.arrival.rate: must be positive", "--set workload.arrival.rate=-2"}},
+        BadCommandLine{"ModelTypo",
+                       {"default", "--set", "model=qwen3-30b-a3"},
+                       {"model: unknown preset 'qwen3-30b-a3' (did you mean 'qwen3-30b-a3b'?)", "--set model="}},
+        BadCommandLine{"EpNotDividingExperts",
+                       {"default", "--set", "parallelism.ep=3"},
+                       {"parallelism.ep: EP size 3 does not divide the 64 routed experts", "--set parallelism.ep=3"}},
+        BadCommandLine{"PolicyTypo",
+                       {"default", "--set", "policies.dispatch=per-expert"},
+                       {"policies.dispatch: unknown value 'per-expert' (did you mean 'per_expert'?)",
+                        "--set policies.dispatch=per-expert"}},
+        BadCommandLine{"UnknownKeyCreatedBySet",
+                       {"default", "--set", "workload.arival.rate=5"},
+                       {"workload.arival: unknown key 'arival' (did you mean 'arrival'?)", "--set workload.arival"}},
+        BadCommandLine{"NotAnAssignment", {"default", "--set", "workload.requests"}, {"expected key.path=value"}},
+        BadCommandLine{"EmptyKey", {"default", "--set", "workload..requests=3"}, {"empty key in path"}},
+        BadCommandLine{"ThroughAScalar", {"default", "--set", "workload.requests.x=1"}, {"'requests' is not a map"}},
+        BadCommandLine{"InvalidYamlValue",
+                       {"default", "--set", "workload.arrival={process: poisson"},
+                       {"value is not valid YAML"}}),
+    [](const testing::TestParamInfo<BadCommandLine>& info) { return info.param.name; });
+
+TEST(CommandLine, UnknownSubcommandExits2) {
+  const std::vector<std::string> args{"simulate", "default"};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_NE(r.err, "") << describe(args, r);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CommandLine, NoSubcommandExits2) {
+  const CliResult r = run_semsim({});
+  EXPECT_EQ(r.exit_code, 2) << describe({}, r);
+  EXPECT_NE(r.err, "");
+}
+
+TEST(CommandLine, UnknownListKindExits2) {
+  const CliResult r = run_semsim({"list", "gpus"});
+  EXPECT_EQ(r.exit_code, 2) << describe({"list", "gpus"}, r);
+}
+
+TEST(CommandLine, MissingScenarioFileExits2) {
+  const std::vector<std::string> args{"check", "no-such-scenario.yaml"};
+  const CliResult r = run_semsim(args);
+  expect_one_error(args, r, {"no-such-scenario.yaml", "cannot open"});
+}
+
+TEST(CommandLine, NegativeSeedExits2AndWritesNothing) {
+  TempDir tmp;
+  const std::vector<std::string> args{"run", "default", "--seed", "-1", "--out", tmp / "out"};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+// An --out path that cannot be a folder (an existing regular file) is bad input, not an internal error.
+TEST(CommandLine, OutPathThatIsAFileIsBadInput) {
+  TempDir tmp;
+  const std::string file = tmp / "a-file";
+  { std::ofstream(file) << "x"; }
+  const std::vector<std::string> args{"run", "default", "--set", "workload.requests=5", "--out", file};
+  const CliResult r = run_semsim(args);
+  expect_one_error(args, r, {file});
+  EXPECT_EQ(read_file(file), "x");
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
