@@ -1,7 +1,6 @@
 #include "policies/dispatch.hpp"
 
 #include <algorithm>
-#include <bit>
 
 namespace semsim {
 
@@ -35,23 +34,6 @@ void LayerDispatch::clear() {
   local_activations = 0;
 }
 
-namespace {
-
-// Adds one copy from `src` to each distinct device among remote[0..count). Up to 64 devices a bit
-// mask dedups without a search; larger groups compare against the devices already counted.
-void add_deduplicated(const int* remote, int count, int devices, long long* copies_from_src) {
-  if (devices <= 64) {
-    std::uint64_t mask = 0;
-    for (int i = 0; i < count; ++i) mask |= std::uint64_t{1} << remote[i];
-    for (; mask != 0; mask &= mask - 1) ++copies_from_src[std::countr_zero(mask)];
-    return;
-  }
-  for (int i = 0; i < count; ++i)
-    if (std::find(remote, remote + i, remote[i]) == remote + i) ++copies_from_src[remote[i]];
-}
-
-}  // namespace
-
 void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
                       std::span<const ExpertId> experts, int top_k, LayerDispatch& out) {
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
@@ -63,6 +45,9 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode, 
   int* expert_tokens = out.expert_tokens.data();
   long long* device_tokens = out.device_tokens.data();
   const ExpertId* routed = experts.data();
+  // last_token[d] == token + 1 once this token has counted its copy to device d (dedup in O(k)).
+  std::vector<std::size_t>& last_token = out.last_token_scratch;
+  last_token.assign(devices, 0);
   constexpr int kMaxTopK = 64;
   int remote[kMaxTopK];
   long long local = 0;
@@ -80,7 +65,13 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode, 
     local += top_k - remote_count;
     long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
     switch (mode) {
-      case DispatchMode::kDedup: add_deduplicated(remote, remote_count, devices, copies_from_src); break;
+      case DispatchMode::kDedup:
+        for (int i = 0; i < remote_count; ++i) {
+          const bool first = last_token[remote[i]] != token + 1;
+          last_token[remote[i]] = token + 1;
+          copies_from_src[remote[i]] += first ? 1 : 0;
+        }
+        break;
       case DispatchMode::kPerExpert:
         for (int i = 0; i < remote_count; ++i) ++copies_from_src[remote[i]];
         break;

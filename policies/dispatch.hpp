@@ -28,6 +28,7 @@ struct LayerDispatch {
   std::vector<long long> device_tokens;  // [device] activations served (expert-side load)
   long long activations = 0;             // routed (token, expert) activations
   long long local_activations = 0;       // ... served on the token's own device
+  std::vector<std::size_t> last_token_scratch;  // account_dispatch's working memory
 
   LayerDispatch(int devices, int experts);
   void clear();

@@ -11,13 +11,19 @@
 namespace semsim::cli_test {
 namespace {
 
-const std::string kDefaultFile = (fs::path(SEMSIM_SOURCE_DIR) / "sim" / "scenarios" / "default.yaml").string();
+const std::string kDefaultFile =
+    (fs::path(SEMSIM_SOURCE_DIR) / "sim" / "scenarios" / "default.yaml").string();
 
 struct BadCommandLine {
   std::string name;
   std::vector<std::string> args;  // "{OUT}" is replaced by a fresh output folder
   std::vector<std::string> expects;
 };
+
+void PrintTo(const BadCommandLine& c, std::ostream* os) {
+  *os << "semsim check/run";
+  for (const auto& arg : c.args) *os << " " << arg;
+}
 
 // A value that came from --set has no line in the scenario file: the message must say it came from
 // --set and must not cite a (made-up) line:column of the file.
@@ -57,7 +63,7 @@ TEST_P(SetOverrideTest, CheckAndRunRejectTheOverride) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    CommandLine, SetOverrideTest,
+    cli, SetOverrideTest,
     testing::Values(
         BadCommandLine{"StringForInteger",
                        {"default", "--set", "workload.requests=abc"},
@@ -65,31 +71,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommandLine{"ZeroRequests",
                        {"default", "--set", "workload.requests=0"},
                        {"workload.requests: must be in [1,", "--set workload.requests=0"}},
-        BadCommandLine{"NegativeRateInAFile",
-                       {kDefaultFile, "--set", "workload.arrival.rate=-2"},
-                       {kDefaultFile, "workload.arrival.rate: must be positive", "--set workload.arrival.rate=-2"}},
-        BadCommandLine{"ModelTypo",
-                       {"default", "--set", "model=qwen3-30b-a3"},
-                       {"model: unknown preset 'qwen3-30b-a3' (did you mean 'qwen3-30b-a3b'?)", "--set model="}},
-        BadCommandLine{"EpNotDividingExperts",
-                       {"default", "--set", "parallelism.ep=3"},
-                       {"parallelism.ep: EP size 3 does not divide the 64 routed experts", "--set parallelism.ep=3"}},
+        BadCommandLine{
+            "NegativeRateInAFile",
+            {kDefaultFile, "--set", "workload.arrival.rate=-2"},
+            {kDefaultFile, "workload.arrival.rate: must be positive", "--set workload.arrival.rate=-2"}},
+        BadCommandLine{
+            "ModelTypo",
+            {"default", "--set", "model=qwen3-30b-a3"},
+            {"model: unknown preset 'qwen3-30b-a3' (did you mean 'qwen3-30b-a3b'?)", "--set model="}},
+        BadCommandLine{
+            "EpNotDividingExperts",
+            {"default", "--set", "parallelism.ep=3"},
+            {"parallelism.ep: EP size 3 does not divide the 64 routed experts", "--set parallelism.ep=3"}},
         BadCommandLine{"PolicyTypo",
                        {"default", "--set", "policies.dispatch=per-expert"},
                        {"policies.dispatch: unknown value 'per-expert' (did you mean 'per_expert'?)",
                         "--set policies.dispatch=per-expert"}},
-        BadCommandLine{"UnknownKeyCreatedBySet",
-                       {"default", "--set", "workload.arival.rate=5"},
-                       {"workload.arival: unknown key 'arival' (did you mean 'arrival'?)", "--set workload.arival"}},
-        BadCommandLine{"NotAnAssignment", {"default", "--set", "workload.requests"}, {"expected key.path=value"}},
+        BadCommandLine{
+            "UnknownKeyCreatedBySet",
+            {"default", "--set", "workload.arival.rate=5"},
+            {"workload.arival: unknown key 'arival' (did you mean 'arrival'?)", "--set workload.arival"}},
+        BadCommandLine{
+            "NotAnAssignment", {"default", "--set", "workload.requests"}, {"expected key.path=value"}},
         BadCommandLine{"EmptyKey", {"default", "--set", "workload..requests=3"}, {"empty key in path"}},
-        BadCommandLine{"ThroughAScalar", {"default", "--set", "workload.requests.x=1"}, {"'requests' is not a map"}},
+        BadCommandLine{
+            "ThroughAScalar", {"default", "--set", "workload.requests.x=1"}, {"'requests' is not a map"}},
         BadCommandLine{"InvalidYamlValue",
                        {"default", "--set", "workload.arrival={process: poisson"},
                        {"value is not valid YAML"}}),
     [](const testing::TestParamInfo<BadCommandLine>& info) { return info.param.name; });
 
-TEST(CommandLine, UnknownSubcommandExits2) {
+TEST(cliCommandLine, UnknownSubcommandExits2) {
   const std::vector<std::string> args{"simulate", "default"};
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 2) << describe(args, r);
@@ -97,24 +109,24 @@ TEST(CommandLine, UnknownSubcommandExits2) {
   EXPECT_EQ(r.out, "");
 }
 
-TEST(CommandLine, NoSubcommandExits2) {
+TEST(cliCommandLine, NoSubcommandExits2) {
   const CliResult r = run_semsim({});
   EXPECT_EQ(r.exit_code, 2) << describe({}, r);
   EXPECT_NE(r.err, "");
 }
 
-TEST(CommandLine, UnknownListKindExits2) {
+TEST(cliCommandLine, UnknownListKindExits2) {
   const CliResult r = run_semsim({"list", "gpus"});
   EXPECT_EQ(r.exit_code, 2) << describe({"list", "gpus"}, r);
 }
 
-TEST(CommandLine, MissingScenarioFileExits2) {
+TEST(cliCommandLine, MissingScenarioFileExits2) {
   const std::vector<std::string> args{"check", "no-such-scenario.yaml"};
   const CliResult r = run_semsim(args);
   expect_one_error(args, r, {"no-such-scenario.yaml", "cannot open"});
 }
 
-TEST(CommandLine, NegativeSeedExits2AndWritesNothing) {
+TEST(cliCommandLine, NegativeSeedExits2AndWritesNothing) {
   TempDir tmp;
   const std::vector<std::string> args{"run", "default", "--seed", "-1", "--out", tmp / "out"};
   const CliResult r = run_semsim(args);
@@ -123,7 +135,7 @@ TEST(CommandLine, NegativeSeedExits2AndWritesNothing) {
 }
 
 // An --out path that cannot be a folder (an existing regular file) is bad input, not an internal error.
-TEST(CommandLine, OutPathThatIsAFileIsBadInput) {
+TEST(cliCommandLine, OutPathThatIsAFileIsBadInput) {
   TempDir tmp;
   const std::string file = tmp / "a-file";
   { std::ofstream(file) << "x"; }

@@ -23,6 +23,11 @@ struct BadScenario {
   std::string location;
 };
 
+// Test logs name the corpus file instead of dumping the struct's bytes.
+void PrintTo(const BadScenario& b, std::ostream* os) {
+  *os << b.file;
+}
+
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
   const auto first = s.find_first_not_of(' ');
@@ -44,7 +49,8 @@ std::vector<BadScenario> corpus() {
   std::vector<BadScenario> out;
   if (!fs::is_directory(kCorpusDir)) return out;
   for (const auto& entry : fs::directory_iterator(kCorpusDir))
-    if (entry.is_regular_file() && entry.path().extension() == ".yaml") out.push_back(read_header(entry.path()));
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+      out.push_back(read_header(entry.path()));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.file < b.file; });
   return out;
 }
@@ -57,7 +63,8 @@ std::string test_name(const testing::TestParamInfo<BadScenario>& info) {
 }
 
 // The common contract of a rejected input: exit 2, one "error: LOCATION: ..." line, nothing on stdout.
-void expect_one_located_error(const std::vector<std::string>& args, const CliResult& r, const BadScenario& b) {
+void expect_one_located_error(const std::vector<std::string>& args, const CliResult& r,
+                              const BadScenario& b) {
   SCOPED_TRACE(describe(args, r));
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 2);
@@ -91,9 +98,9 @@ TEST_P(BadScenarioTest, RunRejectsAndLeavesNoOutputs) {
   EXPECT_EQ(entries_under(out_dir), std::vector<std::string>{}) << "partial outputs left in " << out_dir;
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, BadScenarioTest, testing::ValuesIn(corpus()), test_name);
+INSTANTIATE_TEST_SUITE_P(cli, BadScenarioTest, testing::ValuesIn(corpus()), test_name);
 
-TEST(BadScenarioCorpus, HasAtLeast24AnnotatedFiles) {
+TEST(cliCorpus, HasAtLeast24AnnotatedFiles) {
   const auto files = corpus();
   EXPECT_GE(files.size(), 24u);
   for (const auto& b : files) {
@@ -105,16 +112,16 @@ TEST(BadScenarioCorpus, HasAtLeast24AnnotatedFiles) {
 
 // Each corpus file is a copy of a valid scenario with one defect: the data files it refers to exist
 // (except the one that is meant to be missing), so the corpus tests what it claims to.
-TEST(BadScenarioCorpus, DataFilesReferencedByTheCorpusExist) {
-  for (const char* name : {"bad-lengths.txt", "zero-lengths.txt", "decreasing-trace.csv", "bad-model.yaml",
-                           "profile-a100.yaml"})
+TEST(cliCorpus, DataFilesReferencedByTheCorpusExist) {
+  for (const char* name :
+       {"bad-lengths.txt", "zero-lengths.txt", "decreasing-trace.csv", "bad-model.yaml", "profile-a100.yaml"})
     EXPECT_TRUE(fs::is_regular_file(kCorpusDir / "data" / name)) << name;
   EXPECT_FALSE(fs::exists(kCorpusDir / "data" / "no-such-trace.csv"));
   EXPECT_FALSE(fs::exists(kCorpusDir / "profiles" / "missing-profile.yaml"));
 }
 
 // The template the corpus was made from is itself valid, so each corpus file fails for its own defect.
-TEST(BadScenarioCorpus, TemplateWithoutDefectPassesCheck) {
+TEST(cliCorpus, TemplateWithoutDefectPassesCheck) {
   const std::vector<std::string> args{"check", "data/valid-base.yaml"};
   const CliResult r = run_semsim(args, kCorpusDir.string());
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);

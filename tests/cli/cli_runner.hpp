@@ -66,7 +66,8 @@ class TempDir {
 
 // Runs `semsim args...` with its working folder set to `cwd` (the test's own when empty). The child is
 // killed after `timeout_s` seconds.
-inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "", int timeout_s = 120) {
+inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "",
+                            int timeout_s = 120) {
   TempDir capture;
   const std::string out_path = capture / "stdout";
   const std::string err_path = capture / "stderr";

@@ -16,21 +16,21 @@ bool has_line_starting_with(const std::string& text, const std::string& word) {
   return false;
 }
 
-TEST(Commands, VersionPrintsTheVersion) {
+TEST(cliCommands, VersionPrintsTheVersion) {
   const CliResult r = run_semsim({"--version"});
   EXPECT_EQ(r.exit_code, 0) << describe({"--version"}, r);
   EXPECT_EQ(r.out, "semsim 0.1.0\n");
   EXPECT_EQ(r.err, "");
 }
 
-TEST(Commands, HelpListsTheSubcommands) {
+TEST(cliCommands, HelpListsTheSubcommands) {
   const CliResult r = run_semsim({"--help"});
   EXPECT_EQ(r.exit_code, 0) << describe({"--help"}, r);
   for (const char* word : {"run", "check", "list", "--version"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word << " missing from --help:\n" << r.out;
 }
 
-TEST(Commands, SubcommandHelpExits0) {
+TEST(cliCommands, SubcommandHelpExits0) {
   for (const char* sub : {"run", "check", "list"}) {
     const CliResult r = run_semsim({sub, "--help"});
     EXPECT_EQ(r.exit_code, 0) << describe({sub, "--help"}, r);
@@ -38,28 +38,29 @@ TEST(Commands, SubcommandHelpExits0) {
   }
 }
 
-TEST(Commands, ListModelsHasAllNinePresets) {
+TEST(cliCommands, ListModelsHasAllNinePresets) {
   const CliResult r = run_semsim({"list", "models"});
   ASSERT_EQ(r.exit_code, 0) << describe({"list", "models"}, r);
-  for (const char* model : {"deepseek-v2-lite", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "mixtral-8x7b",
-                            "olmoe-1b-7b", "gpt-oss-120b", "llama-4-maverick", "moonlight-16b-a3b"})
+  for (const char* model :
+       {"deepseek-v2-lite", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b", "mixtral-8x7b", "olmoe-1b-7b",
+        "gpt-oss-120b", "llama-4-maverick", "moonlight-16b-a3b"})
     EXPECT_TRUE(has_line_starting_with(r.out, model)) << model << " missing from:\n" << r.out;
 }
 
-TEST(Commands, ListClustersHasTheH200AndH100Presets) {
+TEST(cliCommands, ListClustersHasTheH200AndH100Presets) {
   const CliResult r = run_semsim({"list", "clusters"});
   ASSERT_EQ(r.exit_code, 0) << describe({"list", "clusters"}, r);
   for (const char* cluster : {"h200-1x8", "h200-2x8", "h200-32x8-rail", "h100-pcie-8x"})
     EXPECT_TRUE(has_line_starting_with(r.out, cluster)) << cluster << " missing from:\n" << r.out;
 }
 
-TEST(Commands, ListHardwareHasTheH200) {
+TEST(cliCommands, ListHardwareHasTheH200) {
   const CliResult r = run_semsim({"list", "hardware"});
   ASSERT_EQ(r.exit_code, 0) << describe({"list", "hardware"}, r);
   EXPECT_TRUE(has_line_starting_with(r.out, "h200-sxm")) << r.out;
 }
 
-TEST(Commands, ListPoliciesHasTheDefaults) {
+TEST(cliCommands, ListPoliciesHasTheDefaults) {
   const CliResult r = run_semsim({"list", "policies"});
   ASSERT_EQ(r.exit_code, 0) << describe({"list", "policies"}, r);
   // Policy lines are indented under their kind ("placement:", "dispatch:", ...).
@@ -67,10 +68,10 @@ TEST(Commands, ListPoliciesHasTheDefaults) {
     EXPECT_TRUE(has_line_starting_with(r.out, kind)) << kind << " missing from:\n" << r.out;
   for (const char* policy : {"contiguous", "round_robin", "dedup"})
     EXPECT_NE(r.out.find("  " + std::string(policy) + " "), std::string::npos) << policy << " missing from:\n"
-                                                                                << r.out;
+                                                                               << r.out;
 }
 
-TEST(Commands, CheckDefaultPasses) {
+TEST(cliCommands, CheckDefaultPasses) {
   const CliResult r = run_semsim({"check", "default"});
   EXPECT_EQ(r.exit_code, 0) << describe({"check", "default"}, r);
   EXPECT_EQ(r.err, "");
@@ -80,16 +81,17 @@ TEST(Commands, CheckDefaultPasses) {
   EXPECT_NE(r.out.find("EP8"), std::string::npos);
 }
 
-TEST(Commands, CheckTheDefaultScenarioFileByPath) {
+TEST(cliCommands, CheckTheDefaultScenarioFileByPath) {
   const std::string file = (fs::path(SEMSIM_SOURCE_DIR) / "sim" / "scenarios" / "default.yaml").string();
   const CliResult r = run_semsim({"check", file});
   EXPECT_EQ(r.exit_code, 0) << describe({"check", file}, r);
   EXPECT_TRUE(r.out.starts_with(file + ": ok\n")) << r.out;
 }
 
-TEST(Commands, CheckAppliesOverrides) {
-  const std::vector<std::string> args{"check", "default", "--set", "workload.requests=77", "--set",
-                                      "policies.request_scheduling=shortest_queue"};
+TEST(cliCommands, CheckAppliesOverrides) {
+  const std::vector<std::string> args{"check", "default",
+                                      "--set", "workload.requests=77",
+                                      "--set", "policies.request_scheduling=shortest_queue"};
   const CliResult r = run_semsim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_NE(r.out.find("77 requests"), std::string::npos) << r.out;
@@ -103,12 +105,18 @@ struct ModelOnCluster {
   int ep;
 };
 
+void PrintTo(const ModelOnCluster& p, std::ostream* os) {
+  *os << p.model << " on " << p.cluster << " EP" << p.ep;
+}
+
 class ModelPresetTest : public testing::TestWithParam<ModelOnCluster> {};
 
 TEST_P(ModelPresetTest, CheckPasses) {
   const ModelOnCluster& p = GetParam();
-  const std::vector<std::string> args{"check",      "default", "--set", "model=" + p.model,   "--set",
-                                      "cluster=" + p.cluster,    "--set", "parallelism.ep=" + std::to_string(p.ep)};
+  const std::vector<std::string> args{"check", "default",
+                                      "--set", "model=" + p.model,
+                                      "--set", "cluster=" + p.cluster,
+                                      "--set", "parallelism.ep=" + std::to_string(p.ep)};
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_EQ(r.err, "");
@@ -134,19 +142,19 @@ std::vector<ModelOnCluster> model_cluster_grid() {
   return grid;
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, ModelPresetTest, testing::ValuesIn(model_cluster_grid()),
+INSTANTIATE_TEST_SUITE_P(cli, ModelPresetTest, testing::ValuesIn(model_cluster_grid()),
                          [](const testing::TestParamInfo<ModelOnCluster>& info) {
-                           std::string name =
-                               info.param.model + "_on_" + info.param.cluster + "_ep" + std::to_string(info.param.ep);
+                           std::string name = info.param.model + "_on_" + info.param.cluster + "_ep" +
+                                              std::to_string(info.param.ep);
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
 
 // DeepSeek-V3 fits one 8xH200 node with FP8 weights but not with BF16 (the corpus has the BF16 case).
-TEST(Commands, DeepSeekV3FitsOneH200NodeWithFp8Weights) {
-  const std::vector<std::string> args{"check", "default", "--set", "model=deepseek-v3", "--set",
-                                      "precision.weights=fp8"};
+TEST(cliCommands, DeepSeekV3FitsOneH200NodeWithFp8Weights) {
+  const std::vector<std::string> args{
+      "check", "default", "--set", "model=deepseek-v3", "--set", "precision.weights=fp8"};
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
 }
@@ -157,8 +165,8 @@ class ModelPresetRunTest : public testing::TestWithParam<std::string> {};
 TEST_P(ModelPresetRunTest, ShortRunCompletes) {
   const std::string& model = GetParam();
   TempDir tmp;
-  std::vector<std::string> args{"run", "default", "--set", "model=" + model, "--set", "workload.requests=8",
-                                "--out", tmp / "out"};
+  std::vector<std::string> args{
+      "run", "default", "--set", "model=" + model, "--set", "workload.requests=8", "--out", tmp / "out"};
   if (model == "deepseek-v3")
     args.insert(args.end(), {"--set", "cluster=h200-2x8", "--set", "parallelism.ep=16"});
   const CliResult r = run_semsim(args);
@@ -169,10 +177,10 @@ TEST_P(ModelPresetRunTest, ShortRunCompletes) {
     EXPECT_TRUE(fs::is_regular_file(tmp / ("out/" + std::string(file)))) << file;
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, ModelPresetRunTest,
-                         testing::Values("deepseek-v2-lite", "deepseek-v3", "qwen3-30b-a3b", "qwen3-235b-a22b",
-                                         "mixtral-8x7b", "olmoe-1b-7b", "gpt-oss-120b", "llama-4-maverick",
-                                         "moonlight-16b-a3b"),
+INSTANTIATE_TEST_SUITE_P(cli, ModelPresetRunTest,
+                         testing::Values("deepseek-v2-lite", "deepseek-v3", "qwen3-30b-a3b",
+                                         "qwen3-235b-a22b", "mixtral-8x7b", "olmoe-1b-7b", "gpt-oss-120b",
+                                         "llama-4-maverick", "moonlight-16b-a3b"),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            for (char& c : name)

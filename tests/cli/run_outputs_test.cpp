@@ -1,0 +1,134 @@
+// `semsim run`: determinism of the output files, the shape of summary.json, output switches, and the
+// flow-level network agreeing with the bottleneck model on one node.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+using Json = nlohmann::json;
+
+// Runs `semsim run default ARGS --out DIR` and requires success.
+CliResult run_default(const std::string& out_dir, const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"run", "default"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--out", out_dir});
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_EQ(r.err, "") << describe(args, r);
+  return r;
+}
+
+Json read_summary(const std::string& dir) {
+  return Json::parse(read_file(fs::path(dir) / "summary.json"));
+}
+
+Json without_wall_time(Json j) {
+  j.erase("wall_seconds");
+  return j;
+}
+
+TEST(cliRunOutputs, SameSeedGivesIdenticalOutputsAndAnotherSeedDiffers) {
+  TempDir tmp;
+  const std::string a = tmp / "a", b = tmp / "b", c = tmp / "c";
+  run_default(a, {"--set", "workload.requests=200"});
+  run_default(b, {"--set", "workload.requests=200"});
+  run_default(c, {"--set", "workload.requests=200", "--seed", "7"});
+  if (testing::Test::HasFailure()) return;
+
+  for (const char* file : {"requests.csv", "steps.csv"}) {
+    const std::string first = read_file(fs::path(a) / file);
+    EXPECT_FALSE(first.empty()) << file;
+    EXPECT_TRUE(first == read_file(fs::path(b) / file))
+        << file << " differs between two runs with the same seed";
+  }
+  const Json sa = read_summary(a), sb = read_summary(b), sc = read_summary(c);
+  EXPECT_EQ(without_wall_time(sa), without_wall_time(sb)) << "summary.json differs beyond wall_seconds";
+  EXPECT_NE(read_file(fs::path(a) / "requests.csv"), read_file(fs::path(c) / "requests.csv"))
+      << "--seed 7 gave the same requests.csv as seed 1";
+  EXPECT_EQ(sa["seed"], 1);
+  EXPECT_EQ(sc["seed"], 7);
+  EXPECT_EQ(sc["requests_completed"], 200);
+}
+
+TEST(cliRunOutputs, SummaryHasTheDocumentedKeysAndCounts) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  const CliResult r = run_default(out, {"--set", "workload.requests=200"});
+  if (testing::Test::HasFailure()) return;
+  EXPECT_NE(r.out.find("Outputs in " + out + "/"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Successful requests:"), std::string::npos) << r.out;
+
+  // Exactly the three outputs: no staging folder or temporary file left behind.
+  std::vector<std::string> entries = entries_under(out);
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "steps.csv", "summary.json"}));
+
+  const Json s = read_summary(out);
+  for (const char* key :
+       {"simulated_seconds", "wall_seconds", "requests_completed", "lar", "imbalance", "mean_step_seconds"}) {
+    ASSERT_TRUE(s.contains(key)) << key;
+    EXPECT_TRUE(s[key].is_number()) << key;
+  }
+  for (const char* key : {"input", "output", "total"}) {
+    ASSERT_TRUE(s["throughput_tok_s"].contains(key)) << "throughput_tok_s." << key;
+    EXPECT_GT(s["throughput_tok_s"][key].get<double>(), 0) << key;
+  }
+  for (const char* dist : {"ttft_s", "tpot_s", "e2e_s"})
+    for (const char* key : {"mean", "p50", "p90", "p99"}) {
+      ASSERT_TRUE(s.contains(dist) && s[dist].contains(key)) << dist << "." << key;
+      EXPECT_GT(s[dist][key].get<double>(), 0) << dist << "." << key;
+    }
+  for (const char* key : {"scale_up", "scale_out"}) {
+    ASSERT_TRUE(s["a2a_bytes"].contains(key)) << "a2a_bytes." << key;
+    EXPECT_GE(s["a2a_bytes"][key].get<double>(), 0) << key;
+  }
+  EXPECT_EQ(s["requests_completed"], 200);
+  EXPECT_GT(s["simulated_seconds"].get<double>(), 0);
+  EXPECT_GE(s["wall_seconds"].get<double>(), 0);
+  const double total = s["throughput_tok_s"]["total"];
+  const double parts =
+      s["throughput_tok_s"]["input"].get<double>() + s["throughput_tok_s"]["output"].get<double>();
+  EXPECT_NEAR(total, parts, 1e-6 * total);
+
+  // One header line plus one line per request, all completed.
+  const auto request_lines = split_lines(read_file(fs::path(out) / "requests.csv"));
+  EXPECT_EQ(request_lines.size(), 201u);
+  for (std::size_t i = 1; i < request_lines.size(); ++i)
+    EXPECT_TRUE(request_lines[i].ends_with(",1")) << "request not completed: " << request_lines[i];
+  const auto step_lines = split_lines(read_file(fs::path(out) / "steps.csv"));
+  EXPECT_EQ(step_lines.size(), s["steps"].get<std::size_t>() + 1);
+}
+
+TEST(cliRunOutputs, OutputSwitchesLeaveOutTheCsvFiles) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  run_default(out, {"--set", "workload.requests=10", "--set", "outputs.requests_csv=false", "--set",
+                    "outputs.steps_csv=false"});
+  EXPECT_EQ(entries_under(out), std::vector<std::string>{"summary.json"});
+}
+
+TEST(cliRunOutputs, FlowFidelityMeanStepWithin5PercentOfBottleneck) {
+  TempDir tmp;
+  const std::string bottleneck = tmp / "bottleneck", flow = tmp / "flow";
+  run_default(bottleneck, {"--set", "workload.requests=50"});
+  run_default(flow, {"--set", "workload.requests=50", "--set", "network.fidelity=flow"});
+  if (testing::Test::HasFailure()) return;
+  const Json b = read_summary(bottleneck), f = read_summary(flow);
+  EXPECT_EQ(b["fidelity"], "bottleneck");
+  EXPECT_EQ(f["fidelity"], "flow");
+  const double tb = b["mean_step_seconds"], tf = f["mean_step_seconds"];
+  ASSERT_GT(tb, 0);
+  EXPECT_LE(std::abs(tf - tb), 0.05 * tb) << "flow " << tf << " s vs bottleneck " << tb << " s";
+  EXPECT_EQ(f["requests_completed"], 50);
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
