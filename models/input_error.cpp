@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace semsim {
 namespace {
@@ -36,6 +37,18 @@ std::string nearest_name(std::string_view wanted, const std::vector<std::string>
     }
   }
   return best;
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates) {

@@ -106,16 +106,9 @@ std::string YamlInput::as_string() const {
 
 double YamlInput::as_double() const {
   if (!node_.IsScalar()) fail("expected a number, got " + describe(node_));
-  const std::string& text = node_.Scalar();
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(value)) fail("expected a number, got '" + text + "'");
-  return value;
+  const auto value = parse_number(node_.Scalar());
+  if (!value) fail("expected a number, got '" + node_.Scalar() + "'");
+  return *value;
 }
 
 double YamlInput::as_double_in(double min, double max) const {

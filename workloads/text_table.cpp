@@ -18,16 +18,10 @@ std::vector<double> read_number_column(const std::string& path) {
     if (first == std::string::npos || line[first] == '#') continue;
     const auto last = line.find_last_not_of(" \t\r");
     const std::string text = line.substr(first, last - first + 1);
-    std::size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size() || !std::isfinite(value))
+    const auto value = parse_number(text);
+    if (!value)
       throw InputError(path + ":" + std::to_string(line_number) + ": expected one number, got '" + text + "'");
-    values.push_back(value);
+    values.push_back(*value);
   }
   if (values.empty()) throw InputError(path + ": no values in file");
   return values;
