@@ -1,5 +1,6 @@
 #include "models/yaml_input.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -45,9 +46,18 @@ YamlInput YamlInput::load_file(const std::string& path) {
 YamlInput::YamlInput(YAML::Node node, std::shared_ptr<const std::string> file, std::string key_path)
     : node_(std::move(node)), file_(std::move(file)), key_path_(std::move(key_path)) {}
 
+void YamlInput::mark_as_override(YAML::Node node) {
+  node.SetTag(kOverrideTag);
+  if (node.IsMap())
+    for (auto entry : node) mark_as_override(entry.second);
+  if (node.IsSequence())
+    for (auto item : node) mark_as_override(item);
+}
+
 std::string YamlInput::location() const {
   const YAML::Mark mark = node_.Mark();
-  if (mark.is_null()) return *file_;
+  // Values from --set were parsed on their own: their positions are not positions in the file.
+  if (mark.is_null() || node_.Tag() == kOverrideTag) return *file_;
   return *file_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
@@ -58,8 +68,13 @@ void YamlInput::fail(const std::string& message) const {
 
 const YamlInput& YamlInput::expect_map(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a map, got " + describe(node_));
+  std::vector<std::string> seen;
   for (const auto& entry : node_) {
     const std::string key = entry.first.as<std::string>();
+    // yaml-cpp keeps the first of duplicate keys silently; a second value is almost always a mistake.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      YamlInput(entry.first, file_, join_path(key_path_, key)).fail("duplicate key '" + key + "'");
+    seen.push_back(key);
     bool known = false;
     for (const auto& name : allowed) known = known || name == key;
     if (!known) {

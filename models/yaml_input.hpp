@@ -23,7 +23,12 @@ class YamlInput {
   const YAML::Node& node() const { return node_; }
   const std::string& key_path() const { return key_path_; }
   const std::string& file() const { return *file_; }
-  std::string location() const;  // "file:line:column"
+  std::string location() const;  // "file:line:column" ("file" for values given on the command line)
+
+  // Tags a value parsed from a command-line override (and everything under it) so that errors do
+  // not cite a line and column it does not have.
+  static void mark_as_override(YAML::Node node);
+  static constexpr const char* kOverrideTag = "!semsim-override";
 
   [[noreturn]] void fail(const std::string& message) const;
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
   run->add_option("scenario", scenario_ref, "scenario YAML file, or 'default' for the embedded one")->required();
   run->add_option("--out", out_dir, "output folder (default: out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
-  run->add_option("--seed", seed, "workload seed (replaces workload.seed)")->check(CLI::NonNegativeNumber);
+  run->add_option("--seed", seed, "workload seed (replaces workload.seed)")->check(CLI::Range(0LL, 1LL << 62));
 
   auto* check = app.add_subcommand("check", "validate a scenario and print what it resolves to");
   check->add_option("scenario", scenario_ref, "scenario YAML file, or 'default'")->required();
@@ -118,11 +119,21 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"models", "hardware", "clusters", "policies"}));
 
+  const std::vector<std::string> commands{"run", "check", "list"};
+  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::cerr << "error: unknown command '" << argv[1] << "'" << semsim::did_you_mean(argv[1], commands)
+              << "; commands: run, check, list (see --help)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    std::cerr << "error: " << e.what() << " (see --help)\n";
+    return 2;
   }
   try {
     if (*run) return run_command(scenario_ref, out_dir, overrides, seed);

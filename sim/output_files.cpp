@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/input_error.hpp"
+
 #include "policies/routing_metrics.hpp"
 
 namespace semsim {
@@ -144,10 +146,14 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
 }
 
 OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
-  fs::create_directories(out_dir_);
   staging_dir_ = (fs::path(out_dir_) / fmt::format(".staging-{}", ::getpid())).string();
-  fs::remove_all(staging_dir_);
-  fs::create_directories(staging_dir_);
+  try {
+    fs::create_directories(out_dir_);
+    fs::remove_all(staging_dir_);
+    fs::create_directories(staging_dir_);
+  } catch (const fs::filesystem_error& e) {
+    throw InputError("--out '" + out_dir_ + "': cannot create the output folder (" + e.code().message() + ")");
+  }
 }
 
 OutputStaging::~OutputStaging() {

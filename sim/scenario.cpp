@@ -34,6 +34,7 @@ void apply_override(YAML::Node root, const std::string& assignment, const std::s
   } catch (const YAML::Exception& e) {
     throw InputError(file + ": --set '" + assignment + "': value is not valid YAML: " + e.msg);
   }
+  YamlInput::mark_as_override(value);
   std::vector<std::string> keys;
   std::stringstream parts(path);
   for (std::string key; std::getline(parts, key, '.');) {
@@ -139,6 +140,7 @@ void check_memory(const YamlInput& root, Scenario& s) {
 Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
                        const std::vector<std::string>& overrides, long long seed) {
   YamlInput root = YamlInput::parse(text, file);
+  if (root.node().IsNull()) throw InputError(file + ": the scenario is empty");
   if (!root.is_map()) root.fail("a scenario must be a map");
   for (const auto& assignment : overrides) apply_override(root.node(), assignment, file);
   try {
@@ -184,12 +186,18 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     check_memory(root, s);
     return s;
   } catch (const InputError& e) {
-    // Values that came from --set have no line in the file: say where they came from.
+    // Values that came from --set have no line in the file: say where they came from. An error may
+    // name the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
+    const std::string message = e.what();
+    auto names = [&](const std::string& path) {
+      return message.find(" " + path + ":") != std::string::npos || message.find(" " + path + ".") != std::string::npos;
+    };
     for (const auto& assignment : overrides) {
       const std::string key = assignment.substr(0, assignment.find('='));
-      if (std::string(e.what()).find(" " + key + ":") != std::string::npos ||
-          std::string(e.what()).find(" " + key + ".") != std::string::npos)
-        throw InputError(std::string(e.what()) + " (value set by --set " + assignment + ")");
+      bool related = names(key);
+      for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos; dot = key.find('.', dot + 1))
+        related = related || names(key.substr(0, dot));  // parents with at least two segments
+      if (related) throw InputError(message + " (value set by --set " + assignment + ")");
     }
     throw;
   }
@@ -198,6 +206,8 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
 Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides,
                             long long seed) {
   if (path_or_default == "default") return load_scenario(default_scenario_text(), "<default>", "", overrides, seed);
+  if (std::filesystem::is_directory(path_or_default))
+    throw InputError(path_or_default + ": is a directory, not a scenario file");
   std::ifstream in(path_or_default, std::ios::binary);
   if (!in) throw InputError(path_or_default + ": cannot open scenario file");
   std::ostringstream text;

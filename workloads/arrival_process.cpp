@@ -12,7 +12,13 @@ ArrivalProcess ArrivalProcess::from_yaml(const YamlInput& in, const std::string&
   if (kind == "trace") {
     in.expect_map({"process", "file"});
     a.kind = Kind::kTrace;
-    a.trace_path = resolve_relative(in.required("file").as_string(), base_dir);
+    const YamlInput file = in.required("file");
+    for (const NumberOnLine& entry : read_number_column(file, base_dir)) {
+      if (entry.value < 0 || (!a.trace_times.empty() && entry.value < a.trace_times.back()))
+        fail_at_line(resolve_relative(file.as_string(), base_dir), entry.line,
+                     "arrival timestamps must be non-negative and non-decreasing");
+      a.trace_times.push_back(entry.value);
+    }
     return a;
   }
   in.expect_map(kind == "gamma" ? std::vector<std::string>{"process", "rate", "cv"}
@@ -26,13 +32,7 @@ ArrivalProcess ArrivalProcess::from_yaml(const YamlInput& in, const std::string&
 std::vector<double> ArrivalProcess::arrival_times(int count, std::mt19937_64& rng) const {
   std::vector<double> times;
   if (kind == Kind::kTrace) {
-    times = read_number_column(trace_path);
-    for (std::size_t i = 0; i < times.size(); ++i) {
-      if (times[i] < 0 || (i > 0 && times[i] < times[i - 1]))
-        throw InputError(trace_path + ": arrival timestamps must be non-negative and non-decreasing (entry " +
-                         std::to_string(i + 1) + ")");
-    }
-    if (count < static_cast<int>(times.size())) times.resize(std::max(count, 0));
+    times.assign(trace_times.begin(), trace_times.begin() + std::min<std::size_t>(std::max(count, 0), trace_times.size()));
     return times;
   }
   times.reserve(std::max(count, 0));

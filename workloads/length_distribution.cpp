@@ -1,6 +1,8 @@
 #include "workloads/length_distribution.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "workloads/text_table.hpp"
@@ -33,12 +35,12 @@ LengthDistribution LengthDistribution::from_yaml(const YamlInput& in, const std:
   } else {
     in.expect_map({"dist", "file"});
     d.kind = Kind::kFile;
-    const std::string path = resolve_relative(in.required("file").as_string(), base_dir);
-    for (double v : read_number_column(path)) {
-      if (v < 1 || v > kMaxLength || v != std::floor(v))
-        throw InputError(path + ": lengths must be integers in [1, " + std::to_string(kMaxLength) + "], got " +
-                         std::to_string(v));
-      d.samples.push_back(static_cast<int>(v));
+    const YamlInput file = in.required("file");
+    for (const NumberOnLine& entry : read_number_column(file, base_dir)) {
+      if (entry.value < 1 || entry.value > kMaxLength || entry.value != std::floor(entry.value))
+        fail_at_line(resolve_relative(file.as_string(), base_dir), entry.line,
+                     fmt::format("lengths must be integers in [1, {}], got {}", kMaxLength, entry.value));
+      d.samples.push_back(static_cast<int>(entry.value));
     }
   }
   return d;

@@ -8,10 +8,16 @@
 
 namespace semsim {
 
-std::vector<double> read_number_column(const std::string& path) {
+void fail_at_line(const std::string& path, int line, const std::string& message) {
+  throw InputError(path + ":" + std::to_string(line) + ": " + message);
+}
+
+std::vector<NumberOnLine> read_number_column(const YamlInput& file, const std::string& base_dir) {
+  const std::string path = resolve_relative(file.as_string(), base_dir);
+  if (!std::filesystem::is_regular_file(path)) file.fail("file '" + path + "' does not exist");
   std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::vector<double> values;
+  if (!in) file.fail("cannot open file '" + path + "'");
+  std::vector<NumberOnLine> values;
   std::string line;
   for (int line_number = 1; std::getline(in, line); ++line_number) {
     const auto first = line.find_first_not_of(" \t\r");
@@ -19,11 +25,10 @@ std::vector<double> read_number_column(const std::string& path) {
     const auto last = line.find_last_not_of(" \t\r");
     const std::string text = line.substr(first, last - first + 1);
     const auto value = parse_number(text);
-    if (!value)
-      throw InputError(path + ":" + std::to_string(line_number) + ": expected one number, got '" + text + "'");
-    values.push_back(*value);
+    if (!value) fail_at_line(path, line_number, "expected one number, got '" + text + "'");
+    values.push_back({*value, line_number});
   }
-  if (values.empty()) throw InputError(path + ": no values in file");
+  if (values.empty()) file.fail("file '" + path + "' holds no values");
   return values;
 }
 

@@ -54,13 +54,23 @@ TEST(Arrivals, TraceFileIsReadAndChecked) {
   const auto dir = std::filesystem::temp_directory_path() / "semsim-arrivals-test";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "good.txt") << "# seconds\n0\n0.5\n\n2.0\n";
-  std::ofstream(dir / "bad.txt") << "0\n1\n0.5\n";
+  std::ofstream(dir / "bad.txt") << "# seconds\n0\n1\n0.5\n";
   std::mt19937_64 rng(1);
   const auto good = ArrivalProcess::from_yaml(yaml("{process: trace, file: good.txt}"), dir.string());
   EXPECT_EQ(good.arrival_times(10, rng), (std::vector<double>{0.0, 0.5, 2.0}));
   EXPECT_EQ(good.arrival_times(2, rng).size(), 2u);
-  const auto bad = ArrivalProcess::from_yaml(yaml("{process: trace, file: bad.txt}"), dir.string());
-  EXPECT_THROW(bad.arrival_times(10, rng), InputError);
+  try {
+    ArrivalProcess::from_yaml(yaml("{process: trace, file: bad.txt}"), dir.string());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.txt:4: arrival timestamps"), std::string::npos) << e.what();
+  }
+  try {
+    ArrivalProcess::from_yaml(yaml("{process: trace, file: missing.txt}"), dir.string());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.yaml:1:24: file: file '"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Arrivals, RejectsBadRates) {
