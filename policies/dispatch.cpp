@@ -43,7 +43,6 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode, 
   const bool replicas = placement.has_replicas();
   long long* copies = out.copies.data();
   int* expert_tokens = out.expert_tokens.data();
-  long long* device_tokens = out.device_tokens.data();
   const ExpertId* routed = experts.data();
   // last_token[d] == token + 1 once this token has counted its copy to device d (dedup in O(k)).
   std::vector<std::size_t>& last_token = out.last_token_scratch;
@@ -58,7 +57,6 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode, 
       const int expert = routed[j];
       const int dst = replicas ? placement.serving_device(layer, expert, src) : home[expert];
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
-      ++device_tokens[dst];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
     }
@@ -79,6 +77,14 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode, 
         for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
         break;
     }
+  }
+  // Device loads from the per-replica counts (one pass over the slots, instead of a second
+  // read-modify-write per activation on a handful of hot counters).
+  for (int device = 0; device < devices; ++device) {
+    long long load = 0;
+    for (int expert : placement.slots[layer][device])
+      load += expert_tokens[static_cast<std::size_t>(device) * expert_count + expert];
+    out.device_tokens[device] = load;
   }
   out.local_activations += local;
   out.activations += static_cast<long long>(token_device.size()) * top_k;

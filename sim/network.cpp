@@ -58,11 +58,12 @@ class BottleneckModel {
     std::fill(channel_bytes_.begin(), channel_bytes_.end(), 0.0);
     double latency = 0;
     const std::size_t pairs = traffic.bytes.size();
+    // Branch-free: a zero (or negative/NaN, treated as zero) entry adds nothing and no latency;
+    // decode-time matrices are sparse in an unpredictable pattern, so a skip test would mispredict.
+    // The diagonal routes only to the sink with zero latency, so it needs no test of its own.
     for (std::size_t pair = 0; pair < pairs; ++pair) {
-      const double bytes = traffic.bytes[pair];
-      if (!(bytes > 0)) continue;
-      // The diagonal routes only to the sink with zero latency, so it needs no test of its own.
-      latency = std::max(latency, route_latency_[pair]);
+      const double bytes = traffic.bytes[pair] > 0 ? traffic.bytes[pair] : 0.0;
+      latency = std::max(latency, bytes > 0 ? route_latency_[pair] : 0.0);
       double* bank = &channel_bytes_[(pair & bank_mask_) * bank_size()];
       const std::uint32_t* channel = &route_channels_[pair * stride_];
       for (std::size_t i = 0; i < stride_; ++i) bank[channel[i]] += bytes;

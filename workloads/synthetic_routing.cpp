@@ -63,13 +63,16 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
     }
   }
 
-  sets_.resize(set_offset(moe_layers, 0, 0));
+  canonical_.resize(canonical_offset(moe_layers, 0));
+  variants_.resize(variant_offset(moe_layers, 0, 0));
   for (int type = 0; type < types_per_topic_ * params_.topics; ++type) {
     const int topic = type / types_per_topic_;
-    for (int layer = 0; layer < moe_layers; ++layer)
-      for (int variant = 0; variant <= params_.variants; ++variant)
-        draw_distinct(topic_layer[static_cast<std::size_t>(topic) * moe_layers + layer], top_k, rng,
-                      &sets_[set_offset(layer, type, variant)]);
+    for (int layer = 0; layer < moe_layers; ++layer) {
+      const AliasTable& experts_of_topic = topic_layer[static_cast<std::size_t>(topic) * moe_layers + layer];
+      draw_distinct(experts_of_topic, top_k, rng, &canonical_[canonical_offset(layer, type)]);
+      for (int variant = 0; variant < params_.variants; ++variant)
+        draw_distinct(experts_of_topic, top_k, rng, &variants_[variant_offset(layer, type, variant)]);
+    }
   }
 }
 
@@ -83,18 +86,21 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens, st
   const int k = top_k_;
   const int variants = params_.variants;
   const double affinity = params_.token_affinity;
-  const ExpertId* layer_sets = &sets_[set_offset(moe_layer, 0, 0)];
-  const std::size_t type_stride = static_cast<std::size_t>(variants + 1) * k;
+  const ExpertId* canonical = &canonical_[canonical_offset(moe_layer, 0)];
+  const ExpertId* alternatives = &variants_[variant_offset(moe_layer, 0, 0)];
+  const std::size_t alternatives_per_type = static_cast<std::size_t>(variants) * k;
   const std::uint64_t layer_key = static_cast<std::uint64_t>(moe_layer) + 1;
   ExpertId* out = experts.data();
   for (const TokenRef& token : tokens) {
     const std::uint64_t bits = mix_keys(
         seed_, static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position), layer_key);
-    const bool canonical = unit_interval(bits) < affinity;
     // Low 32 bits scaled to [0, variants) by a multiply (no division); they barely overlap with the
-    // high bits that decided `canonical`.
-    const int variant = canonical ? 0 : 1 + static_cast<int>(((bits & 0xFFFFFFFFULL) * variants) >> 32);
-    const ExpertId* set = layer_sets + static_cast<std::size_t>(token.id) * type_stride + variant * k;
+    // high bits that decide between the canonical set and an alternative.
+    const ExpertId* set =
+        unit_interval(bits) < affinity
+            ? canonical + static_cast<std::size_t>(token.id) * k
+            : alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
+                  static_cast<std::size_t>(((bits & 0xFFFFFFFFULL) * variants) >> 32) * k;
     for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
     out += k;
   }

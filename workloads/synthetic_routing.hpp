@@ -44,10 +44,14 @@ class SyntheticRouting final : public RoutingSource {
   std::int32_t token_id(const TokenRef& token) const override;
 
  private:
-  // Start of the expert set (top_k ids) of (layer, type, variant) in sets_; variant 0 is canonical.
-  // Layer-major, so that one layer's sets (what a routing call touches) stay in cache.
-  std::size_t set_offset(int layer, int type, int variant) const {
-    return ((static_cast<std::size_t>(layer) * params_.vocabulary + type) * (params_.variants + 1) + variant) * top_k_;
+  // Expert sets, layer-major so that one routing call stays within one layer's tables. Canonical
+  // sets (taken by most occurrences) are kept apart from the alternatives so that the hot table is
+  // small enough to stay in cache.
+  std::size_t canonical_offset(int layer, int type) const {
+    return (static_cast<std::size_t>(layer) * params_.vocabulary + type) * top_k_;
+  }
+  std::size_t variant_offset(int layer, int type, int variant) const {  // variant in [0, variants)
+    return ((static_cast<std::size_t>(layer) * params_.vocabulary + type) * params_.variants + variant) * top_k_;
   }
 
   SyntheticRoutingParams params_;
@@ -57,7 +61,8 @@ class SyntheticRouting final : public RoutingSource {
   std::uint64_t seed_;
   int types_per_topic_;
   std::vector<AliasTable> topic_tokens_;  // [topic] -> local type index
-  std::vector<ExpertId> sets_;
+  std::vector<ExpertId> canonical_;  // [layer][type][k]
+  std::vector<ExpertId> variants_;   // [layer][type][variant][k]
 };
 
 }  // namespace semsim
