@@ -1,24 +1,153 @@
 #include "calibrate/profile.hpp"
 
-namespace semsim {
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
-CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
-  CalibrationProfile p;
-  p.name = "datasheet:" + device.name;
-  p.device = device.name;
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+#include "calibrate/kernels.hpp"
+
+namespace semsim {
+namespace profiles_data {
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
+}
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::vector<double> read_increasing(const YamlInput& in, std::size_t min_size) {
+  std::vector<double> values;
+  for (const YamlInput& item : in.items()) {
+    const double value = item.as_positive();
+    if (!values.empty() && !(value > values.back()))
+      item.fail(fmt::format("values must increase strictly, got {} after {}", value, values.back()));
+    values.push_back(value);
+  }
+  if (values.size() < min_size)
+    in.fail(fmt::format("needs at least {} values, got {}", min_size, values.size()));
+  return values;
+}
+
+FitResiduals read_residuals(const YamlInput& in) {
+  in.expect_map({"median", "p95", "samples"});
+  FitResiduals r;
+  r.median = in.required("median").as_double_in(0, 1e6);
+  r.p95 = in.required("p95").as_double_in(0, 1e6);
+  r.samples = static_cast<int>(in.required("samples").as_int_in(0, 1 << 30));
+  return r;
+}
+
+// One row of a table: measured seconds (positive) or null, measured entries contiguous and at least
+// two of them, so that every row interpolates over one range.
+void read_row(const YamlInput& row, std::size_t columns, std::vector<std::optional<double>>& out) {
+  const std::vector<YamlInput> items = row.items();
+  if (items.size() != columns)
+    row.fail(fmt::format("expected {} values (one per grid point of the last axis), got {}", columns,
+                         items.size()));
+  int measured = 0, runs = 0;
+  bool previous = false;
+  for (const YamlInput& item : items) {
+    const bool present = !item.node().IsNull();
+    out.push_back(present ? std::optional<double>(item.as_positive()) : std::nullopt);
+    measured += present ? 1 : 0;
+    runs += present && !previous ? 1 : 0;
+    previous = present;
+  }
+  if (measured < 2 || runs != 1)
+    row.fail("needs at least two measured values, contiguous (null only before and after them)");
+}
+
+KernelTable read_kernel_table(const YamlInput& in) {
+  in.expect_map({"kernel", "shape", "dtype", "implementation", "axes", "seconds", "residuals"});
+  KernelTable t;
+  t.kernel = in.required("kernel").as_choice(kernel_names());
+  const KernelSpec& spec = *find_kernel_spec(t.kernel);
+  t.shape = in.get_string("shape", "");
+  t.dtype = in.required("dtype").as_choice({"bf16", "fp8"});
+  t.implementation = in.get_string("implementation", "");
+  const YamlInput axes = in.required("axes");
+  const std::vector<YamlInput> axis_items = axes.items();
+  if (axis_items.size() != spec.axes.size())
+    axes.fail(fmt::format("{} has {} axes, got {}", t.kernel, spec.axes.size(), axis_items.size()));
+  for (std::size_t i = 0; i < axis_items.size(); ++i) {
+    const YamlInput& axis = axis_items[i];
+    axis.expect_map({"name", "values"});
+    TableAxis a;
+    a.name = axis.required("name").as_string();
+    if (a.name != spec.axes[i])
+      axis.required("name").fail(fmt::format("axis {} of {} is '{}'", i + 1, t.kernel, spec.axes[i]));
+    a.values = read_increasing(axis.required("values"), 2);
+    t.axes.push_back(std::move(a));
+  }
+  const YamlInput seconds = in.required("seconds");
+  if (t.axes.size() == 1) {
+    read_row(seconds, t.axes[0].values.size(), t.seconds);
+  } else {
+    const std::vector<YamlInput> rows = seconds.items();
+    if (rows.size() != t.axes[0].values.size())
+      seconds.fail(fmt::format("expected {} rows (one per {} value), got {}", t.axes[0].values.size(),
+                               t.axes[0].name, rows.size()));
+    for (const YamlInput& row : rows) read_row(row, t.axes[1].values.size(), t.seconds);
+  }
+  if (const auto residuals = in.optional("residuals")) t.residuals = read_residuals(*residuals);
+  return t;
+}
+
+CollectiveFit read_collective_fit(const YamlInput& in) {
+  in.expect_map({"collective", "level", "ranks", "alpha", "bus_bandwidth", "efficiency", "bandwidth_factor",
+                 "residuals"});
+  CollectiveFit f;
+  f.collective = in.required("collective").as_choice(collective_names());
+  f.level = in.required("level").as_choice(link_level_names());
+  f.ranks = static_cast<int>(in.required("ranks").as_int_in(2, 1 << 20));
+  f.alpha = in.required("alpha").as_double_in(0, 1.0);
+  f.bus_bandwidth = in.required("bus_bandwidth").as_positive();
+  f.efficiency = in.required("efficiency").as_double_in(1e-3, 2.0);
+  if (const auto curve = in.optional("bandwidth_factor")) {
+    curve->expect_map({"bytes", "factor"});
+    f.factor_bytes = read_increasing(curve->required("bytes"), 2);
+    const YamlInput factor = curve->required("factor");
+    for (const YamlInput& item : factor.items()) f.factor.push_back(item.as_double_in(1e-3, 1e3));
+    if (f.factor.size() != f.factor_bytes.size())
+      factor.fail(fmt::format("expected {} factors (one per size in bytes), got {}", f.factor_bytes.size(),
+                              f.factor.size()));
+  }
+  if (const auto residuals = in.optional("residuals")) f.residuals = read_residuals(*residuals);
+  return f;
+}
+
+ProfileProvenance read_provenance(const YamlInput& in) {
+  in.expect_map({"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl"});
+  ProfileProvenance p;
+  p.date = in.get_string("date", "");
+  p.gpu = in.get_string("gpu", "");
+  p.gpus = static_cast<int>(in.get_int_in("gpus", 0, 0, 1 << 20));
+  p.driver = in.get_string("driver", "");
+  p.cuda = in.get_string("cuda", "");
+  p.cublas = in.get_string("cublas", "");
+  p.nccl = in.get_string("nccl", "");
   return p;
 }
 
-CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device) {
-  in.expect_map({"kind", "version", "name", "source", "device", "efficiency", "overhead", "notes"});
+// Reads `in` over `base` (the values a key left out keeps).
+CalibrationProfile read_profile(const YamlInput& in, const Device& device, CalibrationProfile p) {
+  in.expect_map({"kind", "version", "name", "source", "device", "provenance", "efficiency", "overhead",
+                 "kernels", "collectives", "notes"});
   if (in.required("kind").as_string() != "profile") in.required("kind").fail("expected 'profile'");
-  in.required("version").as_int_in(1, 1);
-  CalibrationProfile p = datasheet(device);
+  if (in.required("version").as_int() != kFormatVersion)
+    in.required("version").fail(
+        fmt::format("unsupported profile version (this semsim reads {})", kFormatVersion));
   p.name = in.get_string("name", in.file());
   p.source = in.required("source").as_choice({"datasheet", "measured"});
   p.device = in.required("device").as_string();
   if (p.device != device.name)
-    in.required("device").fail("profile is for '" + p.device + "' but the cluster's device is '" + device.name + "'");
+    in.required("device").fail("profile is for '" + p.device + "' but the cluster's device is '" +
+                               device.name + "'");
+  p.provenance.reset();
+  if (const auto provenance = in.optional("provenance")) p.provenance = read_provenance(*provenance);
   if (const auto eff = in.optional("efficiency")) {
     eff->expect_map({"gemm", "attention", "memory", "scaleup", "scaleout"});
     auto read = [&](const char* key, double& field) {
@@ -35,7 +164,168 @@ CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Devi
     if (const auto v = overhead->optional("kernel")) p.kernel_overhead = v->as_double_in(0, 1e-2);
     if (const auto v = overhead->optional("collective")) p.collective_overhead = v->as_double_in(0, 1e-2);
   }
+  p.kernels.clear();
+  if (const auto kernels = in.optional("kernels")) {
+    for (const YamlInput& item : kernels->items()) {
+      KernelTable table = read_kernel_table(item);
+      if (p.find_kernel(table.kernel, table.shape, table.dtype))
+        item.fail(fmt::format("a second table for {} '{}' {}", table.kernel, table.shape, table.dtype));
+      p.kernels.push_back(std::move(table));
+    }
+  }
+  p.collectives.clear();
+  if (const auto collectives = in.optional("collectives")) {
+    for (const YamlInput& item : collectives->items()) {
+      CollectiveFit fit = read_collective_fit(item);
+      for (const CollectiveFit& other : p.collectives)
+        if (other.collective == fit.collective && other.level == fit.level && other.ranks == fit.ranks)
+          item.fail(
+              fmt::format("a second fit for {} at {} on {} ranks", fit.collective, fit.level, fit.ranks));
+      p.collectives.push_back(std::move(fit));
+    }
+  }
+  p.notes = in.get_string("notes", "");
   return p;
+}
+
+// Numbers in their shortest form that reads back to the same double.
+std::string number(double value) {
+  return fmt::format("{}", value);
+}
+
+void emit_numbers(YAML::Emitter& out, const std::vector<double>& values) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (const double v : values) out << number(v);
+  out << YAML::EndSeq;
+}
+
+void emit_residuals(YAML::Emitter& out, const FitResiduals& r) {
+  out << YAML::Key << "residuals" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "median" << YAML::Value << number(r.median);
+  out << YAML::Key << "p95" << YAML::Value << number(r.p95);
+  out << YAML::Key << "samples" << YAML::Value << r.samples;
+  out << YAML::EndMap;
+}
+
+void emit_kernel_table(YAML::Emitter& out, const KernelTable& t) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "kernel" << YAML::Value << t.kernel;
+  out << YAML::Key << "shape" << YAML::Value << YAML::DoubleQuoted << t.shape;
+  out << YAML::Key << "dtype" << YAML::Value << t.dtype;
+  if (!t.implementation.empty()) out << YAML::Key << "implementation" << YAML::Value << t.implementation;
+  out << YAML::Key << "axes" << YAML::Value << YAML::BeginSeq;
+  for (const TableAxis& axis : t.axes) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << axis.name << YAML::Key << "values"
+        << YAML::Value;
+    emit_numbers(out, axis.values);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  const std::size_t columns = t.columns();
+  auto emit_row = [&](std::size_t first) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (std::size_t i = first; i < first + columns; ++i)
+      t.seconds[i] ? out << number(*t.seconds[i]) : out << YAML::Null;
+    out << YAML::EndSeq;
+  };
+  out << YAML::Key << "seconds" << YAML::Value;
+  if (t.axes.size() == 1) {
+    emit_row(0);
+  } else {
+    out << YAML::BeginSeq;
+    for (std::size_t row = 0; row < t.axes[0].values.size(); ++row) emit_row(row * columns);
+    out << YAML::EndSeq;
+  }
+  emit_residuals(out, t.residuals);
+  out << YAML::EndMap;
+}
+
+void emit_collective_fit(YAML::Emitter& out, const CollectiveFit& f) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "collective" << YAML::Value << f.collective;
+  out << YAML::Key << "level" << YAML::Value << f.level;
+  out << YAML::Key << "ranks" << YAML::Value << f.ranks;
+  out << YAML::Key << "alpha" << YAML::Value << number(f.alpha);
+  out << YAML::Key << "bus_bandwidth" << YAML::Value << number(f.bus_bandwidth);
+  out << YAML::Key << "efficiency" << YAML::Value << number(f.efficiency);
+  if (!f.factor.empty()) {
+    out << YAML::Key << "bandwidth_factor" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "bytes" << YAML::Value;
+    emit_numbers(out, f.factor_bytes);
+    out << YAML::Key << "factor" << YAML::Value;
+    emit_numbers(out, f.factor);
+    out << YAML::EndMap;
+  }
+  emit_residuals(out, f.residuals);
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
+  const std::string wanted = device.name + "-datasheet.yaml";
+  for (const auto& [name, text] : profiles_data::embedded_files())
+    if (name == wanted)
+      return read_profile(YamlInput::parse(std::string(text), "<profile " + wanted + ">"), device, {});
+  CalibrationProfile p;
+  p.name = "datasheet:" + device.name;
+  p.device = device.name;
+  return p;
+}
+
+CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device) {
+  return read_profile(in, device, datasheet(device));
+}
+
+const KernelTable* CalibrationProfile::find_kernel(const std::string& kernel, const std::string& shape,
+                                                   const std::string& dtype) const {
+  for (const KernelTable& table : kernels)
+    if (table.kernel == kernel && table.shape == shape && table.dtype == dtype) return &table;
+  return nullptr;
+}
+
+std::string CalibrationProfile::to_yaml() const {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "kind" << YAML::Value << "profile";
+  out << YAML::Key << "version" << YAML::Value << kFormatVersion;
+  out << YAML::Key << "name" << YAML::Value << name;
+  out << YAML::Key << "source" << YAML::Value << source;
+  out << YAML::Key << "device" << YAML::Value << device;
+  if (provenance) {
+    out << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap;
+    const std::pair<const char*, const std::string*> fields[] = {
+        {"date", &provenance->date}, {"gpu", &provenance->gpu},       {"driver", &provenance->driver},
+        {"cuda", &provenance->cuda}, {"cublas", &provenance->cublas}, {"nccl", &provenance->nccl}};
+    for (const auto& [key, value] : fields)
+      out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << *value;
+    out << YAML::Key << "gpus" << YAML::Value << provenance->gpus;
+    out << YAML::EndMap;
+  }
+  out << YAML::Key << "efficiency" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "gemm" << YAML::Value << number(gemm_efficiency);
+  out << YAML::Key << "attention" << YAML::Value << number(attention_efficiency);
+  out << YAML::Key << "memory" << YAML::Value << number(memory_efficiency);
+  out << YAML::Key << "scaleup" << YAML::Value << number(scaleup_efficiency);
+  out << YAML::Key << "scaleout" << YAML::Value << number(scaleout_efficiency);
+  out << YAML::EndMap;
+  out << YAML::Key << "overhead" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "kernel" << YAML::Value << number(kernel_overhead);
+  out << YAML::Key << "collective" << YAML::Value << number(collective_overhead);
+  out << YAML::EndMap;
+  if (!kernels.empty()) {
+    out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;
+    for (const KernelTable& table : kernels) emit_kernel_table(out, table);
+    out << YAML::EndSeq;
+  }
+  if (!collectives.empty()) {
+    out << YAML::Key << "collectives" << YAML::Value << YAML::BeginSeq;
+    for (const CollectiveFit& fit : collectives) emit_collective_fit(out, fit);
+    out << YAML::EndSeq;
+  }
+  if (!notes.empty()) out << YAML::Key << "notes" << YAML::Value << YAML::Literal << notes;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace semsim

@@ -1,31 +1,104 @@
 #pragma once
-// A calibration profile: how close to its datasheet a device gets on each kind of work. The
-// roofline cost model and the network read these numbers; `source: datasheet` profiles carry
-// documented assumptions so the simulator runs before any measurement, `source: measured` ones
-// come from the microbenchmarks (calibration issue) and later carry full tables.
+// A calibration profile (format version 1, see calibrate/README.md): how a device performs on the
+// kernels and collectives of MoE serving. Every profile has achievable fractions of the datasheet
+// (read by the roofline and the network); a measured profile adds per-kernel time tables over the
+// benchmarked grid and per-collective fits, each with the residuals of its fit. `source: datasheet`
+// profiles (calibrate/profiles/*-datasheet.yaml, embedded) carry documented assumptions so the
+// simulator runs before any measurement.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "models/device.hpp"
 #include "models/yaml_input.hpp"
 
 namespace semsim {
 
+// Relative errors |predicted - measured| / measured of a fit, over `samples` held-out points.
+struct FitResiduals {
+  double median = 0;
+  double p95 = 0;
+  int samples = 0;
+  bool operator==(const FitResiduals&) const = default;
+};
+
+struct TableAxis {
+  std::string name;
+  std::vector<double> values;  // positive, strictly increasing
+  bool operator==(const TableAxis&) const = default;
+};
+
+// Measured seconds of one kernel on one shape over a grid of one or two axes (calibrate/kernels.hpp
+// names them). Grid points that were not measured (e.g. more active experts than tokens) are empty.
+struct KernelTable {
+  std::string kernel;          // a name from kernel_specs()
+  std::string shape;           // "key=value ..." as kernel_shape() writes it for a model
+  std::string dtype = "bf16";  // bf16 | fp8 (GEMM weights and activations)
+  std::string implementation;  // what ran, e.g. cublasGemmGroupedBatchedEx
+  std::vector<TableAxis> axes;
+  std::vector<std::optional<double>> seconds;  // row-major: [i0 * axes[1].size() + i1]
+  FitResiduals residuals;
+
+  std::size_t columns() const { return axes.size() > 1 ? axes[1].values.size() : axes.at(0).values.size(); }
+  bool operator==(const KernelTable&) const = default;
+};
+
+// One collective at one link level and rank count: time(bytes) = alpha + bus_bytes / (bus_bandwidth *
+// factor(message bytes)), with bus bytes in the nccl-tests convention and `factor` interpolated over
+// the measured message sizes (1 at large messages; below 1 where small messages waste bandwidth).
+struct CollectiveFit {
+  std::string collective;  // a name from collective_names()
+  std::string level;       // scaleup | scaleout
+  int ranks = 0;
+  double alpha = 0;                  // seconds
+  double bus_bandwidth = 0;          // bytes/s at the largest messages
+  double efficiency = 0;             // bus_bandwidth / the datasheet bandwidth of one link of the level
+  std::vector<double> factor_bytes;  // message sizes: bytes per peer for all_to_all(v), per rank otherwise
+  std::vector<double> factor;
+  FitResiduals residuals;
+  bool operator==(const CollectiveFit&) const = default;
+};
+
+// Where a measured profile came from.
+struct ProfileProvenance {
+  std::string date;    // ISO 8601, UTC
+  std::string gpu;     // CUDA device name
+  int gpus = 0;        // devices on the machine (the largest rank count measured)
+  std::string driver;  // driver version
+  std::string cuda;    // CUDA runtime version
+  std::string cublas;
+  std::string nccl;
+  bool operator==(const ProfileProvenance&) const = default;
+};
+
 struct CalibrationProfile {
   std::string name = "datasheet";
   std::string source = "datasheet";  // datasheet | measured
   std::string device;
-  double gemm_efficiency = 0.70;       // fraction of dense peak FLOP/s reached by GEMM-like kernels
-  double attention_efficiency = 0.45;  // fraction of BF16 peak reached by attention kernels
-  double memory_efficiency = 0.80;     // fraction of HBM bandwidth reached by memory-bound kernels
+  std::optional<ProfileProvenance> provenance;  // measured profiles
+  double gemm_efficiency = 0.70;                // fraction of dense peak FLOP/s reached by GEMM-like kernels
+  double attention_efficiency = 0.45;           // fraction of BF16 peak reached by attention kernels
+  double memory_efficiency = 0.80;              // fraction of HBM bandwidth reached by memory-bound kernels
   double scaleup_efficiency = 0.80;    // fraction of scale-up link bandwidth reached by NCCL all-to-all
   double scaleout_efficiency = 0.85;   // fraction of NIC bandwidth reached over the fabric
   double kernel_overhead = 4e-6;       // seconds per kernel launch (fixed cost of small kernels)
   double collective_overhead = 10e-6;  // seconds of software setup per collective
+  std::vector<KernelTable> kernels;
+  std::vector<CollectiveFit> collectives;
+  std::string notes;
 
-  // The defaults above, for `device` (documented in calibrate/README.md).
+  // The device's embedded datasheet profile (calibrate/profiles/<device>-datasheet.yaml), or the
+  // generic assumptions above for a device that has none (a device defined in a user file).
   static CalibrationProfile datasheet(const Device& device);
-  // A profile file; its `device` must match the cluster's device.
+  // A profile file; its `device` must match the cluster's device. Keys it leaves out keep the
+  // device's datasheet values.
   static CalibrationProfile from_yaml(const YamlInput& in, const Device& device);
+  // The profile as a version-1 YAML document that from_yaml reads back unchanged.
+  std::string to_yaml() const;
+
+  const KernelTable* find_kernel(const std::string& kernel, const std::string& shape,
+                                 const std::string& dtype) const;
+  bool operator==(const CalibrationProfile&) const = default;
 };
 
 }  // namespace semsim

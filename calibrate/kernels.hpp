@@ -1,0 +1,25 @@
+#pragma once
+// The names a calibration profile, the microbenchmarks and the calibrated cost model agree on:
+// which kernels are measured (and over which axes), and which collectives.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace semsim {
+
+struct KernelSpec {
+  std::string_view name;
+  std::vector<std::string_view> axes;  // table axes, in order (the first indexes the rows)
+  std::string_view what;               // one line: what the microbenchmark times
+};
+
+// Every kernel a profile may carry a table for.
+const std::vector<KernelSpec>& kernel_specs();
+const KernelSpec* find_kernel_spec(std::string_view name);
+std::vector<std::string> kernel_names();
+
+// Every collective a profile may carry a fit for, and the link levels a fit belongs to.
+const std::vector<std::string>& collective_names();
+const std::vector<std::string>& link_level_names();  // scaleup, scaleout
+
+}  // namespace semsim

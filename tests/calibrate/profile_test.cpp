@@ -1,0 +1,224 @@
+// Calibration profile format v1: datasheet profiles for every device preset, exact round trip through
+// YAML, and one clear located error for each kind of malformed profile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calibrate/profile.hpp"
+#include "models/presets.hpp"
+
+namespace semsim {
+namespace {
+
+Device device_preset(const std::string& name) {
+  return load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("<test>"), "device"),
+                     "");
+}
+
+const Device& h200() {
+  static const Device device = device_preset("h200-sxm");
+  return device;
+}
+
+CalibrationProfile parse(const std::string& text) {
+  return CalibrationProfile::from_yaml(YamlInput::parse(text, "test.yaml"), h200());
+}
+
+const std::string kHeader = "kind: profile\nversion: 1\nsource: measured\ndevice: h200-sxm\n";
+
+TEST(Profile, EveryDevicePresetHasADatasheetProfile) {
+  const auto devices = preset_names(PresetKind::kDevice);
+  ASSERT_EQ(devices.size(), 7u);
+  for (const std::string& name : devices) {
+    SCOPED_TRACE(name);
+    const CalibrationProfile p = CalibrationProfile::datasheet(device_preset(name));
+    EXPECT_EQ(p.name, name + "-datasheet");
+    EXPECT_EQ(p.source, "datasheet");
+    EXPECT_EQ(p.device, name);
+    EXPECT_FALSE(p.notes.empty()) << "a datasheet profile documents its assumptions";
+    EXPECT_TRUE(p.kernels.empty());
+    EXPECT_DOUBLE_EQ(p.gemm_efficiency, 0.70);
+    EXPECT_DOUBLE_EQ(p.attention_efficiency, 0.45);
+    EXPECT_DOUBLE_EQ(p.memory_efficiency, 0.80);
+    EXPECT_DOUBLE_EQ(p.scaleup_efficiency, 0.80);
+    EXPECT_DOUBLE_EQ(p.scaleout_efficiency, 0.85);
+    EXPECT_DOUBLE_EQ(p.kernel_overhead, 4e-6);
+    EXPECT_DOUBLE_EQ(p.collective_overhead, 10e-6);
+  }
+}
+
+TEST(Profile, DeviceWithoutDatasheetFileGetsTheGenericAssumptions) {
+  Device custom = h200();
+  custom.name = "my-accelerator";
+  const CalibrationProfile p = CalibrationProfile::datasheet(custom);
+  EXPECT_EQ(p.name, "datasheet:my-accelerator");
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency, 0.70);
+}
+
+CalibrationProfile full_profile() {
+  CalibrationProfile p = CalibrationProfile::datasheet(h200());
+  p.name = "round-trip";
+  p.source = "measured";
+  p.provenance =
+      ProfileProvenance{"2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.1", "13.0", "13.1.0", "2.28.9"};
+  p.gemm_efficiency = 0.6123456789012345;
+  p.kernel_overhead = 3.3e-6;
+  KernelTable experts;
+  experts.kernel = "routed_experts";
+  experts.shape = "hidden=2048 ffn=1408";
+  experts.implementation = "cublasGemmGroupedBatchedEx";
+  experts.axes = {{"active_experts", {1, 2, 4}}, {"tokens", {1, 2, 4, 8}}};
+  experts.seconds = {1e-5,   1.1e-5, 1.3e-5,       1.7e-5,       std::nullopt, 2e-5,
+                     2.1e-5, 2.5e-5, std::nullopt, std::nullopt, 3e-5,         1.0 / 3.0};
+  experts.residuals = {0.012, 0.05, 6};
+  KernelTable head;
+  head.kernel = "lm_head";
+  head.shape = "hidden=2048 vocabulary=102400";
+  head.dtype = "fp8";
+  head.axes = {{"tokens", {1, 16, 256}}};
+  head.seconds = {std::nullopt, 2e-4, 9e-4};
+  p.kernels = {experts, head};
+  CollectiveFit a2a;
+  a2a.collective = "all_to_all";
+  a2a.level = "scaleup";
+  a2a.ranks = 8;
+  a2a.alpha = 1.7e-5;
+  a2a.bus_bandwidth = 3.6e11;
+  a2a.efficiency = 0.8;
+  a2a.factor_bytes = {128, 1024, 1 << 20};
+  a2a.factor = {0.1, 0.45, 1.0};
+  a2a.residuals = {0.02, 0.08, 19};
+  p.collectives = {a2a};
+  p.notes = "line one\nline two\n";
+  return p;
+}
+
+TEST(Profile, RoundTripsThroughYamlExactly) {
+  const CalibrationProfile original = full_profile();
+  const std::string text = original.to_yaml();
+  const CalibrationProfile back = parse(text);
+  EXPECT_EQ(back, original) << text;
+  EXPECT_EQ(back.to_yaml(), text);
+}
+
+TEST(Profile, KeysLeftOutKeepTheDatasheetValues) {
+  const CalibrationProfile p = parse(kHeader + "efficiency: {gemm: 0.5}\n");
+  const CalibrationProfile datasheet = CalibrationProfile::datasheet(h200());
+  EXPECT_DOUBLE_EQ(p.gemm_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(p.memory_efficiency, datasheet.memory_efficiency);
+  EXPECT_DOUBLE_EQ(p.collective_overhead, datasheet.collective_overhead);
+  EXPECT_EQ(p.source, "measured");
+  EXPECT_EQ(p.notes, "");
+}
+
+TEST(Profile, FindsTablesByKernelShapeAndDtype) {
+  const CalibrationProfile p = full_profile();
+  EXPECT_EQ(p.find_kernel("routed_experts", "hidden=2048 ffn=1408", "bf16"), &p.kernels[0]);
+  EXPECT_EQ(p.find_kernel("routed_experts", "hidden=2048 ffn=1408", "fp8"), nullptr);
+  EXPECT_EQ(p.find_kernel("routed_experts", "hidden=4096 ffn=1408", "bf16"), nullptr);
+  EXPECT_EQ(p.find_kernel("lm_head", "hidden=2048 vocabulary=102400", "fp8"), &p.kernels[1]);
+}
+
+struct Malformed {
+  std::string name;
+  std::string body;      // after kHeader (lines 1-4)
+  std::string location;  // test.yaml:LINE:COLUMN
+  std::string message;
+};
+
+void PrintTo(const Malformed& m, std::ostream* os) {
+  *os << m.name;
+}
+
+class MalformedProfile : public testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedProfile, IsRejectedWithOneLocatedMessage) {
+  const Malformed& m = GetParam();
+  try {
+    parse(kHeader + m.body);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.starts_with(m.location + ":")) << message;
+    EXPECT_NE(message.find(m.message), std::string::npos) << message;
+  }
+}
+
+const std::string kTable1d =
+    "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: [1, 2, 4]}]\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Profile, MalformedProfile,
+    testing::Values(
+        Malformed{"UnknownTopKey", "efficiencies: {}\n", "test.yaml:5:1",
+                  "unknown key 'efficiencies' (did you mean 'efficiency'?)"},
+        Malformed{"UnknownKernel",
+                  "kernels:\n  - kernel: routed_expert\n    dtype: bf16\n    axes: []\n    seconds: []\n",
+                  "test.yaml:6:13",
+                  "kernels[0].kernel: unknown value 'routed_expert' (did you mean 'routed_experts'?)"},
+        Malformed{"WrongAxisCount",
+                  "kernels:\n  - kernel: routed_experts\n    dtype: bf16\n    axes: [{name: tokens, values: "
+                  "[1, 2]}]\n"
+                  "    seconds: [1, 2]\n",
+                  "test.yaml:8:11", "routed_experts has 2 axes, got 1"},
+        Malformed{"WrongAxisName",
+                  "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: batch, values: [1, 2]}]\n  "
+                  "  seconds: [1, 2]\n",
+                  "test.yaml:8:19", "axis 1 of gate is 'tokens'"},
+        Malformed{"GridNotIncreasing",
+                  "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: [1, 4, "
+                  "4]}]\n    seconds: [1, 2, 3]\n",
+                  "test.yaml:8:42", "values must increase strictly, got 4 after 4"},
+        Malformed{"RowTooShort", kTable1d + "    seconds: [1e-5, 2e-5]\n", "test.yaml:9:14",
+                  "expected 3 values (one per grid point of the last axis), got 2"},
+        Malformed{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",
+                  "needs at least two measured values, contiguous"},
+        Malformed{"NegativeSeconds", kTable1d + "    seconds: [1e-5, -2e-5, 3e-5]\n", "test.yaml:9:21",
+                  "kernels[0].seconds[1]: must be positive"},
+        Malformed{"DuplicateTable",
+                  kTable1d + "    seconds: [1, 2, 3]\n" + kTable1d.substr(9) + "    seconds: [1, 2, 3]\n",
+                  "test.yaml:10:5", "a second table for gate '' bf16"},
+        Malformed{"MissingRows",
+                  "kernels:\n  - kernel: attention_decode\n    dtype: bf16\n    axes: [{name: batch, values: "
+                  "[1, 2]}, "
+                  "{name: context, values: [64, 128]}]\n    seconds: [[1, 2]]\n",
+                  "test.yaml:9:14", "expected 2 rows (one per batch value), got 1"},
+        Malformed{"UnknownLevel",
+                  "collectives:\n  - {collective: all_to_all, level: nvlink, ranks: 8, alpha: 1e-5, "
+                  "bus_bandwidth: 3e11, "
+                  "efficiency: 0.8}\n",
+                  "test.yaml:6:37", "collectives[0].level: unknown value 'nvlink'"},
+        Malformed{"FactorLengthMismatch",
+                  "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 8, alpha: 1e-5, "
+                  "bus_bandwidth: 3e11, "
+                  "efficiency: 0.8, bandwidth_factor: {bytes: [1, 2, 4], factor: [0.5, 1]}}\n",
+                  "test.yaml:6:152", "expected 3 factors (one per size in bytes), got 2"},
+        Malformed{"OneRankFit",
+                  "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 1, alpha: 1e-5, "
+                  "bus_bandwidth: 3e11, "
+                  "efficiency: 0.8}\n",
+                  "test.yaml:6:53", "ranks: must be in [2, 1048576], got 1"}),
+    [](const testing::TestParamInfo<Malformed>& info) { return info.param.name; });
+
+TEST(Profile, FutureVersionIsRejected) {
+  try {
+    CalibrationProfile::from_yaml(YamlInput::parse("kind: profile\nversion: 2\n", "test.yaml"), h200());
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "test.yaml:2:10: version: unsupported profile version (this semsim reads 1)");
+  }
+}
+
+TEST(Profile, WrongDeviceIsRejected) {
+  try {
+    CalibrationProfile::from_yaml(YamlInput::parse(kHeader, "test.yaml"), device_preset("a100-sxm-80gb"));
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "test.yaml:4:9: device: profile is for 'h200-sxm' but the cluster's device is 'a100-sxm-80gb'");
+  }
+}
+
+}  // namespace
+}  // namespace semsim
