@@ -1,0 +1,52 @@
+#pragma once
+// The fitter: turns microbenchmark samples into a profile's kernel tables and collective fits, each
+// with the residuals of predicting points the fit did not see.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/kernels.hpp"
+#include "calibrate/profile.hpp"
+
+namespace semsim {
+
+// Median and 95th percentile (linear between order statistics) of relative errors.
+FitResiduals residuals_of(std::vector<double> relative_errors);
+
+// One measured kernel time at (x[, y]) on its axes.
+struct KernelSample {
+  double x = 0;
+  double y = 0;  // second axis of two-axis kernels
+  double seconds = 0;
+};
+
+// The table of one kernel on one shape: the grid is every distinct coordinate of `grid`; a row keeps
+// its longest run of contiguous measured points (a point that failed to measure is a hole), and a
+// row with fewer than two is dropped. Residuals: each interior grid point predicted from its row
+// without it (leave one out), plus `held_out` samples off the grid (e.g. skewed expert histograms)
+// predicted by the table. Nothing when too little was measured to make a table.
+std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::string& shape,
+                                            const std::string& dtype, const std::string& implementation,
+                                            const std::vector<KernelSample>& grid,
+                                            const std::vector<KernelSample>& held_out = {});
+
+// One measured collective, nccl-tests conventions.
+struct CollectiveSample {
+  double bus_bytes = 0;      // bytes over the busiest link direction (algorithm bytes x bus factor)
+  double message_bytes = 0;  // bytes per peer (all_to_all, all_to_allv), per rank otherwise
+  double seconds = 0;
+};
+
+// alpha from the smallest messages, bus bandwidth from the slope over the largest ones (bus bytes at
+// least 1/8 of the largest), and at every measured size the bandwidth factor that makes
+// alpha + bus_bytes / (bus_bandwidth * factor) pass through the sample, capped so that no message
+// beats `link_bandwidth`. Residuals: every interior size predicted with its factor left out.
+// One sample per message size (the first of repeats is kept); nothing with fewer than three sizes.
+std::optional<CollectiveFit> fit_collective(const std::string& collective, const std::string& level,
+                                            int ranks, std::vector<CollectiveSample> samples,
+                                            double link_bandwidth);
+
+// What a fit predicts for one collective.
+double collective_seconds(const CollectiveFit& fit, double bus_bytes, double message_bytes);
+
+}  // namespace semsim

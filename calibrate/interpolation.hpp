@@ -1,0 +1,73 @@
+#pragma once
+// Monotone interpolation of measured times (and bandwidth factors) over their grids. Curves are
+// interpolated in log-log space, where kernel times and message-size effects are close to
+// piecewise linear over decades, with Fritsch-Carlson (PCHIP) slopes: monotone wherever the data is,
+// no overshoot between grid points. Beyond the grid a curve continues along its end segment's
+// slope (never downward); a table refuses queries far outside its grid unless told otherwise.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "calibrate/profile.hpp"
+
+namespace semsim {
+
+class MonotoneCurve {
+ public:
+  // x strictly increasing and positive, y positive, at least two points.
+  MonotoneCurve(std::vector<double> x, std::vector<double> y);
+
+  double operator()(double x) const;
+  double first_x() const { return x_.front(); }
+  double last_x() const { return x_.back(); }
+
+ private:
+  std::vector<double> x_;      // as given (for the range)
+  std::vector<double> u_;      // ln x
+  std::vector<double> v_;      // ln y
+  std::vector<double> slope_;  // dv/du at each point
+};
+
+// A collective fit's bandwidth factor by message size: interpolated between measured sizes, held at
+// the end values beyond them (a bandwidth factor is bounded, so flat is the safe continuation), and
+// 1 for a fit without a curve.
+class BandwidthFactor {
+ public:
+  explicit BandwidthFactor(const CollectiveFit& fit);
+  double operator()(double message_bytes) const;
+
+ private:
+  std::optional<MonotoneCurve> curve_;
+};
+
+// How far beyond its measured range a table answers without being told to extrapolate: a query
+// within [first / kNearGridFactor, last * kNearGridFactor] of every axis it uses is near the grid.
+inline constexpr double kNearGridFactor = 2.0;
+
+// Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
+// MonotoneCurve along the last axis of every row, then one across the rows that reach the query.
+class KernelTableLookup {
+ public:
+  // `label` names the table in errors (profile and kernel); far queries throw InputError unless
+  // `allow_extrapolation`.
+  KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation);
+
+  // Seconds at `x` on a one-axis table, or at (`x`, `y`) on a two-axis one. Memoised: the engine
+  // asks the same few points again and again.
+  double seconds(double x, double y = 0) const;
+
+ private:
+  double evaluate(double x, double y) const;
+  void check_near(std::size_t axis, double value, double first, double last) const;
+
+  std::vector<std::string> axis_names_;
+  std::string label_;
+  bool allow_extrapolation_;
+  std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
+  std::vector<MonotoneCurve> rows_;
+  mutable std::map<std::pair<double, double>, double> memo_;
+};
+
+}  // namespace semsim

@@ -1,0 +1,267 @@
+// The fitter on synthetic samples whose truth is known: monotone interpolation, extrapolation
+// refusal, kernel tables with holes, and collective alpha-beta fits with bandwidth-factor curves.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/interpolation.hpp"
+
+namespace semsim {
+namespace {
+
+std::vector<double> powers_of_two(int from, int to) {
+  std::vector<double> out;
+  for (int e = from; e <= to; ++e) out.push_back(std::ldexp(1.0, e));
+  return out;
+}
+
+TEST(MonotoneCurve, PassesThroughEveryPoint) {
+  const std::vector<double> x{1, 2, 4, 8, 16, 32}, y{3e-6, 3.1e-6, 3.5e-6, 5e-6, 9e-6, 1.7e-5};
+  const MonotoneCurve curve(x, y);
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(curve(x[i]), y[i], 1e-12 * y[i]);
+}
+
+TEST(MonotoneCurve, IsExactOnPowerLaws) {
+  // A power law is a straight line in log-log space, which PCHIP reproduces everywhere.
+  auto law = [](double x) { return 2e-6 * std::pow(x, 0.8); };
+  std::vector<double> x = powers_of_two(0, 10), y;
+  for (double v : x) y.push_back(law(v));
+  const MonotoneCurve curve(x, y);
+  for (double q : {1.5, 3.0, 100.0, 777.0, 1000.0}) EXPECT_NEAR(curve(q), law(q), 1e-9 * law(q)) << q;
+  // Beyond the grid it continues along the end slope.
+  EXPECT_NEAR(curve(1500.0), law(1500.0), 1e-9 * law(1500.0));
+  EXPECT_NEAR(curve(0.75), law(0.75), 1e-9 * law(0.75));
+}
+
+TEST(MonotoneCurve, StaysMonotoneAndWithinNeighboursOnRandomMonotoneData) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> step(0.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> x = powers_of_two(0, 12), y;
+    double value = 1e-6;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      // Flat stretches, small steps and jumps: what kernel times over tile boundaries look like.
+      const double r = step(rng);
+      value *= r < 0.3 ? 1.0 : (r < 0.8 ? 1.0 + 0.1 * step(rng) : 1.0 + 5 * step(rng));
+      y.push_back(value);
+    }
+    const MonotoneCurve curve(x, y);
+    double previous = curve(x.front());
+    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+      for (int k = 1; k <= 50; ++k) {
+        const double q = x[i] * std::pow(x[i + 1] / x[i], k / 50.0);
+        const double v = curve(q);
+        ASSERT_GE(v, previous * (1 - 1e-12)) << "trial " << trial << " at " << q;
+        ASSERT_GE(v, y[i] * (1 - 1e-12));
+        ASSERT_LE(v, y[i + 1] * (1 + 1e-12));
+        previous = v;
+      }
+    }
+  }
+}
+
+TEST(MonotoneCurve, DecreasingDataStaysDecreasingInside) {
+  const std::vector<double> x{1, 2, 4, 8}, y{8, 4, 3, 1};
+  const MonotoneCurve curve(x, y);
+  double previous = curve(1);
+  for (double q = 1.05; q <= 8; q *= 1.05) {
+    EXPECT_LE(curve(q), previous + 1e-12);
+    previous = curve(q);
+  }
+  EXPECT_DOUBLE_EQ(curve(16), 1.0) << "never downward beyond the grid: flat instead";
+}
+
+KernelTable gate_table() {
+  KernelTable t;
+  t.kernel = "gate";
+  t.axes = {{"tokens", {1, 16, 256, 4096}}};
+  t.seconds = {4e-6, 5e-6, 1e-5, 8e-5};
+  return t;
+}
+
+TEST(KernelTableLookup, AnswersNearTheGridAndRefusesFarOutside) {
+  const KernelTableLookup lookup(gate_table(), "profile 'p': gate '' bf16", false);
+  EXPECT_NEAR(lookup.seconds(16), 5e-6, 1e-18);
+  EXPECT_GT(lookup.seconds(8000), 8e-5);  // within 2x beyond: extrapolated along the end slope
+  EXPECT_NEAR(lookup.seconds(8192), 8e-5 * std::pow(8e-5 / 1e-5, 1.0 / 4), 1e-12);
+  try {
+    lookup.seconds(8193);
+    FAIL() << "answered far outside the grid";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "profile 'p': gate '' bf16: tokens = 8193 is far outside the measured grid [1, 4096] (more than 2x "
+        "beyond it); measure it, or set calibration.extrapolate: true to extrapolate");
+  }
+  EXPECT_THROW(lookup.seconds(0.4), InputError);
+  const KernelTableLookup allowed(gate_table(), "p", true);
+  EXPECT_NEAR(allowed.seconds(65536), 8e-5 * std::pow(8e-5 / 1e-5, 4.0 / 4), 1e-12);
+}
+
+// t = c * a^0.3 * T^0.8 on a triangular grid (a <= T), as the routed-experts tables are measured.
+double experts_law(double a, double t) {
+  return 1e-6 * std::pow(a, 0.3) * std::pow(t, 0.8);
+}
+
+KernelTable triangular_experts_table() {
+  KernelTable t;
+  t.kernel = "routed_experts";
+  t.axes = {{"active_experts", powers_of_two(0, 6)}, {"tokens", powers_of_two(0, 12)}};
+  for (double a : t.axes[0].values)
+    for (double tokens : t.axes[1].values)
+      t.seconds.push_back(tokens >= a ? std::optional<double>(experts_law(a, tokens)) : std::nullopt);
+  return t;
+}
+
+TEST(KernelTableLookup, InterpolatesTwoAxesAcrossATriangularGrid) {
+  const KernelTableLookup lookup(triangular_experts_table(), "t", false);
+  for (auto [a, tokens] :
+       {std::pair{3.0, 100.0}, {5.0, 7.0}, {48.0, 3000.0}, {64.0, 64.0}, {1.0, 1.0}, {20.0, 4096.0}})
+    EXPECT_NEAR(lookup.seconds(a, tokens), experts_law(a, tokens), 1e-9 * experts_law(a, tokens))
+        << a << " " << tokens;
+  EXPECT_THROW(lookup.seconds(200, 1000), InputError);  // more than 2x the largest active count
+  EXPECT_THROW(lookup.seconds(4, 10000), InputError);   // more than 2x the most tokens
+}
+
+TEST(KernelTableLookup, IsMonotoneAlongBothAxesOnMonotoneData) {
+  const KernelTableLookup lookup(triangular_experts_table(), "t", false);
+  for (double a = 1; a <= 64; a *= 1.3) {
+    double previous = 0;
+    for (double tokens = a; tokens <= 4096; tokens *= 1.17) {
+      const double v = lookup.seconds(a, tokens);
+      EXPECT_GE(v, previous);
+      previous = v;
+    }
+  }
+  for (double tokens = 64; tokens <= 4096; tokens *= 1.5) {
+    double previous = 0;
+    for (double a = 1; a <= 64; a *= 1.2) {
+      const double v = lookup.seconds(a, tokens);
+      EXPECT_GE(v, previous);
+      previous = v;
+    }
+  }
+}
+
+TEST(FitResiduals, MedianAndP95InterpolateBetweenOrderStatistics) {
+  const FitResiduals r = residuals_of({0.10, 0.02, 0.04, 0.01, 0.03});
+  EXPECT_EQ(r.samples, 5);
+  EXPECT_DOUBLE_EQ(r.median, 0.03);
+  EXPECT_NEAR(r.p95, 0.04 + 0.8 * 0.06, 1e-15);
+  EXPECT_EQ(residuals_of({}).samples, 0);
+}
+
+TEST(FitKernelTable, BuildsTheGridKeepsContiguousRunsAndReportsHeldOutErrors) {
+  std::vector<KernelSample> grid;
+  for (double a : powers_of_two(0, 3))
+    for (double tokens : powers_of_two(0, 8))
+      if (tokens >= a && !(a == 2 && tokens == 64)) grid.push_back({a, tokens, experts_law(a, tokens)});
+  grid.push_back({8, 16, -1});  // a failed measurement is not a sample
+  const std::vector<KernelSample> skewed{{3, 100, experts_law(3, 100) * 1.10},
+                                         {6, 200, experts_law(6, 200) * 0.95}};
+  const auto table =
+      fit_kernel_table(*find_kernel_spec("routed_experts"), "hidden=8 ffn=16", "bf16", "test", grid, skewed);
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->axes[0].values, powers_of_two(0, 3));
+  EXPECT_EQ(table->axes[1].values, powers_of_two(0, 8));
+  // Row a=2 misses tokens=64: it keeps its longest run, 2..32, and drops 128..256.
+  const std::size_t columns = 9;
+  EXPECT_TRUE(table->seconds[1 * columns + 5]);   // a=2, tokens=32
+  EXPECT_FALSE(table->seconds[1 * columns + 6]);  // a=2, tokens=64 (not measured)
+  EXPECT_FALSE(table->seconds[1 * columns + 7]);  // a=2, tokens=128 (dropped: after the hole)
+  EXPECT_FALSE(table->seconds[3 * columns + 0]);  // a=8, tokens=1 (impossible)
+  EXPECT_DOUBLE_EQ(*table->seconds[3 * columns + 4], experts_law(8, 16));
+  // Leave-one-out on a power law is exact (interior points of rows of 9, 5, 7 and 6 points); the
+  // skewed samples are 10% above and 5% below what the table predicts.
+  EXPECT_EQ(table->residuals.samples, 7 + 3 + 5 + 4 + 2);
+  EXPECT_NEAR(table->residuals.median, 0.0, 1e-9);
+  EXPECT_NEAR(table->residuals.p95, 0.05 / 0.95, 1e-9);
+  const KernelTableLookup lookup(*table, "t", false);
+  EXPECT_NEAR(lookup.seconds(2, 100), experts_law(2, 100), 1e-9 * experts_law(2, 100));
+}
+
+TEST(FitKernelTable, NeedsTwoMeasuredPoints) {
+  const KernelSpec& gate = *find_kernel_spec("gate");
+  EXPECT_FALSE(fit_kernel_table(gate, "", "bf16", "", {{4, 0, 1e-5}}));
+  EXPECT_TRUE(fit_kernel_table(gate, "", "bf16", "", {{4, 0, 1e-5}, {8, 0, 2e-5}}));
+}
+
+// An all-to-all of `ranks` ranks over per-rank buffers of 1 KiB .. 1 GiB whose time is
+// alpha + bus_bytes / (bandwidth * efficiency(message)).
+std::vector<CollectiveSample> synthetic_all_to_all(int ranks, double alpha, double bandwidth,
+                                                   const std::function<double(double)>& efficiency) {
+  std::vector<CollectiveSample> samples;
+  for (double bytes : powers_of_two(10, 30)) {
+    const double bus = bytes * (ranks - 1) / ranks;
+    const double message = bytes / ranks;
+    samples.push_back({bus, message, alpha + bus / (bandwidth * efficiency(message))});
+  }
+  return samples;
+}
+
+TEST(FitCollective, RecoversAlphaAndBetaExactlyFromAlphaBetaData) {
+  const auto samples = synthetic_all_to_all(8, 18e-6, 360e9, [](double) { return 1.0; });
+  const auto fit = fit_collective("all_to_all", "scaleup", 8, samples, 450e9);
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->alpha, 18e-6, 1e-9 * 18e-6);
+  EXPECT_NEAR(fit->bus_bandwidth, 360e9, 1e-6 * 360e9);
+  EXPECT_NEAR(fit->efficiency, 0.8, 1e-6);
+  for (double f : fit->factor) EXPECT_NEAR(f, 1.0, 1e-5);
+  EXPECT_EQ(fit->residuals.samples, 19);
+  EXPECT_LT(fit->residuals.p95, 1e-6);
+}
+
+TEST(FitCollective, RecoversAKnownEfficiencyCurve) {
+  // Efficiency rises with message size from 30% to the asymptote, half way at 64 KiB per peer (as
+  // protocols switch). A curve like m / (m + c) would not do: its time is exactly linear in bytes,
+  // i.e. the same as an alpha larger by a constant and no curve at all.
+  auto efficiency = [](double message) { return 0.3 + 0.7 / (1 + std::pow(65536.0 / message, 1.5)); };
+  const double alpha = 20e-6, bandwidth = 370e9;
+  const auto samples = synthetic_all_to_all(8, alpha, bandwidth, efficiency);
+  const auto fit = fit_collective("all_to_all", "scaleup", 8, samples, 450e9);
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->alpha, alpha, 0.005 * alpha);
+  EXPECT_NEAR(fit->bus_bandwidth, bandwidth, 0.02 * bandwidth);
+  for (std::size_t i = 0; i < fit->factor.size(); ++i) {
+    const double truth = efficiency(fit->factor_bytes[i]) * bandwidth / fit->bus_bandwidth;
+    if (fit->factor_bytes[i] >= 16384) {  // below, nanoseconds of alpha error matter
+      EXPECT_NEAR(fit->factor[i], truth, 0.02 * truth) << fit->factor_bytes[i];
+    }
+  }
+  // Sizes between the measured ones.
+  for (double bytes : powers_of_two(11, 29)) {
+    const double between = bytes * std::sqrt(2.0);
+    const double bus = between * 7 / 8;
+    const double truth = alpha + bus / (bandwidth * efficiency(between / 8));
+    EXPECT_NEAR(collective_seconds(*fit, bus, between / 8), truth, 0.02 * truth) << between;
+  }
+  EXPECT_LT(fit->residuals.median, 0.01);
+  EXPECT_LT(fit->residuals.p95, 0.03);
+}
+
+TEST(FitCollective, CapsFactorsAtTheDatasheetLinkAndNeedsThreeSizes) {
+  auto samples = synthetic_all_to_all(8, 10e-6, 300e9, [](double) { return 1.0; });
+  samples[5].seconds = 1e-9;  // faster than the alpha it must pay: capped, not negative
+  const auto fit = fit_collective("all_to_all", "scaleup", 8, samples, 450e9);
+  ASSERT_TRUE(fit);
+  EXPECT_DOUBLE_EQ(fit->factor[5], 1.5);
+  samples.resize(2);
+  EXPECT_FALSE(fit_collective("all_to_all", "scaleup", 8, samples, 450e9));
+}
+
+TEST(BandwidthFactor, IsFlatBeyondTheMeasuredSizesAndOneWithoutACurve) {
+  CollectiveFit fit;
+  EXPECT_DOUBLE_EQ(BandwidthFactor(fit)(123.0), 1.0);
+  fit.factor_bytes = {1024, 1 << 20};
+  fit.factor = {0.25, 1.0};
+  const BandwidthFactor factor(fit);
+  EXPECT_DOUBLE_EQ(factor(16), 0.25);
+  EXPECT_DOUBLE_EQ(factor(1e12), 1.0);
+  EXPECT_NEAR(factor(32768), 0.25 * std::pow(4.0, 0.5), 1e-12);  // halfway in log-log
+}
+
+}  // namespace
+}  // namespace semsim
