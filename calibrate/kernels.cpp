@@ -1,5 +1,11 @@
 #include "calibrate/kernels.hpp"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "models/operator_costs.hpp"
+
 namespace semsim {
 
 const std::vector<KernelSpec>& kernel_specs() {
@@ -35,6 +41,34 @@ std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const KernelSpec& spec : kernel_specs()) names.emplace_back(spec.name);
   return names;
+}
+
+std::string kernel_shape(std::string_view kernel, const MoeModel& m) {
+  const AttentionShape& a = m.attention;
+  if (kernel == "attention_projections")
+    return fmt::format("hidden={} params={}", m.hidden, attention_params_per_layer(m));
+  if (kernel == "attention_decode" || kernel == "attention_prefill") {
+    if (a.kind == AttentionKind::kMla)
+      return fmt::format("mla heads={} kv_lora={} rope={} nope={} v_head={}", a.heads, a.kv_lora_rank,
+                         a.qk_rope_head_dim, a.qk_nope_head_dim, a.v_head_dim);
+    return fmt::format("gqa heads={} kv_heads={} head_dim={}", a.heads, a.kv_heads, a.head_dim);
+  }
+  if (kernel == "gate" || kernel == "token_permute" || kernel == "token_unpermute")
+    return fmt::format("hidden={} experts={} top_k={}", m.hidden, m.routed_experts, m.top_k);
+  if (kernel == "routed_experts")
+    return fmt::format("hidden={} ffn={} experts={}", m.hidden, m.expert_ffn, m.routed_experts);
+  // Several shared experts run as one FFN as wide as all of them together (same FLOPs and bytes).
+  if (kernel == "shared_experts")
+    return m.shared_experts > 0
+               ? fmt::format("hidden={} ffn={}", m.hidden, m.shared_experts * m.shared_expert_ffn)
+               : "";
+  if (kernel == "dense_ffn")
+    return m.moe_layers() < m.layers && m.dense_ffn > 0
+               ? fmt::format("hidden={} ffn={}", m.hidden, m.dense_ffn)
+               : "";
+  if (kernel == "lm_head") return fmt::format("hidden={} vocabulary={}", m.hidden, m.vocabulary);
+  if (kernel == "copy") return "";
+  throw std::invalid_argument("kernel_shape: unknown kernel '" + std::string(kernel) + "'");
 }
 
 const std::vector<std::string>& collective_names() {

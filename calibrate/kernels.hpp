@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/moe_model.hpp"
+
 namespace semsim {
 
 struct KernelSpec {
@@ -17,6 +19,11 @@ struct KernelSpec {
 const std::vector<KernelSpec>& kernel_specs();
 const KernelSpec* find_kernel_spec(std::string_view name);
 std::vector<std::string> kernel_names();
+
+// The shape of `kernel` in `model` as "key=value ..." (the key of its table in a profile, and what the
+// microbenchmark reads to build it); "" when the model runs no such kernel (no shared experts, no
+// dense layers). Attention shapes are the same string for decode and prefill.
+std::string kernel_shape(std::string_view kernel, const MoeModel& model);
 
 // Every collective a profile may carry a fit for, and the link levels a fit belongs to.
 const std::vector<std::string>& collective_names();

@@ -122,15 +122,29 @@ long long embedding_params(const MoeModel& model) {
   return static_cast<long long>(model.vocabulary) * model.hidden * (model.tied_embeddings ? 1 : 2);
 }
 
-OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
-                      const Precision& p) {
+long long visible_prior_context(const MoeModel& model, int layer, long long prior_context) {
+  if (layer < 0 || layer >= model.layers) throw std::invalid_argument("attention: layer out of range");
+  require_non_negative(prior_context, "prior_context");
+  return visible_prior(prior_context,
+                       is_windowed_layer(model.attention, layer) ? model.attention.sliding_window : 0);
+}
+
+OpCost attention_projection_cost(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  if (tokens == 0) return {};
+  const auto params = static_cast<double>(attention_params_per_layer(model));
+  const auto t = static_cast<double>(tokens);
+  return {2.0 * t * params, params * p.weight_bytes + 2.0 * t * model.hidden * p.activation_bytes};
+}
+
+OpCost attention_core_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
+                           const Precision& p) {
   if (layer < 0 || layer >= model.layers) throw std::invalid_argument("attention_cost: layer out of range");
   const AttentionShape& a = model.attention;
   const long long window = is_windowed_layer(a, layer) ? a.sliding_window : 0;
   const bool mla = a.kind == AttentionKind::kMla;
   const long long kv_per_token = model.kv_elements_per_token_per_layer();
 
-  long long tokens = 0;
   double score_value_flops = 0;  // scores + values (+ MLA prior up-projection)
   long long kv_elements = 0;     // read + written
   for (const SequenceChunk& chunk : batch) {
@@ -138,7 +152,6 @@ OpCost attention_cost(const MoeModel& model, int layer, std::span<const Sequence
     require_non_negative(chunk.prior_context, "prior_context");
     if (chunk.new_tokens == 0) continue;
     const long long n = chunk.new_tokens;
-    tokens += n;
     const long long prior = visible_prior(chunk.prior_context, window);
     long long qk_dim = a.head_dim;
     long long v_dim = a.head_dim;
@@ -155,12 +168,16 @@ OpCost attention_cost(const MoeModel& model, int layer, std::span<const Sequence
                          static_cast<double>(attended_tokens(chunk.prior_context, n, window));
     kv_elements += (prior + n) * kv_per_token;
   }
-  OpCost cost;
-  if (tokens == 0) return cost;
-  const auto params = static_cast<double>(attention_params_per_layer(model));
-  cost.flops = 2.0 * static_cast<double>(tokens) * params + score_value_flops;
-  cost.bytes = params * p.weight_bytes + static_cast<double>(kv_elements) * p.kv_bytes +
-               2.0 * static_cast<double>(tokens) * model.hidden * p.activation_bytes;
+  return {score_value_flops, static_cast<double>(kv_elements) * p.kv_bytes};
+}
+
+OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
+                      const Precision& p) {
+  long long tokens = 0;
+  for (const SequenceChunk& chunk : batch) tokens += std::max(0, chunk.new_tokens);
+  OpCost cost = attention_core_cost(model, layer, batch, p);
+  if (tokens == 0) return {};
+  cost += attention_projection_cost(model, tokens, p);
   return cost;
 }
 

@@ -43,6 +43,14 @@ long long embedding_params(const MoeModel& model);      // input embedding + LM 
 // Attention: projections + scores/values over the KV cache + KV reads/writes; causal within a chunk;
 // sliding-window layers see at most `sliding_window` tokens; MLA decode uses the absorbed form.
 OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch, const Precision& p);
+// Its two parts (attention_cost is their sum): the projections of `tokens` new tokens (weights and
+// hidden states), and the core (scores and values over the KV cache, KV reads and writes).
+OpCost attention_projection_cost(const MoeModel& model, long long tokens, const Precision& p);
+OpCost attention_core_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
+                           const Precision& p);
+// Cached tokens the first new token of a chunk sees on `layer`: all of `prior_context`, or the
+// part inside the sliding window on a windowed layer.
+long long visible_prior_context(const MoeModel& model, int layer, long long prior_context);
 OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p);
 // Grouped GEMM over routed experts: `tokens_per_expert[i]` tokens for local expert i; an expert with
 // no token costs nothing (its weights are not read).

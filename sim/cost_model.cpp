@@ -4,9 +4,12 @@
 
 namespace semsim {
 
-RooflineCostModel::RooflineCostModel(const Device& device, const CalibrationProfile& profile,
-                                     const Precision& precision)
-    : profile_(profile) {
+RooflineCostModel::RooflineCostModel(const MoeModel& model, const Device& device,
+                                     const CalibrationProfile& profile, const Precision& precision)
+    : model_(model),
+      precision_(precision),
+      kernel_overhead_(profile.kernel_overhead),
+      collective_overhead_(profile.collective_overhead) {
   const bool fp8_gemm = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
   gemm_flops_ = (fp8_gemm ? device.fp8_flops : device.bf16_flops) * profile.gemm_efficiency;
   attention_flops_ = device.bf16_flops * profile.attention_efficiency;
@@ -17,7 +20,31 @@ double RooflineCostModel::seconds(const OpCost& cost, KernelKind kind) const {
   if (cost.flops <= 0 && cost.bytes <= 0) return 0.0;
   const double flops_rate = kind == KernelKind::kAttention ? attention_flops_ : gemm_flops_;
   const double compute = kind == KernelKind::kMemoryBound ? 0.0 : cost.flops / flops_rate;
-  return profile_.kernel_overhead + std::max(compute, cost.bytes / memory_bandwidth_);
+  return kernel_overhead_ + std::max(compute, cost.bytes / memory_bandwidth_);
+}
+
+double RooflineCostModel::attention(int layer, std::span<const SequenceChunk> batch) const {
+  return seconds(attention_cost(model_, layer, batch, precision_), KernelKind::kAttention);
+}
+
+double RooflineCostModel::gate(long long tokens) const {
+  return seconds(gate_cost(model_, tokens, precision_), KernelKind::kGemm);
+}
+
+double RooflineCostModel::routed_experts(std::span<const int> tokens_per_expert) const {
+  return seconds(routed_experts_cost(model_, tokens_per_expert, precision_), KernelKind::kGemm);
+}
+
+double RooflineCostModel::shared_experts(long long tokens) const {
+  return seconds(shared_experts_cost(model_, tokens, precision_), KernelKind::kGemm);
+}
+
+double RooflineCostModel::dense_ffn(long long tokens) const {
+  return seconds(dense_ffn_cost(model_, tokens, precision_), KernelKind::kGemm);
+}
+
+double RooflineCostModel::lm_head(long long tokens) const {
+  return seconds(lm_head_cost(model_, tokens, precision_), KernelKind::kGemm);
 }
 
 }  // namespace semsim

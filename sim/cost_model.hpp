@@ -1,6 +1,9 @@
 #pragma once
-// Turns operator FLOPs/bytes into seconds. The engine only talks to this interface, so calibrated
-// tables (calibration issue) replace the roofline without touching the serving loop.
+// Turns the operators of one layer into seconds. The engine only talks to this interface: the
+// roofline prices operators from their FLOP/byte counts; the calibrated model
+// (sim/calibrated_cost_model.hpp) uses a profile's measured tables where it has them.
+#include <span>
+
 #include "calibrate/profile.hpp"
 #include "models/device.hpp"
 #include "models/operator_costs.hpp"
@@ -9,11 +12,17 @@ namespace semsim {
 
 enum class KernelKind { kGemm, kAttention, kMemoryBound };
 
+// Operators of one layer for a batch on one device, with the model and precision fixed at
+// construction. Zero work costs nothing (the kernel is not launched).
 class CostModel {
  public:
   virtual ~CostModel() = default;
-  // Time of one kernel doing `cost`; zero work costs nothing (the kernel is not launched).
-  virtual double seconds(const OpCost& cost, KernelKind kind) const = 0;
+  virtual double attention(int layer, std::span<const SequenceChunk> batch) const = 0;
+  virtual double gate(long long tokens) const = 0;
+  virtual double routed_experts(std::span<const int> tokens_per_expert) const = 0;
+  virtual double shared_experts(long long tokens) const = 0;
+  virtual double dense_ffn(long long tokens) const = 0;
+  virtual double lm_head(long long tokens) const = 0;
   virtual double collective_overhead() const = 0;
 };
 
@@ -21,15 +30,27 @@ class CostModel {
 // GEMMs run at FP8 peak when weights are FP8 and the device has FP8, else at BF16 peak.
 class RooflineCostModel final : public CostModel {
  public:
-  RooflineCostModel(const Device& device, const CalibrationProfile& profile, const Precision& precision);
-  double seconds(const OpCost& cost, KernelKind kind) const override;
-  double collective_overhead() const override { return profile_.collective_overhead; }
+  RooflineCostModel(const MoeModel& model, const Device& device, const CalibrationProfile& profile,
+                    const Precision& precision);
+  // One kernel doing `cost`.
+  double seconds(const OpCost& cost, KernelKind kind) const;
+
+  double attention(int layer, std::span<const SequenceChunk> batch) const override;
+  double gate(long long tokens) const override;
+  double routed_experts(std::span<const int> tokens_per_expert) const override;
+  double shared_experts(long long tokens) const override;
+  double dense_ffn(long long tokens) const override;
+  double lm_head(long long tokens) const override;
+  double collective_overhead() const override { return collective_overhead_; }
 
  private:
-  CalibrationProfile profile_;
-  double gemm_flops_;       // achievable FLOP/s of GEMMs
-  double attention_flops_;  // achievable FLOP/s of attention
-  double memory_bandwidth_; // achievable bytes/s
+  const MoeModel& model_;
+  Precision precision_;
+  double kernel_overhead_;
+  double collective_overhead_;
+  double gemm_flops_;        // achievable FLOP/s of GEMMs
+  double attention_flops_;   // achievable FLOP/s of attention
+  double memory_bandwidth_;  // achievable bytes/s
 };
 
 }  // namespace semsim

@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Exec.hpp>
 
 #include <stdexcept>
+#include <utility>
 
 #include "sim/network.hpp"
 #include "sim/platform.hpp"
@@ -15,15 +16,15 @@ namespace {
 
 class FlowNetwork final : public CollectiveNetwork {
  public:
-  explicit FlowNetwork(const Topology& topology)
-      : hosts_(platform_hosts(topology)), no_flops_(hosts_.size(), 0.0) {}
+  FlowNetwork(const Topology& topology, BandwidthFactors factors)
+      : hosts_(platform_hosts(topology)), no_flops_(hosts_.size(), 0.0), factors_(std::move(factors)) {}
 
   double run(const TrafficMatrix& traffic, StepClock& clock) override {
     const int devices = static_cast<int>(hosts_.size());
     if (traffic.devices != devices)
       throw std::invalid_argument(
           fmt::format("traffic matrix of {} devices on a platform of {}", traffic.devices, devices));
-    bytes_ = traffic.bytes;
+    bytes_ = factors_.apply(traffic).bytes;
     bool any_traffic = false;
     for (int device = 0; device < devices; ++device) bytes_[device * devices + device] = 0;
     for (double& bytes : bytes_) {
@@ -45,12 +46,13 @@ class FlowNetwork final : public CollectiveNetwork {
   std::vector<sg4::Host*> hosts_;
   std::vector<double> no_flops_;
   std::vector<double> bytes_;  // reused between calls
+  BandwidthFactors factors_;
 };
 
 }  // namespace
 
-std::unique_ptr<CollectiveNetwork> make_flow_network(const Topology& topology) {
-  return std::make_unique<FlowNetwork>(topology);
+std::unique_ptr<CollectiveNetwork> make_flow_network(const Topology& topology, BandwidthFactors factors) {
+  return std::make_unique<FlowNetwork>(topology, std::move(factors));
 }
 
 }  // namespace semsim

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 namespace semsim {
 namespace sg4 = simgrid::s4u;
@@ -93,16 +94,18 @@ class BottleneckModel {
 
 class BottleneckNetwork final : public CollectiveNetwork {
  public:
-  explicit BottleneckNetwork(const Topology& topology) : model_(topology) {}
+  BottleneckNetwork(const Topology& topology, BandwidthFactors factors)
+      : model_(topology), factors_(std::move(factors)) {}
 
   double run(const TrafficMatrix& traffic, StepClock& clock) override {
-    const double seconds = model_.seconds(traffic);
+    const double seconds = model_.seconds(factors_.apply(traffic));
     clock.advance(seconds);
     return seconds;
   }
 
  private:
   BottleneckModel model_;
+  BandwidthFactors factors_;
 };
 
 }  // namespace
@@ -137,8 +140,9 @@ double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology
   return BottleneckModel(topology).seconds(traffic);
 }
 
-std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology) {
-  return std::make_unique<BottleneckNetwork>(topology);
+std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology,
+                                                           BandwidthFactors factors) {
+  return std::make_unique<BottleneckNetwork>(topology, std::move(factors));
 }
 
 }  // namespace semsim

@@ -3,9 +3,12 @@
 // Must be called from inside a SimGrid actor: `flow` blocks in simulated time; `bottleneck`
 // only adds the computed duration to the StepClock, which sleeps it off in one go.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "calibrate/interpolation.hpp"
+#include "calibrate/profile.hpp"
 #include "models/topology.hpp"
 
 namespace semsim {
@@ -39,6 +42,28 @@ class StepClock {
   double pending_ = 0;
 };
 
+// A calibration profile's bandwidth factor by message size, per link level, applied to the
+// collectives the engine runs (all-to-all): each pair's bytes count as bytes / factor(bytes) on
+// every link they cross, so small messages take longer than their share of the link bandwidth.
+// Both network fidelities apply it here, identically: SimGrid 3.32 leaves set_bw_factor_cb
+// unimplemented under ptask_L07 (it throws), so the flow fidelity cannot hand the curve to SimGrid.
+class BandwidthFactors {
+ public:
+  BandwidthFactors() = default;  // factor 1 everywhere
+  // The profile's all_to_all fit of each level whose rank count is closest to the group at that
+  // level (devices of a node for scale-up, all devices for scale-out); none, factor 1.
+  BandwidthFactors(const CalibrationProfile& profile, const Topology& topology);
+
+  bool empty() const { return !scale_up_ && !scale_out_; }
+  // `traffic` with every pair's bytes divided by its factor; `traffic` itself when empty.
+  const TrafficMatrix& apply(const TrafficMatrix& traffic);
+
+ private:
+  std::optional<BandwidthFactor> scale_up_, scale_out_;
+  std::vector<bool> same_node_;  // [src * devices + dst]
+  TrafficMatrix scaled_;
+};
+
 enum class NetworkFidelity { kFlow, kBottleneck };
 
 class CollectiveNetwork {
@@ -51,9 +76,10 @@ class CollectiveNetwork {
 
 // `flow`: one SimGrid parallel task (ptask_L07) per collective over the platform built from
 // `topology`; requires the platform to exist (see platform.hpp).
-std::unique_ptr<CollectiveNetwork> make_flow_network(const Topology& topology);
+std::unique_ptr<CollectiveNetwork> make_flow_network(const Topology& topology, BandwidthFactors factors = {});
 // `bottleneck`: max route latency + max over (link, direction) of load / bandwidth.
-std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology);
+std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology,
+                                                           BandwidthFactors factors = {});
 // The bottleneck formula itself, without a clock (also used by tests and policies' estimates).
 double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology);
 

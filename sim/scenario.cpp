@@ -169,7 +169,13 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
                        : NetworkFidelity::kBottleneck;
     }
     s.calibration = CalibrationProfile::datasheet(s.cluster.device);
-    if (const auto calibration = root.optional("calibration")) {
+    if (auto calibration = root.optional("calibration")) {
+      // `calibration: PROFILE`, or `calibration: {profile: PROFILE, extrapolate: false}`.
+      if (calibration->is_map()) {
+        calibration->expect_map({"profile", "extrapolate"});
+        s.calibration_extrapolation = calibration->get_bool("extrapolate", false);
+        calibration = calibration->required("profile");
+      }
       const std::string value = calibration->as_string();
       if (value != "datasheet") {
         std::filesystem::path path(value);

@@ -44,6 +44,7 @@ struct Scenario {
   std::string dispatch_name = "dedup";
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   CalibrationProfile calibration;
+  bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
   bool write_requests_csv = true;
   bool write_steps_csv = true;
 

@@ -5,6 +5,7 @@
 
 #include "policies/placement_policies.hpp"
 #include "policies/request_scheduling.hpp"
+#include "sim/calibrated_cost_model.hpp"
 #include "sim/dp_serving_loop.hpp"
 #include "sim/platform.hpp"
 
@@ -31,9 +32,12 @@ RunResult simulate(const Scenario& scenario) {
       place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement);
   const auto routing = make_routing_source(scenario.workload, scenario.model);
   const auto scheduler = make_request_scheduler(scenario.request_scheduling);
-  const RooflineCostModel cost_model(scenario.cluster.device, scenario.calibration, scenario.precision);
-  const auto network = scenario.fidelity == NetworkFidelity::kFlow ? make_flow_network(topology)
-                                                                   : make_bottleneck_network(topology);
+  const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,
+                                       scenario.precision, scenario.calibration_extrapolation);
+  BandwidthFactors factors(scenario.calibration, topology);
+  const auto network = scenario.fidelity == NetworkFidelity::kFlow
+                           ? make_flow_network(topology, std::move(factors))
+                           : make_bottleneck_network(topology, std::move(factors));
   StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology);
   const std::vector<Request> requests = generate_requests(scenario.workload);
 

@@ -51,17 +51,15 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
   for (int r = 0; r < ranks; ++r) {
     const RankBatch& b = batches[r];
     if (b.tokens == 0) continue;
-    const double gate = cost_.seconds(gate_cost(model, b.tokens, precision), KernelKind::kGemm);
-    attention_full[r] = cost_.seconds(attention_cost(model, full_layer, b.chunks, precision), KernelKind::kAttention);
+    const double gate = cost_.gate(b.tokens);
+    attention_full[r] = cost_.attention(full_layer, b.chunks);
     attention_windowed[r] =
-        windowed_layer < 0 ? attention_full[r]
-                           : cost_.seconds(attention_cost(model, windowed_layer, b.chunks, precision),
-                                           KernelKind::kAttention);
+        windowed_layer < 0 ? attention_full[r] : cost_.attention(windowed_layer, b.chunks);
     attention_full[r] += gate;
     attention_windowed[r] += gate;
-    shared[r] = cost_.seconds(shared_experts_cost(model, b.tokens, precision), KernelKind::kGemm);
-    dense[r] = cost_.seconds(dense_ffn_cost(model, b.tokens, precision), KernelKind::kGemm);
-    head[r] = cost_.seconds(lm_head_cost(model, b.logits, precision), KernelKind::kGemm);
+    shared[r] = cost_.shared_experts(b.tokens);
+    dense[r] = cost_.dense_ffn(b.tokens);
+    head[r] = cost_.lm_head(b.logits);
   }
   auto windowed = [&](int layer) {
     return model.attention.sliding_window_every > 0 && layer % model.attention.sliding_window_every == 0;
@@ -114,7 +112,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
       local_counts_.clear();
       for (int expert : placement_.slots[moe][device])
         local_counts_.push_back(dispatch_.expert_tokens[static_cast<std::size_t>(device) * dispatch_.experts + expert]);
-      const double routed = cost_.seconds(routed_experts_cost(model, local_counts_, precision), KernelKind::kGemm);
+      const double routed = cost_.routed_experts(local_counts_);
       slowest_device = std::max(slowest_device, routed + shared[device]);
     }
     clock.advance(slowest_device);

@@ -1,6 +1,10 @@
 // The serving engine end to end, each simulation in its own process (one SimGrid Engine each).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "sim/isolated_process.hpp"
@@ -112,6 +116,46 @@ TEST(Engine, FlowAndBottleneckAgreeOnTwoNodes) {
         simulate_isolated(s, [](const RunResult& run) { return Json(summarize(run).mean_step_seconds); }).get<double>());
   }
   EXPECT_NEAR(mean_steps[1], mean_steps[0], 0.05 * mean_steps[0]);
+}
+
+// A measured profile for the H200 whose only table is DeepSeek-V2-Lite's routed experts, taking
+// `seconds` at every grid point.
+std::string write_experts_profile(const std::string& name, double seconds) {
+  const auto path =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-{}.yaml", getpid(), name);
+  std::ofstream(path) << fmt::format(
+      "kind: profile\nversion: 1\nname: {1}\nsource: measured\ndevice: h200-sxm\nkernels:\n"
+      "  - kernel: routed_experts\n    shape: hidden=2048 ffn=1408 experts=64\n    dtype: bf16\n"
+      "    axes: [{{name: active_experts, values: [1, 64]}}, {{name: tokens, values: [1, 65536]}}]\n"
+      "    seconds: [[{0}, {0}], [{0}, {0}]]\n",
+      seconds, name);
+  return path.string();
+}
+
+TEST(Engine, StepTimeChangesAsTheProfileSaysWhenTwoProfilesDifferInOneKernel) {
+  std::vector<Json> runs;
+  for (const auto& [name, seconds] : {std::pair{"fast", 100e-6}, std::pair{"slow", 300e-6}}) {
+    const std::string profile = write_experts_profile(name, seconds);
+    const Scenario s = scenario_with({"workload.requests=1", "workload.input_len.value=300",
+                                      "workload.output_len.value=20", "calibration=" + profile});
+    std::filesystem::remove(profile);
+    ASSERT_EQ(s.calibration.name, name);
+    runs.push_back(simulate_isolated(s, [](const RunResult& run) {
+      Json steps = Json::array();
+      for (const StepRecord& step : run.steps)
+        steps.push_back({step.phases.attention, step.phases.dispatch, step.phases.combine, step.phases.other,
+                         step.phases.experts});
+      return steps;
+    }));
+  }
+  ASSERT_EQ(runs[0].size(), 20u);
+  ASSERT_EQ(runs[1].size(), runs[0].size());
+  // DeepSeek-V2-Lite has 26 MoE layers; every step runs the routed experts on its slowest device
+  // once per layer (its shared experts, priced by the roofline, are the same in both runs).
+  for (std::size_t step = 0; step < runs[0].size(); ++step) {
+    for (int phase = 0; phase < 4; ++phase) EXPECT_EQ(runs[1][step][phase], runs[0][step][phase]) << step;
+    EXPECT_NEAR(runs[1][step][4].get<double>() - runs[0][step][4].get<double>(), 26 * 200e-6, 1e-12) << step;
+  }
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ struct FlowResult {
 // Runs the collectives back to back through the `flow` network in a fresh SimGrid engine (in a
 // child process), starting after `idle_before` seconds of pending StepClock time.
 FlowResult run_flow(const Topology& topology, const std::vector<TrafficMatrix>& collectives,
-                    double idle_before = 0) {
+                    double idle_before = 0, const BandwidthFactors& factors = {}) {
   const std::string output = run_isolated([&] {
     int argc = 1;
     char program[] = "network_test";
@@ -75,7 +75,7 @@ FlowResult run_flow(const Topology& topology, const std::vector<TrafficMatrix>& 
     const std::vector<sg4::Host*> hosts = build_platform(topology);
     std::string result;
     sg4::Actor::create("driver", hosts[0], [&] {
-      const auto network = make_flow_network(topology);
+      const auto network = make_flow_network(topology, factors);
       StepClock clock;
       clock.advance(idle_before);
       for (const TrafficMatrix& traffic : collectives)
@@ -211,6 +211,55 @@ TEST(FlowNetwork, StartsAfterPendingTimeAndAdvancesTheClock) {
   EXPECT_EQ(flow.durations[1], 0.0);
   EXPECT_DOUBLE_EQ(flow.durations[0], flow.durations[2]);
   EXPECT_DOUBLE_EQ(flow.end_clock, 1e-3 + flow.durations[0] + flow.durations[2]);
+}
+
+// A profile whose all-to-all moves `scale_up` (`scale_out`) of the bandwidth at every message size,
+// with decoy fits at other rank counts.
+CalibrationProfile profile_with_factors(double scale_up, double scale_out) {
+  CalibrationProfile profile;
+  auto fit = [](const char* level, int ranks, double factor) {
+    CollectiveFit f;
+    f.collective = "all_to_all";
+    f.level = level;
+    f.ranks = ranks;
+    f.factor_bytes = {1, 1e12};
+    f.factor = {factor, factor};
+    return f;
+  };
+  profile.collectives = {fit("scaleup", 2, 0.9), fit("scaleup", 8, scale_up), fit("scaleout", 16, scale_out),
+                         fit("scaleup", 32, 0.9)};
+  profile.collectives[0].collective = "all_reduce";
+  profile.collectives[0].ranks = 8;
+  return profile;
+}
+
+TEST(BandwidthFactors, DivideEachPairsBytesByTheFactorOfItsLevel) {
+  const Topology topology = build_topology(2, FabricKind::kFatTree);
+  BandwidthFactors factors(profile_with_factors(0.5, 0.25), topology);
+  ASSERT_FALSE(factors.empty());
+  TrafficMatrix traffic = hot_receiver(16, kBytes, kBytes / 64);
+  TrafficMatrix expected = traffic;
+  for (int src = 0; src < 16; ++src)
+    for (int dst = 0; dst < 16; ++dst) expected.at(src, dst) *= topology.same_node(src, dst) ? 2.0 : 4.0;
+  EXPECT_EQ(factors.apply(traffic).bytes, expected.bytes);
+  EXPECT_TRUE(BandwidthFactors(CalibrationProfile{}, topology).empty());
+  EXPECT_EQ(&BandwidthFactors().apply(traffic), &traffic);
+}
+
+// Both fidelities apply the curve, so they still agree: on one node the NVLinks run at half speed,
+// on two the NICs at a quarter.
+TEST(BandwidthFactors, FlowAndBottleneckAgreeUnderACurve) {
+  for (const int nodes : {1, 2}) {
+    SCOPED_TRACE(nodes);
+    const Topology topology = build_topology(nodes, nodes == 1 ? FabricKind::kNone : FabricKind::kFatTree);
+    const BandwidthFactors factors(profile_with_factors(0.5, 0.25), topology);
+    const TrafficMatrix traffic = all_to_all(topology.devices, kBytes);
+    const double expected = nodes == 1 ? 7 * kBytes / (0.5 * kNvlBandwidth) + 2 * kNvlLatency
+                                       : 8 * kBytes / (0.25 * kNicBandwidth) + 2 * kNicLatency;
+    StepClock clock;
+    expect_within_one_percent(make_bottleneck_network(topology, factors)->run(traffic, clock), expected);
+    expect_within_one_percent(run_flow(topology, {traffic}, 0, factors).durations.at(0), expected);
+  }
 }
 
 }  // namespace

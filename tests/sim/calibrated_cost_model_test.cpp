@@ -1,0 +1,159 @@
+// The calibrated cost model: which table prices which part of an operator, at which coordinates,
+// and the roofline for every part a profile has no table of.
+#include "sim/calibrated_cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "calibrate/kernels.hpp"
+#include "models/presets.hpp"
+
+namespace semsim {
+namespace {
+
+const Device& h200() {
+  static const Device device = cluster_preset("h200-1x8").device;
+  return device;
+}
+
+// A table of seconds = scale * x^0.5 [* y^0.5] over a wide grid: PCHIP in log-log space reproduces
+// it exactly between grid points, so expected values are closed-form.
+KernelTable law_table(const std::string& kernel, const MoeModel& model, double scale,
+                      const std::string& dtype = "bf16") {
+  const KernelSpec& spec = *find_kernel_spec(kernel);
+  KernelTable t;
+  t.kernel = kernel;
+  t.shape = kernel_shape(kernel, model);
+  t.dtype = dtype;
+  const std::vector<double> grid{1, 16, 256, 4096, 65536};
+  for (const auto axis : spec.axes) t.axes.push_back({std::string(axis), grid});
+  for (double x : grid) {
+    if (spec.axes.size() == 1) {
+      t.seconds.push_back(scale * std::sqrt(x));
+      continue;
+    }
+    for (double y : grid) t.seconds.push_back(scale * std::sqrt(x * y));
+  }
+  return t;
+}
+
+double law(double scale, double x, double y = 1) {
+  return scale * std::sqrt(x * y);
+}
+
+struct Fixture {
+  MoeModel model;
+  CalibrationProfile profile;
+  Precision precision;
+  explicit Fixture(const std::string& model_name)
+      : model(model_preset(model_name)), profile(CalibrationProfile::datasheet(h200())) {}
+  CalibratedCostModel calibrated(bool extrapolate = false) const {
+    return CalibratedCostModel(model, h200(), profile, precision, extrapolate);
+  }
+  RooflineCostModel roofline() const { return RooflineCostModel(model, h200(), profile, precision); }
+};
+
+TEST(CalibratedCostModel, WithoutTablesIsTheRoofline) {
+  const Fixture f("deepseek-v2-lite");
+  const auto calibrated = f.calibrated();
+  const auto roofline = f.roofline();
+  const std::vector<SequenceChunk> batch{{1, 500}, {300, 0}};
+  const std::vector<int> experts{3, 0, 7, 1};
+  EXPECT_EQ(calibrated.attention(2, batch), roofline.attention(2, batch));
+  EXPECT_EQ(calibrated.gate(77), roofline.gate(77));
+  EXPECT_EQ(calibrated.routed_experts(experts), roofline.routed_experts(experts));
+  EXPECT_EQ(calibrated.shared_experts(77), roofline.shared_experts(77));
+  EXPECT_EQ(calibrated.dense_ffn(77), roofline.dense_ffn(77));
+  EXPECT_EQ(calibrated.lm_head(77), roofline.lm_head(77));
+  EXPECT_EQ(calibrated.collective_overhead(), f.profile.collective_overhead);
+}
+
+TEST(CalibratedCostModel, AttentionIsProjectionsPlusOneDecodeKernelPlusAPrefillKernelPerChunk) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = {law_table("attention_projections", f.model, 1e-6),
+                       law_table("attention_decode", f.model, 2e-7),
+                       law_table("attention_prefill", f.model, 3e-7)};
+  const auto model = f.calibrated();
+  // Two decodes after 99 and 299 cached tokens (they attend 100 and 300: mean 200), a first prefill
+  // chunk of 128 and a second chunk of 64 after 100 tokens (164 keys).
+  const std::vector<SequenceChunk> batch{{1, 99}, {1, 299}, {128, 0}, {64, 100}, {0, 5}};
+  const double expected = law(1e-6, 194) + law(2e-7, 2, 200) + law(3e-7, 128, 128) + law(3e-7, 64, 164);
+  EXPECT_NEAR(model.attention(3, batch), expected, 1e-12 * expected);
+  EXPECT_EQ(model.attention(3, std::vector<SequenceChunk>{{0, 10}}), 0.0);
+}
+
+TEST(CalibratedCostModel, AttentionPartsWithoutATableComeFromTheRoofline) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = {law_table("attention_decode", f.model, 2e-7)};
+  const auto model = f.calibrated();
+  const auto roofline = f.roofline();
+  const std::vector<SequenceChunk> decode{{1, 99}}, prefill{{128, 0}};
+  const std::vector<SequenceChunk> batch{decode[0], prefill[0]};
+  const double expected =
+      roofline.seconds(attention_projection_cost(f.model, 129, f.precision), KernelKind::kGemm) +
+      law(2e-7, 1, 100) +
+      roofline.seconds(attention_core_cost(f.model, 3, prefill, f.precision), KernelKind::kAttention);
+  EXPECT_NEAR(model.attention(3, batch), expected, 1e-12 * expected);
+}
+
+TEST(CalibratedCostModel, SlidingWindowLayersCapTheDecodeContext) {
+  Fixture f("gpt-oss-120b");  // every other layer (from 0) sees a window of 128 tokens
+  f.profile.kernels = {law_table("attention_projections", f.model, 1e-6),
+                       law_table("attention_decode", f.model, 2e-7)};
+  const auto model = f.calibrated();
+  const std::vector<SequenceChunk> batch{{1, 999}};
+  EXPECT_NEAR(model.attention(0, batch), law(1e-6, 1) + law(2e-7, 1, 128), 1e-15);
+  EXPECT_NEAR(model.attention(1, batch), law(1e-6, 1) + law(2e-7, 1, 1000), 1e-15);
+}
+
+TEST(CalibratedCostModel, RoutedExpertsAddThePermutationsWhenMeasured) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = {law_table("routed_experts", f.model, 1e-6), law_table("token_permute", f.model, 1e-8),
+                       law_table("token_unpermute", f.model, 2e-8)};
+  const auto model = f.calibrated();
+  const std::vector<int> experts{3, 0, 7, 1, 0};  // 3 active experts, 11 token copies
+  EXPECT_NEAR(model.routed_experts(experts), law(1e-6, 3, 11) + law(1e-8, 11) + law(2e-8, 11), 1e-15);
+  EXPECT_EQ(model.routed_experts(std::vector<int>{0, 0}), 0.0);
+  // Permutation tables alone do not replace the roofline of the grouped GEMM.
+  f.profile.kernels.erase(f.profile.kernels.begin());
+  EXPECT_EQ(f.calibrated().routed_experts(experts), f.roofline().routed_experts(experts));
+}
+
+TEST(CalibratedCostModel, FindsTablesByTheModelsShapeAndTheWeightPrecision) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = {law_table("lm_head", f.model, 1e-6, "bf16"),
+                       law_table("lm_head", f.model, 5e-7, "fp8"), law_table("gate", f.model, 1e-7, "bf16"),
+                       law_table("shared_experts", f.model, 3e-7, "bf16")};
+  EXPECT_NEAR(f.calibrated().lm_head(16), law(1e-6, 16), 1e-18);
+  EXPECT_NEAR(f.calibrated().shared_experts(16), law(3e-7, 16), 1e-18);
+  f.precision.weight_bytes = 1;  // FP8 weights: the fp8 tables, and the roofline where there is none
+  EXPECT_NEAR(f.calibrated().lm_head(16), law(5e-7, 16), 1e-18);
+  EXPECT_EQ(f.calibrated().shared_experts(16), f.roofline().shared_experts(16));
+  EXPECT_NEAR(f.calibrated().gate(16), law(1e-7, 16), 1e-18) << "the router stays in BF16";
+  // Another model's shapes find nothing.
+  Fixture other("qwen3-30b-a3b");
+  other.profile.kernels = f.profile.kernels;
+  EXPECT_EQ(other.calibrated().gate(16), other.roofline().gate(16));
+}
+
+TEST(CalibratedCostModel, RefusesFarOutsideTheGridUnlessAllowed) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.name = "h200-test";
+  f.profile.kernels = {law_table("lm_head", f.model, 1e-6)};
+  try {
+    f.calibrated().lm_head(200000);
+    FAIL() << "answered far outside the grid";
+  } catch (const InputError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("calibration profile 'h200-test': lm_head 'hidden=2048 vocabulary=102400' "
+                                   "bf16: tokens = 200000 is far outside the measured grid [1, 65536]"),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_NEAR(f.calibrated(true).lm_head(200000), law(1e-6, 200000), 1e-12);
+}
+
+}  // namespace
+}  // namespace semsim
