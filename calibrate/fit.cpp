@@ -5,16 +5,10 @@
 #include <map>
 
 #include "calibrate/interpolation.hpp"
+#include "calibrate/quantile.hpp"
 
 namespace semsim {
 namespace {
-
-double percentile(const std::vector<double>& sorted, double q) {
-  const double rank = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(rank);
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (rank - static_cast<double>(below)) * (sorted[above] - sorted[below]);
-}
 
 double relative_error(double predicted, double measured) {
   return std::abs(predicted - measured) / measured;
@@ -73,8 +67,8 @@ FitResiduals residuals_of(std::vector<double> relative_errors) {
   r.samples = static_cast<int>(relative_errors.size());
   if (relative_errors.empty()) return r;
   std::sort(relative_errors.begin(), relative_errors.end());
-  r.median = percentile(relative_errors, 0.5);
-  r.p95 = percentile(relative_errors, 0.95);
+  r.median = sorted_quantile(relative_errors, 0.5);
+  r.p95 = sorted_quantile(relative_errors, 0.95);
   return r;
 }
 
@@ -101,10 +95,7 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
   }
   std::vector<std::vector<std::optional<double>>> rows(rows_axis.size(),
                                                        std::vector<std::optional<double>>(columns));
-  for (auto& [cell, values] : cells) {
-    std::sort(values.begin(), values.end());
-    rows[cell.first][cell.second] = percentile(values, 0.5);
-  }
+  for (const auto& [cell, values] : cells) rows[cell.first][cell.second] = quantile(values, 0.5);
   KernelTable table;
   table.kernel = std::string(spec.name);
   table.shape = shape;

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <stdexcept>
 
 #include "models/operator_costs.hpp"
+#include "models/presets.hpp"
 
 namespace semsim {
 
@@ -69,6 +71,24 @@ std::string kernel_shape(std::string_view kernel, const MoeModel& m) {
   if (kernel == "lm_head") return fmt::format("hidden={} vocabulary={}", m.hidden, m.vocabulary);
   if (kernel == "copy") return "";
   throw std::invalid_argument("kernel_shape: unknown kernel '" + std::string(kernel) + "'");
+}
+
+std::string kernel_plan() {
+  std::string plan =
+      "# The kernel shapes of every model preset, for the calibration microbenchmarks (calibrate/bench).\n"
+      "# Generated from the presets: semsim calibrate --write-plan calibrate/kernel-plan.txt\n";
+  std::set<std::string> seen;
+  for (const std::string& name : preset_names(PresetKind::kModel)) {
+    const MoeModel model = model_preset(name);
+    std::string lines;
+    for (const KernelSpec& spec : kernel_specs()) {
+      if (spec.name == "copy") continue;  // a device property: measured once, not per model
+      const std::string line = std::string(spec.name) + " " + kernel_shape(spec.name, model);
+      if (!kernel_shape(spec.name, model).empty() && seen.insert(line).second) lines += line + "\n";
+    }
+    if (!lines.empty()) plan += "# " + name + "\n" + lines;
+  }
+  return plan;
 }
 
 const std::vector<std::string>& collective_names() {

@@ -25,6 +25,10 @@ std::vector<std::string> kernel_names();
 // dense layers). Attention shapes are the same string for decode and prefill.
 std::string kernel_shape(std::string_view kernel, const MoeModel& model);
 
+// What the microbenchmarks measure (calibrate/kernel-plan.txt): every kernel shape of every model
+// preset, one "kernel shape" line each, under a comment naming the first preset that has it.
+std::string kernel_plan();
+
 // Every collective a profile may carry a fit for, and the link levels a fit belongs to.
 const std::vector<std::string>& collective_names();
 const std::vector<std::string>& link_level_names();  // scaleup, scaleout

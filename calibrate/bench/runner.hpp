@@ -1,0 +1,23 @@
+#pragma once
+// The built-in runner: every case of every group, timed with CUDA events (timing.hpp), one row of
+// kernels.csv each, within a time budget that each group shares fairly (a group may use the time
+// left divided by the groups left; what it leaves over goes to the next). Groups whose correctness
+// checks did not pass are recorded, not timed.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "calibrate/bench/cases.hpp"
+#include "calibrate/bench/report.hpp"
+#include "calibrate/bench/timing.hpp"
+
+namespace semsim::bench {
+
+extern const std::vector<std::string> kKernelColumns;
+
+// Returns false when the device broke (a kernel faulted) and nothing more can run.
+bool run_groups(BenchContext& context, std::vector<BenchGroup>& groups,
+                const std::set<std::string>& passed_checks, double seconds, const TimingOptions& timing,
+                CsvWriter& csv, const Progress& progress);
+
+}  // namespace semsim::bench
