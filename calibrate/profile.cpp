@@ -184,7 +184,9 @@ CalibrationProfile read_profile(const YamlInput& in, const Device& device, Calib
       p.collectives.push_back(std::move(fit));
     }
   }
+  // Block scalars (`notes: >` or `|`) end in a newline that is no part of the text.
   p.notes = in.get_string("notes", "");
+  while (p.notes.ends_with('\n')) p.notes.pop_back();
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "policies/placement_policies.hpp"
 #include "policies/request_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
+#include "sim/calibrate_command.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
 #include "sim/scenario.hpp"
@@ -119,10 +120,28 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"models", "hardware", "clusters", "policies"}));
 
-  const std::vector<std::string> commands{"run", "check", "list"};
+  semsim::CalibrateOptions calibrate_options;
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "measure this machine's GPUs (CUDA/NCCL microbenchmarks) and fit a profile");
+  calibrate->add_option("--out", calibrate_options.out, "profile YAML to write");
+  calibrate->add_option("--raw", calibrate_options.raw,
+                        "folder for the raw CSVs (default: <profile stem>-raw/ beside it)");
+  calibrate->add_option("--from-raw", calibrate_options.from_raw,
+                        "fit raw CSVs measured before instead of measuring");
+  calibrate->add_option("--device", calibrate_options.device,
+                        "device preset (default: matched from the GPU's name)");
+  calibrate->add_option("--bench", calibrate_options.bench,
+                        "microbenchmark executable (default: beside semsim)");
+  calibrate->add_option("--budget", calibrate_options.budget, "seconds for the microbenchmarks")
+      ->check(CLI::PositiveNumber);
+  calibrate->add_flag("--quick", calibrate_options.quick, "coarse grids: a smoke test of every path");
+  calibrate->add_option("--write-plan", calibrate_options.write_plan,
+                        "only write the kernel plan of the presets here");
+
+  const std::vector<std::string> commands{"run", "check", "list", "calibrate"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "error: unknown command '" << argv[1] << "'" << semsim::did_you_mean(argv[1], commands)
-              << "; commands: run, check, list (see --help)\n";
+              << "; commands: run, check, list, calibrate (see --help)\n";
     return 2;
   }
   try {
@@ -138,6 +157,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return run_command(scenario_ref, out_dir, overrides, seed);
     if (*check) return check_command(scenario_ref, overrides);
+    if (*calibrate) return semsim::calibrate_command(calibrate_options);
     return list_command(list_what);
   } catch (const semsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -1,11 +1,11 @@
 // BenchContext, the plan file and the grids.
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "calibrate/bench/cases.hpp"
 #include "calibrate/bench/check.hpp"
+#include "calibrate/shape_words.hpp"
 
 namespace semsim::bench {
 
@@ -28,17 +28,12 @@ BenchContext::~BenchContext() {
 }
 
 long long PlanLine::value(const std::string& key) const {
-  std::istringstream words(shape);
-  for (std::string word; words >> word;)
-    if (word.starts_with(key + "=")) return std::stoll(word.substr(key.size() + 1));
+  if (const auto v = shape_value(shape, key)) return *v;
   throw std::invalid_argument("plan: " + kernel + " '" + shape + "' has no " + key);
 }
 
 bool PlanLine::has_word(const std::string& word) const {
-  std::istringstream words(shape);
-  for (std::string w; words >> w;)
-    if (w == word) return true;
-  return false;
+  return shape_has_word(shape, word);
 }
 
 std::vector<PlanLine> read_plan(const std::string& path) {

@@ -89,7 +89,7 @@ CalibrationProfile full_profile() {
   a2a.factor = {0.1, 0.45, 1.0};
   a2a.residuals = {0.02, 0.08, 19};
   p.collectives = {a2a};
-  p.notes = "line one\nline two\n";
+  p.notes = "line one\nline two";
   return p;
 }
 
