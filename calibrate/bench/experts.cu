@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <string>
 
 #include "calibrate/bench/check.hpp"
 #include "calibrate/bench/experts.hpp"
@@ -34,11 +35,15 @@ GroupedCall::GroupedCall(const std::vector<int>& tokens, int rows, int depth)
       beta(tokens.size(), 0.0f) {}
 
 void GroupedCall::run(const BenchContext& c, void* const* w, void* const* x, void* const* y) const {
+#if CUBLAS_VERSION < 120500  // grouped GEMMs came with cuBLAS 12.5: an older toolkit measures the rest
+  throw Unsupported("cuBLAS " + std::to_string(CUBLAS_VERSION) + " has no cublasGemmGroupedBatchedEx");
+#else
   SEMSIM_CUBLAS(cublasGemmGroupedBatchedEx(
       c.blas, transa.data(), transb.data(), m.data(), n.data(), k.data(), alpha.data(),
       reinterpret_cast<const void* const*>(w), CUDA_R_16BF, lda.data(),
       reinterpret_cast<const void* const*>(x), CUDA_R_16BF, ldb.data(), beta.data(), y, CUDA_R_16BF,
       ldc.data(), static_cast<int>(n.size()), group_size.data(), CUBLAS_COMPUTE_32F));
+#endif
 }
 
 ExpertsCase::ExpertsCase(const BenchContext& c, const ExpertsState& s, std::vector<int> tokens_per_expert)

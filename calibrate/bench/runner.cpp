@@ -1,5 +1,6 @@
 #include "calibrate/bench/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -45,12 +46,18 @@ bool run_groups(BenchContext& context, std::vector<BenchGroup>& groups,
   const Clock::time_point end =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   bool broken = false;
+  std::size_t cases = 0;
+  for (const BenchGroup& group : groups) cases += group.cases.size();
+  progress.line("kernels: " + std::to_string(groups.size()) + " groups, " + std::to_string(cases) + " cases");
   for (std::size_t g = 0; g < groups.size(); ++g) {
     BenchGroup& group = groups[g];
+    // A group may run until only a reserve is left for each group after it: a heavy group takes what
+    // it needs when the budget allows, and a tight budget still measures the small cases of all.
     const double left = std::chrono::duration<double>(end - Clock::now()).count();
+    const double later = double(groups.size() - g - 1);
+    const double reserve = std::min(3.0, 0.5 * left / (later + 1));
     const auto group_end =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(left / double(groups.size() - g)));
+        end - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(reserve * later));
     const std::string failed = failed_checks(group, passed_checks);
     int measured = 0, skipped = 0, errors = 0;
     for (const BenchCase& one : group.cases) {

@@ -1,8 +1,8 @@
 #pragma once
 // The built-in runner: every case of every group, timed with CUDA events (timing.hpp), one row of
-// kernels.csv each, within a time budget that each group shares fairly (a group may use the time
-// left divided by the groups left; what it leaves over goes to the next). Groups whose correctness
-// checks did not pass are recorded, not timed.
+// kernels.csv each, within a time budget (a group may run until only a small reserve is left for
+// each group after it; cases past that are recorded as skipped). Groups whose correctness checks
+// did not pass are recorded, not timed.
 #include <set>
 #include <string>
 #include <vector>
