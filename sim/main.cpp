@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "models/presets.hpp"
 #include "policies/dispatch.hpp"
@@ -15,7 +17,8 @@
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
 #include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "sim/staged_run.hpp"
+#include "sim/sweep_runner.hpp"
 
 namespace {
 
@@ -26,21 +29,11 @@ int run_command(const std::string& scenario_ref, std::string out_dir, const std:
   const auto started = std::chrono::steady_clock::now();
   const Scenario scenario = semsim::load_scenario_file(scenario_ref, overrides, seed);
   if (out_dir.empty()) out_dir = "out/" + scenario.name;
-  semsim::OutputStaging staging(out_dir);
-  const std::string requests_csv = scenario.write_requests_csv ? staging.staged("requests.csv") : "";
-  const std::string steps_csv = scenario.write_steps_csv ? staging.staged("steps.csv") : "";
-  const std::string summary_json = staging.staged("summary.json");
-
-  const std::string payload = semsim::run_isolated([&] {
-    const semsim::RunResult run = semsim::simulate(scenario);
-    if (!requests_csv.empty()) semsim::write_requests_csv(requests_csv, run);
-    if (!steps_csv.empty()) semsim::write_steps_csv(steps_csv, run);
-    return semsim::summary_json(scenario, semsim::summarize(run)).dump();
-  });
-  auto summary = nlohmann::ordered_json::parse(payload);
+  semsim::StagedRun staged(scenario, out_dir);
+  auto summary =
+      nlohmann::ordered_json::parse(semsim::run_isolated([&] { return staged.simulate_and_write(); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  semsim::write_text_file(summary_json, summary.dump(2) + "\n");
-  staging.commit();
+  staged.commit(summary);
   std::cout << semsim::summary_text(summary) << "Outputs in " << out_dir << "/\n";
   return 0;
 }
@@ -58,6 +51,34 @@ int check_command(const std::string& scenario_ref, const std::vector<std::string
       s.kv_capacity_tokens, s.placement.name, s.request_scheduling.name, s.dispatch_name,
       s.fidelity == semsim::NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name, s.workload.requests,
       s.workload.seed);
+  return 0;
+}
+
+int sweep_command(const std::string& file, std::string out_dir, int jobs, const std::string& shard,
+                  bool retry_failed) {
+  semsim::SweepOptions options;
+  if (!shard.empty()) options.shard = semsim::SweepShard::parse(shard);
+  const semsim::Sweep sweep = semsim::load_sweep(file);
+  options.out_dir = out_dir.empty() ? "out/" + std::filesystem::path(file).stem().string() : out_dir;
+  options.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.retry_failed = retry_failed;
+  const semsim::SweepOutcome done = semsim::run_sweep(sweep, options);
+  std::cout << fmt::format("{} points{}: {} done before, {} ran, {} failed; results in {}/points.csv\n",
+                           done.points, shard.empty() ? "" : " in shard " + shard, done.already_done,
+                           done.ran, done.failed, options.out_dir);
+  return 0;
+}
+
+int merge_command(const std::string& file, const std::string& out_dir,
+                  const std::vector<std::string>& shard_dirs) {
+  const semsim::Sweep sweep = semsim::load_sweep(file);
+  const std::size_t merged = semsim::merge_sweep(sweep, out_dir, shard_dirs);
+  std::cout << fmt::format("merged {} of {} points from {} shard folders into {}/points.csv\n", merged,
+                           sweep.points.size(), shard_dirs.size(), out_dir);
+  if (merged < sweep.points.size())
+    std::cerr << fmt::format(
+        "warning: {} points are in no shard yet: run the missing shards again, then merge\n",
+        sweep.points.size() - merged);
   return 0;
 }
 
@@ -100,9 +121,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("semsim ") + SEMSIM_VERSION);
   app.require_subcommand(1);
 
-  std::string scenario_ref, out_dir, list_what;
-  std::vector<std::string> overrides;
+  std::string scenario_ref, out_dir, list_what, sweep_file, shard;
+  std::vector<std::string> overrides, shard_dirs;
   long long seed = -1;
+  int jobs = 0;
+  bool retry_failed = false;
 
   auto* run = app.add_subcommand("run", "simulate a scenario and write summary.json, requests.csv, steps.csv");
   run->add_option("scenario", scenario_ref, "scenario YAML file, or 'default' for the embedded one")->required();
@@ -119,10 +142,22 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"models", "hardware", "clusters", "policies"}));
 
-  const std::vector<std::string> commands{"run", "check", "list"};
+  auto* sweep = app.add_subcommand("sweep", "simulate every point of a sweep file, N at a time, resumably");
+  sweep->add_option("sweep_file", sweep_file, "sweep YAML file (base scenario, set, series, axes)");
+  sweep->add_option("-j,--jobs", jobs, "simulations at once (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  sweep->add_option("--out", out_dir, "output folder (default: out/<sweep file name>)");
+  sweep->add_option("--shard", shard, "run only shard i of n (i/n, 0 <= i < n), e.g. one Slurm array task");
+  sweep->add_flag("--retry-failed", retry_failed, "run again the points recorded as failed");
+  auto* merge = sweep->add_subcommand("merge", "combine the output folders of a sharded sweep");
+  merge->add_option("sweep_file", sweep_file, "the sweep YAML file the shards ran")->required();
+  merge->add_option("shard_dirs", shard_dirs, "the shards' output folders")->required();
+  merge->add_option("--out", out_dir, "output folder")->required();
+
+  const std::vector<std::string> commands{"run", "check", "list", "sweep"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "error: unknown command '" << argv[1] << "'" << semsim::did_you_mean(argv[1], commands)
-              << "; commands: run, check, list (see --help)\n";
+              << "; commands: run, check, list, sweep (see --help)\n";
     return 2;
   }
   try {
@@ -138,6 +173,12 @@ int main(int argc, char** argv) {
   try {
     if (*run) return run_command(scenario_ref, out_dir, overrides, seed);
     if (*check) return check_command(scenario_ref, overrides);
+    if (*merge) return merge_command(sweep_file, out_dir, shard_dirs);
+    if (*sweep) {
+      if (sweep_file.empty())
+        throw semsim::InputError("sweep: a sweep file is required (see semsim sweep --help)");
+      return sweep_command(sweep_file, out_dir, jobs, shard, retry_failed);
+    }
     return list_command(list_what);
   } catch (const semsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

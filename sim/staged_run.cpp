@@ -1,0 +1,32 @@
+#include "sim/staged_run.hpp"
+
+#include <chrono>
+
+#include "sim/serving_metrics.hpp"
+#include "sim/simulation.hpp"
+
+namespace semsim {
+
+StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir)
+    : scenario_(scenario),
+      staging_(out_dir),
+      requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
+      steps_csv_(scenario.write_steps_csv ? staging_.staged("steps.csv") : ""),
+      summary_json_(staging_.staged("summary.json")) {}
+
+std::string StagedRun::simulate_and_write() const {
+  const auto started = std::chrono::steady_clock::now();
+  const RunResult run = simulate(scenario_);
+  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);
+  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run);
+  nlohmann::ordered_json summary = summary_json(scenario_, summarize(run));
+  summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return summary.dump();
+}
+
+void StagedRun::commit(const nlohmann::ordered_json& summary) {
+  write_text_file(summary_json_, summary.dump(2) + "\n");
+  staging_.commit();
+}
+
+}  // namespace semsim
