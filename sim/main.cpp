@@ -1,5 +1,6 @@
 // semsim: command-line entry point. Exit codes: 0 ok, 2 bad input, 1 internal error.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -55,10 +56,19 @@ int check_command(const std::string& scenario_ref, const std::vector<std::string
 }
 
 int sweep_command(const std::string& file, std::string out_dir, int jobs, const std::string& shard,
-                  bool retry_failed) {
+                  bool retry_failed, bool dry_run) {
   semsim::SweepOptions options;
   if (!shard.empty()) options.shard = semsim::SweepShard::parse(shard);
   const semsim::Sweep sweep = semsim::load_sweep(file);
+  if (dry_run) {
+    std::cout << fmt::format("{}: {} points; point_id {}\n", file, sweep.points.size(),
+                             fmt::join(sweep.columns, " "));
+    for (const auto& p : sweep.points)
+      if (options.shard.contains(p.index))
+        std::cout << fmt::format("{} {}{}\n", p.id, fmt::join(p.labels, " "),
+                                 p.error.empty() ? "" : " (invalid: " + p.error + ")");
+    return 0;
+  }
   options.out_dir = out_dir.empty() ? "out/" + std::filesystem::path(file).stem().string() : out_dir;
   options.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.retry_failed = retry_failed;
@@ -125,7 +135,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides, shard_dirs;
   long long seed = -1;
   int jobs = 0;
-  bool retry_failed = false;
+  bool retry_failed = false, dry_run = false;
 
   auto* run = app.add_subcommand("run", "simulate a scenario and write summary.json, requests.csv, steps.csv");
   run->add_option("scenario", scenario_ref, "scenario YAML file, or 'default' for the embedded one")->required();
@@ -149,6 +159,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--out", out_dir, "output folder (default: out/<sweep file name>)");
   sweep->add_option("--shard", shard, "run only shard i of n (i/n, 0 <= i < n), e.g. one Slurm array task");
   sweep->add_flag("--retry-failed", retry_failed, "run again the points recorded as failed");
+  sweep->add_flag("--dry-run", dry_run,
+                  "check the sweep file and list its points (id, values) without running");
   auto* merge = sweep->add_subcommand("merge", "combine the output folders of a sharded sweep");
   merge->add_option("sweep_file", sweep_file, "the sweep YAML file the shards ran")->required();
   merge->add_option("shard_dirs", shard_dirs, "the shards' output folders")->required();
@@ -177,7 +189,7 @@ int main(int argc, char** argv) {
     if (*sweep) {
       if (sweep_file.empty())
         throw semsim::InputError("sweep: a sweep file is required (see semsim sweep --help)");
-      return sweep_command(sweep_file, out_dir, jobs, shard, retry_failed);
+      return sweep_command(sweep_file, out_dir, jobs, shard, retry_failed, dry_run);
     }
     return list_command(list_what);
   } catch (const semsim::InputError& e) {

@@ -190,6 +190,19 @@ axes:
   EXPECT_NE(twice.err.find("is in both"), std::string::npos) << twice.err;
 }
 
+TEST(cliSweep, DryRunListsAShardsPointsAndWritesNothing) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, kSmallSweep);
+  const CliResult r = sweep({file, "--dry-run", "--shard", "1/2", "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0], file + ": 4 points; point_id series workload.arrival.rate");
+  EXPECT_TRUE(lines[1].ends_with(" rr 40")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with(" sq 40")) << lines[2];
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
 TEST(cliSweep, ABadSweepFileExits2BeforeWritingAnything) {
   TempDir tmp;
   const std::string file = write_sweep(
