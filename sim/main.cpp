@@ -25,17 +25,21 @@ namespace {
 
 using semsim::Scenario;
 
-int run_command(const std::string& scenario_ref, std::string out_dir, const std::vector<std::string>& overrides,
-                long long seed) {
+int run_command(const std::string& scenario_ref, std::string out_dir,
+                const std::vector<std::string>& overrides, long long seed, semsim::TimelineOptions timeline,
+                const std::string& timeline_steps) {
   const auto started = std::chrono::steady_clock::now();
   const Scenario scenario = semsim::load_scenario_file(scenario_ref, overrides, seed);
   if (out_dir.empty()) out_dir = "out/" + scenario.name;
-  semsim::StagedRun staged(scenario, out_dir);
+  if (!timeline_steps.empty()) timeline.steps = semsim::parse_step_window(timeline_steps, "--timeline-steps");
+  semsim::StagedRun staged(scenario, out_dir, timeline);
   auto summary =
       nlohmann::ordered_json::parse(semsim::run_isolated([&] { return staged.simulate_and_write(); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   staged.commit(summary);
   std::cout << semsim::summary_text(summary) << "Outputs in " << out_dir << "/\n";
+  if (!timeline.path.empty())
+    std::cout << "Timeline in " << timeline.path << " (open it in ui.perfetto.dev)\n";
   return 0;
 }
 
@@ -134,6 +138,8 @@ int main(int argc, char** argv) {
   std::string scenario_ref, out_dir, list_what, sweep_file, shard;
   std::vector<std::string> overrides, shard_dirs;
   long long seed = -1;
+  semsim::TimelineOptions timeline;
+  std::string timeline_steps;
   int jobs = 0;
   bool retry_failed = false, dry_run = false;
 
@@ -142,6 +148,12 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "output folder (default: out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
   run->add_option("--seed", seed, "workload seed (replaces workload.seed)")->check(CLI::Range(0LL, 1LL << 62));
+  run->add_option("--timeline", timeline.path,
+                  "also write a Chrome/Perfetto trace-event JSON of a window of steps");
+  run->add_option("--timeline-steps", timeline_steps, "the timeline's steps, FIRST:COUNT (default 0:10)");
+  run->add_option("--timeline-requests", timeline.max_requests,
+                  "request lifetimes shown at most (default 200)")
+      ->check(CLI::Range(0, 1000000));
 
   auto* check = app.add_subcommand("check", "validate a scenario and print what it resolves to");
   check->add_option("scenario", scenario_ref, "scenario YAML file, or 'default'")->required();
@@ -183,7 +195,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*run) return run_command(scenario_ref, out_dir, overrides, seed);
+    if (*run) return run_command(scenario_ref, out_dir, overrides, seed, timeline, timeline_steps);
     if (*check) return check_command(scenario_ref, overrides);
     if (*merge) return merge_command(sweep_file, out_dir, shard_dirs);
     if (*sweep) {

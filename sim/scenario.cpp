@@ -191,9 +191,10 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       }
     }
     if (const auto outputs = root.optional("outputs")) {
-      outputs->expect_map({"requests_csv", "steps_csv"});
+      outputs->expect_map({"requests_csv", "steps_csv", "layers_csv"});
       s.write_requests_csv = outputs->get_bool("requests_csv", true);
       s.write_steps_csv = outputs->get_bool("steps_csv", true);
+      s.write_layers_csv = outputs->get_bool("layers_csv", false);
     }
     check_memory(root, s);
     return s;

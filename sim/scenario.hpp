@@ -48,6 +48,7 @@ struct Scenario {
   CalibrationProfile calibration;
   bool write_requests_csv = true;
   bool write_steps_csv = true;
+  bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
 
   // KV-cache capacity of one rank in tokens, after weights (validated > one longest request).
   long long kv_capacity_tokens = 0;

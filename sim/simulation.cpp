@@ -18,7 +18,7 @@ Topology effective_topology(const Scenario& scenario) {
   return topology;
 }
 
-RunResult simulate(const Scenario& scenario) {
+RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   int argc = 1;
   char name[] = "semsim";
   char* argv[] = {name, nullptr};
@@ -34,13 +34,15 @@ RunResult simulate(const Scenario& scenario) {
   const RooflineCostModel cost_model(scenario.cluster.device, scenario.calibration, scenario.precision);
   const auto network = scenario.fidelity == NetworkFidelity::kFlow ? make_flow_network(topology)
                                                                    : make_bottleneck_network(topology);
-  StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology);
+  StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology, timeline);
   const std::vector<Request> requests = generate_requests(scenario.workload);
 
   RunResult result;
   simgrid::s4u::Actor::create("serving-loop", hosts.front(),
                               [&] { result = serve_data_parallel(scenario, requests, *scheduler, step_cost); });
   engine.run();
+  result.layers = step_cost.layer_totals();
+  result.timeline = step_cost.timeline();
   return result;
 }
 

@@ -7,12 +7,14 @@
 
 #include "sim/output_files.hpp"
 #include "sim/scenario.hpp"
+#include "sim/timeline.hpp"
 
 namespace semsim {
 
 class StagedRun {
  public:
-  StagedRun(const Scenario& scenario, const std::string& out_dir);
+  // With a timeline path, the trace of its window of steps is staged beside that path.
+  StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {});
 
   // For the child process (SimGrid allows one Engine per process): simulates, writes the CSV
   // outputs the scenario asks for, and returns summary.json's text with wall_seconds set to the
@@ -27,7 +29,10 @@ class StagedRun {
   OutputStaging staging_;
   std::string requests_csv_;  // "" when the scenario turns the file off
   std::string steps_csv_;
+  std::string layers_csv_;
   std::string summary_json_;
+  TimelineOptions timeline_;
+  std::string timeline_json_;
 };
 
 }  // namespace semsim
