@@ -17,6 +17,7 @@
 #include "policies/token_scheduling.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
+#include "sim/plot_command.hpp"
 #include "sim/scenario.hpp"
 #include "sim/staged_run.hpp"
 #include "sim/sweep_runner.hpp"
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string scenario_ref, out_dir, list_what, sweep_file, shard;
-  std::vector<std::string> overrides, shard_dirs;
+  std::vector<std::string> overrides, shard_dirs, plot_args;
   long long seed = -1;
   semsim::TimelineOptions timeline;
   std::string timeline_steps;
@@ -178,10 +179,17 @@ int main(int argc, char** argv) {
   merge->add_option("shard_dirs", shard_dirs, "the shards' output folders")->required();
   merge->add_option("--out", out_dir, "output folder")->required();
 
-  const std::vector<std::string> commands{"run", "check", "list", "sweep"};
+  auto* plot = app.add_subcommand("plot", "draw the figures of a sweep's output folder (PNG and SVG)");
+  plot->add_option("sweep_dir", sweep_file, "the --out folder of semsim sweep")->required();
+  plot->allow_extras();
+  plot->footer(
+      "Options of scripts/plot-sweep, passed on: --out DIR (default SWEEP_DIR/plots), --slo-metric COLUMN "
+      "(e2e_s.p99), --slo-factor F (5), --rate-column COLUMN (workload.arrival.rate), --compare-rate R");
+
+  const std::vector<std::string> commands{"run", "check", "list", "sweep", "plot"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "error: unknown command '" << argv[1] << "'" << semsim::did_you_mean(argv[1], commands)
-              << "; commands: run, check, list, sweep (see --help)\n";
+              << "; commands: run, check, list, sweep, plot (see --help)\n";
     return 2;
   }
   try {
@@ -198,6 +206,7 @@ int main(int argc, char** argv) {
     if (*run) return run_command(scenario_ref, out_dir, overrides, seed, timeline, timeline_steps);
     if (*check) return check_command(scenario_ref, overrides);
     if (*merge) return merge_command(sweep_file, out_dir, shard_dirs);
+    if (*plot) return semsim::run_plot_script(sweep_file, plot->remaining());
     if (*sweep) {
       if (sweep_file.empty())
         throw semsim::InputError("sweep: a sweep file is required (see semsim sweep --help)");
