@@ -149,12 +149,14 @@ int main(int argc, char** argv) {
   run->add_option("--out", out_dir, "output folder (default: out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
   run->add_option("--seed", seed, "workload seed (replaces workload.seed)")->check(CLI::Range(0LL, 1LL << 62));
-  run->add_option("--timeline", timeline.path,
-                  "also write a Chrome/Perfetto trace-event JSON of a window of steps");
-  run->add_option("--timeline-steps", timeline_steps, "the timeline's steps, FIRST:COUNT (default 0:10)");
+  auto* timeline_option = run->add_option(
+      "--timeline", timeline.path, "also write a Chrome/Perfetto trace-event JSON of a window of steps");
+  run->add_option("--timeline-steps", timeline_steps, "the timeline's steps, FIRST:COUNT (default 0:10)")
+      ->needs(timeline_option);
   run->add_option("--timeline-requests", timeline.max_requests,
                   "request lifetimes shown at most (default 200)")
-      ->check(CLI::Range(0, 1000000));
+      ->check(CLI::Range(0, 1000000))
+      ->needs(timeline_option);
 
   auto* check = app.add_subcommand("check", "validate a scenario and print what it resolves to");
   check->add_option("scenario", scenario_ref, "scenario YAML file, or 'default'")->required();

@@ -18,7 +18,7 @@ class StagedRun {
 
   // For the child process (SimGrid allows one Engine per process): simulates, writes the CSV
   // outputs the scenario asks for, and returns summary.json's text with wall_seconds set to the
-  // time the simulation and its writes took.
+  // time simulate() itself took (what a sweep's per-point summary.json keeps).
   std::string simulate_and_write() const;
 
   // For the parent: writes `summary` as summary.json and renames every output into the folder.

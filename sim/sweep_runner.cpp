@@ -51,9 +51,8 @@ std::vector<std::string> header_fields(const Sweep& sweep) {
 }
 
 // One row: id, status, the point's labels, its metrics (empty when it failed), the error.
-std::vector<std::string> point_row(const Sweep& sweep, const SweepPoint& point, const Json* summary,
+std::vector<std::string> point_row(std::size_t width, const SweepPoint& point, const Json* summary,
                                    const std::string& error) {
-  const std::size_t width = header_fields(sweep).size();
   std::vector<std::string> row{point.id, summary ? "ok" : "failed"};
   row.insert(row.end(), point.labels.begin(), point.labels.end());
   if (summary)
@@ -105,12 +104,8 @@ std::string format_duration(double seconds) {
 // done/total, failures and ETA on stderr: redrawn in place on a terminal, a line per point in a log.
 class Progress {
  public:
-  Progress(std::size_t total, std::size_t done, std::size_t failed, bool enabled)
-      : total_(total),
-        done_(done),
-        failed_(failed),
-        enabled_(enabled),
-        terminal_(::isatty(STDERR_FILENO) == 1) {}
+  Progress(std::size_t total, std::size_t done, std::size_t failed)
+      : total_(total), done_(done), failed_(failed), terminal_(::isatty(STDERR_FILENO) == 1) {}
 
   void point_finished(bool ok) {
     ++done_;
@@ -127,7 +122,6 @@ class Progress {
 
  private:
   void print(char mode) {
-    if (!enabled_) return;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     const std::string eta =
         ran_ == 0
@@ -146,7 +140,7 @@ class Progress {
   }
 
   std::size_t total_, done_, failed_, ran_ = 0;
-  bool enabled_, terminal_;
+  bool terminal_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
@@ -207,9 +201,10 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
     }
   }
 
-  Progress progress(outcome.points, outcome.already_done, outcome.failed, options.progress);
+  Progress progress(outcome.points, outcome.already_done, outcome.failed);
+  const std::size_t width = header_fields(sweep).size();
   auto record = [&](const SweepPoint& p, const Json* summary, const std::string& error) {
-    table.append(point_row(sweep, p, summary, error));
+    table.append(point_row(width, p, summary, error));
     ++outcome.ran;
     outcome.failed += summary ? 0 : 1;
     progress.point_finished(summary != nullptr);

@@ -26,7 +26,6 @@ struct SweepOptions {
   int jobs = 1;  // simulations at once
   SweepShard shard;
   bool retry_failed = false;  // run again the points recorded as failed
-  bool progress = true;       // the progress line on stderr
 };
 
 struct SweepOutcome {

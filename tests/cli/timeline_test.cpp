@@ -130,6 +130,10 @@ TEST(cliTimeline, BadWindowExits2WithoutOutputs) {
   EXPECT_NE(r.err.find("--timeline-steps '5': expected FIRST:COUNT"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(tmp / "t.json"));
   EXPECT_TRUE(entries_under(tmp / "out").empty());
+
+  const CliResult without = run_semsim({"run", "default", "--out", tmp / "out", "--timeline-steps", "0:5"});
+  EXPECT_EQ(without.exit_code, 2);
+  EXPECT_NE(without.err.find("--timeline-steps requires --timeline"), std::string::npos) << without.err;
 }
 
 TEST(cliLayersCsv, PerLayerTotalsAddUpToTheSummary) {
