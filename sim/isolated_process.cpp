@@ -1,11 +1,14 @@
 #include "sim/isolated_process.hpp"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 #include "models/input_error.hpp"
 
@@ -35,15 +38,30 @@ std::string read_all(int fd) {
   return data;
 }
 
+int reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 }  // namespace
 
-std::string run_isolated(const std::function<std::string()>& body) {
+ChildProcess ChildProcess::start(const std::function<std::string()>& body) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe() failed");
   std::fflush(nullptr);  // do not duplicate buffered output into the child
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork() failed");
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error("fork() failed");
+  }
   if (pid == 0) {
+    // A simulation whose parent was killed has no one to report to: end it too.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(fds[0]);
     std::string framed;
     try {
@@ -59,11 +77,30 @@ std::string run_isolated(const std::function<std::string()>& body) {
     ::_exit(0);
   }
   ::close(fds[1]);
-  const std::string framed = read_all(fds[0]);
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  return ChildProcess(pid, fds[0]);
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)), fd_(std::exchange(other.fd_, -1)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  std::swap(pid_, other.pid_);
+  std::swap(fd_, other.fd_);
+  return *this;
+}
+
+ChildProcess::~ChildProcess() {
+  if (fd_ >= 0) ::close(fd_);
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    reap(pid_);
   }
+}
+
+std::string ChildProcess::wait() {
+  const std::string framed = read_all(fd_);
+  ::close(std::exchange(fd_, -1));
+  const int status = reap(std::exchange(pid_, -1));
   if (framed.empty()) {
     if (WIFSIGNALED(status))
       throw std::runtime_error("simulation process died with signal " + std::to_string(WTERMSIG(status)));
@@ -74,6 +111,10 @@ std::string run_isolated(const std::function<std::string()>& body) {
   if (framed[0] == 'I') throw InputError(text);
   if (framed[0] == 'E') throw std::runtime_error(text);
   return text;
+}
+
+std::string run_isolated(const std::function<std::string()>& body) {
+  return ChildProcess::start(body).wait();
 }
 
 }  // namespace semsim

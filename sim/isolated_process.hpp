@@ -2,13 +2,36 @@
 // SimGrid allows one Engine per process, so every simulation runs in a forked child. The child
 // returns a byte payload through a pipe; errors come back with their kind so the CLI keeps its
 // exit codes (InputError -> 2, anything else -> 1).
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 
 namespace semsim {
 
-// Runs `body` in a child process and returns what it returned. Rethrows an InputError raised by
-// the child as InputError, anything else as std::runtime_error. Never creates an Engine here.
+// A body running in a forked child (which dies with its parent). Several can run at once: poll()
+// their result_fd() and collect each with wait().
+class ChildProcess {
+ public:
+  static ChildProcess start(const std::function<std::string()>& body);
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();  // kills and reaps a child that was never waited for
+
+  int result_fd() const { return fd_; }  // readable once the child has sent its result or died
+  // Reads what the body returned and reaps the child. Rethrows an InputError raised by the body as
+  // InputError, anything else (a crash included) as std::runtime_error.
+  std::string wait();
+
+ private:
+  ChildProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+// Runs `body` in a child process and returns what it returned. Never creates an Engine here.
 std::string run_isolated(const std::function<std::string()>& body);
 
 }  // namespace semsim

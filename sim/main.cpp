@@ -1,11 +1,14 @@
 // semsim: command-line entry point. Exit codes: 0 ok, 2 bad input, 1 internal error.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "models/presets.hpp"
 #include "policies/dispatch.hpp"
@@ -15,34 +18,30 @@
 #include "sim/calibrate_command.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
+#include "sim/plot_command.hpp"
 #include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "sim/staged_run.hpp"
+#include "sim/sweep_runner.hpp"
 
 namespace {
 
 using semsim::Scenario;
 
-int run_command(const std::string& scenario_ref, std::string out_dir, const std::vector<std::string>& overrides,
-                long long seed) {
+int run_command(const std::string& scenario_ref, std::string out_dir,
+                const std::vector<std::string>& overrides, long long seed, semsim::TimelineOptions timeline,
+                const std::string& timeline_steps) {
   const auto started = std::chrono::steady_clock::now();
   const Scenario scenario = semsim::load_scenario_file(scenario_ref, overrides, seed);
   if (out_dir.empty()) out_dir = "out/" + scenario.name;
-  semsim::OutputStaging staging(out_dir);
-  const std::string requests_csv = scenario.write_requests_csv ? staging.staged("requests.csv") : "";
-  const std::string steps_csv = scenario.write_steps_csv ? staging.staged("steps.csv") : "";
-  const std::string summary_json = staging.staged("summary.json");
-
-  const std::string payload = semsim::run_isolated([&] {
-    const semsim::RunResult run = semsim::simulate(scenario);
-    if (!requests_csv.empty()) semsim::write_requests_csv(requests_csv, run);
-    if (!steps_csv.empty()) semsim::write_steps_csv(steps_csv, run);
-    return semsim::summary_json(scenario, semsim::summarize(run)).dump();
-  });
-  auto summary = nlohmann::ordered_json::parse(payload);
+  if (!timeline_steps.empty()) timeline.steps = semsim::parse_step_window(timeline_steps, "--timeline-steps");
+  semsim::StagedRun staged(scenario, out_dir, timeline);
+  auto summary =
+      nlohmann::ordered_json::parse(semsim::run_isolated([&] { return staged.simulate_and_write(); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  semsim::write_text_file(summary_json, summary.dump(2) + "\n");
-  staging.commit();
+  staged.commit(summary);
   std::cout << semsim::summary_text(summary) << "Outputs in " << out_dir << "/\n";
+  if (!timeline.path.empty())
+    std::cout << "Timeline in " << timeline.path << " (open it in ui.perfetto.dev)\n";
   return 0;
 }
 
@@ -57,8 +56,45 @@ int check_command(const std::string& scenario_ref, const std::vector<std::string
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
       s.attention == semsim::AttentionMode::kDataParallel ? "dp" : "tp", s.weight_bytes_per_device / 1e9,
       s.kv_capacity_tokens, s.placement.name, s.request_scheduling.name, s.dispatch_name,
-      s.fidelity == semsim::NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name, s.workload.requests,
-      s.workload.seed);
+      s.fidelity == semsim::NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name,
+      s.workload.requests, s.workload.seed);
+  return 0;
+}
+
+int sweep_command(const std::string& file, std::string out_dir, int jobs, const std::string& shard,
+                  bool retry_failed, bool dry_run) {
+  semsim::SweepOptions options;
+  if (!shard.empty()) options.shard = semsim::SweepShard::parse(shard);
+  const semsim::Sweep sweep = semsim::load_sweep(file);
+  if (dry_run) {
+    std::cout << fmt::format("{}: {} points; point_id {}\n", file, sweep.points.size(),
+                             fmt::join(sweep.columns, " "));
+    for (const auto& p : sweep.points)
+      if (options.shard.contains(p.index))
+        std::cout << fmt::format("{} {}{}\n", p.id, fmt::join(p.labels, " "),
+                                 p.error.empty() ? "" : " (invalid: " + p.error + ")");
+    return 0;
+  }
+  options.out_dir = out_dir.empty() ? "out/" + std::filesystem::path(file).stem().string() : out_dir;
+  options.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.retry_failed = retry_failed;
+  const semsim::SweepOutcome done = semsim::run_sweep(sweep, options);
+  std::cout << fmt::format("{} points{}: {} done before, {} ran, {} failed; results in {}/points.csv\n",
+                           done.points, shard.empty() ? "" : " in shard " + shard, done.already_done,
+                           done.ran, done.failed, options.out_dir);
+  return 0;
+}
+
+int merge_command(const std::string& file, const std::string& out_dir,
+                  const std::vector<std::string>& shard_dirs) {
+  const semsim::Sweep sweep = semsim::load_sweep(file);
+  const std::size_t merged = semsim::merge_sweep(sweep, out_dir, shard_dirs);
+  std::cout << fmt::format("merged {} of {} points from {} shard folders into {}/points.csv\n", merged,
+                           sweep.points.size(), shard_dirs.size(), out_dir);
+  if (merged < sweep.points.size())
+    std::cerr << fmt::format(
+        "warning: {} points are in no shard yet: run the missing shards again, then merge\n",
+        sweep.points.size() - merged);
   return 0;
 }
 
@@ -75,8 +111,9 @@ int list_command(const std::string& what) {
   if (what == "models") {
     for (const auto& name : semsim::preset_names(semsim::PresetKind::kModel)) {
       const auto m = semsim::model_preset(name);
-      std::cout << fmt::format("{:<20} {:>3} layers ({:>2} MoE), {:>3} routed + {} shared experts, top-{}, hidden {}\n",
-                               name, m.layers, m.moe_layers(), m.routed_experts, m.shared_experts, m.top_k, m.hidden);
+      std::cout << fmt::format(
+          "{:<20} {:>3} layers ({:>2} MoE), {:>3} routed + {} shared experts, top-{}, hidden {}\n", name,
+          m.layers, m.moe_layers(), m.routed_experts, m.shared_experts, m.top_k, m.hidden);
     }
   } else if (what == "hardware") {
     for (const auto& name : semsim::preset_names(semsim::PresetKind::kDevice)) std::cout << name << "\n";
@@ -101,15 +138,30 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("semsim ") + SEMSIM_VERSION);
   app.require_subcommand(1);
 
-  std::string scenario_ref, out_dir, list_what;
-  std::vector<std::string> overrides;
+  std::string scenario_ref, out_dir, list_what, sweep_file, shard;
+  std::vector<std::string> overrides, shard_dirs, plot_args;
   long long seed = -1;
+  semsim::TimelineOptions timeline;
+  std::string timeline_steps;
+  int jobs = 0;
+  bool retry_failed = false, dry_run = false;
 
-  auto* run = app.add_subcommand("run", "simulate a scenario and write summary.json, requests.csv, steps.csv");
-  run->add_option("scenario", scenario_ref, "scenario YAML file, or 'default' for the embedded one")->required();
+  auto* run =
+      app.add_subcommand("run", "simulate a scenario and write summary.json, requests.csv, steps.csv");
+  run->add_option("scenario", scenario_ref, "scenario YAML file, or 'default' for the embedded one")
+      ->required();
   run->add_option("--out", out_dir, "output folder (default: out/<scenario name>)");
   run->add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
-  run->add_option("--seed", seed, "workload seed (replaces workload.seed)")->check(CLI::Range(0LL, 1LL << 62));
+  run->add_option("--seed", seed, "workload seed (replaces workload.seed)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  auto* timeline_option = run->add_option(
+      "--timeline", timeline.path, "also write a Chrome/Perfetto trace-event JSON of a window of steps");
+  run->add_option("--timeline-steps", timeline_steps, "the timeline's steps, FIRST:COUNT (default 0:10)")
+      ->needs(timeline_option);
+  run->add_option("--timeline-requests", timeline.max_requests,
+                  "request lifetimes shown at most (default 200)")
+      ->check(CLI::Range(0, 1000000))
+      ->needs(timeline_option);
 
   auto* check = app.add_subcommand("check", "validate a scenario and print what it resolves to");
   check->add_option("scenario", scenario_ref, "scenario YAML file, or 'default'")->required();
@@ -138,10 +190,38 @@ int main(int argc, char** argv) {
   calibrate->add_option("--write-plan", calibrate_options.write_plan,
                         "only write the kernel plan of the presets here");
 
-  const std::vector<std::string> commands{"run", "check", "list", "calibrate"};
-  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+  auto* sweep = app.add_subcommand("sweep", "simulate every point of a sweep file, N at a time, resumably");
+  sweep->add_option("sweep_file", sweep_file, "sweep YAML file (base scenario, set, series, axes)");
+  sweep->add_option("-j,--jobs", jobs, "simulations at once (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  sweep->add_option("--out", out_dir, "output folder (default: out/<sweep file name>)");
+  sweep->add_option("--shard", shard, "run only shard i of n (i/n, 0 <= i < n), e.g. one Slurm array task");
+  sweep->add_flag("--retry-failed", retry_failed, "run again the points recorded as failed");
+  sweep->add_flag("--dry-run", dry_run,
+                  "check the sweep file and list its points (id, values) without running");
+  auto* merge = sweep->add_subcommand("merge", "combine the output folders of a sharded sweep");
+  merge->add_option("sweep_file", sweep_file, "the sweep YAML file the shards ran")->required();
+  merge->add_option("shard_dirs", shard_dirs, "the shards' output folders")->required();
+  merge->add_option("--out", out_dir, "output folder")->required();
+
+  auto* plot = app.add_subcommand("plot", "draw the figures of a sweep's output folder (PNG and SVG)");
+  plot->add_option("sweep_dir", sweep_file, "the --out folder of semsim sweep")->required();
+  plot->allow_extras();
+  plot->footer(
+      "Options of scripts/plot-sweep, passed on: --out DIR (default SWEEP_DIR/plots), --slo-metric COLUMN "
+      "(e2e_s.p99), --slo-factor F (5), --rate-column COLUMN (workload.arrival.rate), --compare-rate R");
+
+  // Every registered subcommand; anything else in first position is a typo worth naming.
+  std::vector<std::string> commands;
+  std::string command_list;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    commands.push_back(sub->get_name());
+    command_list += (command_list.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "error: unknown command '" << argv[1] << "'" << semsim::did_you_mean(argv[1], commands)
-              << "; commands: run, check, list, calibrate (see --help)\n";
+              << "; commands: " << command_list << " (see --help)\n";
     return 2;
   }
   try {
@@ -155,9 +235,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*run) return run_command(scenario_ref, out_dir, overrides, seed);
+    if (*run) return run_command(scenario_ref, out_dir, overrides, seed, timeline, timeline_steps);
     if (*check) return check_command(scenario_ref, overrides);
     if (*calibrate) return semsim::calibrate_command(calibrate_options);
+    if (*merge) return merge_command(sweep_file, out_dir, shard_dirs);
+    if (*plot) return semsim::run_plot_script(sweep_file, plot->remaining());
+    if (*sweep) {
+      if (sweep_file.empty())
+        throw semsim::InputError("sweep: a sweep file is required (see semsim sweep --help)");
+      return sweep_command(sweep_file, out_dir, jobs, shard, retry_failed, dry_run);
+    }
     return list_command(list_what);
   } catch (const semsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

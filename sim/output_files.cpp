@@ -145,6 +145,22 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
   write_text_file(path, text);
 }
 
+void write_layers_csv(const std::string& path, const RunResult& run) {
+  const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
+  std::string text = "moe_layer,layer,attention_s,dispatch_s,experts_s,combine_s,imbalance";
+  for (std::size_t d = 0; d < devices; ++d) text += fmt::format(",activations_device_{}", d);
+  text += "\n";
+  for (std::size_t i = 0; i < run.layers.size(); ++i) {
+    const LayerTotals& l = run.layers[i];
+    text += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f}", i, l.layer, l.phases.attention,
+                        l.phases.dispatch, l.phases.experts, l.phases.combine,
+                        load_imbalance(l.device_activations));
+    for (const long long served : l.device_activations) text += fmt::format(",{}", served);
+    text += "\n";
+  }
+  write_text_file(path, text);
+}
+
 OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
   staging_dir_ = (fs::path(out_dir_) / fmt::format(".staging-{}", ::getpid())).string();
   try {
@@ -159,6 +175,7 @@ OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
 OutputStaging::~OutputStaging() {
   std::error_code ignored;
   fs::remove_all(staging_dir_, ignored);
+  for (const auto& [staged, destination] : outside_) fs::remove(staged, ignored);
 }
 
 std::string OutputStaging::staged(const std::string& file_name) {
@@ -166,8 +183,15 @@ std::string OutputStaging::staged(const std::string& file_name) {
   return (fs::path(staging_dir_) / file_name).string();
 }
 
+std::string OutputStaging::staged_at(const std::string& destination) {
+  outside_.emplace_back(fmt::format("{}.partial-{}", destination, ::getpid()), destination);
+  return outside_.back().first;
+}
+
 void OutputStaging::commit() {
   for (const auto& name : files_) fs::rename(fs::path(staging_dir_) / name, fs::path(out_dir_) / name);
+  for (const auto& [staged, destination] : outside_) fs::rename(staged, destination);
+  outside_.clear();
 }
 
 }  // namespace semsim

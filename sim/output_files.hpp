@@ -17,6 +17,9 @@ std::string summary_text(const nlohmann::ordered_json& summary);
 
 void write_requests_csv(const std::string& path, const RunResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);
+// Per MoE layer over the run: phase seconds, imbalance (max / mean device load) and each device's
+// served routed activations.
+void write_layers_csv(const std::string& path, const RunResult& run);
 void write_text_file(const std::string& path, const std::string& text);
 
 class OutputStaging {
@@ -27,12 +30,16 @@ class OutputStaging {
   OutputStaging& operator=(const OutputStaging&) = delete;
 
   std::string staged(const std::string& file_name);  // path to write `file_name` to
-  void commit();                                     // renames every staged file into out_dir
+  // Path to write a file that belongs at `destination`, outside out_dir: staged beside it (same
+  // file system, so the rename is atomic) and removed unless committed.
+  std::string staged_at(const std::string& destination);
+  void commit();  // renames every staged file into place
 
  private:
   std::string out_dir_;
   std::string staging_dir_;
   std::vector<std::string> files_;
+  std::vector<std::pair<std::string, std::string>> outside_;  // staged path, destination
 };
 
 }  // namespace semsim

@@ -20,37 +20,42 @@ std::string default_scenario_text() {
   throw std::logic_error("embedded default scenario missing");
 }
 
-namespace {
-
-// Applies "a.b.c=value" to the parsed document, creating maps on the way.
-void apply_override(YAML::Node root, const std::string& assignment, const std::string& file) {
+ScenarioOverride parse_override(const std::string& assignment, const std::string& file) {
   const auto equals = assignment.find('=');
   if (equals == std::string::npos || equals == 0)
     throw InputError(file + ": --set '" + assignment + "': expected key.path=value");
-  const std::string path = assignment.substr(0, equals);
-  YAML::Node value;
+  ScenarioOverride o{assignment.substr(0, equals), {}, "--set " + assignment};
   try {
-    value = YAML::Load(assignment.substr(equals + 1));
+    o.value = YAML::Load(assignment.substr(equals + 1));
   } catch (const YAML::Exception& e) {
     throw InputError(file + ": --set '" + assignment + "': value is not valid YAML: " + e.msg);
   }
+  return o;
+}
+
+void apply_override(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
+  YAML::Node value = YAML::Clone(o.value);
   YamlInput::mark_as_override(value);
   std::vector<std::string> keys;
-  std::stringstream parts(path);
+  std::stringstream parts(o.key_path);
   for (std::string key; std::getline(parts, key, '.');) {
-    if (key.empty()) throw InputError(file + ": --set '" + assignment + "': empty key in path");
+    if (key.empty()) throw InputError(file + ": " + o.origin + ": empty key in path '" + o.key_path + "'");
     keys.push_back(key);
   }
+  if (keys.empty() || o.key_path.back() == '.')
+    throw InputError(file + ": " + o.origin + ": empty key in path '" + o.key_path + "'");
   // yaml-cpp nodes are handles: walking with operator[] on copies edits the same tree.
-  std::vector<YAML::Node> chain{root};
+  std::vector<YAML::Node> chain{document};
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
     YAML::Node next = chain.back()[keys[i]];
     if (next.IsDefined() && !next.IsMap() && !next.IsNull())
-      throw InputError(file + ": --set '" + assignment + "': '" + keys[i] + "' is not a map");
+      throw InputError(file + ": " + o.origin + ": '" + keys[i] + "' is not a map");
     chain.push_back(next);
   }
   chain.back()[keys.back()] = value;
 }
+
+namespace {
 
 Precision read_precision(const YamlInput& in, double& dispatch_bytes_per_element, const Device& device) {
   in.expect_map({"weights", "kv_cache", "dispatch"});
@@ -138,11 +143,18 @@ void check_memory(const YamlInput& root, Scenario& s) {
 }  // namespace
 
 Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
-                       const std::vector<std::string>& overrides, long long seed) {
+                       const std::vector<std::string>& assignments, long long seed) {
+  std::vector<ScenarioOverride> overrides;
+  for (const auto& assignment : assignments) overrides.push_back(parse_override(assignment, file));
+  return load_scenario(text, file, base_dir, overrides, seed);
+}
+
+Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
+                       const std::vector<ScenarioOverride>& overrides, long long seed) {
   YamlInput root = YamlInput::parse(text, file);
   if (root.node().IsNull()) throw InputError(file + ": the scenario is empty");
   if (!root.is_map()) root.fail("a scenario must be a map");
-  for (const auto& assignment : overrides) apply_override(root.node(), assignment, file);
+  for (const auto& o : overrides) apply_override(root.node(), o, file);
   try {
     root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
                      "policies", "network", "calibration", "outputs"});
@@ -185,9 +197,10 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       }
     }
     if (const auto outputs = root.optional("outputs")) {
-      outputs->expect_map({"requests_csv", "steps_csv"});
+      outputs->expect_map({"requests_csv", "steps_csv", "layers_csv"});
       s.write_requests_csv = outputs->get_bool("requests_csv", true);
       s.write_steps_csv = outputs->get_bool("steps_csv", true);
+      s.write_layers_csv = outputs->get_bool("layers_csv", false);
     }
     check_memory(root, s);
     return s;
@@ -198,28 +211,32 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     auto names = [&](const std::string& path) {
       return message.find(" " + path + ":") != std::string::npos || message.find(" " + path + ".") != std::string::npos;
     };
-    for (const auto& assignment : overrides) {
-      const std::string key = assignment.substr(0, assignment.find('='));
+    for (const auto& o : overrides) {
+      const std::string& key = o.key_path;
       bool related = names(key);
       for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos; dot = key.find('.', dot + 1))
         related = related || names(key.substr(0, dot));  // parents with at least two segments
-      if (related) throw InputError(message + " (value set by --set " + assignment + ")");
+      if (related) throw InputError(message + " (value set by " + o.origin + ")");
     }
     throw;
   }
 }
 
-Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides,
-                            long long seed) {
-  if (path_or_default == "default") return load_scenario(default_scenario_text(), "<default>", "", overrides, seed);
+ScenarioSource read_scenario_source(const std::string& path_or_default) {
+  if (path_or_default == "default") return {default_scenario_text(), "<default>", ""};
   if (std::filesystem::is_directory(path_or_default))
     throw InputError(path_or_default + ": is a directory, not a scenario file");
   std::ifstream in(path_or_default, std::ios::binary);
   if (!in) throw InputError(path_or_default + ": cannot open scenario file");
   std::ostringstream text;
   text << in.rdbuf();
-  const std::string base_dir = std::filesystem::path(path_or_default).parent_path().string();
-  return load_scenario(text.str(), path_or_default, base_dir, overrides, seed);
+  return {text.str(), path_or_default, std::filesystem::path(path_or_default).parent_path().string()};
+}
+
+Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides,
+                            long long seed) {
+  const ScenarioSource source = read_scenario_source(path_or_default);
+  return load_scenario(source.text, source.file, source.base_dir, overrides, seed);
 }
 
 }  // namespace semsim

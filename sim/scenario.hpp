@@ -1,6 +1,8 @@
 #pragma once
 // Scenario schema version 1: what to simulate, fully resolved and validated. See
 // sim/scenarios/default.yaml for an annotated example of every section.
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
 
@@ -47,17 +49,42 @@ struct Scenario {
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
   bool write_requests_csv = true;
   bool write_steps_csv = true;
+  bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
 
   // KV-cache capacity of one rank in tokens, after weights (validated > one longest request).
   long long kv_capacity_tokens = 0;
   double weight_bytes_per_device = 0;
 };
 
+// A value for a key path ("workload.arrival.rate"), applied to the scenario document before
+// validation. `origin` says where it was given ("--set k=v", "sweep.yaml:7:30"): errors about the
+// key end with "(value set by ORIGIN)", since the value has no line in the scenario file.
+struct ScenarioOverride {
+  std::string key_path;
+  YAML::Node value;
+  std::string origin;
+};
+
+// Parses a --set "key.path=value" string; `file` names the scenario in errors.
+ScenarioOverride parse_override(const std::string& assignment, const std::string& file);
+// Sets the value (a copy) in `document`, creating maps on the way.
+void apply_override(YAML::Node document, const ScenarioOverride& override_value, const std::string& file);
+
 // `text` is the YAML; `file` names it in errors; relative paths resolve against `base_dir`.
 // `overrides` are "key.path=value" strings applied before validation; `seed` (if >= 0) replaces
 // workload.seed.
 Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
                        const std::vector<std::string>& overrides = {}, long long seed = -1);
+Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
+                       const std::vector<ScenarioOverride>& overrides, long long seed = -1);
+
+// A scenario's text, the name errors give it, and the folder its relative paths resolve against.
+struct ScenarioSource {
+  std::string text;
+  std::string file;
+  std::string base_dir;
+};
+ScenarioSource read_scenario_source(const std::string& path_or_default);  // a path, or "default"
 Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides = {},
                             long long seed = -1);
 

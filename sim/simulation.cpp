@@ -19,7 +19,7 @@ Topology effective_topology(const Scenario& scenario) {
   return topology;
 }
 
-RunResult simulate(const Scenario& scenario) {
+RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   int argc = 1;
   char name[] = "semsim";
   char* argv[] = {name, nullptr};
@@ -28,8 +28,8 @@ RunResult simulate(const Scenario& scenario) {
   const Topology topology = effective_topology(scenario);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
 
-  const Placement placement =
-      place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement);
+  const Placement placement = place_experts(
+      {scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement);
   const auto routing = make_routing_source(scenario.workload, scenario.model);
   const auto scheduler = make_request_scheduler(scenario.request_scheduling);
   const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,
@@ -38,13 +38,16 @@ RunResult simulate(const Scenario& scenario) {
   const auto network = scenario.fidelity == NetworkFidelity::kFlow
                            ? make_flow_network(topology, std::move(factors))
                            : make_bottleneck_network(topology, std::move(factors));
-  StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology);
+  StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology, timeline);
   const std::vector<Request> requests = generate_requests(scenario.workload);
 
   RunResult result;
-  simgrid::s4u::Actor::create("serving-loop", hosts.front(),
-                              [&] { result = serve_data_parallel(scenario, requests, *scheduler, step_cost); });
+  simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
+    result = serve_data_parallel(scenario, requests, *scheduler, step_cost);
+  });
   engine.run();
+  result.layers = step_cost.layer_totals();
+  result.timeline = step_cost.timeline();
   return result;
 }
 

@@ -11,7 +11,8 @@ namespace semsim {
 Topology effective_topology(const Scenario& scenario);
 
 // Builds the platform and the policies, runs the serving loop in a SimGrid actor, returns what
-// happened. Creates a SimGrid Engine: call at most once per process.
-RunResult simulate(const Scenario& scenario);
+// happened (with per-device phase spans of the steps in `timeline`). Creates a SimGrid Engine: call
+// at most once per process.
+RunResult simulate(const Scenario& scenario, StepWindow timeline = {});
 
 }  // namespace semsim

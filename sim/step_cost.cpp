@@ -7,7 +7,8 @@
 namespace semsim {
 
 StepCost::StepCost(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
-                   const CostModel& cost_model, CollectiveNetwork& network, const Topology& topology)
+                   const CostModel& cost_model, CollectiveNetwork& network, const Topology& topology,
+                   StepWindow timeline)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
@@ -15,9 +16,14 @@ StepCost::StepCost(const Scenario& scenario, const Placement& placement, const R
       network_(network),
       topology_(topology),
       dispatch_(scenario.ep, scenario.model.routed_experts),
-      traffic_(scenario.ep) {
+      traffic_(scenario.ep),
+      device_experts_(scenario.ep),
+      timeline_window_(timeline) {
   for (int layer = 0; layer < scenario.model.layers; ++layer)
-    if (scenario.model.is_moe_layer(layer)) moe_layer_ids_.push_back(layer);
+    if (scenario.model.is_moe_layer(layer)) {
+      moe_layer_ids_.push_back(layer);
+      layer_totals_.push_back({layer, {}, std::vector<long long>(scenario.ep, 0)});
+    }
 }
 
 double StepCost::max_over_ranks(const std::vector<double>& per_rank) const {
@@ -28,7 +34,8 @@ void StepCost::fill_traffic(double bytes_per_copy, bool transpose) {
   const int d = scenario_.ep;
   for (int src = 0; src < d; ++src)
     for (int dst = 0; dst < d; ++dst) {
-      const double bytes = static_cast<double>(dispatch_.copies[static_cast<std::size_t>(src) * d + dst]) * bytes_per_copy;
+      const double bytes =
+          static_cast<double>(dispatch_.copies[static_cast<std::size_t>(src) * d + dst]) * bytes_per_copy;
       if (transpose)
         traffic_.at(dst, src) = bytes;
       else
@@ -52,7 +59,8 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
   };
   const int windowed_layer = 0;
   const int full_layer = windowed(0) && model.layers > 1 ? 1 : 0;
-  std::vector<double> attention_full(ranks), attention_windowed(ranks), shared(ranks), dense(ranks), head(ranks);
+  std::vector<double> attention_full(ranks), attention_windowed(ranks), shared(ranks), dense(ranks),
+      head(ranks);
   for (int r = 0; r < ranks; ++r) {
     const RankBatch& b = batches[r];
     if (b.tokens == 0) continue;
@@ -65,6 +73,14 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     head[r] = cost_.lm_head(b.logits);
   }
 
+  StepSpans* spans = nullptr;
+  if (timeline_window_.contains(steps_run_)) {
+    spans = &timeline_.emplace_back();
+    spans->step = steps_run_;
+    spans->start = clock.now();
+  }
+  ++steps_run_;
+
   PhaseSeconds& phases = record.phases;
   phases.other += max_over_ranks(head);
   // Dense layers: attention then a dense FFN on each rank, no collective.
@@ -76,6 +92,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     phases.other += slowest;
   }
   clock.advance(phases.other);
+  if (spans) spans->other = phases.other;
 
   const double dispatch_copy_bytes = model.hidden * scenario_.dispatch_bytes_per_element;
   const double combine_copy_bytes = model.hidden * precision.activation_bytes;
@@ -87,47 +104,75 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
   double imbalance_sum = 0;
   for (std::size_t moe = 0; moe < moe_layer_ids_.size(); ++moe) {
     const int layer = moe_layer_ids_[moe];
-    const double attention = max_over_ranks(windowed(layer) ? attention_windowed : attention_full);
+    const std::vector<double>& rank_attention = windowed(layer) ? attention_windowed : attention_full;
+    const double attention = max_over_ranks(rank_attention);
+    LayerSpans* layer_spans = spans ? &spans->layers.emplace_back() : nullptr;
+    if (layer_spans) {
+      layer_spans->layer = layer;
+      layer_spans->start = clock.now();
+      layer_spans->attention = rank_attention;
+    }
     clock.advance(attention);
     phases.attention += attention;
 
     routing_.route(static_cast<int>(moe), tokens_, experts_);
     dispatch_.clear();
-    account_dispatch(placement_, static_cast<int>(moe), scenario_.dispatch, token_rank, experts_, k, dispatch_);
+    account_dispatch(placement_, static_cast<int>(moe), scenario_.dispatch, token_rank, experts_, k,
+                     dispatch_);
     record.activations += dispatch_.activations;
     record.local_activations += dispatch_.local_activations;
     imbalance_sum += load_imbalance(dispatch_.device_tokens);
 
     fill_traffic(dispatch_copy_bytes, false);
     const LevelBytes dispatch_bytes = level_bytes(traffic_, topology_);
+    const double dispatch_start = clock.now();
     clock.advance(collective_overhead);
-    phases.dispatch += collective_overhead + network_.run(traffic_, clock);
+    const double dispatch = collective_overhead + network_.run(traffic_, clock);
+    phases.dispatch += dispatch;
 
-    double slowest_device = 0;
     for (int device = 0; device < ranks; ++device) {
-      if (dispatch_.device_tokens[device] == 0) {  // no routed work: only its shared experts run
-        slowest_device = std::max(slowest_device, shared[device]);
-        continue;
-      }
+      device_experts_[device] = shared[device];
+      if (dispatch_.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
       local_counts_.clear();
       for (int expert : placement_.slots[moe][device])
-        local_counts_.push_back(dispatch_.expert_tokens[static_cast<std::size_t>(device) * dispatch_.experts + expert]);
-      const double routed = cost_.routed_experts(local_counts_);
-      slowest_device = std::max(slowest_device, routed + shared[device]);
+        local_counts_.push_back(
+            dispatch_.expert_tokens[static_cast<std::size_t>(device) * dispatch_.experts + expert]);
+      device_experts_[device] += cost_.routed_experts(local_counts_);
     }
+    const double slowest_device = max_over_ranks(device_experts_);
+    const double experts_start = clock.now();
     clock.advance(slowest_device);
     phases.experts += slowest_device;
 
     fill_traffic(combine_copy_bytes, true);
+    const double combine_start = clock.now();
     clock.advance(collective_overhead);
-    phases.combine += collective_overhead + network_.run(traffic_, clock);
+    const double combine = collective_overhead + network_.run(traffic_, clock);
+    phases.combine += combine;
+
+    LayerTotals& totals = layer_totals_[moe];
+    totals.phases.attention += attention;
+    totals.phases.dispatch += dispatch;
+    totals.phases.experts += slowest_device;
+    totals.phases.combine += combine;
+    for (int device = 0; device < ranks; ++device)
+      totals.device_activations[device] += dispatch_.device_tokens[device];
+    if (layer_spans) {
+      layer_spans->dispatch_start = dispatch_start;
+      layer_spans->dispatch = dispatch;
+      layer_spans->experts_start = experts_start;
+      layer_spans->experts = device_experts_;
+      layer_spans->combine_start = combine_start;
+      layer_spans->combine = combine;
+    }
 
     // Combine mirrors dispatch (same pairs, reversed), so its level split scales with the payload.
     const double both = 1.0 + combine_copy_bytes / dispatch_copy_bytes;
     record.a2a_scale_up_bytes += dispatch_bytes.scale_up * both;
     record.a2a_scale_out_bytes += dispatch_bytes.scale_out * both;
   }
-  record.imbalance = moe_layer_ids_.empty() ? 1.0 : imbalance_sum / static_cast<double>(moe_layer_ids_.size());
+  record.imbalance =
+      moe_layer_ids_.empty() ? 1.0 : imbalance_sum / static_cast<double>(moe_layer_ids_.size());
 }
 
 }  // namespace semsim

@@ -24,13 +24,20 @@ struct RankBatch {
 
 class StepCost {
  public:
+  // Steps in `timeline` also record when each phase ran on each device.
   StepCost(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
-           const CostModel& cost_model, CollectiveNetwork& network, const Topology& topology);
+           const CostModel& cost_model, CollectiveNetwork& network, const Topology& topology,
+           StepWindow timeline = {});
 
   // Simulates the step: advances `clock` by its duration (blocking in `flow` fidelity) and fills
   // the record. `tokens[i]` runs on rank `token_rank[i]`.
   void run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
            const std::vector<int>& token_rank, StepClock& clock, StepRecord& record);
+
+  // Per MoE layer, summed over the steps run so far.
+  const std::vector<LayerTotals>& layer_totals() const { return layer_totals_; }
+  // The spans of the steps run so far that fall in the timeline window.
+  const std::vector<StepSpans>& timeline() const { return timeline_; }
 
  private:
   double max_over_ranks(const std::vector<double>& per_rank) const;
@@ -48,6 +55,11 @@ class StepCost {
   std::vector<TokenRef> tokens_;  // the step's tokens with their vocabulary ids
   std::vector<ExpertId> experts_;
   std::vector<int> local_counts_;
+  std::vector<double> device_experts_;  // per device: routed + shared expert seconds of one layer
+  std::vector<LayerTotals> layer_totals_;
+  StepWindow timeline_window_;
+  std::vector<StepSpans> timeline_;
+  long long steps_run_ = 0;
 };
 
 }  // namespace semsim

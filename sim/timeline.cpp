@@ -1,0 +1,150 @@
+#include "sim/timeline.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "models/input_error.hpp"
+
+namespace semsim {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kDevicesPid = 1;
+constexpr int kRequestsPid = 2;
+
+struct Event {
+  int pid = 0;
+  int tid = 0;
+  double ts = 0;   // microseconds
+  double dur = 0;  // microseconds
+  Json json;
+};
+
+class TraceBuilder {
+ public:
+  void span(int pid, int tid, const std::string& name, double start_s, double seconds,
+            Json args = Json::object()) {
+    Event e{pid, tid, start_s * 1e6, seconds * 1e6, {}};
+    e.json = {{"name", name}, {"cat", pid == kDevicesPid ? "device" : "request"},
+              {"ph", "X"},    {"ts", e.ts},
+              {"dur", e.dur}, {"pid", pid},
+              {"tid", tid},   {"args", std::move(args)}};
+    events_.push_back(std::move(e));
+  }
+  void name_track(int pid, int tid, const std::string& process, const std::string& thread) {
+    if (named_processes_.insert(pid).second)
+      metadata_.push_back(
+          {{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", process}}}});
+    metadata_.push_back(
+        {{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", thread}}}});
+  }
+  // Per track in time order, an enclosing span before the spans it contains.
+  Json events() {
+    std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+      if (a.pid != b.pid || a.tid != b.tid) return std::pair(a.pid, a.tid) < std::pair(b.pid, b.tid);
+      if (a.ts != b.ts) return a.ts < b.ts;
+      return a.dur > b.dur;
+    });
+    Json out = Json::array();
+    for (auto& m : metadata_) out.push_back(std::move(m));
+    for (auto& e : events_) out.push_back(std::move(e.json));
+    return out;
+  }
+
+ private:
+  std::set<int> named_processes_;
+  std::vector<Json> metadata_;
+  std::vector<Event> events_;
+};
+
+void add_steps(const RunResult& run, TraceBuilder& trace) {
+  const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
+  for (std::size_t d = 0; d < devices; ++d)
+    trace.name_track(kDevicesPid, static_cast<int>(d), "devices", "device " + std::to_string(d));
+  for (const StepSpans& step : run.timeline) {
+    const double end = step.layers.empty() ? step.start + step.other
+                                           : step.layers.back().combine_start + step.layers.back().combine;
+    for (std::size_t d = 0; d < devices; ++d) {
+      const int tid = static_cast<int>(d);
+      trace.span(kDevicesPid, tid, "step " + std::to_string(step.step), step.start, end - step.start,
+                 {{"step", step.step}});
+      if (step.other > 0) trace.span(kDevicesPid, tid, "dense layers + LM head", step.start, step.other);
+      for (const LayerSpans& l : step.layers) {
+        const Json args = {{"step", step.step}, {"layer", l.layer}};
+        trace.span(kDevicesPid, tid, "layer " + std::to_string(l.layer), l.start,
+                   l.combine_start + l.combine - l.start, args);
+        trace.span(kDevicesPid, tid, "attention", l.start, l.attention[d], args);
+        trace.span(kDevicesPid, tid, "dispatch", l.dispatch_start, l.dispatch, args);
+        trace.span(kDevicesPid, tid, "experts", l.experts_start, l.experts[d], args);
+        trace.span(kDevicesPid, tid, "combine", l.combine_start, l.combine, args);
+      }
+    }
+  }
+}
+
+// Requests alive during the window, on lanes where their lifetimes do not overlap.
+std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& options, TraceBuilder& trace) {
+  if (run.timeline.empty()) return {0, 0};
+  const double from = run.timeline.front().start;
+  const StepSpans& last = run.timeline.back();
+  const double to = last.layers.empty() ? last.start + last.other
+                                        : last.layers.back().combine_start + last.layers.back().combine;
+  std::vector<double> lane_free;  // when each lane's last request ended
+  int alive = 0, shown = 0;
+  for (const RequestRecord& r : run.requests) {  // in arrival order
+    const double end = r.completed() ? r.finish : run.end_time;
+    if (r.arrival > to || end < from) continue;
+    ++alive;
+    if (shown == options.max_requests) continue;
+    ++shown;
+    auto lane =
+        std::find_if(lane_free.begin(), lane_free.end(), [&](double free) { return free <= r.arrival; });
+    if (lane == lane_free.end()) {
+      trace.name_track(kRequestsPid, static_cast<int>(lane_free.size()), "requests",
+                       "lane " + std::to_string(lane_free.size()));
+      lane = lane_free.insert(lane_free.end(), 0.0);
+    }
+    *lane = end;
+    const int tid = static_cast<int>(lane - lane_free.begin());
+    const Json args = {{"id", r.id},
+                       {"rank", r.rank},
+                       {"input_tokens", r.input_tokens},
+                       {"output_tokens", r.output_tokens},
+                       {"completed", r.completed()}};
+    trace.span(kRequestsPid, tid, "request " + std::to_string(r.id), r.arrival, end - r.arrival, args);
+    const double first_token = r.first_token >= 0 ? r.first_token : end;
+    trace.span(kRequestsPid, tid, "queue + prefill", r.arrival, first_token - r.arrival, args);
+    if (end > first_token) trace.span(kRequestsPid, tid, "decode", first_token, end - first_token, args);
+  }
+  return {alive, shown};
+}
+
+}  // namespace
+
+StepWindow parse_step_window(const std::string& text, const std::string& option) {
+  const auto colon = text.find(':');
+  const auto first = parse_number(text.substr(0, colon));
+  const auto count = colon == std::string::npos ? std::nullopt : parse_number(text.substr(colon + 1));
+  if (!first || !count || *first != static_cast<long long>(*first) ||
+      *count != static_cast<long long>(*count) || *first < 0 || *count < 1 || *count > 10000)
+    throw InputError(option + " '" + text +
+                     "': expected FIRST:COUNT, step numbers from 0, COUNT in [1, 10000]");
+  return {static_cast<long long>(*first), static_cast<long long>(*count)};
+}
+
+nlohmann::json timeline_json(const RunResult& run, const TimelineOptions& options) {
+  TraceBuilder trace;
+  add_steps(run, trace);
+  const auto [alive, shown] = add_requests(run, options, trace);
+  return {{"displayTimeUnit", "ms"},
+          {"traceEvents", trace.events()},
+          {"otherData",
+           {{"generator", "semsim"},
+            {"steps", std::to_string(options.steps.first) + ":" + std::to_string(options.steps.count)},
+            {"steps_recorded", run.timeline.size()},
+            {"requests_alive_in_window", alive},
+            {"requests_shown", shown}}}};
+}
+
+}  // namespace semsim

@@ -1,0 +1,225 @@
+// `semsim sweep`: one row per point, per-point outputs, determinism whatever -j, resume after a
+// kill (no lost, duplicated or torn rows), failing points, shards and merge, bad sweep files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "sim/points_csv.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+// 2 series x 2 rates of a short default scenario.
+constexpr const char* kSmallSweep = R"(sweep: 1
+base: default
+set: {workload.requests: 30}
+series:
+  rr: {policies.request_scheduling: round_robin}
+  sq: {policies.request_scheduling: shortest_queue}
+axes:
+  - workload.arrival.rate: [10, 40]
+)";
+
+std::string write_sweep(const TempDir& dir, const std::string& text, const std::string& name = "sweep.yaml") {
+  const std::string path = dir / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+CliResult sweep(const std::vector<std::string>& args, int timeout_s = 120) {
+  std::vector<std::string> full{"sweep"};
+  full.insert(full.end(), args.begin(), args.end());
+  return run_semsim(full, "", timeout_s);
+}
+
+std::vector<std::string> column(const std::string& points_csv, std::size_t index) {
+  std::vector<std::string> values;
+  const auto lines = split_lines(read_file(points_csv));
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> fields = split_csv_line(lines[i]);
+    values.push_back(index < fields.size() ? fields[index] : "");
+  }
+  return values;
+}
+
+TEST(cliSweep, OneRowPerPointInExpansionOrderAndTheSameBytesWhateverJobs) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, kSmallSweep);
+  const CliResult one = sweep({file, "-j", "1", "--out", tmp / "j1"});
+  ASSERT_EQ(one.exit_code, 0) << describe({file}, one);
+  const CliResult two = sweep({file, "-j", "3", "--out", tmp / "j3"});
+  ASSERT_EQ(two.exit_code, 0) << describe({file}, two);
+  EXPECT_NE(one.out.find("4 points: 0 done before, 4 ran, 0 failed"), std::string::npos) << one.out;
+  EXPECT_NE(one.err.find("sweep: 4/4 done, 0 failed"), std::string::npos) << one.err;
+
+  const std::string csv = read_file(fs::path(tmp / "j1") / "points.csv");
+  EXPECT_EQ(csv, read_file(fs::path(tmp / "j3") / "points.csv"));
+  const auto lines = split_lines(csv);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_TRUE(lines[0].starts_with("point_id,status,series,workload.arrival.rate,scenario,")) << lines[0];
+  EXPECT_TRUE(lines[0].ends_with(",error")) << lines[0];
+  EXPECT_EQ(lines[0].find("wall_seconds"), std::string::npos);
+  EXPECT_EQ(column(tmp / "j1/points.csv", 1), (std::vector<std::string>{"ok", "ok", "ok", "ok"}));
+  EXPECT_EQ(column(tmp / "j1/points.csv", 2), (std::vector<std::string>{"rr", "rr", "sq", "sq"}));
+  EXPECT_EQ(column(tmp / "j1/points.csv", 3), (std::vector<std::string>{"10", "40", "10", "40"}));
+  EXPECT_EQ(column(tmp / "j1/points.csv", 10),
+            (std::vector<std::string>{"round_robin", "round_robin", "shortest_queue", "shortest_queue"}));
+
+  // Each point's outputs in points/ID/, and its summary agrees with its row.
+  for (const std::string& id : column(tmp / "j1/points.csv", 0)) {
+    const fs::path dir = fs::path(tmp / "j1") / "points" / id;
+    std::vector<std::string> entries = entries_under(dir);
+    std::sort(entries.begin(), entries.end());
+    EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "steps.csv", "summary.json"})) << id;
+    const auto summary = nlohmann::json::parse(read_file(dir / "summary.json"));
+    EXPECT_EQ(summary["requests_completed"], 30);
+  }
+
+  // Running again skips every point and leaves the file as it was.
+  const CliResult again = sweep({file, "-j", "2", "--out", tmp / "j1"});
+  EXPECT_EQ(again.exit_code, 0) << describe({file}, again);
+  EXPECT_NE(again.out.find("4 points: 4 done before, 0 ran, 0 failed"), std::string::npos) << again.out;
+  EXPECT_EQ(read_file(fs::path(tmp / "j1") / "points.csv"), csv);
+}
+
+TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {
+  // Mixtral's 8 experts cannot be split over EP 16; every other combination is valid.
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {cluster: h200-2x8, workload.requests: 4}
+axes:
+  - model: [deepseek-v2-lite, mixtral-8x7b]
+  - parallelism.ep: [8, 16]
+)");
+  const CliResult r = sweep({file, "-j", "2", "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  EXPECT_NE(r.out.find("4 points: 0 done before, 4 ran, 1 failed"), std::string::npos) << r.out;
+  const std::string csv = tmp / "out/points.csv";
+  EXPECT_EQ(column(csv, 1), (std::vector<std::string>{"ok", "ok", "ok", "failed"}));
+  const std::string last = split_lines(read_file(csv)).back();
+  EXPECT_NE(last.find("EP size 16 does not divide the 8 routed experts"), std::string::npos) << last;
+  EXPECT_FALSE(fs::exists(fs::path(tmp / "out/points") / column(csv, 0)[3]));
+
+  const CliResult retry = sweep({file, "--retry-failed", "--out", tmp / "out"});
+  EXPECT_EQ(retry.exit_code, 0) << describe({file}, retry);
+  EXPECT_NE(retry.out.find("4 points: 3 done before, 1 ran, 1 failed"), std::string::npos) << retry.out;
+  EXPECT_EQ(column(csv, 1).size(), 4u);
+}
+
+TEST(cliSweep, ResumesAfterAKillWithoutLostDuplicatedOrTornRows) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {workload.requests: 300, outputs.steps_csv: false}
+axes:
+  - workload.seed: [1, 2, 3, 4, 5, 6, 7, 8]
+)");
+  const CliResult reference = sweep({file, "-j", "2", "--out", tmp / "reference"});
+  ASSERT_EQ(reference.exit_code, 0) << describe({file}, reference);
+  const std::string expected = read_file(fs::path(tmp / "reference") / "points.csv");
+
+  // SIGKILL after one second, in the middle of the points.
+  const std::string out = tmp / "out";
+  const CliResult killed = sweep({file, "-j", "1", "--out", out}, 1);
+  const auto rows_before = split_lines(read_file(fs::path(out) / "points.csv")).size() - 1;
+  SCOPED_TRACE("killed run: exit " + std::to_string(killed.exit_code) + ", " + std::to_string(rows_before) +
+               " rows");
+  // ...and a row cut short as a write interrupted mid-line would leave it.
+  {
+    std::ofstream torn(fs::path(out) / "points.csv", std::ios::app | std::ios::binary);
+    torn << column(tmp / "reference/points.csv", 0).back() << ",ok,8,default,deepseek-v2";
+  }
+  const CliResult resumed = sweep({file, "-j", "2", "--out", out});
+  ASSERT_EQ(resumed.exit_code, 0) << describe({file}, resumed);
+  EXPECT_NE(resumed.err.find("dropped 1 torn row(s)"), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.out.find(std::to_string(rows_before) + " done before"), std::string::npos) << resumed.out;
+  EXPECT_EQ(read_file(fs::path(out) / "points.csv"), expected);
+  for (const std::string& entry : entries_under(fs::path(out) / "points"))
+    EXPECT_EQ(entry.find(".staging-"), std::string::npos) << entry;
+}
+
+TEST(cliSweep, ShardsPartitionThePointsAndMergeEqualsAnUnshardedRun) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {workload.requests: 10}
+axes:
+  - workload.arrival.rate: [5, 10, 20, 40, 80]
+  - workload.seed: [1, 2]
+)");
+  ASSERT_EQ(sweep({file, "-j", "2", "--out", tmp / "whole"}).exit_code, 0);
+  const std::vector<std::string> all = column(tmp / "whole/points.csv", 0);
+  ASSERT_EQ(all.size(), 10u);
+
+  std::vector<std::string> shard_dirs;
+  std::map<std::string, int> shard_of;
+  for (int i = 0; i < 3; ++i) {
+    const std::string dir = tmp / ("shard-" + std::to_string(i));
+    const CliResult r = sweep({file, "--shard", std::to_string(i) + "/3", "--out", dir});
+    ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+    shard_dirs.push_back(dir);
+    for (const std::string& id : column(dir + "/points.csv", 0)) {
+      EXPECT_FALSE(shard_of.contains(id)) << id << " is in shards " << shard_of[id] << " and " << i;
+      shard_of[id] = i;
+    }
+  }
+  EXPECT_EQ(shard_of.size(), all.size());
+  for (std::size_t p = 0; p < all.size(); ++p) EXPECT_EQ(shard_of[all[p]], static_cast<int>(p % 3)) << p;
+
+  std::vector<std::string> args{"merge", file, "--out", tmp / "merged"};
+  args.insert(args.end(), shard_dirs.begin(), shard_dirs.end());
+  const CliResult merged = sweep(args);
+  ASSERT_EQ(merged.exit_code, 0) << describe(args, merged);
+  EXPECT_NE(merged.out.find("merged 10 of 10 points from 3 shard folders"), std::string::npos) << merged.out;
+  EXPECT_EQ(read_file(fs::path(tmp / "merged") / "points.csv"),
+            read_file(fs::path(tmp / "whole") / "points.csv"));
+  for (const std::string& id : all)
+    EXPECT_EQ(read_file(fs::path(tmp / "merged") / "points" / id / "requests.csv"),
+              read_file(fs::path(tmp / "whole") / "points" / id / "requests.csv"));
+
+  // A shard given twice has its points twice: refused.
+  const CliResult twice = sweep({"merge", file, "--out", tmp / "twice", shard_dirs[0], shard_dirs[0]});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("is in both"), std::string::npos) << twice.err;
+}
+
+TEST(cliSweep, DryRunListsAShardsPointsAndWritesNothing) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, kSmallSweep);
+  const CliResult r = sweep({file, "--dry-run", "--shard", "1/2", "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0], file + ": 4 points; point_id series workload.arrival.rate");
+  EXPECT_TRUE(lines[1].ends_with(" rr 40")) << lines[1];
+  EXPECT_TRUE(lines[2].ends_with(" sq 40")) << lines[2];
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+TEST(cliSweep, ABadSweepFileExits2BeforeWritingAnything) {
+  TempDir tmp;
+  const std::string file = write_sweep(
+      tmp, "sweep: 1\nbase: default\naxes:\n  - workload.arrival.rate: [5, 10]\n  - workload.sed: [1]\n");
+  const CliResult r = sweep({file, "--out", tmp / "out"});
+  EXPECT_EQ(r.exit_code, 2) << describe({file}, r);
+  EXPECT_NE(r.err.find("workload.sed: unknown key 'sed' (did you mean 'seed'?)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(file + ":5:20"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+
+  const CliResult shard =
+      sweep({write_sweep(tmp, kSmallSweep, "ok.yaml"), "--shard", "3/3", "--out", tmp / "out"});
+  EXPECT_EQ(shard.exit_code, 2);
+  EXPECT_NE(shard.err.find("--shard '3/3': expected i/n with 0 <= i < n"), std::string::npos) << shard.err;
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
