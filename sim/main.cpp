@@ -124,15 +124,16 @@ int main(int argc, char** argv) {
   std::string trace_format, trace_input, trace_model, trace_out, trace_file;
   double split = 0.2;
   long long profile_seed = 1;
-  auto* trace = app.add_subcommand("trace", "routing traces: import from other tools");
+  auto* trace = app.add_subcommand("trace", "routing traces: import from other tools, fit a synthetic generator");
   trace->require_subcommand(1);
   auto* trace_import = trace->add_subcommand("import", "convert a routing dump into a checked semsim trace");
   trace_import->add_option("--from", trace_format, "deepseek-csv | llama4-json | mixtral-jsonl | sglang")->required();
   trace_import->add_option("input", trace_input, "file or folder to import")->required();
   trace_import->add_option("--model", trace_model, "model preset the routing must match")->required();
   trace_import->add_option("--out", trace_out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")->required();
+  auto* trace_fit = trace->add_subcommand("fit", "fit the synthetic generator to a trace; writes params + report");
   auto* profile = app.add_subcommand("profile", "token-expert affinity tables and Table-1 statistics of a trace");
-  for (auto* command : {profile}) {
+  for (auto* command : {trace_fit, profile}) {
     command->add_option("trace", trace_file, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
     command->add_option("--split", split, "held-out fraction of requests")->check(CLI::Range(0.01, 0.99));
     command->add_option("--seed", profile_seed, "seed of the split (and of the fit)")->check(CLI::Range(0LL, 1LL << 62));
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
     if (*run) return run_command(scenario_ref, out_dir, overrides, seed);
     if (*check) return check_command(scenario_ref, overrides);
     if (*trace_import) return semsim::trace_import_command(trace_format, trace_input, trace_model, trace_out);
+    if (*trace_fit) return semsim::trace_fit_command(trace_file, split, profile_seed, trace_out);
     if (*profile) return semsim::profile_command(trace_file, split, profile_seed, trace_out);
     return list_command(list_what);
   } catch (const semsim::InputError& e) {

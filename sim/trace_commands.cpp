@@ -9,6 +9,7 @@
 
 #include "models/presets.hpp"
 #include "sim/output_files.hpp"
+#include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/trace_import.hpp"
 
@@ -89,6 +90,36 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
           s.layer, s.predictor, s.f1.p25, s.f1.p50, s.f1.p75, s.cumulative_hotness.p50,
           s.max_other_hotness.p50, skew[s.layer]);
   std::cout << fmt::format("Tables in {}/ ({:.2f} s)\n", out_dir, seconds_since(started));
+  return 0;
+}
+
+int trace_fit_command(const std::string& trace_path, double split, std::uint64_t seed,
+                      const std::string& out_dir) {
+  const auto started = std::chrono::steady_clock::now();
+  const RoutingTrace trace = load_trace(trace_path);
+  const std::vector<bool> held_out = held_out_requests(trace.requests(), split, seed);
+  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed);
+
+  OutputStaging staging(out_dir);
+  write_text_file(
+      staging.staged("fit.yaml"),
+      fmt::format("# semsim trace fit {} --split {} --seed {} (model {}): paste under a scenario's "
+                  "workload:\n# per-layer lists resample to other models (workloads/ROUTING_FIT.md)\n{}",
+                  trace_path, split, seed, trace.header().model, fit.params.to_yaml()));
+  write_fit_report(fit, staging.staged("fit_report.csv"), staging.staged("fit_summary.json"));
+  staging.commit();
+
+  std::cout << fmt::format(
+      "{}: fitted in {} evaluations; topics {} (boost {}), token skew {:.3f}, layer correlation {:.3f}\n",
+      trace_path, fit.evaluations, fit.params.topics, fit.params.topic_boost, fit.params.token_skew,
+      fit.params.layer_correlation);
+  std::cout << "layer  load max/mean real/synth   F1 p50 real/synth\n";
+  for (std::size_t l = 0; l < fit.real.load_skew.size(); ++l)
+    std::cout << fmt::format(
+        "{:>5}  {:.3f} / {:.3f}            {}\n", l, fit.real.load_skew[l], fit.synthetic.load_skew[l],
+        fit.real.has_token_ids ? fmt::format("{:.3f} / {:.3f}", fit.real.f1_p50[l], fit.synthetic.f1_p50[l])
+                               : "(no token ids)");
+  std::cout << fmt::format("Parameters and report in {}/ ({:.1f} s)\n", out_dir, seconds_since(started));
   return 0;
 }
 

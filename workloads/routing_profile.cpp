@@ -302,6 +302,9 @@ class PredictorEvaluation {
     s.f1 = quartiles(f1_);
     s.f1_mean =
         f1_.empty() ? 0.0 : std::accumulate(f1_.begin(), f1_.end(), 0.0) / static_cast<double>(f1_.size());
+    s.f1_exact = f1_.empty() ? 0.0
+                             : static_cast<double>(std::count(f1_.begin(), f1_.end(), 1.0)) /
+                                   static_cast<double>(f1_.size());
     s.f1_unseen_mean = unseen_ > 0 ? unseen_f1_sum_ / static_cast<double>(unseen_) : 0.0;
     std::vector<double> cumulative, max_other;
     for (const auto& [key, record] : keys_) {
@@ -347,7 +350,7 @@ std::uint64_t set_key(const ExpertId* set, int k) {
 }  // namespace
 
 std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, const RoutingProfile& profile,
-                                                    const std::vector<bool>& held_out) {
+                                                    const std::vector<bool>& held_out, bool inter_layer) {
   const TraceHeader& h = trace.header();
   const int k = h.top_k;
   if (k > 64) throw InputError("profiling supports top-k up to 64");
@@ -379,7 +382,7 @@ std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, c
     for (std::int64_t t : tested) popularity.add(0, true, predicted.data(), trace.experts_of(t, layer));
     out.push_back(popularity.finish(layer, "popularity"));
 
-    if (layer == 0) continue;
+    if (layer == 0 || !inter_layer) continue;
     // Inter-layer affinity: count, on the profiled part, the experts that follow each expert set of
     // the previous layer.
     std::unordered_map<std::uint64_t, std::vector<std::int32_t>> following;
@@ -422,8 +425,9 @@ void write_statistics_csv(const std::vector<AffinityStatistics>& statistics,
         "{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}"
         "\n",
         s.layer, s.predictor, s.occurrences, s.unseen, s.keys, s.f1.p25, s.f1.p50, s.f1.p75, s.f1_mean,
-        s.f1_unseen_mean, s.cumulative_hotness.p25, s.cumulative_hotness.p50, s.cumulative_hotness.p75,
-        s.max_other_hotness.p25, s.max_other_hotness.p50, s.max_other_hotness.p75, load_skew[s.layer]);
+        s.f1_exact, s.f1_unseen_mean, s.cumulative_hotness.p25, s.cumulative_hotness.p50,
+        s.cumulative_hotness.p75, s.max_other_hotness.p25, s.max_other_hotness.p50, s.max_other_hotness.p75,
+        load_skew[s.layer]);
   write_file(path, text);
 }
 

@@ -78,6 +78,7 @@ struct AffinityStatistics {
   long long keys = 0;         // distinct keys seen in both parts (hotness quartiles are over these)
   Quartiles f1;               // per occurrence: |predicted ∩ actual| / k
   double f1_mean = 0;
+  double f1_exact = 0;           // share of occurrences predicted exactly (F1 = 1)
   double f1_unseen_mean = 0;     // token predictor: mean F1 of unseen tokens with the fallback
   Quartiles cumulative_hotness;  // per key: share of its held-out activations on its predicted top-k
   Quartiles max_other_hotness;   // per key: largest share of one expert outside its predicted top-k
@@ -86,8 +87,10 @@ struct AffinityStatistics {
 // Held-out statistics of three predictors per layer: `token` (the profile's prediction; needs
 // token ids), `popularity` (the layer's k most loaded experts for every token: no affinity) and
 // `previous_layer` (keyed by the token's expert set at the previous MoE layer: inter-layer affinity).
+// `inter_layer` false skips the previous_layer predictor (the costliest).
 std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, const RoutingProfile& profile,
-                                                    const std::vector<bool>& held_out);
+                                                    const std::vector<bool>& held_out,
+                                                    bool inter_layer = true);
 
 // Per layer: max over experts of profiled load / mean (workloads/load_imbalance.hpp).
 std::vector<double> expert_load_skew(const RoutingProfile& profile);
