@@ -40,6 +40,18 @@ void write_atomically(const std::string& path, Write&& write) {
   }
 }
 
+// A trace and its seeded split into profiled and held-out requests.
+struct SplitTrace {
+  RoutingTrace trace;
+  std::vector<bool> held_out;
+};
+
+SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t seed) {
+  SplitTrace s{load_trace(trace_path), {}};
+  s.held_out = held_out_requests(s.trace.requests(), split, seed);
+  return s;
+}
+
 }  // namespace
 
 int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
@@ -63,8 +75,7 @@ int trace_import_command(const std::string& format, const std::string& input, co
 int profile_command(const std::string& trace_path, double split, std::uint64_t seed,
                     const std::string& out_dir) {
   const auto started = std::chrono::steady_clock::now();
-  const RoutingTrace trace = load_trace(trace_path);
-  const std::vector<bool> held_out = held_out_requests(trace.requests(), split, seed);
+  const auto [trace, held_out] = load_split(trace_path, split, seed);
   const RoutingProfile profile = RoutingProfile::build(trace, held_out);
   const std::vector<AffinityStatistics> statistics = held_out_statistics(trace, profile, held_out);
   const std::vector<double> skew = expert_load_skew(profile);
@@ -96,8 +107,7 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
 int trace_fit_command(const std::string& trace_path, double split, std::uint64_t seed,
                       const std::string& out_dir) {
   const auto started = std::chrono::steady_clock::now();
-  const RoutingTrace trace = load_trace(trace_path);
-  const std::vector<bool> held_out = held_out_requests(trace.requests(), split, seed);
+  const auto [trace, held_out] = load_split(trace_path, split, seed);
   const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed);
 
   OutputStaging staging(out_dir);

@@ -94,6 +94,14 @@ std::string missing_layers(const std::vector<bool>& seen, const MoeModel& model)
   return list;
 }
 
+// What every importer needs besides its file: the model, its layer map and the trace being built.
+struct ImportContext {
+  const MoeModel& model;
+  std::vector<int> layer_index;  // MoE-layer index of each model layer (-1: dense)
+  TraceBuilder builder;
+  int dropped_tail_tokens = 0;  // Mixtral: tokens some layers did not record
+};
+
 // ---- DeepSeek-V2-Lite CSV (moe-beyond): Layer ID,Batch Number,Token,Activated Expert IDs --------
 
 // Splits one CSV record into fields (RFC 4180 quoting: "" inside quotes is a quote).
@@ -153,8 +161,10 @@ void parse_id_list(std::string_view text, const MoeModel& model, const std::stri
   expect_top_k(count, model, where);
 }
 
-void import_deepseek_file(const std::string& path, const MoeModel& model, const std::vector<int>& layer_index,
-                          TraceBuilder& builder) {
+void import_deepseek_file(const std::string& path, ImportContext& context) {
+  const MoeModel& model = context.model;
+  const std::vector<int>& layer_index = context.layer_index;
+  TraceBuilder& builder = context.builder;
   const int layers = model.moe_layers();
   const std::string text = read_text_file(path);
   std::vector<std::string> texts;                       // token texts, from the first MoE layer
@@ -237,8 +247,10 @@ long long json_integer(const json& value, const std::string& where, const char* 
 
 // ---- Llama-4 per-request JSON (SGLang dump): [prefill, decode...], each {"layer": null | [[e]...]} --
 
-void import_llama4_file(const std::string& path, const MoeModel& model, const std::vector<int>& layer_index,
-                        TraceBuilder& builder) {
+void import_llama4_file(const std::string& path, ImportContext& context) {
+  const MoeModel& model = context.model;
+  const std::vector<int>& layer_index = context.layer_index;
+  TraceBuilder& builder = context.builder;
   const json passes = parse_json(read_text_file(path), path);
   if (!passes.is_array() || passes.empty())
     throw InputError(path + ": expected a JSON list of forward passes (prefill first)");
@@ -330,8 +342,10 @@ std::map<long long, int> estimated_prompt_lengths(const std::string& routing_pat
   return lengths;
 }
 
-void import_mixtral_file(const std::string& path, const MoeModel& model, const std::vector<int>& layer_index,
-                         TraceBuilder& builder, int& dropped_tail_tokens) {
+void import_mixtral_file(const std::string& path, ImportContext& context) {
+  const MoeModel& model = context.model;
+  const std::vector<int>& layer_index = context.layer_index;
+  TraceBuilder& builder = context.builder;
   std::map<long long, DecodeRouting> problems;
   LineReader lines(path);
   std::string_view line;
@@ -380,7 +394,7 @@ void import_mixtral_file(const std::string& path, const MoeModel& model, const s
       throw InputError(where +
                        ": tokens missing in the middle of a layer (only the last few may be missing)");
     if (common == 0) throw InputError(where + ": no token is recorded in every MoE layer");
-    dropped_tail_tokens += problem.max_token + 1 - common;
+    context.dropped_tail_tokens += problem.max_token + 1 - common;
     std::vector<ExpertId> experts(static_cast<std::size_t>(common) * layers * k);
     std::vector<float> weights(experts.size());
     for (int t = 0; t < common; ++t)
@@ -414,8 +428,10 @@ std::vector<std::int32_t> sglang_token_ids(const json& record, const char* key, 
   return out;
 }
 
-void import_sglang_file(const std::string& path, const MoeModel& model, const std::vector<int>& layer_index,
-                        TraceBuilder& builder) {
+void import_sglang_file(const std::string& path, ImportContext& context) {
+  const MoeModel& model = context.model;
+  const std::vector<int>& layer_index = context.layer_index;
+  TraceBuilder& builder = context.builder;
   LineReader lines(path);
   std::string_view line;
   const std::size_t k = static_cast<std::size_t>(model.top_k);
@@ -494,42 +510,32 @@ TraceImportFormat trace_import_format_named(const std::string& name) {
 }
 
 RoutingTrace import_trace(TraceImportFormat format, const std::string& path, const MoeModel& model) {
-  const std::vector<int> layer_index = moe_index_of_layers(model);
+  struct Importer {
+    const char* file_pattern;  // its first group, when not empty, orders files numerically
+    const char* files;         // for "no ... files in this folder"
+    void (*import_file)(const std::string&, ImportContext&);
+  };
+  static const Importer importers[] = {
+      {R"(prompt_(\d+)_data\.csv(\.gz)?)", "prompt_N_data.csv", import_deepseek_file},
+      {R"((\d+)\.json(\.gz)?)", "N.json", import_llama4_file},
+      {R"(()[^/]*_routing\.jsonl(\.gz)?)", "*_routing.jsonl", import_mixtral_file},
+      {R"(()[^/]*\.jsonl(\.gz)?)", "*.jsonl", import_sglang_file},
+  };
+  const Importer& importer = importers[static_cast<std::size_t>(format)];
   const std::string& format_name = trace_import_format_names()[static_cast<std::size_t>(format)];
-  switch (format) {
-    case TraceImportFormat::kDeepseekCsv: {
-      TraceBuilder builder(header_for(model, format_name + ": " + fs::path(path).filename().string(), false));
-      for (const auto& file :
-           input_files(path, std::regex(R"(prompt_(\d+)_data\.csv(\.gz)?)"), "prompt_N_data.csv"))
-        import_deepseek_file(file, model, layer_index, builder);
-      return std::move(builder).build();
-    }
-    case TraceImportFormat::kLlama4Json: {
-      TraceBuilder builder(header_for(model, format_name + ": " + fs::path(path).filename().string(), false));
-      for (const auto& file : input_files(path, std::regex(R"((\d+)\.json(\.gz)?)"), "N.json"))
-        import_llama4_file(file, model, layer_index, builder);
-      return std::move(builder).build();
-    }
-    case TraceImportFormat::kMixtralJsonl: {
-      const auto files = input_files(path, std::regex(R"(()[^/]*_routing\.jsonl(\.gz)?)"), "*_routing.jsonl");
-      TraceBuilder builder(header_for(model, "", true));
-      int dropped = 0;
-      for (const auto& file : files) import_mixtral_file(file, model, layer_index, builder, dropped);
-      builder.set_source(
-          fmt::format("{}: {}; decode routing only; prompt lengths estimated at 4 bytes per token from "
-                      "*_outputs.jsonl; {} "
-                      "trailing tokens dropped that some layers did not record",
-                      format_name, fs::path(path).filename().string(), dropped));
-      return std::move(builder).build();
-    }
-    case TraceImportFormat::kSglang: {
-      TraceBuilder builder(header_for(model, format_name + ": " + fs::path(path).filename().string(), false));
-      for (const auto& file : input_files(path, std::regex(R"(()[^/]*\.jsonl(\.gz)?)"), "*.jsonl"))
-        import_sglang_file(file, model, layer_index, builder);
-      return std::move(builder).build();
-    }
-  }
-  throw std::logic_error("unhandled trace format");
+  ImportContext context{
+      model, moe_index_of_layers(model),
+      TraceBuilder(header_for(model, format_name + ": " + fs::path(path).filename().string(),
+                              format == TraceImportFormat::kMixtralJsonl))};
+  for (const auto& file : input_files(path, std::regex(importer.file_pattern), importer.files))
+    importer.import_file(file, context);
+  if (format == TraceImportFormat::kMixtralJsonl)
+    context.builder.set_source(
+        fmt::format("{}; decode routing only; prompt lengths estimated at 4 bytes per token from "
+                    "*_outputs.jsonl; {} trailing "
+                    "tokens dropped that some layers did not record",
+                    context.builder.header().source, context.dropped_tail_tokens));
+  return std::move(context.builder).build();
 }
 
 }  // namespace semsim

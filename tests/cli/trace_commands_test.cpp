@@ -26,12 +26,15 @@ void write_deepseek_fixture(const fs::path& dir, int prompts, int bad_expert = -
   }
 }
 
+std::vector<std::string> import_args(const fs::path& input, const std::string& out) {
+  return {"trace", "import", "--from", "deepseek-csv", input.string(), "--model", "deepseek-v2-lite",
+          "--out", out};
+}
+
 TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
   TempDir dir;
   write_deepseek_fixture(dir.path() / "ds", 10);
-  const std::vector<std::string> import{
-      "trace",   "import",           "--from", "deepseek-csv",     dir / "ds",
-      "--model", "deepseek-v2-lite", "--out",  dir / "ds.semtrace"};
+  const std::vector<std::string> import = import_args(dir.path() / "ds", dir / "ds.semtrace");
   const CliResult r = run_semsim(import);
   ASSERT_EQ(r.exit_code, 0) << describe(import, r);
   EXPECT_NE(r.out.find("10 requests, 30 routed tokens, 4 token texts"), std::string::npos) << r.out;
@@ -56,9 +59,7 @@ TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
 TEST(cliTrace, BadInputExits2AndWritesNothing) {
   TempDir dir;
   write_deepseek_fixture(dir.path() / "bad", 2, 64);
-  const std::vector<std::string> import{
-      "trace",   "import",           "--from", "deepseek-csv",      dir / "bad",
-      "--model", "deepseek-v2-lite", "--out",  dir / "bad.semtrace"};
+  const std::vector<std::string> import = import_args(dir.path() / "bad", dir / "bad.semtrace");
   const CliResult r = run_semsim(import);
   EXPECT_EQ(r.exit_code, 2) << describe(import, r);
   EXPECT_NE(r.err.find("prompt_1_data.csv:2: expert id 64 outside [0, 64)"), std::string::npos) << r.err;
