@@ -304,8 +304,8 @@ class TextTraceParser {
     std::string_view line;
     for (std::size_t t = 0; t < tokens; ++t) {
       if (!lines_.next(line))
-        throw InputError(fmt::format("{}: truncated: the request at {} lacks {} of its {} token lines",
-                                     lines_.path(), request_line, tokens - t, tokens));
+        throw InputError(fmt::format("{}: truncated: the request lacks {} of its {} token lines",
+                                     request_line, tokens - t, tokens));
       read_token(line, t);
     }
     current_.token_ids = ids_;
