@@ -56,6 +56,31 @@ TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
     EXPECT_EQ(read_file(dir.path() / "prof" / name), read_file(dir.path() / "prof2" / name)) << name;
 }
 
+TEST(cliTrace, ScenarioReplaysAnImportedTraceDeterministically) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 6);
+  ASSERT_EQ(run_semsim(import_args(dir.path() / "ds", dir / "ds.semtrace")).exit_code, 0);
+  std::ofstream(dir / "replay.yaml") << "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\n"
+                                        "parallelism: {ep: 8, attention: dp}\n"
+                                        "workload:\n  requests: 12\n  arrival: {process: fixed, rate: 100}\n"
+                                        "  output_len: {dist: fixed, value: 4}\n"
+                                        "  routing: {source: trace, file: ds.semtrace}\n";
+  for (const char* out : {"a", "b"}) {
+    const std::vector<std::string> args{"run", dir / "replay.yaml", "--out", dir / out};
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  }
+  const std::string summary = read_file(dir.path() / "a" / "summary.json");
+  EXPECT_NE(summary.find("\"routing\": \"trace "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("(decode: resample_prompt)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"requests_completed\": 12"), std::string::npos) << summary;
+  const auto requests = split_lines(read_file(dir.path() / "a" / "requests.csv"));
+  ASSERT_EQ(requests.size(), 13u);
+  EXPECT_NE(requests[1].find(",3,4,"), std::string::npos) << requests[1];  // prompt length 3 from the trace
+  for (const char* name : {"requests.csv", "steps.csv"})
+    EXPECT_EQ(read_file(dir.path() / "a" / name), read_file(dir.path() / "b" / name)) << name;
+}
+
 TEST(cliTrace, BadInputExits2AndWritesNothing) {
   TempDir dir;
   write_deepseek_fixture(dir.path() / "bad", 2, 64);
