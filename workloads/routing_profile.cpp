@@ -385,12 +385,16 @@ std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, c
     if (layer == 0 || !inter_layer) continue;
     // Inter-layer affinity: count, on the profiled part, the experts that follow each expert set of
     // the previous layer.
-    std::unordered_map<std::uint64_t, std::vector<std::int32_t>> following;
+    // One flat row of counts per distinct previous set (no allocation per key).
+    std::unordered_map<std::uint64_t, std::int32_t> row_of;
+    row_of.reserve(profiled.size());
+    std::vector<std::int32_t> following;
     for (std::int64_t t : profiled) {
-      auto& counts = following[set_key(trace.experts_of(t, layer - 1), k)];
-      if (counts.empty()) counts.assign(h.experts, 0);
+      const auto [it, inserted] = row_of.try_emplace(set_key(trace.experts_of(t, layer - 1), k),
+                                                     static_cast<std::int32_t>(row_of.size()));
+      if (inserted) following.resize(following.size() + h.experts, 0);
       const ExpertId* set = trace.experts_of(t, layer);
-      for (int i = 0; i < k; ++i) ++counts[set[i]];
+      for (int i = 0; i < k; ++i) ++following[static_cast<std::size_t>(it->second) * h.experts + set[i]];
     }
     // Keys never profiled, and rows with fewer than k experts, fall back to the layer's popularity.
     const auto load = profile.expert_load(layer);
@@ -401,11 +405,13 @@ std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, c
     PredictorEvaluation previous(h.experts, k);
     for (std::int64_t t : tested) {
       const std::uint64_t key = set_key(trace.experts_of(t, layer - 1), k);
-      const auto it = following.find(key);
-      top_k_of(it == following.end() ? std::span<const std::int32_t>(no_counts)
-                                     : std::span<const std::int32_t>(it->second),
+      const auto it = row_of.find(key);
+      top_k_of(it == row_of.end()
+                   ? std::span<const std::int32_t>(no_counts)
+                   : std::span(following).subspan(static_cast<std::size_t>(it->second) * h.experts,
+                                                  static_cast<std::size_t>(h.experts)),
                popular, predicted);
-      previous.add(static_cast<std::int64_t>(key), it != following.end(), predicted.data(),
+      previous.add(static_cast<std::int64_t>(key), it != row_of.end(), predicted.data(),
                    trace.experts_of(t, layer));
     }
     out.push_back(previous.finish(layer, "previous_layer"));
@@ -416,10 +422,9 @@ std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, c
 void write_statistics_csv(const std::vector<AffinityStatistics>& statistics,
                           const std::vector<double>& load_skew, const std::string& path) {
   std::string text =
-      "layer,predictor,occurrences,unseen,keys,f1_p25,f1_p50,f1_p75,f1_mean,f1_unseen_mean,cum_topk_hotness_"
-      "p25,"
-      "cum_topk_hotness_p50,cum_topk_hotness_p75,max_nontopk_hotness_p25,max_nontopk_hotness_p50,"
-      "max_nontopk_hotness_p75,load_max_over_mean\n";
+      "layer,predictor,occurrences,unseen,keys,f1_p25,f1_p50,f1_p75,f1_mean,f1_exact,f1_unseen_mean,"
+      "cum_topk_hotness_p25,cum_topk_hotness_p50,cum_topk_hotness_p75,max_nontopk_hotness_p25,"
+      "max_nontopk_hotness_p50,max_nontopk_hotness_p75,load_max_over_mean\n";
   for (const AffinityStatistics& s : statistics)
     text += fmt::format(
         "{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}"

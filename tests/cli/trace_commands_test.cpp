@@ -2,6 +2,7 @@
 // appear only on success, bad input exits 2 with one message and leaves nothing behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
   ASSERT_FALSE(table.empty());
   EXPECT_TRUE(table[0].starts_with("layer,predictor,occurrences,unseen,keys,f1_p25")) << table[0];
   EXPECT_EQ(table.size(), 1u + 26 * 2 + 25);  // token + popularity per layer, previous_layer from layer 1
+  const auto columns = std::count(table[0].begin(), table[0].end(), ',');
+  for (const auto& row : table) EXPECT_EQ(std::count(row.begin(), row.end(), ','), columns) << row;
   // Same inputs and seed: byte-identical tables.
   const CliResult again =
       run_semsim({"profile", dir / "ds.semtrace", "--split", "0.2", "--seed", "3", "--out", dir / "prof2"});
