@@ -427,8 +427,8 @@ void write_statistics_csv(const std::vector<AffinityStatistics>& statistics,
       "max_nontopk_hotness_p50,max_nontopk_hotness_p75,load_max_over_mean\n";
   for (const AffinityStatistics& s : statistics)
     text += fmt::format(
-        "{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}"
-        "\n",
+        "{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},"
+        "{:.6f}\n",
         s.layer, s.predictor, s.occurrences, s.unseen, s.keys, s.f1.p25, s.f1.p50, s.f1.p75, s.f1_mean,
         s.f1_exact, s.f1_unseen_mean, s.cumulative_hotness.p25, s.cumulative_hotness.p50,
         s.cumulative_hotness.p75, s.max_other_hotness.p25, s.max_other_hotness.p50, s.max_other_hotness.p75,
