@@ -1,6 +1,6 @@
 #pragma once
 // The project's one definition of the routing-level metrics (design.md, "Metrics").
-#include <span>
+#include "workloads/load_imbalance.hpp"  // load_imbalance: max over devices of expert-side load / mean
 
 namespace semsim {
 
@@ -9,8 +9,5 @@ namespace semsim {
 inline double local_activation_rate(long long local_activations, long long activations) {
   return activations > 0 ? static_cast<double>(local_activations) / static_cast<double>(activations) : 0.0;
 }
-
-// Imbalance: max over devices of expert-side token load divided by the mean; 1 when idle.
-double load_imbalance(std::span<const long long> device_loads);
 
 }  // namespace semsim

@@ -22,6 +22,7 @@
 #include "sim/scenario.hpp"
 #include "sim/staged_run.hpp"
 #include "sim/sweep_runner.hpp"
+#include "sim/trace_commands.hpp"
 
 namespace {
 
@@ -211,6 +212,32 @@ int main(int argc, char** argv) {
       "Options of scripts/plot-sweep, passed on: --out DIR (default SWEEP_DIR/plots), --slo-metric COLUMN "
       "(e2e_s.p99), --slo-factor F (5), --rate-column COLUMN (workload.arrival.rate), --compare-rate R");
 
+  // Routing traces: import, fit, profile (logic in sim/trace_commands.cpp).
+  std::string trace_format, trace_input, trace_model, trace_out, trace_file;
+  double split = 0.2;
+  long long profile_seed = 1;
+  auto* trace =
+      app.add_subcommand("trace", "routing traces: import from other tools, fit a synthetic generator");
+  trace->require_subcommand(1);
+  auto* trace_import = trace->add_subcommand("import", "convert a routing dump into a checked semsim trace");
+  trace_import->add_option("--from", trace_format, "deepseek-csv | llama4-json | mixtral-jsonl | sglang")
+      ->required();
+  trace_import->add_option("input", trace_input, "file or folder to import")->required();
+  trace_import->add_option("--model", trace_model, "model preset the routing must match")->required();
+  trace_import->add_option("--out", trace_out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
+      ->required();
+  auto* trace_fit =
+      trace->add_subcommand("fit", "fit the synthetic generator to a trace; writes params + report");
+  auto* profile =
+      app.add_subcommand("profile", "token-expert affinity tables and Table-1 statistics of a trace");
+  for (auto* command : {trace_fit, profile}) {
+    command->add_option("trace", trace_file, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
+    command->add_option("--split", split, "held-out fraction of requests")->check(CLI::Range(0.01, 0.99));
+    command->add_option("--seed", profile_seed, "seed of the split (and of the fit)")
+        ->check(CLI::Range(0LL, 1LL << 62));
+    command->add_option("--out", trace_out, "output folder")->required();
+  }
+
   // Every registered subcommand; anything else in first position is a typo worth naming.
   std::vector<std::string> commands;
   std::string command_list;
@@ -245,6 +272,9 @@ int main(int argc, char** argv) {
         throw semsim::InputError("sweep: a sweep file is required (see semsim sweep --help)");
       return sweep_command(sweep_file, out_dir, jobs, shard, retry_failed, dry_run);
     }
+    if (*trace_import) return semsim::trace_import_command(trace_format, trace_input, trace_model, trace_out);
+    if (*trace_fit) return semsim::trace_fit_command(trace_file, split, profile_seed, trace_out);
+    if (*profile) return semsim::profile_command(trace_file, split, profile_seed, trace_out);
     return list_command(list_what);
   } catch (const semsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

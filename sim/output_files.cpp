@@ -40,6 +40,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;
   j["seed"] = scenario.workload.seed;
+  j["routing"] = scenario.workload.routing_description();
   j["simulated_seconds"] = s.simulated_seconds;
   j["wall_seconds"] = 0.0;  // filled in by the process that timed the run
   j["requests"] = s.requests;

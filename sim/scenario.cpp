@@ -169,6 +169,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     read_parallelism(root.required("parallelism"), s);
     if (const auto serving = root.optional("serving")) read_serving(*serving, s.serving);
     s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
+    check_routing_matches(s.workload, s.model, root.required("workload"));
     if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);
     if (const auto policies = root.optional("policies"))
       read_policies(*policies, s);

@@ -1,5 +1,7 @@
 #include "workloads/synthetic_routing.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -9,19 +11,65 @@
 
 namespace semsim {
 
+namespace {
+
+// A scalar or a list of per-layer values, each in [min, max].
+std::vector<double> per_layer_values(const YamlInput& in, const std::string& key,
+                                     const std::vector<double>& fallback, double min, double max) {
+  const auto node = in.optional(key);
+  if (!node) return fallback;
+  if (!node->is_sequence()) return {node->as_double_in(min, max)};
+  std::vector<double> values;
+  for (const YamlInput& item : node->items()) values.push_back(item.as_double_in(min, max));
+  if (values.empty()) node->fail("expected a number or a non-empty list of per-layer numbers");
+  return values;
+}
+
+std::string yaml_list(const std::vector<double>& values) {
+  if (values.size() == 1) return fmt::format("{:.6g}", values[0]);
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += fmt::format("{}{:.6g}", i ? ", " : "", values[i]);
+  return out + "]";
+}
+
+}  // namespace
+
 SyntheticRoutingParams SyntheticRoutingParams::from_yaml(const YamlInput& in) {
-  in.expect_map({"source", "expert_skew", "topics", "topic_boost", "vocabulary", "token_skew", "token_affinity",
-                 "variants"});
+  in.expect_map({"source", "expert_skew", "topics", "topic_boost", "vocabulary", "token_skew",
+                 "token_affinity", "variants", "variant_overlap", "layer_correlation", "load_balance"});
   SyntheticRoutingParams p;
-  p.expert_skew = in.optional("expert_skew") ? in.required("expert_skew").as_double_in(0, 5) : p.expert_skew;
+  p.expert_skew = per_layer_values(in, "expert_skew", p.expert_skew, 0, 5);
   p.topics = static_cast<int>(in.get_int_in("topics", p.topics, 1, 1024));
-  p.topic_boost = in.optional("topic_boost") ? in.required("topic_boost").as_double_in(0, 1000) : p.topic_boost;
+  p.topic_boost =
+      in.optional("topic_boost") ? in.required("topic_boost").as_double_in(0, 1000) : p.topic_boost;
   p.vocabulary = static_cast<int>(in.get_int_in("vocabulary", p.vocabulary, p.topics, 1 << 20));
   p.token_skew = in.optional("token_skew") ? in.required("token_skew").as_double_in(0, 5) : p.token_skew;
-  p.token_affinity =
-      in.optional("token_affinity") ? in.required("token_affinity").as_double_in(0, 1) : p.token_affinity;
+  p.token_affinity = per_layer_values(in, "token_affinity", p.token_affinity, 0, 1);
   p.variants = static_cast<int>(in.get_int_in("variants", p.variants, 1, 64));
+  p.variant_overlap = per_layer_values(in, "variant_overlap", p.variant_overlap, 0, 1);
+  p.layer_correlation = in.optional("layer_correlation") ? in.required("layer_correlation").as_double_in(0, 1)
+                                                         : p.layer_correlation;
+  p.load_balance =
+      in.optional("load_balance") ? in.required("load_balance").as_double_in(0, 1) : p.load_balance;
   return p;
+}
+
+std::string SyntheticRoutingParams::to_yaml() const {
+  return fmt::format(
+      "routing:\n  source: synthetic\n  expert_skew: {}\n  topics: {}\n  topic_boost: {:.6g}\n  vocabulary: "
+      "{}\n"
+      "  token_skew: {:.6g}\n  token_affinity: {}\n  variants: {}\n  variant_overlap: {}\n  "
+      "layer_correlation: {:.6g}\n  load_balance: {:.6g}\n",
+      yaml_list(expert_skew), topics, topic_boost, vocabulary, token_skew, yaml_list(token_affinity),
+      variants, yaml_list(variant_overlap), layer_correlation, load_balance);
+}
+
+double value_at_layer(const std::vector<double>& values, int layer, int layers) {
+  if (values.size() == 1 || layers <= 1) return values.front();
+  const double position = static_cast<double>(layer) * static_cast<double>(values.size() - 1) / (layers - 1);
+  const auto low = static_cast<std::size_t>(position);
+  const std::size_t high = std::min(low + 1, values.size() - 1);
+  return values[low] + (values[high] - values[low]) * (position - static_cast<double>(low));
 }
 
 namespace {
@@ -34,73 +82,158 @@ void draw_distinct(const AliasTable& table, int k, std::mt19937_64& rng, ExpertI
   }
 }
 
+// An alternative set: each canonical expert kept with probability `overlap`, the rest drawn afresh.
+void draw_variant(const AliasTable& table, const ExpertId* canonical, int k, double overlap,
+                  std::mt19937_64& rng, ExpertId* out) {
+  int kept = 0;
+  for (int j = 0; j < k; ++j)
+    if (unit_interval(rng()) < overlap) out[kept++] = canonical[j];
+  for (int i = kept; i < k;) {
+    const auto candidate = static_cast<ExpertId>(table.draw(rng()));
+    if (std::find(out, out + i, candidate) == out + i) out[i++] = candidate;
+  }
+}
+
 }  // namespace
 
-SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe_layers, int experts, int top_k,
-                                   std::uint64_t seed)
-    : params_(params), moe_layers_(moe_layers), experts_(experts), top_k_(top_k), seed_(seed) {
-  types_per_topic_ = params_.vocabulary / params_.topics;
-  std::mt19937_64 rng(hash_keys(seed, 0x5e3f));
-
-  std::vector<double> zipf(types_per_topic_);
-  for (int i = 0; i < types_per_topic_; ++i) zipf[i] = 1.0 / std::pow(i + 1, params_.token_skew);
-  topic_tokens_.assign(params_.topics, AliasTable(zipf));
-
-  // Per (topic, layer) expert distribution: layer popularity times the topic's boost.
+SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe_layers, int experts,
+                                   int top_k, std::uint64_t seed)
+    : params_(params),
+      moe_layers_(moe_layers),
+      experts_(experts),
+      top_k_(top_k),
+      seed_(seed),
+      tokens_(params.vocabulary, params.topics, params.token_skew, seed),
+      types_per_topic_(tokens_.types_per_topic()) {
+  canonical_.resize(canonical_offset(moe_layers, 0));
+  variants_.resize(variant_offset(moe_layers, 0, 0));
   const int boosted = std::max(1, experts / params_.topics);
-  std::vector<AliasTable> topic_layer(static_cast<std::size_t>(params_.topics) * moe_layers);
   std::vector<int> order(experts);
   for (int layer = 0; layer < moe_layers; ++layer) {
+    std::mt19937_64 rng(hash_keys(seed, 0x5e3f, static_cast<std::uint64_t>(layer) + 1));
+    affinity_.push_back(value_at_layer(params_.token_affinity, layer, moe_layers));
+    const double skew = value_at_layer(params_.expert_skew, layer, moe_layers);
+    const double overlap = value_at_layer(params_.variant_overlap, layer, moe_layers);
+    // Per topic: the layer's popularity times the topic's boost.
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
     std::vector<double> popularity(experts);
-    for (int rank = 0; rank < experts; ++rank) popularity[order[rank]] = 1.0 / std::pow(rank + 1, params_.expert_skew);
+    for (int rank = 0; rank < experts; ++rank) popularity[order[rank]] = 1.0 / std::pow(rank + 1, skew);
+    std::vector<AliasTable> topic_experts;
+    std::vector<std::vector<double>> topic_weights;
     for (int topic = 0; topic < params_.topics; ++topic) {
       std::shuffle(order.begin(), order.end(), rng);
       std::vector<double> weights = popularity;
       for (int i = 0; i < boosted; ++i) weights[order[i]] *= 1.0 + params_.topic_boost;
-      topic_layer[static_cast<std::size_t>(topic) * moe_layers + layer] = AliasTable(weights);
+      topic_experts.emplace_back(weights);
+      topic_weights.push_back(std::move(weights));
     }
-  }
-
-  canonical_.resize(canonical_offset(moe_layers, 0));
-  variants_.resize(variant_offset(moe_layers, 0, 0));
-  for (int type = 0; type < types_per_topic_ * params_.topics; ++type) {
-    const int topic = type / types_per_topic_;
-    for (int layer = 0; layer < moe_layers; ++layer) {
-      const AliasTable& experts_of_topic = topic_layer[static_cast<std::size_t>(topic) * moe_layers + layer];
-      draw_distinct(experts_of_topic, top_k, rng, &canonical_[canonical_offset(layer, type)]);
+    if (params_.load_balance > 0) draw_balanced_sets(layer, topic_weights, overlap, rng);
+    for (int type = 0; type < types_per_topic_ * params_.topics; ++type) {
+      if (params_.load_balance > 0 && type % types_per_topic_ < kBalancedTypesPerTopic)
+        continue;  // done above
+      const AliasTable& table = topic_experts[type / types_per_topic_];
+      ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
+      draw_distinct(table, top_k, rng, canonical);
       for (int variant = 0; variant < params_.variants; ++variant)
-        draw_distinct(experts_of_topic, top_k, rng, &variants_[variant_offset(layer, type, variant)]);
+        draw_variant(table, canonical, top_k, overlap, rng, &variants_[variant_offset(layer, type, variant)]);
     }
   }
+}
+
+void SyntheticRouting::draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights,
+                                          double overlap, std::mt19937_64& rng) {
+  const std::vector<double>& zipf = tokens_.zipf();
+  const double lambda = params_.load_balance;
+  const double zipf_total = std::accumulate(zipf.begin(), zipf.end(), 0.0);
+  const int balanced = std::min(types_per_topic_, kBalancedTypesPerTopic);
+  // Expected share of a type's occurrences taking its canonical set, and each alternative.
+  const double canonical_share = affinity_[layer], variant_share = (1 - affinity_[layer]) / params_.variants;
+  std::vector<double> weights(experts_);
+  for (int topic = 0; topic < params_.topics; ++topic) {
+    const std::vector<double>& preference = topic_weights[topic];
+    const double preference_total = std::accumulate(preference.begin(), preference.end(), 0.0);
+    std::vector<double> assigned(experts_, 0.0);  // expected activations per occurrence of the topic
+    double mass = 0;
+    // Fills the free slots of `set` (the first `kept` are given) by expected-load deficit, then books
+    // `set_mass` activations on its experts.
+    auto fill = [&](ExpertId* set, int kept, double set_mass) {
+      for (int e = 0; e < experts_; ++e) {
+        const double target = (mass + set_mass * top_k_) * preference[e] / preference_total;
+        weights[e] = (1 - lambda) * set_mass * preference[e] / preference_total +
+                     lambda * std::max(0.0, target - assigned[e]) + 1e-12 * preference[e];
+      }
+      for (int j = 0; j < kept; ++j) weights[set[j]] = 0;
+      for (int j = kept; j < top_k_; ++j) {
+        double x = unit_interval(rng()) * std::accumulate(weights.begin(), weights.end(), 0.0);
+        int chosen = 0;
+        while (chosen + 1 < experts_ && (x -= weights[chosen]) >= 0) ++chosen;
+        set[j] = static_cast<ExpertId>(chosen);
+        weights[chosen] = 0;  // distinct
+      }
+      for (int j = 0; j < top_k_; ++j) assigned[set[j]] += set_mass;
+      mass += set_mass * top_k_;
+    };
+    for (int rank = 0; rank < balanced; ++rank) {  // most frequent first
+      const double share = zipf[rank] / zipf_total;
+      const int type = topic * types_per_topic_ + rank;
+      ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
+      fill(canonical, 0, share * canonical_share);
+      for (int variant = 0; variant < params_.variants; ++variant) {
+        ExpertId* set = &variants_[variant_offset(layer, type, variant)];
+        int kept = 0;
+        for (int j = 0; j < top_k_; ++j)
+          if (unit_interval(rng()) < overlap) set[kept++] = canonical[j];
+        fill(set, kept, share * variant_share);
+      }
+    }
+  }
+}
+
+SyntheticTokens::SyntheticTokens(int vocabulary, int topics, double token_skew, std::uint64_t seed)
+    : topics_(topics), seed_(seed), zipf_(vocabulary / topics) {
+  for (std::size_t i = 0; i < zipf_.size(); ++i)
+    zipf_[i] = 1.0 / std::pow(static_cast<double>(i + 1), token_skew);
+  ranks_ = AliasTable(zipf_);
+}
+
+std::int32_t SyntheticTokens::token_id(const TokenRef& token) const {
+  const int topic = token.topic % topics_;
+  return topic * types_per_topic() + ranks_.draw(hash_keys(seed_, 0x70c, token.request, token.position));
 }
 
 std::int32_t SyntheticRouting::token_id(const TokenRef& token) const {
-  const int topic = token.topic % params_.topics;
-  const int local = topic_tokens_[topic].draw(hash_keys(seed_, 0x70c, token.request, token.position));
-  return topic * types_per_topic_ + local;
+  return tokens_.token_id(token);
 }
 
-void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const {
+void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
+                             std::span<ExpertId> experts) const {
   const int k = top_k_;
   const int variants = params_.variants;
-  const double affinity = params_.token_affinity;
+  const double affinity = affinity_[moe_layer];
+  // An occurrence's uniform u in [affinity, 1) picks alternative floor((u - affinity) * scale).
+  const double scale = affinity < 1.0 ? variants / (1.0 - affinity) : 0.0;
+  // The low 11 bits (unused by unit_interval's top 53) decide whether the layer reuses the
+  // occurrence's shared draw.
+  const auto shared_below = static_cast<std::uint64_t>(params_.layer_correlation * 2048.0);
   const ExpertId* canonical = &canonical_[canonical_offset(moe_layer, 0)];
   const ExpertId* alternatives = &variants_[variant_offset(moe_layer, 0, 0)];
   const std::size_t alternatives_per_type = static_cast<std::size_t>(variants) * k;
-  const std::uint64_t layer_key = static_cast<std::uint64_t>(moe_layer) + 1;
+  const std::uint64_t layer_key =
+      static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
   ExpertId* out = experts.data();
   for (const TokenRef& token : tokens) {
-    const std::uint64_t bits = mix_keys(
-        seed_, static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position), layer_key);
-    // Low 32 bits scaled to [0, variants) by a multiply (no division); they barely overlap with the
-    // high bits that decide between the canonical set and an alternative.
-    const ExpertId* set =
-        unit_interval(bits) < affinity
-            ? canonical + static_cast<std::size_t>(token.id) * k
-            : alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
-                  static_cast<std::size_t>(((bits & 0xFFFFFFFFULL) * variants) >> 32) * k;
+    const std::uint64_t key =
+        static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
+    const std::uint64_t bits = mix_keys(seed_, key, layer_key);
+    const double u =
+        (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
+    const ExpertId* set = u < affinity
+                              ? canonical + static_cast<std::size_t>(token.id) * k
+                              : alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
+                                    static_cast<std::size_t>(std::min<int>(
+                                        variants - 1, static_cast<int>((u - affinity) * scale))) *
+                                        k;
     for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
     out += k;
   }

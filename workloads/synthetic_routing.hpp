@@ -2,15 +2,31 @@
 // Seeded synthetic routing with the structure Sem-MoE relies on: per-layer expert popularity skew,
 // topics that prefer some experts, and tokens whose experts mostly follow their identity.
 //
-// Model (all draws seeded, counter-based):
-// - Layer l gives expert e a popularity ∝ 1/rank^expert_skew (ranks shuffled per layer).
+// Model (all draws seeded, counter-based; each layer's tables from its own stream, so one layer's
+// parameters never change another layer's routing):
+// - Layer l gives expert e a popularity ∝ 1/rank^expert_skew[l] (ranks shuffled per layer).
 // - Topic t boosts a random N/topics experts of each layer by (1 + topic_boost).
 // - The vocabulary has `vocabulary` token types, split evenly among topics; a request of topic t
 //   draws its tokens from t's types with Zipf(token_skew) frequencies.
-// - Each (token type, layer) has a canonical top-k set and `variants` alternative sets, each drawn
-//   without replacement from its topic's expert distribution. An occurrence uses the canonical set
-//   with probability `token_affinity`, otherwise one of the alternatives uniformly — so routing is
+// - Each (token type, layer) has a canonical top-k set drawn without replacement from its topic's
+//   expert distribution, and `variants` alternative sets that each keep every canonical expert with
+//   probability variant_overlap[l] and draw the rest afresh. An occurrence takes the canonical set
+//   with probability token_affinity[l], otherwise one of the alternatives uniformly — so routing is
 //   mostly but not entirely context-independent.
+// - Load balance (as routers trained with a balancing loss do): with load_balance > 0, the sets
+//   (canonical and alternatives) of each topic's kBalancedTypesPerTopic most frequent types are
+//   drawn most frequent first, each free slot's expert weighted by (1 - load_balance) x its topic
+//   weight + load_balance x how far its expected load so far falls short of its topic-weighted
+//   share, so frequent tokens do not pile onto the same experts; load skew then follows
+//   expert_skew rather than token frequencies.
+// - Inter-layer correlation: with probability layer_correlation a layer's canonical-or-alternative
+//   choice reuses a draw made once per token occurrence (shared by all its layers), so a token that
+//   deviates from its usual experts in one layer tends to deviate in the others too.
+// Per-layer parameters are lists (a scalar means the same for every layer); a list whose length is
+// not the model's MoE layer count is resampled linearly over relative depth — how parameters fitted
+// on one model (`semsim trace fit`) carry over to another (workloads/ROUTING_FIT.md).
+#include <random>
+#include <string>
 #include <vector>
 
 #include "models/yaml_input.hpp"
@@ -20,15 +36,42 @@
 namespace semsim {
 
 struct SyntheticRoutingParams {
-  double expert_skew = 0.6;
+  std::vector<double> expert_skew{0.6};  // per MoE layer
   int topics = 8;
   double topic_boost = 3.0;
   int vocabulary = 4096;
   double token_skew = 1.0;
-  double token_affinity = 0.75;
+  std::vector<double> token_affinity{0.75};  // per MoE layer
+  std::vector<double> variant_overlap{0.0};  // per MoE layer
   int variants = 4;
+  double layer_correlation = 0.0;
+  double load_balance = 0.0;  // 0: canonical sets drawn independently; 1: drawn to balance expected load
 
   static SyntheticRoutingParams from_yaml(const YamlInput& in);  // keys as the field names
+  std::string to_yaml() const;                                   // a `routing:` map from_yaml reads back
+};
+
+// `values` (one per layer of some model, or one for all) at layer `layer` of `layers`: linear
+// interpolation over relative depth.
+double value_at_layer(const std::vector<double>& values, int layer, int layers);
+
+// The synthetic vocabulary: `vocabulary` token types split evenly among `topics`; a token of a
+// request of topic t is one of t's types, drawn with Zipf(token_skew) frequencies as a pure function
+// of (seed, request, position).
+class SyntheticTokens {
+ public:
+  SyntheticTokens(int vocabulary, int topics, double token_skew, std::uint64_t seed);
+  std::int32_t token_id(const TokenRef& token) const;
+  int topics() const { return topics_; }
+  int types_per_topic() const { return static_cast<int>(zipf_.size()); }
+  int vocabulary() const { return types_per_topic() * topics_; }  // token ids are below this
+  const std::vector<double>& zipf() const { return zipf_; }       // weight of a topic's type by rank
+
+ private:
+  int topics_;
+  std::uint64_t seed_;
+  std::vector<double> zipf_;
+  AliasTable ranks_;
 };
 
 class SyntheticRouting final : public RoutingSource {
@@ -40,6 +83,7 @@ class SyntheticRouting final : public RoutingSource {
   int experts() const override { return experts_; }
   int moe_layers() const override { return moe_layers_; }
   int topics() const { return params_.topics; }
+  int vocabulary() const { return tokens_.vocabulary(); }
   void route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const override;
   std::int32_t token_id(const TokenRef& token) const override;
 
@@ -51,7 +95,8 @@ class SyntheticRouting final : public RoutingSource {
     return (static_cast<std::size_t>(layer) * params_.vocabulary + type) * top_k_;
   }
   std::size_t variant_offset(int layer, int type, int variant) const {  // variant in [0, variants)
-    return ((static_cast<std::size_t>(layer) * params_.vocabulary + type) * params_.variants + variant) * top_k_;
+    return ((static_cast<std::size_t>(layer) * params_.vocabulary + type) * params_.variants + variant) *
+           top_k_;
   }
 
   SyntheticRoutingParams params_;
@@ -59,10 +104,16 @@ class SyntheticRouting final : public RoutingSource {
   int experts_;
   int top_k_;
   std::uint64_t seed_;
+  SyntheticTokens tokens_;
   int types_per_topic_;
-  std::vector<AliasTable> topic_tokens_;  // [topic] -> local type index
-  std::vector<ExpertId> canonical_;  // [layer][type][k]
-  std::vector<ExpertId> variants_;   // [layer][type][variant][k]
+  std::vector<ExpertId> canonical_;                    // [layer][type][k]
+  static constexpr int kBalancedTypesPerTopic = 1024;  // the tail's share of load is small
+  // Canonical and alternative sets of the balanced head types of every topic at `layer`.
+  void draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights, double overlap,
+                          std::mt19937_64& rng);
+
+  std::vector<ExpertId> variants_;  // [layer][type][variant][k]
+  std::vector<double> affinity_;    // [layer]
 };
 
 }  // namespace semsim

@@ -1,8 +1,13 @@
 #include "workloads/workload.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <random>
 
 #include "workloads/counter_rng.hpp"
+#include "workloads/text_table.hpp"
 
 namespace semsim {
 
@@ -12,13 +17,55 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
   w.requests = static_cast<int>(in.required("requests").as_int_in(1, 100'000'000));
   w.seed = static_cast<std::uint64_t>(in.get_int_in("seed", 1, 0, (1LL << 62)));
   w.arrival = ArrivalProcess::from_yaml(in.required("arrival"), base_dir);
+  const auto routing = in.optional("routing");
+  if (routing && routing->required("source").as_choice({"synthetic", "trace"}) == "trace") {
+    routing->expect_map({"source", "file", "decode"});
+    const YamlInput file = routing->required("file");
+    w.trace_file = resolve_relative(file.as_string(), base_dir);
+    if (!std::filesystem::is_regular_file(w.trace_file))
+      file.fail("trace file '" + w.trace_file + "' does not exist");
+    w.trace = std::make_shared<const RoutingTrace>(load_trace(w.trace_file));
+    if (const auto decode = routing->optional("decode")) {
+      const auto& names = trace_decode_model_names();
+      w.decode_model = static_cast<TraceDecodeModel>(
+          std::find(names.begin(), names.end(), decode->as_choice(names)) - names.begin());
+    }
+    if (in.has("input_len"))
+      in.required("input_len").fail("with routing.source: trace, input lengths come from the trace");
+    // Length distributions over the trace's requests: they bound the KV cache a request may need.
+    LengthDistribution input_lengths, output_lengths;
+    input_lengths.kind = output_lengths.kind = LengthDistribution::Kind::kFile;
+    for (std::size_t r = 0; r < w.trace->requests(); ++r) {
+      input_lengths.samples.push_back(w.trace->request(r).input_tokens);
+      output_lengths.samples.push_back(w.trace->request(r).output_tokens);
+    }
+    w.input_len = input_lengths;
+    w.output_len_from_trace = !in.has("output_len");
+    w.output_len = w.output_len_from_trace
+                       ? output_lengths
+                       : LengthDistribution::from_yaml(in.required("output_len"), base_dir);
+    return w;
+  }
   w.input_len = LengthDistribution::from_yaml(in.required("input_len"), base_dir);
   w.output_len = LengthDistribution::from_yaml(in.required("output_len"), base_dir);
-  if (const auto routing = in.optional("routing")) {
-    routing->required("source").as_choice({"synthetic"});
-    w.synthetic = SyntheticRoutingParams::from_yaml(*routing);
-  }
+  if (routing) w.synthetic = SyntheticRoutingParams::from_yaml(*routing);
   return w;
+}
+
+std::string WorkloadSpec::routing_description() const {
+  if (!trace) return "synthetic";
+  return "trace " + trace_file +
+         " (decode: " + trace_decode_model_names()[static_cast<std::size_t>(decode_model)] + ")";
+}
+
+void check_routing_matches(const WorkloadSpec& spec, const MoeModel& model, const YamlInput& workload) {
+  if (!spec.trace) return;
+  const TraceHeader& h = spec.trace->header();
+  if (h.moe_layers != model.moe_layers() || h.experts != model.routed_experts || h.top_k != model.top_k)
+    workload.required("routing").required("file").fail(fmt::format(
+        "trace '{}' routes {} MoE layers x top-{} of {} experts (model {}), but '{}' has {} x top-{} of {}",
+        spec.trace_file, h.moe_layers, h.top_k, h.experts, h.model, model.name, model.moe_layers(),
+        model.top_k, model.routed_experts));
 }
 
 std::vector<Request> generate_requests(const WorkloadSpec& spec) {
@@ -33,16 +80,25 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
     requests[i].id = static_cast<int>(i);
     requests[i].arrival = arrivals[i];
-    requests[i].input_tokens = spec.input_len.draw(input_rng);
-    requests[i].output_tokens = spec.output_len.draw(output_rng);
+    if (spec.trace) {
+      const TraceRequest& recorded = spec.trace->request(i % spec.trace->requests());
+      requests[i].input_tokens = recorded.input_tokens;
+      requests[i].output_tokens =
+          spec.output_len_from_trace ? recorded.output_tokens : spec.output_len.draw(output_rng);
+    } else {
+      requests[i].input_tokens = spec.input_len.draw(input_rng);
+      requests[i].output_tokens = spec.output_len.draw(output_rng);
+    }
     requests[i].topic = topic(topic_rng);
   }
   return requests;
 }
 
 std::unique_ptr<RoutingSource> make_routing_source(const WorkloadSpec& spec, const MoeModel& model) {
-  return std::make_unique<SyntheticRouting>(spec.synthetic, model.moe_layers(), model.routed_experts, model.top_k,
-                                            hash_keys(spec.seed, 5));
+  if (spec.trace)
+    return std::make_unique<TraceRouting>(spec.trace, spec.decode_model, hash_keys(spec.seed, 6));
+  return std::make_unique<SyntheticRouting>(spec.synthetic, model.moe_layers(), model.routed_experts,
+                                            model.top_k, hash_keys(spec.seed, 5));
 }
 
 }  // namespace semsim

@@ -3,6 +3,7 @@
 // where their routing comes from.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/moe_model.hpp"
@@ -11,6 +12,7 @@
 #include "workloads/request.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/synthetic_routing.hpp"
+#include "workloads/trace_routing.hpp"
 
 namespace semsim {
 
@@ -20,10 +22,21 @@ struct WorkloadSpec {
   ArrivalProcess arrival;
   LengthDistribution input_len;
   LengthDistribution output_len;
-  SyntheticRoutingParams synthetic;  // routing.source: synthetic (the only source so far)
+  SyntheticRoutingParams synthetic;  // routing.source: synthetic
+  // routing.source: trace. Request i replays trace request i mod N; its input length, and its output
+  // length unless the scenario gives output_len, come from the trace (see trace_routing.hpp).
+  std::shared_ptr<const RoutingTrace> trace;
+  std::string trace_file;
+  TraceDecodeModel decode_model = TraceDecodeModel::kResamplePrompt;
+  bool output_len_from_trace = false;
 
   static WorkloadSpec from_yaml(const YamlInput& in, const std::string& base_dir);
+  std::string routing_description() const;  // "synthetic" or "trace FILE (decode: MODEL)"
 };
+
+// A trace must route like the model: same MoE layers, experts and top-k (`workload` names the
+// scenario section in errors).
+void check_routing_matches(const WorkloadSpec& spec, const MoeModel& model, const YamlInput& workload);
 
 // The request stream, ordered by arrival; identical for identical spec and seed.
 std::vector<Request> generate_requests(const WorkloadSpec& spec);

@@ -104,8 +104,8 @@ TEST(Lengths, DistributionsStayInBounds) {
 SyntheticRouting make_routing(double affinity, double skew = 0.6, double boost = 3.0, double token_skew = 1.0) {
   SyntheticRoutingParams p;
   p.token_skew = token_skew;
-  p.token_affinity = affinity;
-  p.expert_skew = skew;
+  p.token_affinity = {affinity};
+  p.expert_skew = {skew};
   p.topic_boost = boost;
   return SyntheticRouting(p, 4, 64, 6, 99);
 }

@@ -1,0 +1,136 @@
+#include "sim/trace_commands.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "models/presets.hpp"
+#include "sim/output_files.hpp"
+#include "workloads/routing_fit.hpp"
+#include "workloads/routing_profile.hpp"
+#include "workloads/trace_import.hpp"
+
+namespace semsim {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Writes through a private temporary next to `path` and renames it into place, so that `path` is
+// either complete or untouched.
+template <typename Write>
+void write_atomically(const std::string& path, Write&& write) {
+  const std::filesystem::path target(path);
+  if (!target.parent_path().empty() && !std::filesystem::is_directory(target.parent_path()))
+    throw InputError("--out '" + path + "': folder '" + target.parent_path().string() + "' does not exist");
+  // The temporary keeps the target's suffix: trace writers pick the form from the file name.
+  const std::string temporary =
+      (target.parent_path() / fmt::format(".partial-{}-{}", ::getpid(), target.filename().string())).string();
+  try {
+    write(temporary);
+    std::filesystem::rename(temporary, target);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+}
+
+// A trace and its seeded split into profiled and held-out requests.
+struct SplitTrace {
+  RoutingTrace trace;
+  std::vector<bool> held_out;
+};
+
+SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t seed) {
+  SplitTrace s{load_trace(trace_path), {}};
+  s.held_out = held_out_requests(s.trace.requests(), split, seed);
+  return s;
+}
+
+}  // namespace
+
+int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
+                         const std::string& out) {
+  const auto started = std::chrono::steady_clock::now();
+  const TraceImportFormat from = trace_import_format_named(format);
+  if (!is_trace_file_name(out))
+    throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
+  const MoeModel model = model_preset(model_name);
+  const RoutingTrace trace = import_trace(from, input, model);
+  write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  std::cout << fmt::format(
+      "{}: {} requests, {} routed tokens, {} token texts; {} MoE layers x top-{} of {} experts{}\n"
+      "  written to {} in {:.2f} s\n",
+      input, trace.requests(), trace.tokens(), trace.vocabulary().size(), trace.header().moe_layers,
+      trace.header().top_k, trace.header().experts, trace.header().gate_weights ? ", with gate weights" : "",
+      out, seconds_since(started));
+  return 0;
+}
+
+int profile_command(const std::string& trace_path, double split, std::uint64_t seed,
+                    const std::string& out_dir) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto [trace, held_out] = load_split(trace_path, split, seed);
+  const RoutingProfile profile = RoutingProfile::build(trace, held_out);
+  const std::vector<AffinityStatistics> statistics = held_out_statistics(trace, profile, held_out);
+  const std::vector<double> skew = expert_load_skew(profile);
+
+  OutputStaging staging(out_dir);
+  const std::string staged_profile = staging.staged("profile.json");
+  const std::filesystem::path staged_dir = std::filesystem::path(staged_profile).parent_path();
+  for (const char* name : {"tokens.tsv", "token_experts.tsv", "expert_load.csv", "coactivation.csv"})
+    staging.staged(name);
+  profile.write(staged_dir.string());
+  write_statistics_csv(statistics, skew, staging.staged("table1.csv"));
+  staging.commit();
+
+  const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
+  std::cout << fmt::format("{}: profiled {} requests, held out {} (split {}, seed {})\n", trace_path,
+                           trace.requests() - held, held, split, seed);
+  std::cout << "layer  predictor        F1 p25/p50/p75      cum top-k hotness p50  max non-top-k p50  load "
+               "max/mean\n";
+  for (const AffinityStatistics& s : statistics)
+    if (s.predictor != "popularity")
+      std::cout << fmt::format(
+          "{:>5}  {:<15} {:.3f}/{:.3f}/{:.3f}   {:.3f}                  {:.3f}              {:.3f}\n",
+          s.layer, s.predictor, s.f1.p25, s.f1.p50, s.f1.p75, s.cumulative_hotness.p50,
+          s.max_other_hotness.p50, skew[s.layer]);
+  std::cout << fmt::format("Tables in {}/ ({:.2f} s)\n", out_dir, seconds_since(started));
+  return 0;
+}
+
+int trace_fit_command(const std::string& trace_path, double split, std::uint64_t seed,
+                      const std::string& out_dir) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto [trace, held_out] = load_split(trace_path, split, seed);
+  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed);
+
+  OutputStaging staging(out_dir);
+  write_text_file(
+      staging.staged("fit.yaml"),
+      fmt::format("# semsim trace fit {} --split {} --seed {} (model {}): paste under a scenario's "
+                  "workload:\n# per-layer lists resample to other models (workloads/ROUTING_FIT.md)\n{}",
+                  trace_path, split, seed, trace.header().model, fit.params.to_yaml()));
+  write_fit_report(fit, staging.staged("fit_report.csv"), staging.staged("fit_summary.json"));
+  staging.commit();
+
+  std::cout << fmt::format(
+      "{}: fitted in {} evaluations; topics {} (boost {}), token skew {:.3f}, layer correlation {:.3f}\n",
+      trace_path, fit.evaluations, fit.params.topics, fit.params.topic_boost, fit.params.token_skew,
+      fit.params.layer_correlation);
+  std::cout << "layer  load max/mean real/synth   F1 p50 real/synth\n";
+  for (std::size_t l = 0; l < fit.real.load_skew.size(); ++l)
+    std::cout << fmt::format(
+        "{:>5}  {:.3f} / {:.3f}            {}\n", l, fit.real.load_skew[l], fit.synthetic.load_skew[l],
+        fit.real.has_token_ids ? fmt::format("{:.3f} / {:.3f}", fit.real.f1_p50[l], fit.synthetic.f1_p50[l])
+                               : "(no token ids)");
+  std::cout << fmt::format("Parameters and report in {}/ ({:.1f} s)\n", out_dir, seconds_since(started));
+  return 0;
+}
+
+}  // namespace semsim

@@ -1,0 +1,110 @@
+// `semsim trace import` and `semsim profile` end to end on a small DeepSeek-style fixture: outputs
+// appear only on success, bad input exits 2 with one message and leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+// `prompts` prompt files of 3 tokens over DeepSeek-V2-Lite's 26 MoE layers (model layers 1..26).
+void write_deepseek_fixture(const fs::path& dir, int prompts, int bad_expert = -1) {
+  fs::create_directories(dir);
+  for (int p = 1; p <= prompts; ++p) {
+    std::ofstream out(dir / ("prompt_" + std::to_string(p) + "_data.csv"));
+    out << "Layer ID,Batch Number,Token,Activated Expert IDs\n";
+    for (int layer = 1; layer <= 26; ++layer)
+      for (int t = 0; t < 3; ++t) {
+        out << layer << ",0,tok" << (t + p) % 4 << ",\"[";
+        for (int j = 0; j < 6; ++j)
+          out << (j ? ", " : "") << (bad_expert >= 0 && j == 0 ? bad_expert : (t + p + 9 * j) % 64);
+        out << "]\"\n";
+      }
+  }
+}
+
+std::vector<std::string> import_args(const fs::path& input, const std::string& out) {
+  return {"trace", "import", "--from", "deepseek-csv", input.string(), "--model", "deepseek-v2-lite",
+          "--out", out};
+}
+
+TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 10);
+  const std::vector<std::string> import = import_args(dir.path() / "ds", dir / "ds.semtrace");
+  const CliResult r = run_semsim(import);
+  ASSERT_EQ(r.exit_code, 0) << describe(import, r);
+  EXPECT_NE(r.out.find("10 requests, 30 routed tokens, 4 token texts"), std::string::npos) << r.out;
+
+  const std::vector<std::string> profile{"profile", dir / "ds.semtrace", "--split", "0.2", "--seed", "3",
+                                         "--out",   dir / "prof"};
+  const CliResult p = run_semsim(profile);
+  ASSERT_EQ(p.exit_code, 0) << describe(profile, p);
+  EXPECT_EQ(entries_under(dir.path() / "prof").size(), 6u);
+  const auto table = split_lines(read_file(dir.path() / "prof" / "table1.csv"));
+  ASSERT_FALSE(table.empty());
+  EXPECT_TRUE(table[0].starts_with("layer,predictor,occurrences,unseen,keys,f1_p25")) << table[0];
+  EXPECT_EQ(table.size(), 1u + 26 * 2 + 25);  // token + popularity per layer, previous_layer from layer 1
+  const auto columns = std::count(table[0].begin(), table[0].end(), ',');
+  for (const auto& row : table) EXPECT_EQ(std::count(row.begin(), row.end(), ','), columns) << row;
+  // Same inputs and seed: byte-identical tables.
+  const CliResult again =
+      run_semsim({"profile", dir / "ds.semtrace", "--split", "0.2", "--seed", "3", "--out", dir / "prof2"});
+  ASSERT_EQ(again.exit_code, 0);
+  for (const char* name : {"table1.csv", "token_experts.tsv", "coactivation.csv"})
+    EXPECT_EQ(read_file(dir.path() / "prof" / name), read_file(dir.path() / "prof2" / name)) << name;
+}
+
+TEST(cliTrace, ScenarioReplaysAnImportedTraceDeterministically) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 6);
+  ASSERT_EQ(run_semsim(import_args(dir.path() / "ds", dir / "ds.semtrace")).exit_code, 0);
+  std::ofstream(dir / "replay.yaml") << "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\n"
+                                        "parallelism: {ep: 8, attention: dp}\n"
+                                        "workload:\n  requests: 12\n  arrival: {process: fixed, rate: 100}\n"
+                                        "  output_len: {dist: fixed, value: 4}\n"
+                                        "  routing: {source: trace, file: ds.semtrace}\n";
+  for (const char* out : {"a", "b"}) {
+    const std::vector<std::string> args{"run", dir / "replay.yaml", "--out", dir / out};
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  }
+  const std::string summary = read_file(dir.path() / "a" / "summary.json");
+  EXPECT_NE(summary.find("\"routing\": \"trace "), std::string::npos) << summary;
+  EXPECT_NE(summary.find("(decode: resample_prompt)"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"requests_completed\": 12"), std::string::npos) << summary;
+  const auto requests = split_lines(read_file(dir.path() / "a" / "requests.csv"));
+  ASSERT_EQ(requests.size(), 13u);
+  EXPECT_NE(requests[1].find(",3,4,"), std::string::npos) << requests[1];  // prompt length 3 from the trace
+  for (const char* name : {"requests.csv", "steps.csv"})
+    EXPECT_EQ(read_file(dir.path() / "a" / name), read_file(dir.path() / "b" / name)) << name;
+}
+
+TEST(cliTrace, BadInputExits2AndWritesNothing) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "bad", 2, 64);
+  const std::vector<std::string> import = import_args(dir.path() / "bad", dir / "bad.semtrace");
+  const CliResult r = run_semsim(import);
+  EXPECT_EQ(r.exit_code, 2) << describe(import, r);
+  EXPECT_NE(r.err.find("prompt_1_data.csv:2: expert id 64 outside [0, 64)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "bad.semtrace"));
+  EXPECT_EQ(entries_under(dir.path()).size(), 3u);  // bad/ and its two files: no partial output
+
+  const CliResult format = run_semsim({"trace", "import", "--from", "deepseek-cvs", dir / "bad", "--model",
+                                       "deepseek-v2-lite", "--out", dir / "x.semtrace"});
+  EXPECT_EQ(format.exit_code, 2);
+  EXPECT_NE(format.err.find("did you mean 'deepseek-csv'"), std::string::npos) << format.err;
+
+  std::ofstream(dir / "junk.semtrace") << "not a trace\n";
+  const CliResult junk = run_semsim({"profile", dir / "junk.semtrace", "--out", dir / "prof"});
+  EXPECT_EQ(junk.exit_code, 2);
+  EXPECT_NE(junk.err.find("not a semsim routing trace"), std::string::npos) << junk.err;
+  EXPECT_FALSE(fs::exists(dir / "prof"));
+}
+
+}  // namespace
+}  // namespace semsim::cli_test

@@ -1,0 +1,58 @@
+#pragma once
+// Reading and writing text that may be gzip-compressed (zlib reads plain files unchanged). Every
+// failure, including truncated or corrupt compressed data, is an InputError naming the file.
+#include <zlib.h>
+
+#include <string>
+#include <string_view>
+
+namespace semsim {
+
+// The whole (decompressed) content of `path`.
+std::string read_text_file(const std::string& path);
+
+// Line-by-line streaming over a plain or gzip file; lines are returned without their '\n' (and '\r').
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // The next line, valid until the following call; false at the end of the file.
+  bool next(std::string_view& line);
+  int line_number() const { return line_number_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  bool refill();
+
+  std::string path_;
+  gzFile file_ = nullptr;
+  std::string buffer_;
+  std::size_t begin_ = 0;  // start of the unread part of buffer_
+  bool at_end_ = false;
+  int line_number_ = 0;
+};
+
+// Writes text through zlib: gzip-compressed when `path` ends in ".gz", plain otherwise.
+class TextWriter {
+ public:
+  explicit TextWriter(const std::string& path);
+  ~TextWriter();
+  TextWriter(const TextWriter&) = delete;
+  TextWriter& operator=(const TextWriter&) = delete;
+
+  std::string& buffer() { return pending_; }  // append here; flushed in large blocks
+  void flush_if_large();
+  void close();  // flushes everything; throws on any write error
+
+ private:
+  void write_pending();
+
+  std::string path_;
+  gzFile file_ = nullptr;
+  std::string pending_;
+};
+
+}  // namespace semsim
