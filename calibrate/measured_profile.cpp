@@ -13,6 +13,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/kernels.hpp"
 #include "calibrate/shape_words.hpp"
+#include "models/csv.hpp"
 #include "models/operator_costs.hpp"
 #include "models/presets.hpp"
 
@@ -67,22 +68,9 @@ class CsvFile {
 
  private:
   std::vector<std::string> split(const std::string& line, int line_number) const {
-    std::vector<std::string> fields(1);
-    bool quoted = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        fields.emplace_back();
-      } else {
-        fields.back() += c;
-      }
-    }
-    if (quoted) throw InputError(fmt::format("{}:{}: unterminated quote", path_, line_number));
+    bool unterminated = false;
+    std::vector<std::string> fields = split_csv_line(line, &unterminated);
+    if (unterminated) throw InputError(fmt::format("{}:{}: unterminated quote", path_, line_number));
     return fields;
   }
 

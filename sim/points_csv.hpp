@@ -13,12 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace semsim {
+#include "models/csv.hpp"
 
-// CSV field quoting (RFC 4180): quoted when it holds a comma, quote or line break.
-std::string csv_field(const std::string& value);
-std::string csv_line(const std::vector<std::string>& fields);  // quoted fields joined by commas
-std::vector<std::string> split_csv_line(const std::string& line);
+namespace semsim {
 
 struct PointsRows {
   std::string header;                        // the first line, without its newline
