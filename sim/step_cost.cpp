@@ -49,29 +49,30 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
   const int ranks = scenario_.ep;
   const int k = model.top_k;
 
-  // Per-rank work that is the same in every layer of its kind: attention (full or windowed), gate,
-  // shared experts, dense FFN. Attention time is the slowest rank's (ranks meet at the dispatch).
+  // Per-rank work that is the same in every layer of its kind: attention (full or sliding-window),
+  // gate, shared experts, dense FFN. Attention time is the slowest rank's (ranks meet at the
+  // dispatch). Layer 0 is windowed whenever the model has windowed layers; layer 1 is then full
+  // (windows every n >= 2 layers) unless every layer is windowed.
+  auto windowed = [&](int layer) {
+    return model.attention.sliding_window_every > 0 && layer % model.attention.sliding_window_every == 0;
+  };
+  const int windowed_layer = 0;
+  const int full_layer = windowed(0) && model.layers > 1 ? 1 : 0;
   std::vector<double> attention_full(ranks), attention_windowed(ranks), shared(ranks), dense(ranks), head(ranks);
-  const int windowed_layer = model.attention.sliding_window_every > 0 ? 0 : -1;
-  const int full_layer = model.attention.sliding_window_every == 1 ? 0 : 1 % std::max(1, model.layers);
   for (int r = 0; r < ranks; ++r) {
     const RankBatch& b = batches[r];
     if (b.tokens == 0) continue;
     const double gate = cost_.seconds(gate_cost(model, b.tokens, precision), KernelKind::kGemm);
-    attention_full[r] = cost_.seconds(attention_cost(model, full_layer, b.chunks, precision), KernelKind::kAttention);
+    attention_full[r] =
+        gate + cost_.seconds(attention_cost(model, full_layer, b.chunks, precision), KernelKind::kAttention);
     attention_windowed[r] =
-        windowed_layer < 0 ? attention_full[r]
-                           : cost_.seconds(attention_cost(model, windowed_layer, b.chunks, precision),
-                                           KernelKind::kAttention);
-    attention_full[r] += gate;
-    attention_windowed[r] += gate;
+        windowed(windowed_layer)
+            ? gate + cost_.seconds(attention_cost(model, windowed_layer, b.chunks, precision), KernelKind::kAttention)
+            : attention_full[r];
     shared[r] = cost_.seconds(shared_experts_cost(model, b.tokens, precision), KernelKind::kGemm);
     dense[r] = cost_.seconds(dense_ffn_cost(model, b.tokens, precision), KernelKind::kGemm);
     head[r] = cost_.seconds(lm_head_cost(model, b.logits, precision), KernelKind::kGemm);
   }
-  auto windowed = [&](int layer) {
-    return model.attention.sliding_window_every > 0 && layer % model.attention.sliding_window_every == 0;
-  };
 
   StepSpans* spans = nullptr;
   if (timeline_window_.contains(steps_run_)) {

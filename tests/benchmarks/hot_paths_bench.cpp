@@ -1,0 +1,88 @@
+// Microbenchmarks of the engine's per-token and per-collective hot paths (Google Benchmark).
+// Run: build/tests/semsim_benchmarks --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "models/topology.hpp"
+#include "policies/contiguous_placement.hpp"
+#include "policies/dispatch.hpp"
+#include "sim/network.hpp"
+#include "workloads/synthetic_routing.hpp"
+
+namespace semsim {
+namespace {
+
+std::vector<TokenRef> step_tokens(const RoutingSource& routing, int count) {
+  std::vector<TokenRef> tokens(count);
+  for (int i = 0; i < count; ++i) {
+    tokens[i] = {i / 64, (i / 64) % 8, i % 64};
+    tokens[i].id = routing.token_id(tokens[i]);
+  }
+  return tokens;
+}
+
+// Routing of one MoE layer for a batch of tokens (DeepSeek-V2-Lite shape: 64 experts, top-6).
+void BM_SyntheticRoute(benchmark::State& state) {
+  const SyntheticRouting routing(SyntheticRoutingParams{}, 26, 64, 6, 1);
+  const auto tokens = step_tokens(routing, static_cast<int>(state.range(0)));
+  std::vector<ExpertId> experts(tokens.size() * 6);
+  int layer = 0;
+  for (auto _ : state) {
+    routing.route(layer, tokens, experts);
+    layer = (layer + 1) % 26;
+    benchmark::DoNotOptimize(experts.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_SyntheticRoute)->Arg(16)->Arg(4096);
+
+// Dispatch accounting (dedup) of one layer on EP8.
+void BM_AccountDispatch(benchmark::State& state) {
+  const SyntheticRouting routing(SyntheticRoutingParams{}, 1, 64, 6, 1);
+  const auto tokens = step_tokens(routing, static_cast<int>(state.range(0)));
+  std::vector<ExpertId> experts(tokens.size() * 6);
+  routing.route(0, tokens, experts);
+  std::vector<int> device(tokens.size());
+  for (std::size_t i = 0; i < device.size(); ++i) device[i] = static_cast<int>(i % 8);
+  const Placement placement = contiguous_placement(1, 64, 8);
+  LayerDispatch out(8, 64);
+  for (auto _ : state) {
+    out.clear();
+    account_dispatch(placement, 0, DispatchMode::kDedup, device, experts, 6, out);
+    benchmark::DoNotOptimize(out.copies.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_AccountDispatch)->Arg(16)->Arg(4096);
+
+Cluster h200_cluster(int nodes, FabricKind fabric) {
+  Cluster c;
+  c.nodes = nodes;
+  c.gpus_per_node = 8;
+  c.scaleup_bandwidth = 450e9;
+  c.scaleup_latency = 1e-6;
+  c.fabric = fabric;
+  c.nic_bandwidth = 50e9;
+  c.network_latency = 3e-6;
+  return c;
+}
+
+// One bottleneck-fidelity collective on a dense random matrix: 1x8 NVSwitch and 32x8 rail.
+void BM_BottleneckCollective(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const Topology topology =
+      Topology::build(h200_cluster(nodes, nodes > 1 ? FabricKind::kRail : FabricKind::kNone), nodes * 8);
+  TrafficMatrix traffic(topology.devices);
+  std::mt19937_64 rng(5);
+  for (double& b : traffic.bytes) b = static_cast<double>(rng() % 100000);
+  const auto network = make_bottleneck_network(topology);
+  StepClock clock;
+  for (auto _ : state) benchmark::DoNotOptimize(network->run(traffic, clock));
+}
+BENCHMARK(BM_BottleneckCollective)->Arg(1)->Arg(32);
+
+}  // namespace
+}  // namespace semsim
+
+BENCHMARK_MAIN();
