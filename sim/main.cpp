@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string scenario_ref, out_dir, list_what, sweep_file, shard;
-  std::vector<std::string> overrides, shard_dirs, plot_args;
+  std::vector<std::string> overrides, shard_dirs;
   long long seed = -1;
   semsim::TimelineOptions timeline;
   std::string timeline_steps;

@@ -144,12 +144,13 @@ class Progress {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
-// Staging folders left in a point's folder by a run killed while simulating it.
-void remove_stale_staging(const fs::path& point_dir) {
+// What a run killed mid-way left half-written (its staging folder in a point's folder, a temporary
+// copy of points.csv), removed by the next run, which holds the folder's lock.
+void remove_leftovers(const fs::path& dir, const std::string& prefix) {
   std::error_code ignored;
-  if (!fs::is_directory(point_dir, ignored)) return;
-  for (const auto& entry : fs::directory_iterator(point_dir))
-    if (entry.path().filename().string().starts_with(".staging-")) fs::remove_all(entry.path(), ignored);
+  if (!fs::is_directory(dir, ignored)) return;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().starts_with(prefix)) fs::remove_all(entry.path(), ignored);
 }
 
 bool row_failed(const std::string& row) {
@@ -178,6 +179,7 @@ std::string points_header(const Sweep& sweep) {
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
   const fs::path out = prepare_out_dir(options.out_dir);
   const FolderLock lock(out);
+  remove_leftovers(out, "points.csv.tmp-");
   PointsCsv table((out / "points.csv").string(), points_header(sweep));
   if (table.torn_rows_dropped() > 0)
     std::fprintf(stderr,
@@ -225,7 +227,7 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
         continue;
       }
       const fs::path dir = out / "points" / p.id;
-      remove_stale_staging(dir);
+      remove_leftovers(dir, ".staging-");
       auto staged = std::make_unique<StagedRun>(*p.scenario, dir.string());
       ChildProcess child = ChildProcess::start([run = staged.get()] { return run->simulate_and_write(); });
       running.push_back({&p, std::move(staged), std::move(child)});
