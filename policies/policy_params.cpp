@@ -1,21 +1,33 @@
 #include "policies/policy_params.hpp"
 
+#include <stdexcept>
+
 namespace semsim {
+
+namespace {
+
+const PolicyInfo& info_named(const std::string& name, const std::vector<PolicyInfo>& known) {
+  for (const auto& info : known)
+    if (info.name == name) return info;
+  throw std::logic_error("policy '" + name + "' is not registered");
+}
+
+}  // namespace
+
+PolicyChoice default_policy_choice(const std::string& name, const std::vector<PolicyInfo>& known) {
+  PolicyChoice choice{name, {}};
+  for (const auto& param : info_named(name, known).params) choice.params[param.name] = param.default_value;
+  return choice;
+}
 
 PolicyChoice read_policy_choice(const YamlInput& in, const std::vector<PolicyInfo>& known) {
   std::vector<std::string> names;
   for (const auto& info : known) names.push_back(info.name);
   const YamlInput name_node = in.is_map() ? in.required("name") : in;
-  PolicyChoice choice;
-  choice.name = name_node.as_choice(names);
-  const PolicyInfo* info = nullptr;
-  for (const auto& candidate : known)
-    if (candidate.name == choice.name) info = &candidate;
+  PolicyChoice choice = default_policy_choice(name_node.as_choice(names), known);
+  const PolicyInfo* info = &info_named(choice.name, known);
   std::vector<std::string> allowed{"name"};
-  for (const auto& param : info->params) {
-    allowed.push_back(param.name);
-    choice.params[param.name] = param.default_value;
-  }
+  for (const auto& param : info->params) allowed.push_back(param.name);
   if (in.is_map()) {
     in.expect_map(allowed);
     for (const auto& param : info->params)

@@ -28,6 +28,9 @@ struct PolicyChoice {
   double param(const std::string& key) const { return params.at(key); }
 };
 
+// `name` (which must be in `known`) with every parameter at its default.
+PolicyChoice default_policy_choice(const std::string& name, const std::vector<PolicyInfo>& known);
+
 // Reads `name` or `{name: N, <param>: value, ...}` and checks both against `known`.
 PolicyChoice read_policy_choice(const YamlInput& in, const std::vector<PolicyInfo>& known);
 

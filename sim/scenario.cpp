@@ -81,21 +81,25 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
                                                           : AttentionMode::kTensorParallel;
   if (s.ep > s.cluster.devices())
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " exceeds the " +
-                           std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name + "'");
+                           std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name +
+                           "'");
   if (s.model.routed_experts % s.ep != 0)
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " does not divide the " +
-                           std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name + "'");
+                           std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name +
+                           "'");
   if (s.attention == AttentionMode::kTensorParallel)
     attention.fail("attention: tp is not simulated by this version yet (only dp)");
   s.dp = static_cast<int>(in.get_int_in("dp", s.ep, 1, 1 << 16));
   s.tp = static_cast<int>(in.get_int_in("tp", 1, 1, 1 << 16));
-  if (s.dp != s.ep) in.required("dp").fail("with attention: dp, the DP size must equal the EP size (one rank per device)");
+  if (s.dp != s.ep)
+    in.required("dp").fail("with attention: dp, the DP size must equal the EP size (one rank per device)");
   if (s.tp != 1) in.required("tp").fail("with attention: dp, tp must be 1");
 }
 
 void read_serving(const YamlInput& in, ServingLimits& limits) {
   in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit"});
-  limits.max_batch_tokens = static_cast<int>(in.get_int_in("max_batch_tokens", limits.max_batch_tokens, 1, 1 << 24));
+  limits.max_batch_tokens =
+      static_cast<int>(in.get_int_in("max_batch_tokens", limits.max_batch_tokens, 1, 1 << 24));
   limits.max_running_requests =
       static_cast<int>(in.get_int_in("max_running_requests", limits.max_running_requests, 1, 1 << 20));
   if (const auto f = in.optional("memory_fraction")) limits.memory_fraction = f->as_double_in(0.05, 1.0);
@@ -106,12 +110,7 @@ void read_policies(const YamlInput& in, Scenario& s) {
   in.expect_map({"placement", "request_scheduling", "token_scheduling", "dispatch"});
   auto choice = [&](const char* key, const std::vector<PolicyInfo>& known, const std::string& fallback) {
     if (const auto node = in.optional(key)) return read_policy_choice(*node, known);
-    PolicyChoice c;
-    c.name = fallback;
-    for (const auto& info : known)
-      if (info.name == fallback)
-        for (const auto& param : info.params) c.params[param.name] = param.default_value;
-    return c;
+    return default_policy_choice(fallback, known);
   };
   s.placement = choice("placement", placement_policies(), "contiguous");
   s.request_scheduling = choice("request_scheduling", request_scheduling_policies(), "round_robin");
@@ -126,16 +125,17 @@ void check_memory(const YamlInput& root, Scenario& s) {
   s.weight_bytes_per_device = weight_bytes_per_device(s.model, experts_per_device, s.precision);
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
   const double kv_per_token = kv_bytes_per_token(s.model, s.precision);
-  const long long longest = static_cast<long long>(s.workload.input_len.upper_bound()) + s.workload.output_len.upper_bound();
+  const long long longest =
+      static_cast<long long>(s.workload.input_len.upper_bound()) + s.workload.output_len.upper_bound();
   s.kv_capacity_tokens = static_cast<long long>((usable - s.weight_bytes_per_device) / kv_per_token);
   if (s.kv_capacity_tokens < longest) {
     std::ostringstream msg;
     msg.precision(3);
     msg << "model '" << s.model.name << "' does not fit: " << s.weight_bytes_per_device / 1e9
-        << " GB of weights per device at EP" << s.ep << " plus the KV cache of one longest request (" << longest
-        << " tokens, " << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9 << " GB usable ("
-        << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9 << " GB on "
-        << s.cluster.device.name << ")";
+        << " GB of weights per device at EP" << s.ep << " plus the KV cache of one longest request ("
+        << longest << " tokens, " << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9
+        << " GB usable (" << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9
+        << " GB on " << s.cluster.device.name << ")";
     (root.has("model") ? root.required("model") : root).fail(msg.str());
   }
 }
@@ -158,7 +158,8 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
   try {
     root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
                      "policies", "network", "calibration", "outputs"});
-    if (root.required("schema").as_int() != 1) root.required("schema").fail("unsupported schema version (this semsim reads 1)");
+    if (root.required("schema").as_int() != 1)
+      root.required("schema").fail("unsupported schema version (this semsim reads 1)");
     Scenario s;
     s.file = file;
     s.name = root.get_string("name", std::filesystem::path(file).stem().string());
@@ -174,7 +175,9 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     if (const auto policies = root.optional("policies"))
       read_policies(*policies, s);
     else
-      read_policies(YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"), s);
+      read_policies(
+          YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
+          s);
     if (const auto network = root.optional("network")) {
       network->expect_map({"fidelity"});
       s.fidelity = network->required("fidelity").as_choice({"flow", "bottleneck"}) == "flow"
@@ -193,7 +196,8 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       if (value != "datasheet") {
         std::filesystem::path path(value);
         if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
-        if (!std::filesystem::exists(path)) calibration->fail("profile file '" + path.string() + "' does not exist");
+        if (!std::filesystem::exists(path))
+          calibration->fail("profile file '" + path.string() + "' does not exist");
         s.calibration = CalibrationProfile::from_yaml(YamlInput::load_file(path.string()), s.cluster.device);
       }
     }
@@ -210,12 +214,14 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     // name the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
     const std::string message = e.what();
     auto names = [&](const std::string& path) {
-      return message.find(" " + path + ":") != std::string::npos || message.find(" " + path + ".") != std::string::npos;
+      return message.find(" " + path + ":") != std::string::npos ||
+             message.find(" " + path + ".") != std::string::npos;
     };
     for (const auto& o : overrides) {
       const std::string& key = o.key_path;
       bool related = names(key);
-      for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos; dot = key.find('.', dot + 1))
+      for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos;
+           dot = key.find('.', dot + 1))
         related = related || names(key.substr(0, dot));  // parents with at least two segments
       if (related) throw InputError(message + " (value set by " + o.origin + ")");
     }
