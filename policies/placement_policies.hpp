@@ -1,9 +1,16 @@
 #pragma once
-// Placement policies by name. A new policy is one file and one line in placement_policies.cpp.
+// Placement policies by name: pure functions from a placement problem (model shape, devices, the
+// profiled routing when the policy needs it) to physical expert slots per device, and — for
+// policies that co-cluster tokens with experts (semmoe, ilp) — a token→device table. A new policy
+// is one file and one line in placement_policies.cpp.
+#include <map>
+#include <string>
 #include <vector>
 
 #include "policies/placement.hpp"
 #include "policies/policy_params.hpp"
+#include "policies/token_device_table.hpp"
+#include "workloads/routing_profile.hpp"
 
 namespace semsim {
 
@@ -11,9 +18,26 @@ struct PlacementInput {
   int moe_layers = 0;
   int experts = 0;
   int devices = 0;
+  int devices_per_node = 0;  // 0: every device in one node (EPLB's hierarchy, replica choice)
+  int expert_groups = 1;     // the model's expert groups (DeepSeek's n_group), for EPLB
+  const RoutingProfile* profile = nullptr;  // profiled routing; required by profile-driven policies
+};
+
+struct PlacementResult {
+  Placement placement;                 // sealed
+  TokenDeviceTable token_devices;      // empty unless the policy assigns tokens to devices itself
+  std::map<std::string, double> solver;  // what the solver reports: objective, gap, iterations, ...
+};
+
+struct PlacementPolicyInfo {
+  PolicyInfo info;
+  bool needs_profile = false;
+  PlacementResult (*place)(const PlacementInput& input, const PolicyChoice& choice) = nullptr;
 };
 
 const std::vector<PolicyInfo>& placement_policies();
-Placement place_experts(const PlacementInput& input, const PolicyChoice& choice);
+// Runs the named policy. InputError when it needs a profile and `input.profile` is null, or when the
+// profile's shape (layers, experts) differs from the input's.
+PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice);
 
 }  // namespace semsim

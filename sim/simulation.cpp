@@ -28,8 +28,9 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const Topology topology = effective_topology(scenario);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
 
-  const Placement placement = place_experts(
-      {scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement);
+  const Placement placement =
+      place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement)
+          .placement;
   const auto routing = make_routing_source(scenario.workload, scenario.model);
   const auto scheduler = make_request_scheduler(scenario.request_scheduling);
   const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,

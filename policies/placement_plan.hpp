@@ -1,0 +1,24 @@
+#pragma once
+// Everything an offline placement produces and the online schedulers read: expert slots per device
+// (replicas allowed), Sem-MoE's token→device table T/T_p and inter-layer device table A/A_p, and
+// how the plan was made. Saved and loaded as a versioned file (policies/placement_file.hpp).
+#include <map>
+#include <string>
+
+#include "policies/inter_layer_table.hpp"
+#include "policies/placement.hpp"
+#include "policies/policy_params.hpp"
+#include "policies/token_device_table.hpp"
+
+namespace semsim {
+
+struct PlacementPlan {
+  PolicyChoice policy;                   // name and every parameter
+  Placement placement;                   // sealed
+  TokenDeviceTable token_devices;        // T, T_p (the policy's own, or derived from the placement)
+  InterLayerTable inter_layer;           // A, A_p
+  std::map<std::string, double> solver;  // what the policy's solver reported
+  double solver_seconds = 0;             // wall time of the policy alone
+};
+
+}  // namespace semsim
