@@ -36,10 +36,12 @@ double share(long long part, long long whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-// DP style: one device per request, chosen from its prompt's T votes under a token-load cap.
+// DP style: one device per request, chosen from its prompt's votes (dp_vote_devices, as semmoe_dp
+// reads them) under a token-load cap.
 std::vector<int> assign_requests(const PlacementPlan& plan, const RoutingTrace& trace,
                                  const std::vector<std::size_t>& requests, long long tokens, double balance) {
   const int devices = plan.placement.devices;
+  const std::vector<std::int16_t> vote = dp_vote_devices(plan.token_devices, devices);
   const double cap = balance * static_cast<double>(tokens) / devices;
   std::vector<long long> load(devices, 0), votes(devices);
   std::vector<int> chosen;
@@ -48,9 +50,7 @@ std::vector<int> assign_requests(const PlacementPlan& plan, const RoutingTrace& 
     const long long size = trace.first_token(r + 1) - trace.first_token(r);
     for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
       const std::int32_t id = trace.token_ids()[t];
-      if (id < 0 || plan.token_devices.empty()) continue;
-      for (const auto& layer : plan.token_devices.device)
-        if (layer[id] >= 0) ++votes[layer[id]];
+      if (id >= 0 && static_cast<std::size_t>(id) < vote.size() && vote[id] >= 0) ++votes[vote[id]];
     }
     int best = -1;
     for (int d = 0; d < devices; ++d) {

@@ -7,7 +7,7 @@
 //   tp_batch_tokens consecutive tokens is aligned to equal slices per rank (align_to_equal_slices),
 //   as the shuffled reduce-scatter requires. The unaligned predictions are reported beside.
 // - DP style: a request sits on one device for all its tokens and layers: requests in trace order,
-//   each to the device most of its prompt tokens' T entries name (votes over tokens and layers) among
+//   each to the device most of its prompt tokens vote for (dp_vote_devices, as semmoe_dp) among
 //   the devices whose token load stays within dp_balance × mean, else the least loaded one. Uses
 //   only the prompt's token ids, as a scheduler at arrival time would.
 #include <vector>

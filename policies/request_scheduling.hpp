@@ -1,9 +1,12 @@
 #pragma once
 // Attention-DP request scheduling: which DP rank serves an arriving request. A scheduler sees only
-// what a real one knows at arrival time: the request (prompt) and the ranks' current load.
+// what a real one knows at arrival time: the request, its prompt's token ids and the ranks' current
+// load — never the routing the request will take.
+#include <cstdint>
 #include <memory>
 #include <span>
 
+#include "policies/placement_plan.hpp"
 #include "policies/policy_params.hpp"
 #include "workloads/request.hpp"
 
@@ -17,10 +20,17 @@ struct RankLoad {
 class RequestScheduler {
  public:
   virtual ~RequestScheduler() = default;
-  virtual int choose(const Request& request, std::span<const RankLoad> ranks) = 0;
+  // Whether choose() reads `prompt_tokens` (the caller may skip computing them otherwise).
+  virtual bool reads_prompt() const { return false; }
+  // `prompt_tokens`: the prompt's vocabulary ids (-1 unknown), empty unless reads_prompt().
+  virtual int choose(const Request& request, std::span<const std::int32_t> prompt_tokens,
+                     std::span<const RankLoad> ranks) = 0;
 };
 
 const std::vector<PolicyInfo>& request_scheduling_policies();
-std::unique_ptr<RequestScheduler> make_request_scheduler(const PolicyChoice& choice);
+// `plan` supplies the token tables of affinity-based schedulers (semmoe_dp*); InputError when such a
+// scheduler gets a plan without them.
+std::unique_ptr<RequestScheduler> make_request_scheduler(const PolicyChoice& choice,
+                                                         const PlacementPlan& plan);
 
 }  // namespace semsim

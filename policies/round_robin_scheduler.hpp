@@ -6,7 +6,8 @@ namespace semsim {
 // Request i goes to rank i mod D (SGLang's default DP dispatch).
 class RoundRobinScheduler final : public RequestScheduler {
  public:
-  int choose(const Request& request, std::span<const RankLoad> ranks) override;
+  int choose(const Request& request, std::span<const std::int32_t> prompt_tokens,
+             std::span<const RankLoad> ranks) override;
 
  private:
   long long next_ = 0;

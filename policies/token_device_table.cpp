@@ -64,6 +64,21 @@ void complete_token_devices(TokenDeviceTable& table, const Placement& placement,
   }
 }
 
+std::vector<std::int16_t> dp_vote_devices(const TokenDeviceTable& table, int devices) {
+  if (table.empty()) return {};
+  const std::size_t vocabulary = table.device.front().size();
+  std::vector<std::int16_t> vote(vocabulary, -1);
+  std::vector<int> layers_naming(devices);
+  for (std::size_t token = 0; token < vocabulary; ++token) {
+    std::fill(layers_naming.begin(), layers_naming.end(), 0);
+    for (const auto& layer : table.device)
+      if (layer[token] >= 0) ++layers_naming[layer[token]];
+    const auto best = std::max_element(layers_naming.begin(), layers_naming.end());
+    if (*best > 0) vote[token] = static_cast<std::int16_t>(best - layers_naming.begin());
+  }
+  return vote;
+}
+
 void fill_unprofiled_by_text(TokenDeviceTable& table, const RoutingProfile& profile) {
   for (std::size_t layer = 0; layer < table.device.size(); ++layer) {
     auto& device = table.device[layer];

@@ -31,6 +31,10 @@ double token_confidence(const Placement& placement, const RoutingProfile& profil
 void complete_token_devices(TokenDeviceTable& table, const Placement& placement,
                             const RoutingProfile& profile, double balance);
 
+// Per token, the one device a request-level (Attention-DP) vote uses: the device most MoE layers'
+// T entries name (ties: lower id); -1 for tokens without entries. One look-up per prompt token.
+std::vector<std::int16_t> dp_vote_devices(const TokenDeviceTable& table, int devices);
+
 // Fills entries for tokens never profiled whose normalized text matches profiled tokens
 // (RoutingProfile's documented fallback for unseen tokens): the device most of those tokens'
 // occurrences were given (ties: lower id), with the occurrence-weighted mean of their T_p.

@@ -23,11 +23,12 @@ struct Rank {
 
 class DataParallelServer {
  public:
-  DataParallelServer(const Scenario& scenario, const std::vector<Request>& requests, RequestScheduler& scheduler,
-                     StepCost& step_cost)
+  DataParallelServer(const Scenario& scenario, const std::vector<Request>& requests,
+                     RequestScheduler& scheduler, const RoutingSource& routing, StepCost& step_cost)
       : scenario_(scenario),
         requests_(requests),
         scheduler_(scheduler),
+        routing_(routing),
         step_cost_(step_cost),
         ranks_(scenario.dp),
         batches_(scenario.dp) {
@@ -43,7 +44,7 @@ class DataParallelServer {
 
   RunResult run() {
     const double limit = scenario_.serving.time_limit > 0 ? scenario_.serving.time_limit
-                                                           : std::numeric_limits<double>::infinity();
+                                                          : std::numeric_limits<double>::infinity();
     while (completed_ < requests_.size() && clock_.now() < limit) {
       admit_arrivals();
       if (!form_batches()) {
@@ -68,7 +69,11 @@ class DataParallelServer {
       std::vector<RankLoad> loads;
       for (const Rank& rank : ranks_) loads.push_back(rank.load);
       const Request& request = requests_[next_arrival_];
-      const int r = scheduler_.choose(request, loads);
+      prompt_.clear();
+      if (scheduler_.reads_prompt())
+        for (int position = 0; position < request.input_tokens; ++position)
+          prompt_.push_back(routing_.token_id({request.id, request.topic, position}));
+      const int r = scheduler_.choose(request, prompt_, loads);
       ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
       ranks_[r].load.outstanding_tokens += request.input_tokens + request.output_tokens;
       ++ranks_[r].load.requests;
@@ -153,9 +158,9 @@ class DataParallelServer {
         --rank.load.outstanding_tokens;
         if (live.generated == request.output_tokens) out.finish = now;
       }
-      const auto done = std::remove_if(rank.running.begin(), rank.running.end(), [&](const LiveRequest& live) {
-        return result_.requests[live.index].completed();
-      });
+      const auto done =
+          std::remove_if(rank.running.begin(), rank.running.end(),
+                         [&](const LiveRequest& live) { return result_.requests[live.index].completed(); });
       for (auto it = done; it != rank.running.end(); ++it) {
         const Request& request = requests_[it->index];
         rank.kv_reserved -= request.input_tokens + request.output_tokens;
@@ -170,6 +175,8 @@ class DataParallelServer {
   const Scenario& scenario_;
   const std::vector<Request>& requests_;
   RequestScheduler& scheduler_;
+  const RoutingSource& routing_;
+  std::vector<std::int32_t> prompt_;  // the arriving request's token ids, for schedulers that read them
   StepCost& step_cost_;
   std::vector<Rank> ranks_;
   std::vector<RankBatch> batches_;
@@ -184,8 +191,9 @@ class DataParallelServer {
 }  // namespace
 
 RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
-                              RequestScheduler& scheduler, StepCost& step_cost) {
-  return DataParallelServer(scenario, requests, scheduler, step_cost).run();
+                              RequestScheduler& scheduler, const RoutingSource& routing,
+                              StepCost& step_cost) {
+  return DataParallelServer(scenario, requests, scheduler, routing, step_cost).run();
 }
 
 }  // namespace semsim

@@ -8,11 +8,13 @@
 #include "sim/scenario.hpp"
 #include "sim/step_cost.hpp"
 #include "workloads/request.hpp"
+#include "workloads/routing_source.hpp"
 
 namespace semsim {
 
 // Runs the loop to completion (or the scenario's time limit). Must run inside a SimGrid actor.
+// `routing` gives the prompt token ids schedulers read at arrival.
 RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
-                              RequestScheduler& scheduler, StepCost& step_cost);
+                              RequestScheduler& scheduler, const RoutingSource& routing, StepCost& step_cost);
 
 }  // namespace semsim

@@ -28,11 +28,13 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const Topology topology = effective_topology(scenario);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
 
-  const Placement placement =
-      place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep}, scenario.placement)
-          .placement;
+  PlacementPlan plan;
+  plan.placement = place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep},
+                                 scenario.placement)
+                       .placement;
+  const Placement& placement = plan.placement;
   const auto routing = make_routing_source(scenario.workload, scenario.model);
-  const auto scheduler = make_request_scheduler(scenario.request_scheduling);
+  const auto scheduler = make_request_scheduler(scenario.request_scheduling, plan);
   const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,
                                        scenario.precision, scenario.calibration_extrapolation);
   BandwidthFactors factors(scenario.calibration, topology);
@@ -44,7 +46,7 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
 
   RunResult result;
   simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
-    result = serve_data_parallel(scenario, requests, *scheduler, step_cost);
+    result = serve_data_parallel(scenario, requests, *scheduler, *routing, step_cost);
   });
   engine.run();
   result.layers = step_cost.layer_totals();

@@ -62,7 +62,8 @@ TEST(Eplb, EveryGpuGetsEqualSlotsAndEveryExpertAReplicaOnRandomInputs) {
 }
 
 TEST(Eplb, RejectsShapesItCannotPlace) {
-  EXPECT_THROW(rebalance_experts(kDeepSeekExample, 15, 4, 2, 8), std::invalid_argument);  // 15 slots on 8 GPUs
+  EXPECT_THROW(rebalance_experts(kDeepSeekExample, 15, 4, 2, 8),
+               std::invalid_argument);  // 15 slots on 8 GPUs
   EXPECT_THROW(balanced_packing({{1, 2, 3}}, 2), std::invalid_argument);
 }
 

@@ -131,18 +131,20 @@ TEST(Metrics, ImbalanceIsMaxOverMean) {
 
 TEST(RequestScheduling, RoundRobinCyclesShortestQueuePicksLeastLoaded) {
   PolicyChoice rr{"round_robin", {}};
-  auto scheduler = make_request_scheduler(rr);
+  const PlacementPlan no_tables;
+  auto scheduler = make_request_scheduler(rr, no_tables);
   std::vector<RankLoad> loads(3);
   Request r;
-  EXPECT_EQ(scheduler->choose(r, loads), 0);
-  EXPECT_EQ(scheduler->choose(r, loads), 1);
-  EXPECT_EQ(scheduler->choose(r, loads), 2);
-  EXPECT_EQ(scheduler->choose(r, loads), 0);
-  auto shortest = make_request_scheduler({"shortest_queue", {}});
+  EXPECT_FALSE(scheduler->reads_prompt());
+  EXPECT_EQ(scheduler->choose(r, {}, loads), 0);
+  EXPECT_EQ(scheduler->choose(r, {}, loads), 1);
+  EXPECT_EQ(scheduler->choose(r, {}, loads), 2);
+  EXPECT_EQ(scheduler->choose(r, {}, loads), 0);
+  auto shortest = make_request_scheduler({"shortest_queue", {}}, no_tables);
   loads[0].outstanding_tokens = 50;
   loads[1].outstanding_tokens = 10;
   loads[2].outstanding_tokens = 10;
-  EXPECT_EQ(shortest->choose(r, loads), 1);
+  EXPECT_EQ(shortest->choose(r, {}, loads), 1);
 }
 
 TEST(TokenScheduling, PositionalSlicesAreContiguousAndEqual) {
