@@ -1,7 +1,7 @@
 #include "policies/inter_layer_table.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
-#include <map>
 
 #include "models/input_error.hpp"
 
@@ -23,54 +23,81 @@ int majority_device(const Placement& placement, int layer, const ExpertId* exper
 }
 
 InterLayerTable build_inter_layer_table(const Placement& placement, const RoutingTrace& paths, int lookback) {
-  if (lookback < 1 || lookback > 4) throw InputError("inter-layer lookback must be 1..4");
   const TraceHeader& h = paths.header();
   if (h.moe_layers != placement.moe_layers || h.experts != placement.experts)
     throw InputError("inter-layer table: the routing and the placement differ in layers or experts");
-  const int layers = h.moe_layers, k = h.top_k;
-  // Ordered maps: the table and its ties come out the same on every run.
-  std::vector<std::map<std::uint64_t, std::vector<long long>>> counts(layers);
-  std::vector<int> devices(layers);
-  for (std::int64_t t = 0; t < static_cast<std::int64_t>(paths.tokens()); ++t) {
-    for (int layer = 0; layer < layers; ++layer)
-      devices[layer] = majority_device(placement, layer, paths.experts_of(t, layer), k);
-    for (int layer = 1; layer < layers; ++layer) {
-      std::vector<int> previous;
-      for (int back = 1; back <= std::min(lookback, layer); ++back) previous.push_back(devices[layer - back]);
-      auto& tally = counts[layer][InterLayerTable::key_of(previous)];
-      tally.resize(placement.devices, 0);
-      ++tally[devices[layer]];
+  const int layers = h.moe_layers, k = h.top_k, devices = placement.devices;
+  InterLayerTable table;
+  table.reset(layers, devices, lookback);
+  const auto tokens = static_cast<std::size_t>(paths.tokens());
+  // Layer by layer: each token's majority devices at the previous layers (newest first), and one
+  // code per token = key * devices + next device; sorted codes give the tallies in key order.
+  std::vector<int> history(tokens * lookback, 0);
+  std::vector<std::uint64_t> codes(tokens);
+  for (int layer = 0; layer < layers; ++layer) {
+    const int used = std::min(lookback, layer);
+    for (std::size_t t = 0; t < tokens; ++t) {
+      const int device =
+          majority_device(placement, layer, paths.experts_of(static_cast<std::int64_t>(t), layer), k);
+      int* previous = history.data() + t * lookback;
+      if (used > 0) codes[t] = table.key_index(std::span<const int>(previous, used)) * devices + device;
+      std::copy_backward(previous, previous + lookback - 1, previous + lookback);
+      previous[0] = device;
+    }
+    if (used == 0) continue;
+    std::sort(codes.begin(), codes.end());
+    for (std::size_t first = 0; first < tokens;) {
+      const std::uint64_t key = codes[first] / devices;
+      std::size_t end = first, best_count = 0;
+      int best = -1;
+      while (end < tokens && codes[end] / devices == key) {
+        std::size_t same = end;
+        while (same < tokens && codes[same] == codes[end]) ++same;
+        if (same - end > best_count) best_count = same - end, best = static_cast<int>(codes[end] % devices);
+        end = same;
+      }
+      table.next[layer][key] = {
+          static_cast<std::int16_t>(best),
+          static_cast<float>(static_cast<double>(best_count) / static_cast<double>(end - first))};
+      first = end;
     }
   }
-  InterLayerTable table;
-  table.lookback = lookback;
-  table.next.resize(layers);
-  for (int layer = 1; layer < layers; ++layer)
-    for (const auto& [key, tally] : counts[layer]) {
-      const auto best = std::max_element(tally.begin(), tally.end());
-      long long total = 0;
-      for (long long n : tally) total += n;
-      table.next[layer][key] = {static_cast<std::int16_t>(best - tally.begin()),
-                                static_cast<float>(static_cast<double>(*best) / static_cast<double>(total))};
-    }
   return table;
 }
 
-std::uint64_t InterLayerTable::key_of(std::span<const int> previous_devices) {
-  // Devices fit in 15 bits; one more bit marks each present entry so shorter histories never collide.
-  std::uint64_t key = 0;
-  for (int device : previous_devices)
-    key = (key << 16) | 0x8000u | static_cast<std::uint64_t>(device & 0x7fff);
-  return key;
+void InterLayerTable::reset(int layers, int device_count, int lookback_layers) {
+  if (lookback_layers < 1 || lookback_layers > 4) throw InputError("inter-layer lookback must be 1..4");
+  std::size_t keys = 0, power = 1;
+  for (int h = 1; h <= lookback_layers; ++h) {
+    power *= static_cast<std::size_t>(device_count);
+    keys += power;
+    if (keys > (std::size_t{1} << 22))
+      throw InputError(
+          fmt::format("inter-layer lookback {} over {} devices needs more than 2^22 keys per layer",
+                      lookback_layers, device_count));
+  }
+  lookback = lookback_layers;
+  devices = device_count;
+  next.assign(layers, std::vector<Entry>(keys));
 }
 
-DevicePrediction InterLayerTable::predict(int layer, std::span<const int> previous) const {
-  if (layer <= 0 || layer >= static_cast<int>(next.size())) return {};
-  const auto used = static_cast<std::size_t>(std::min({lookback, layer, static_cast<int>(previous.size())}));
-  const auto& entries = next[layer];
-  const auto found = entries.find(key_of(previous.first(used)));
-  if (found == entries.end()) return {};
-  return {found->second.device, found->second.confidence};
+std::size_t InterLayerTable::key_index(std::span<const int> previous) const {
+  // Keys of length h follow all shorter keys: offset = D + D^2 + ... + D^(h-1).
+  std::size_t offset = 0, power = 1, index = 0;
+  for (std::size_t b = 0; b < previous.size(); ++b) {
+    offset += b == 0 ? 0 : power;
+    index += static_cast<std::size_t>(previous[b]) * power;
+    power *= static_cast<std::size_t>(devices);
+  }
+  return offset + index;
+}
+
+std::vector<int> InterLayerTable::key_devices(std::size_t index) const {
+  std::size_t length = 1, count = static_cast<std::size_t>(devices);
+  while (index >= count) index -= count, count *= static_cast<std::size_t>(devices), ++length;
+  std::vector<int> key(length);
+  for (std::size_t b = 0; b < length; ++b) key[b] = static_cast<int>(index % devices), index /= devices;
+  return key;
 }
 
 }  // namespace semsim

@@ -4,7 +4,6 @@
 // confidence A_p. A token's "device" at a layer is the one hosting most of its experts there.
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "policies/placement.hpp"
@@ -23,17 +22,32 @@ struct DevicePrediction {
 
 struct InterLayerTable {
   int lookback = 2;
+  int devices = 0;
   struct Entry {
-    std::int16_t device = -1;
+    std::int16_t device = -1;  // -1: key never profiled
     float confidence = 0;
   };
-  // [layer] -> entries keyed by key_of(devices at the previous min(lookback, layer) layers).
-  std::vector<std::unordered_map<std::uint64_t, Entry>> next;
+  // [layer][key_index(previous devices)]: dense, so a prediction is one array read. A key is the
+  // devices at the previous h = min(lookback, layer) layers; keys of every length share one array.
+  std::vector<std::vector<Entry>> next;
 
-  // previous[0] = the device at layer-1, previous[1] at layer-2, ...; uses the first
-  // min(lookback, layer, previous.size()) of them.
-  DevicePrediction predict(int layer, std::span<const int> previous) const;
-  static std::uint64_t key_of(std::span<const int> previous_devices);
+  // Sizes `next` for `layers` MoE layers (every entry empty). InputError when the dense table would
+  // exceed 2^22 keys per layer (devices^lookback too large).
+  void reset(int layers, int device_count, int lookback_layers);
+  // previous[0] = the device at layer-1, previous[1] at layer-2, ...; all of them form the key.
+  std::size_t key_index(std::span<const int> previous) const;
+  // The devices of the key at `index` (inverse of key_index), for writing the table out.
+  std::vector<int> key_devices(std::size_t index) const;
+
+  // Uses the first min(lookback, layer, previous.size()) devices of `previous`.
+  DevicePrediction predict(int layer, std::span<const int> previous) const {
+    if (layer <= 0 || static_cast<std::size_t>(layer) >= next.size()) return {};
+    std::size_t used = static_cast<std::size_t>(lookback < layer ? lookback : layer);
+    if (previous.size() < used) used = previous.size();
+    if (used == 0) return {};
+    const Entry& e = next[layer][key_index(previous.first(used))];
+    return {e.device, e.confidence};
+  }
 
   bool empty() const { return next.empty(); }
 };

@@ -7,7 +7,6 @@
 #include "policies/inter_layer_table.hpp"
 #include "policies/routing_metrics.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
-#include "policies/token_device_prediction.hpp"
 
 namespace semsim {
 namespace {
@@ -109,42 +108,38 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
 
   LayerDispatch dispatch(devices, placement.experts);
   LayerTotals tp, tp_unaligned, dp;
-  std::vector<int> predicted(tokens.size()), tp_device(tokens.size());
-  std::vector<float> confidence(tokens.size());
+  std::vector<int> predicted(tokens.size()), tp_device(tokens.size()), previous(tokens.size() * 4);
+  std::vector<std::int32_t> token_ids(tokens.size());
   std::vector<ExpertId> experts(tokens.size() * k);
   std::vector<long long> tp_load(devices), unaligned_load(devices);
   long long by_table = 0, by_inter_layer = 0, spread = 0;
   double imbalance_sum = 0, unaligned_imbalance_sum = 0;
+  for (std::size_t i = 0; i < tokens.size(); ++i) token_ids[i] = trace.token_ids()[tokens[i]];
   const auto batch =
       static_cast<std::size_t>(options.tp_batch_tokens > 0 ? options.tp_batch_tokens : tokens.size());
+  TokenReshuffle reshuffle;
   for (int layer = 0; layer < layers; ++layer) {
+    const int history = std::min(layer, 4);
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       const ExpertId* routed = trace.experts_of(tokens[i], layer);
       std::copy(routed, routed + k, experts.begin() + static_cast<std::ptrdiff_t>(i * k));
-      int previous[4];
-      const int history = std::min(layer, 4);
-      for (int back = 1; back <= history; ++back) previous[back - 1] = majority[i * layers + layer - back];
-      const TokenDevicePrediction p = predict_token_device(plan, layer, trace.token_ids()[tokens[i]],
-                                                           std::span<const int>(previous, history));
-      switch (p.basis) {
-        case DeviceBasis::kTokenTable:
-          ++by_table;
-          break;
-        case DeviceBasis::kInterLayer:
-          ++by_inter_layer;
-          break;
-        case DeviceBasis::kNone:
-          ++spread;
-          break;
-      }
-      predicted[i] = p.device;
-      confidence[i] = static_cast<float>(p.confidence);
+      for (int back = 1; back <= history; ++back)
+        previous[i * history + back - 1] = majority[i * layers + layer - back];
     }
     for (std::size_t first = 0; first < tokens.size(); first += batch) {
       const std::size_t size = std::min(batch, tokens.size() - first);
-      const std::vector<int> ranks = align_to_equal_slices(
-          std::span(predicted).subspan(first, size), std::span(confidence).subspan(first, size), devices);
-      std::copy(ranks.begin(), ranks.end(), tp_device.begin() + static_cast<std::ptrdiff_t>(first));
+      reshuffle_tokens(plan, layer, std::span(token_ids).subspan(first, size),
+                       std::span(previous).subspan(first * history, size * history), history, devices,
+                       reshuffle);
+      std::copy(reshuffle.rank.begin(), reshuffle.rank.end(),
+                tp_device.begin() + static_cast<std::ptrdiff_t>(first));
+      std::copy(reshuffle.predicted.begin(), reshuffle.predicted.end(),
+                predicted.begin() + static_cast<std::ptrdiff_t>(first));
+      for (DeviceBasis basis : reshuffle.basis) {
+        by_table += basis == DeviceBasis::kTokenTable ? 1 : 0;
+        by_inter_layer += basis == DeviceBasis::kInterLayer ? 1 : 0;
+        spread += basis == DeviceBasis::kNone ? 1 : 0;
+      }
     }
     // Unaligned: tokens without a prediction spread round-robin.
     for (std::size_t i = 0, unpredicted = 0; i < tokens.size(); ++i)

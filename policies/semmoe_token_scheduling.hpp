@@ -1,17 +1,36 @@
 #pragma once
-// Sem-MoE's Attention-TP token reshuffle (design.md, online intra-request scheduling): tokens go to
-// their predicted devices, then the step is aligned so every rank gets an equal slice (the shuffled
-// reduce-scatter needs equal shards).
+// Sem-MoE's Attention-TP token reshuffle (design.md, online intra-request scheduling): at each MoE
+// layer every token of the step is predicted a device (T if T_p > A_p else A), then the step is
+// aligned so every rank gets an equal slice, as the shuffled reduce-scatter needs equal shards.
+#include <cstdint>
 #include <span>
 #include <vector>
 
+#include "policies/placement_plan.hpp"
+#include "policies/token_device_prediction.hpp"
+
 namespace semsim {
 
-// Rank of each token, every rank holding T/R tokens (the first T mod R ranks one more). Stated
-// overflow rule: a rank keeps the tokens predicted for it in decreasing confidence (ties: earlier
-// token) up to its slice; the tokens it cannot keep and those without a prediction (-1) then fill
-// the ranks with room, in token order, lowest rank first. O(T) expected.
-std::vector<int> align_to_equal_slices(std::span<const int> predicted, std::span<const float> confidence,
-                                       int ranks);
+// Writes each token's rank, every rank holding T/R tokens (the first T mod R ranks one more).
+// Stated overflow rule: a rank keeps the tokens predicted for it in decreasing confidence (ties:
+// earlier token) up to its slice; the tokens it cannot keep and those without a prediction (-1)
+// then fill the ranks with room, in token order, lowest rank first. O(T) expected; `scratch` is
+// working memory reused across calls.
+void align_to_equal_slices(std::span<const int> predicted, std::span<const float> confidence, int ranks,
+                           std::span<int> rank, std::vector<int>& scratch);
+
+// One reshuffle's outputs and working memory (reused across calls: no allocation once warm).
+struct TokenReshuffle {
+  std::vector<int> predicted;  // per token: predicted device, -1 without a prediction
+  std::vector<float> confidence;
+  std::vector<DeviceBasis> basis;
+  std::vector<int> rank;  // per token: the rank after alignment
+  std::vector<int> scratch;
+};
+
+// `previous_devices[token * history + b]` is the token's majority device at layer-1-b (its
+// observed routing at the previous layers).
+void reshuffle_tokens(const PlacementPlan& plan, int layer, std::span<const std::int32_t> token_ids,
+                      std::span<const int> previous_devices, int history, int ranks, TokenReshuffle& out);
 
 }  // namespace semsim

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <random>
 
+#include "models/input_error.hpp"
 #include "policies/contiguous_placement.hpp"
 #include "policies/inter_layer_table.hpp"
 #include "policies/placement_evaluation.hpp"
@@ -61,6 +62,25 @@ TEST(InterLayerTable, CountsNextDeviceAfterThePreviousDevices) {
   EXPECT_EQ(one_back.predict(2, after_00).device, 1);  // only the d0 at layer 1 is used
 }
 
+TEST(InterLayerTable, KeyIndexesAreDenseAndInvertible) {
+  InterLayerTable table;
+  table.reset(2, 3, 2);
+  ASSERT_EQ(table.next[0].size(), 3u + 9u);
+  std::vector<bool> seen(12, false);
+  for (int a = 0; a < 3; ++a) {
+    const std::vector<int> one{a};
+    EXPECT_EQ(table.key_devices(table.key_index(one)), one);
+    seen[table.key_index(one)] = true;
+    for (int b = 0; b < 3; ++b) {
+      const std::vector<int> two{a, b};
+      EXPECT_EQ(table.key_devices(table.key_index(two)), two);
+      seen[table.key_index(two)] = true;
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), true), 12);
+  EXPECT_THROW(table.reset(2, 256, 4), InputError);
+}
+
 // One layer, 4 experts on 2 devices; profile of every request.
 RoutingProfile profile_of(std::vector<std::pair<std::string, std::vector<ExpertId>>> tokens) {
   TraceBuilder b({"tiny", "hand-made", 1, 4, 2, false});
@@ -117,9 +137,9 @@ TEST(TokenDevicePrediction, TokenTableWhenMoreConfidentElseInterLayer) {
   plan.placement = two_by_two(3);
   plan.token_devices.device.assign(3, {0, -1});
   plan.token_devices.confidence.assign(3, {0.6F, 0.0F});
-  plan.inter_layer.next.resize(3);
+  plan.inter_layer.reset(3, 2, 2);
   const std::vector<int> previous{1, 1};
-  plan.inter_layer.next[2][InterLayerTable::key_of(previous)] = {1, 0.7F};
+  plan.inter_layer.next[2][plan.inter_layer.key_index(previous)] = {1, 0.7F};
   EXPECT_EQ(predict_token_device(plan, 2, 0, previous).device, 1);  // 0.7 > 0.6
   EXPECT_EQ(predict_token_device(plan, 2, 0, previous).basis, DeviceBasis::kInterLayer);
   plan.token_devices.confidence[2][0] = 0.8F;
@@ -133,11 +153,15 @@ TEST(TokenDevicePrediction, TokenTableWhenMoreConfidentElseInterLayer) {
 TEST(AlignToEqualSlices, KeepsTheMostConfidentAndFillsInTokenOrder) {
   const std::vector<int> predicted{0, 0, 0, 1, -1, 0};
   const std::vector<float> confidence{0.9F, 0.1F, 0.5F, 0.3F, 0.0F, 0.7F};
-  EXPECT_EQ(align_to_equal_slices(predicted, confidence, 2), (std::vector<int>{0, 1, 0, 1, 1, 0}));
+  std::vector<int> rank(6), scratch;
+  align_to_equal_slices(predicted, confidence, 2, rank, scratch);
+  EXPECT_EQ(rank, (std::vector<int>{0, 1, 0, 1, 1, 0}));
   // 7 tokens on 3 ranks: slices 3, 2, 2.
   const std::vector<int> all_on_two(7, 2);
   const std::vector<float> flat(7, 0.5F);
-  EXPECT_EQ(align_to_equal_slices(all_on_two, flat, 3), (std::vector<int>{2, 2, 0, 0, 0, 1, 1}));
+  rank.resize(7);
+  align_to_equal_slices(all_on_two, flat, 3, rank, scratch);
+  EXPECT_EQ(rank, (std::vector<int>{2, 2, 0, 0, 0, 1, 1}));
 }
 
 TEST(AlignToEqualSlices, EqualSlicesAndPredictionsKeptWhenTheyFit) {
@@ -150,7 +174,8 @@ TEST(AlignToEqualSlices, EqualSlicesAndPredictionsKeptWhenTheyFit) {
       predicted[t] = static_cast<int>(rng() % (ranks + 1)) - 1;
       confidence[t] = static_cast<float>(rng() % 1000) / 1000.0F;
     }
-    const std::vector<int> rank = align_to_equal_slices(predicted, confidence, ranks);
+    std::vector<int> rank(tokens), scratch;
+    align_to_equal_slices(predicted, confidence, ranks, rank, scratch);
     std::vector<int> size(ranks, 0), wanted(ranks, 0), kept(ranks, 0);
     for (int t = 0; t < tokens; ++t) {
       ++size[rank[t]];
