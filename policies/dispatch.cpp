@@ -34,8 +34,9 @@ void LayerDispatch::clear() {
   local_activations = 0;
 }
 
-void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
-                      std::span<const ExpertId> experts, int top_k, LayerDispatch& out) {
+void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
+                      std::span<const int> token_device, std::span<const ExpertId> experts, int top_k,
+                      LayerDispatch& out) {
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
   const int devices = out.devices;
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);

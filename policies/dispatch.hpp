@@ -36,7 +36,8 @@ struct LayerDispatch {
 
 // Adds the tokens of one MoE layer: token i sits on `token_device[i]` and is routed to
 // experts[i*k .. i*k+k). `device_tokens` is recomputed from `expert_tokens` (all calls so far).
-void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
-                      std::span<const ExpertId> experts, int top_k, LayerDispatch& out);
+void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
+                      std::span<const int> token_device, std::span<const ExpertId> experts, int top_k,
+                      LayerDispatch& out);
 
 }  // namespace semsim

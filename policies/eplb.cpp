@@ -35,7 +35,8 @@ Packing balanced_packing(const LoadMatrix& weight, int packs) {
     for (int item : order) {
       int lightest = -1;
       for (int p = 0; p < packs; ++p)
-        if (pack_items[p] < per_pack && (lightest < 0 || pack_weight[p] < pack_weight[lightest])) lightest = p;
+        if (pack_items[p] < per_pack && (lightest < 0 || pack_weight[p] < pack_weight[lightest]))
+          lightest = p;
       pack[item] = lightest;
       rank[item] = pack_items[lightest]++;
       pack_weight[lightest] += items[item];
@@ -67,7 +68,8 @@ Replication replicate_experts(const LoadMatrix& weight, int physical) {
   return out;
 }
 
-EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int groups, int nodes, int gpus) {
+EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int groups, int nodes,
+                                     int gpus) {
   require(!weight.empty(), "no layers");
   const int layers = static_cast<int>(weight.size());
   const int logical = static_cast<int>(weight[0].size());
@@ -76,7 +78,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
   require(groups % nodes == 0, "nodes must divide the groups");
   require(gpus % nodes == 0, "nodes must divide the GPUs");
   require(physical % gpus == 0, "GPUs must divide the physical slots");
-  require(physical >= logical && (physical - logical) % nodes == 0, "redundant slots must split evenly over nodes");
+  require(physical >= logical && (physical - logical) % nodes == 0,
+          "redundant slots must split evenly over nodes");
   const int group_size = logical / groups;
   const int groups_per_node = groups / nodes;
   const int logical_per_node = logical / nodes;
@@ -93,7 +96,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
     for (int e = 0; e < logical; ++e) {
       const int g = e / group_size;
       log_to_mlog[l][e] =
-          (group_packing.pack[l][g] * groups_per_node + group_packing.rank_in_pack[l][g]) * group_size + e % group_size;
+          (group_packing.pack[l][g] * groups_per_node + group_packing.rank_in_pack[l][g]) * group_size +
+          e % group_size;
     }
     mlog_to_log[l] = inverse_permutation(log_to_mlog[l]);
   }
@@ -101,7 +105,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
   // Step 2: replicate within each node ([layer * nodes + node] rows of node-local experts).
   LoadMatrix node_load(static_cast<std::size_t>(layers) * nodes, std::vector<double>(logical_per_node));
   for (int l = 0; l < layers; ++l)
-    for (int m = 0; m < logical; ++m) node_load[l * nodes + m / logical_per_node][m % logical_per_node] = weight[l][mlog_to_log[l][m]];
+    for (int m = 0; m < logical; ++m)
+      node_load[l * nodes + m / logical_per_node][m % logical_per_node] = weight[l][mlog_to_log[l][m]];
   const Replication replication = replicate_experts(node_load, physical_per_node);
 
   // Step 3: pack each node's physical experts onto its GPUs by load per replica.
@@ -127,8 +132,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
     }
     for (int e = 0; e < logical; ++e) {
       const int mlog = log_to_mlog[l][e];
-      out.logical_count[l][e] =
-          replication.logical_count[static_cast<std::size_t>(l) * nodes + mlog / logical_per_node][mlog % logical_per_node];
+      out.logical_count[l][e] = replication.logical_count[static_cast<std::size_t>(l) * nodes +
+                                                          mlog / logical_per_node][mlog % logical_per_node];
     }
   }
   return out;

@@ -7,7 +7,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "policies/placement.hpp"
+#include "workloads/routing_trace.hpp"
+
 namespace semsim {
+
+// The device hosting most of a token's `experts` (k ids, in the gate's order) at `layer`; ties go to
+// the device that reached the winning tally first in gate order, so no device is favoured by its id.
+int majority_device(const Placement& placement, int layer, const ExpertId* experts, int k);
 
 struct DevicePrediction {
   int device = -1;        // -1: no prediction (key never profiled)
@@ -30,5 +37,10 @@ struct InterLayerTable {
 
   bool empty() const { return next.empty(); }
 };
+
+// Counts, over every routed token of `paths` and every MoE layer L >= 1, the token's majority
+// device at L after its majority devices at the previous min(lookback, L) layers; A = the most
+// frequent next device (ties: lowest id), A_p = its share of the key's occurrences.
+InterLayerTable build_inter_layer_table(const Placement& placement, const RoutingTrace& paths, int lookback);
 
 }  // namespace semsim

@@ -11,7 +11,8 @@ void Placement::seal() {
   hosted_.assign(static_cast<std::size_t>(moe_layers) * devices * experts, 0);
   replicated_ = 0;
   for (int layer = 0; layer < moe_layers; ++layer) {
-    if (static_cast<int>(slots[layer].size()) != devices) throw std::logic_error("placement: wrong device count");
+    if (static_cast<int>(slots[layer].size()) != devices)
+      throw std::logic_error("placement: wrong device count");
     for (int device = 0; device < devices; ++device) {
       for (int expert : slots[layer][device]) {
         if (expert < 0 || expert >= experts)
@@ -26,8 +27,8 @@ void Placement::seal() {
     }
     for (int expert = 0; expert < experts; ++expert)
       if (home_[static_cast<std::size_t>(layer) * experts + expert] < 0)
-        throw std::logic_error("placement: expert " + std::to_string(expert) + " of layer " + std::to_string(layer) +
-                               " is hosted nowhere");
+        throw std::logic_error("placement: expert " + std::to_string(expert) + " of layer " +
+                               std::to_string(layer) + " is hosted nowhere");
   }
 }
 

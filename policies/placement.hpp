@@ -28,9 +28,9 @@ struct Placement {
   long long slots_on_device(int device) const;  // summed over layers (weight memory)
 
  private:
-  std::vector<int> home_;  // [layer * experts + expert] -> first hosting device
+  std::vector<int> home_;              // [layer * experts + expert] -> first hosting device
   std::vector<unsigned char> hosted_;  // [(layer * devices + device) * experts + expert]
-  int replicated_ = 0;     // number of (layer, expert) pairs with more than one replica
+  int replicated_ = 0;                 // number of (layer, expert) pairs with more than one replica
 };
 
 }  // namespace semsim

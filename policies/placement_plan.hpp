@@ -7,6 +7,7 @@
 
 #include "policies/inter_layer_table.hpp"
 #include "policies/placement.hpp"
+#include "policies/placement_policies.hpp"
 #include "policies/policy_params.hpp"
 #include "policies/token_device_table.hpp"
 
@@ -20,5 +21,16 @@ struct PlacementPlan {
   std::map<std::string, double> solver;  // what the policy's solver reported
   double solver_seconds = 0;             // wall time of the policy alone
 };
+
+struct PlanOptions {
+  int lookback = 2;             // inter-layer table: previous layers in a key
+  double token_balance = 1.10;  // T completion: token load within this × mean per device
+};
+
+// Runs the policy (timed), then completes T for the tokens it left unassigned
+// (complete_token_devices, then the normalized-text fallback) and builds A from the profile's
+// routing paths. Without a profile the plan holds the slots only.
+PlacementPlan make_placement_plan(const PlacementInput& input, const PolicyChoice& choice,
+                                  const PlanOptions& options = {});
 
 }  // namespace semsim

@@ -18,14 +18,14 @@ struct PlacementInput {
   int moe_layers = 0;
   int experts = 0;
   int devices = 0;
-  int devices_per_node = 0;  // 0: every device in one node (EPLB's hierarchy, replica choice)
-  int expert_groups = 1;     // the model's expert groups (DeepSeek's n_group), for EPLB
+  int devices_per_node = 0;                 // 0: every device in one node (EPLB's hierarchy, replica choice)
+  int expert_groups = 1;                    // the model's expert groups (DeepSeek's n_group), for EPLB
   const RoutingProfile* profile = nullptr;  // profiled routing; required by profile-driven policies
 };
 
 struct PlacementResult {
-  Placement placement;                 // sealed
-  TokenDeviceTable token_devices;      // empty unless the policy assigns tokens to devices itself
+  Placement placement;                   // sealed
+  TokenDeviceTable token_devices;        // empty unless the policy assigns tokens to devices itself
   std::map<std::string, double> solver;  // what the solver reports: objective, gap, iterations, ...
 };
 

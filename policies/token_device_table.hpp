@@ -6,13 +6,34 @@
 #include <cstdint>
 #include <vector>
 
+#include "policies/placement.hpp"
+#include "workloads/routing_profile.hpp"
+
 namespace semsim {
 
 struct TokenDeviceTable {
-  std::vector<std::vector<std::int16_t>> device;  // [layer][token]; -1: no entry (token unprofiled)
+  std::vector<std::vector<std::int16_t>> device;  // [layer][token]; -1: no entry
   std::vector<std::vector<float>> confidence;     // [layer][token] in [0, 1]; 0 without an entry
 
   bool empty() const { return device.empty(); }
 };
+
+// Share of a profiled token's activations at `layer` that `device` hosts (T_p for that device).
+double token_confidence(const Placement& placement, const RoutingProfile& profile, int layer,
+                        std::int32_t token, int device);
+
+// Completes T for every profiled token the policy left without an entry (all of them for policies
+// that place experts only): per layer, tokens already assigned keep their device and count toward
+// its load; the others, in decreasing frequency (ties: lower id), each go to the device hosting most
+// of their profiled activations among the devices whose token load (profiled occurrences) stays
+// within balance × mean; when none has room, the least loaded. So every plan keeps the balance
+// promise co-clustering policies make. An empty `table` is sized first.
+void complete_token_devices(TokenDeviceTable& table, const Placement& placement,
+                            const RoutingProfile& profile, double balance);
+
+// Fills entries for tokens never profiled whose normalized text matches profiled tokens
+// (RoutingProfile's documented fallback for unseen tokens): the device most of those tokens'
+// occurrences were given (ties: lower id), with the occurrence-weighted mean of their T_p.
+void fill_unprofiled_by_text(TokenDeviceTable& table, const RoutingProfile& profile);
 
 }  // namespace semsim

@@ -83,7 +83,8 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
   OutputStaging staging(out_dir);
   const std::string staged_profile = staging.staged("profile.json");
   const std::filesystem::path staged_dir = std::filesystem::path(staged_profile).parent_path();
-  for (const char* name : {"tokens.tsv", "token_experts.tsv", "expert_load.csv", "coactivation.csv"})
+  for (const char* name :
+       {"tokens.tsv", "token_experts.tsv", "expert_load.csv", "coactivation.csv", "paths.semtrace"})
     staging.staged(name);
   profile.write(staged_dir.string());
   write_statistics_csv(statistics, skew, staging.staged("table1.csv"));

@@ -131,8 +131,12 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
   p.occurrences_.assign(vocabulary, 0);
 
   std::vector<std::int64_t> profiled;  // global indexes of the profiled tokens
+  TraceBuilder paths(h);
+  for (std::size_t token = 0; token < vocabulary; ++token)
+    paths.declare_token(static_cast<std::int32_t>(token), p.texts_[token], "profile");
   for (std::size_t r = 0; r < trace.requests(); ++r) {
     if (!held_out.empty() && held_out[r]) continue;
+    paths.add(trace.view(r), "profile");
     for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
       profiled.push_back(t);
       const std::int32_t id = trace.token_ids()[t];
@@ -172,6 +176,7 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
     p.load_.push_back(std::move(load));
     p.coactivation_.push_back(std::move(coactivation));
   }
+  p.paths_ = std::make_shared<const RoutingTrace>(std::move(paths).build());
   p.index_normalized_texts();
   return p;
 }
@@ -245,6 +250,11 @@ RoutingProfile::Basis RoutingProfile::predict(int layer, std::int32_t token, std
   }
   top_k_of(counts, popular_[layer], out);
   return basis;
+}
+
+std::span<const std::int32_t> RoutingProfile::same_text_tokens(std::int32_t token) const {
+  if (token < 0 || static_cast<std::size_t>(token) >= same_text_.size()) return {};
+  return same_text_[token];
 }
 
 std::vector<double> expert_load_skew(const RoutingProfile& profile) {
@@ -484,6 +494,7 @@ void RoutingProfile::write(const std::string& dir) const {
   }
   write_file((folder / "expert_load.csv").string(), load);
   write_file((folder / "coactivation.csv").string(), pairs);
+  if (paths_) write_trace(*paths_, (folder / "paths.semtrace").string());
 }
 
 namespace {
@@ -607,6 +618,15 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
                  p.coactivation_[integer_field(f[0], 0, p.moe_layers_ - 1, where)][a * experts + b] =
                      integer_field(f[3], 1, 1LL << 50, where);
                });
+  if (const auto paths = folder / "paths.semtrace"; std::filesystem::exists(paths)) {
+    auto trace = load_trace(paths.string());
+    const TraceHeader& h = trace.header();
+    if (h.moe_layers != p.moe_layers_ || h.experts != p.experts_ || h.top_k != p.top_k_ ||
+        trace.vocabulary().size() != p.texts_.size())
+      throw InputError(paths.string() +
+                       ": its layers, experts, top-k or vocabulary differ from profile.json");
+    p.paths_ = std::make_shared<const RoutingTrace>(std::move(trace));
+  }
   p.index_normalized_texts();
   return p;
 }

@@ -5,6 +5,7 @@
 // from the profiling part of a trace; and the Table-1 statistics of static predictors measured on
 // the held-out part. The tables are what placement and scheduling policies read (RoutingProfile).
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,11 +42,16 @@ class RoutingProfile {
   double confidence(int layer, std::int32_t token, int expert) const;  // C_p; 0 for unseen tokens
   std::span<const long long> expert_load(int layer) const;             // activations per expert
   long long coactivation(int layer, int a, int b) const;               // tokens routed to both a and b
+  // The profiled requests' routing itself (paths.semtrace), for tables keyed by a token's path
+  // across layers (Sem-MoE's inter-layer affinity); null for a profile folder written without it.
+  const RoutingTrace* profiled_paths() const { return paths_.get(); }
 
   // The static top-k prediction for a token (writes top_k ids, by confidence): its T row's top-k
   // when profiled; otherwise the fallback: the summed rows of the profiled tokens with the same
   // normalized text (workloads/PROFILE_FORMAT.md), else the layer's k most loaded experts.
   enum class Basis { kToken, kNormalizedText, kLayerPopularity };
+  // For an unprofiled token: the profiled tokens sharing its normalized text (empty otherwise).
+  std::span<const std::int32_t> same_text_tokens(std::int32_t token) const;
   Basis predict(int layer, std::int32_t token, std::span<ExpertId> out) const;
 
  private:
@@ -61,6 +67,7 @@ class RoutingProfile {
   std::vector<std::vector<long long>> coactivation_;  // [layer][a * experts + b], a < b
   std::vector<std::vector<ExpertId>> popular_;        // [layer] -> experts by load, descending
   std::vector<std::vector<std::int32_t>> same_text_;  // [token] -> profiled tokens with its normalized text
+  std::shared_ptr<const RoutingTrace> paths_;
 };
 
 // Quartiles with linear interpolation between order statistics (numpy's default).

@@ -122,6 +122,12 @@ TEST(RoutingProfile, WrittenTablesLoadBackIdentically) {
     EXPECT_TRUE(
         std::equal(p.expert_load(layer).begin(), p.expert_load(layer).end(), q.expert_load(layer).begin()));
   }
+  // The profiled requests' routing comes back too (requests 0 and 1: 5 tokens), same ids.
+  ASSERT_NE(q.profiled_paths(), nullptr);
+  EXPECT_EQ(q.profiled_paths()->requests(), 2u);
+  EXPECT_EQ(q.profiled_paths()->tokens(), 5u);
+  EXPECT_EQ(*q.profiled_paths()->experts_of(4, 1), 2);
+  EXPECT_EQ(q.profiled_paths()->token_ids()[3], 1);
   std::ofstream(dir / "expert_load.csv") << "layer,expert,activations,share\n0,9,1,0.5\n";
   try {
     RoutingProfile::load(dir.string());

@@ -1,0 +1,179 @@
+#include "policies/placement_evaluation.hpp"
+
+#include <algorithm>
+
+#include "models/input_error.hpp"
+#include "policies/dispatch.hpp"
+#include "policies/inter_layer_table.hpp"
+#include "policies/routing_metrics.hpp"
+#include "policies/semmoe_token_scheduling.hpp"
+#include "policies/token_device_prediction.hpp"
+
+namespace semsim {
+namespace {
+
+struct LayerTotals {
+  long long activations = 0, local = 0, remote_copies = 0;
+  double expert_imbalance_sum = 0;
+};
+
+// Accounts one layer's tokens (dedup dispatch) and adds its counters to `totals`.
+void account_layer(const Placement& placement, int layer, const std::vector<int>& token_device,
+                   const std::vector<ExpertId>& experts, int k, LayerDispatch& dispatch,
+                   LayerTotals& totals) {
+  dispatch.clear();
+  account_dispatch(placement, layer, DispatchMode::kDedup, token_device, experts, k, dispatch);
+  totals.activations += dispatch.activations;
+  totals.local += dispatch.local_activations;
+  for (int src = 0; src < dispatch.devices; ++src)
+    for (int dst = 0; dst < dispatch.devices; ++dst)
+      if (src != dst)
+        totals.remote_copies += dispatch.copies[static_cast<std::size_t>(src) * dispatch.devices + dst];
+  totals.expert_imbalance_sum += load_imbalance(dispatch.device_tokens);
+}
+
+double share(long long part, long long whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// DP style: one device per request, chosen from its prompt's T votes under a token-load cap.
+std::vector<int> assign_requests(const PlacementPlan& plan, const RoutingTrace& trace,
+                                 const std::vector<std::size_t>& requests, long long tokens, double balance) {
+  const int devices = plan.placement.devices;
+  const double cap = balance * static_cast<double>(tokens) / devices;
+  std::vector<long long> load(devices, 0), votes(devices);
+  std::vector<int> chosen;
+  for (std::size_t r : requests) {
+    std::fill(votes.begin(), votes.end(), 0);
+    const long long size = trace.first_token(r + 1) - trace.first_token(r);
+    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
+      const std::int32_t id = trace.token_ids()[t];
+      if (id < 0 || plan.token_devices.empty()) continue;
+      for (const auto& layer : plan.token_devices.device)
+        if (layer[id] >= 0) ++votes[layer[id]];
+    }
+    int best = -1;
+    for (int d = 0; d < devices; ++d) {
+      if (static_cast<double>(load[d] + size) > cap) continue;
+      if (best < 0 || votes[d] > votes[best] || (votes[d] == votes[best] && load[d] < load[best])) best = d;
+    }
+    if (best < 0) best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[best] += size;
+    chosen.push_back(best);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingTrace& trace,
+                                       const std::vector<bool>& evaluate, const EvaluationOptions& options) {
+  const Placement& placement = plan.placement;
+  const TraceHeader& h = trace.header();
+  if (h.moe_layers != placement.moe_layers || h.experts != placement.experts)
+    throw InputError("the trace has " + std::to_string(h.moe_layers) + " MoE layers of " +
+                     std::to_string(h.experts) + " experts, the placement " +
+                     std::to_string(placement.moe_layers) + " of " + std::to_string(placement.experts));
+  if (!plan.token_devices.empty() && plan.token_devices.device.front().size() < trace.vocabulary().size())
+    throw InputError(
+        "the trace's vocabulary is larger than the placement's token table: not the profiled trace's ids");
+  const int layers = h.moe_layers, k = h.top_k, devices = placement.devices;
+
+  std::vector<std::size_t> requests;
+  std::vector<std::int64_t> tokens;  // global indexes of the evaluated tokens
+  for (std::size_t r = 0; r < trace.requests(); ++r) {
+    if (!evaluate.empty() && !evaluate[r]) continue;
+    requests.push_back(r);
+    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) tokens.push_back(t);
+  }
+  PlacementEvaluation out;
+  out.requests = static_cast<long long>(requests.size());
+  out.tokens = static_cast<long long>(tokens.size());
+  if (tokens.empty()) return out;
+
+  // Majority device of each evaluated token at each layer: what A is keyed by online.
+  std::vector<int> majority(tokens.size() * layers);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    for (int layer = 0; layer < layers; ++layer)
+      majority[i * layers + layer] = majority_device(placement, layer, trace.experts_of(tokens[i], layer), k);
+
+  const std::vector<int> request_device =
+      assign_requests(plan, trace, requests, out.tokens, options.dp_balance);
+  std::vector<int> dp_device;
+  std::vector<long long> dp_load(devices, 0);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto size = trace.first_token(requests[i] + 1) - trace.first_token(requests[i]);
+    dp_device.insert(dp_device.end(), static_cast<std::size_t>(size), request_device[i]);
+    dp_load[request_device[i]] += size;
+  }
+
+  LayerDispatch dispatch(devices, placement.experts);
+  LayerTotals tp, tp_unaligned, dp;
+  std::vector<int> predicted(tokens.size()), tp_device(tokens.size());
+  std::vector<float> confidence(tokens.size());
+  std::vector<ExpertId> experts(tokens.size() * k);
+  std::vector<long long> tp_load(devices), unaligned_load(devices);
+  long long by_table = 0, by_inter_layer = 0, spread = 0;
+  double imbalance_sum = 0, unaligned_imbalance_sum = 0;
+  const auto batch =
+      static_cast<std::size_t>(options.tp_batch_tokens > 0 ? options.tp_batch_tokens : tokens.size());
+  for (int layer = 0; layer < layers; ++layer) {
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const ExpertId* routed = trace.experts_of(tokens[i], layer);
+      std::copy(routed, routed + k, experts.begin() + static_cast<std::ptrdiff_t>(i * k));
+      int previous[4];
+      const int history = std::min(layer, 4);
+      for (int back = 1; back <= history; ++back) previous[back - 1] = majority[i * layers + layer - back];
+      const TokenDevicePrediction p = predict_token_device(plan, layer, trace.token_ids()[tokens[i]],
+                                                           std::span<const int>(previous, history));
+      switch (p.basis) {
+        case DeviceBasis::kTokenTable:
+          ++by_table;
+          break;
+        case DeviceBasis::kInterLayer:
+          ++by_inter_layer;
+          break;
+        case DeviceBasis::kNone:
+          ++spread;
+          break;
+      }
+      predicted[i] = p.device;
+      confidence[i] = static_cast<float>(p.confidence);
+    }
+    for (std::size_t first = 0; first < tokens.size(); first += batch) {
+      const std::size_t size = std::min(batch, tokens.size() - first);
+      const std::vector<int> ranks = align_to_equal_slices(
+          std::span(predicted).subspan(first, size), std::span(confidence).subspan(first, size), devices);
+      std::copy(ranks.begin(), ranks.end(), tp_device.begin() + static_cast<std::ptrdiff_t>(first));
+    }
+    // Unaligned: tokens without a prediction spread round-robin.
+    for (std::size_t i = 0, unpredicted = 0; i < tokens.size(); ++i)
+      if (predicted[i] < 0) predicted[i] = static_cast<int>(unpredicted++ % devices);
+    std::fill(tp_load.begin(), tp_load.end(), 0);
+    std::fill(unaligned_load.begin(), unaligned_load.end(), 0);
+    for (std::size_t i = 0; i < tokens.size(); ++i) ++tp_load[tp_device[i]], ++unaligned_load[predicted[i]];
+    imbalance_sum += load_imbalance(tp_load);
+    unaligned_imbalance_sum += load_imbalance(unaligned_load);
+    out.imbalance_tp_max = std::max(out.imbalance_tp_max, load_imbalance(tp_load));
+    account_layer(placement, layer, tp_device, experts, k, dispatch, tp);
+    account_layer(placement, layer, predicted, experts, k, dispatch, tp_unaligned);
+    account_layer(placement, layer, dp_device, experts, k, dispatch, dp);
+  }
+  const long long token_layers = out.tokens * layers;
+  out.activations = tp.activations;
+  out.lar_tp = share(tp.local, tp.activations);
+  out.lar_dp = share(dp.local, dp.activations);
+  out.imbalance_tp = imbalance_sum / layers;
+  out.lar_tp_unaligned = share(tp_unaligned.local, tp_unaligned.activations);
+  out.imbalance_tp_unaligned = unaligned_imbalance_sum / layers;
+  out.imbalance_dp = load_imbalance(dp_load);
+  out.expert_imbalance = tp.expert_imbalance_sum / layers;
+  out.remote_copies_tp = tp.remote_copies;
+  out.remote_copies_dp = dp.remote_copies;
+  out.tp_by_token_table = share(by_table, token_layers);
+  out.tp_by_inter_layer = share(by_inter_layer, token_layers);
+  out.tp_unpredicted = share(spread, token_layers);
+  return out;
+}
+
+}  // namespace semsim

@@ -1,0 +1,50 @@
+#pragma once
+// How well a placement plan localises the routing of held-out requests, in the two ways Sem-MoE
+// schedules tokens (metrics as defined in design.md; LAR and expert-side load come from
+// account_dispatch, the engine's own accounting):
+// - TP style: every (token, MoE layer) is predicted a device (predict_token_device: T vs A, A keyed
+//   by the token's actual majority devices at the previous layers), then each batch of
+//   tp_batch_tokens consecutive tokens is aligned to equal slices per rank (align_to_equal_slices),
+//   as the shuffled reduce-scatter requires. The unaligned predictions are reported beside.
+// - DP style: a request sits on one device for all its tokens and layers: requests in trace order,
+//   each to the device most of its prompt tokens' T entries name (votes over tokens and layers) among
+//   the devices whose token load stays within dp_balance × mean, else the least loaded one. Uses
+//   only the prompt's token ids, as a scheduler at arrival time would.
+#include <vector>
+
+#include "policies/placement_plan.hpp"
+#include "workloads/routing_trace.hpp"
+
+namespace semsim {
+
+struct PlacementEvaluation {
+  long long requests = 0;     // evaluated requests
+  long long tokens = 0;       // their routed tokens
+  long long activations = 0;  // routed (token, layer, expert) activations
+  double lar_tp = 0;          // aligned to equal slices per batch
+  double lar_dp = 0;
+  double imbalance_tp = 1;      // token load per device: max ÷ mean per layer, mean over layers
+  double imbalance_tp_max = 1;  // ... the worst layer
+  double lar_tp_unaligned = 0;  // every token on its predicted device, whatever the load
+  double imbalance_tp_unaligned = 1;
+  double imbalance_dp = 1;         // request token load per device: max ÷ mean
+  double expert_imbalance = 1;     // expert-side load per device (the engine's imbalance), mean over layers
+  long long remote_copies_tp = 0;  // deduplicated dispatch copies that cross devices, all layers
+  long long remote_copies_dp = 0;
+  // TP style: share of (token, layer) placed by the token table, by the inter-layer table, or spread
+  double tp_by_token_table = 0;
+  double tp_by_inter_layer = 0;
+  double tp_unpredicted = 0;
+};
+
+struct EvaluationOptions {
+  double dp_balance = 1.10;
+  int tp_batch_tokens = 4096;  // tokens aligned together (a step's batch); 0: never aligned
+};
+
+// Evaluates `plan` on the requests of `trace` with `evaluate[r]` true (empty: all of them).
+PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingTrace& trace,
+                                       const std::vector<bool>& evaluate,
+                                       const EvaluationOptions& options = {});
+
+}  // namespace semsim

@@ -1,0 +1,92 @@
+#include "policies/token_device_table.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace semsim {
+
+double token_confidence(const Placement& placement, const RoutingProfile& profile, int layer,
+                        std::int32_t token, int device) {
+  long long total = 0, hosted = 0;
+  for (const ExpertCount& c : profile.token_experts(layer, token)) {
+    total += c.count;
+    hosted += placement.hosts(layer, c.expert, device) ? c.count : 0;
+  }
+  return total > 0 ? static_cast<double>(hosted) / static_cast<double>(total) : 0.0;
+}
+
+void complete_token_devices(TokenDeviceTable& table, const Placement& placement,
+                            const RoutingProfile& profile, double balance) {
+  const auto vocabulary = static_cast<std::int32_t>(profile.vocabulary());
+  if (table.empty()) {
+    table.device.assign(placement.moe_layers, std::vector<std::int16_t>(vocabulary, -1));
+    table.confidence.assign(placement.moe_layers, std::vector<float>(vocabulary, 0.0F));
+  }
+  std::vector<std::int32_t> order;
+  long long occurrences = 0;
+  for (std::int32_t token = 0; token < vocabulary; ++token)
+    if (profile.token_occurrences(token) > 0)
+      order.push_back(token), occurrences += profile.token_occurrences(token);
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return profile.token_occurrences(a) > profile.token_occurrences(b);
+  });
+  const int devices = placement.devices;
+  const double cap = balance * static_cast<double>(occurrences) / devices;
+
+  std::vector<long long> hosted(devices), load(devices);
+  for (int layer = 0; layer < placement.moe_layers; ++layer) {
+    auto& device = table.device[layer];
+    std::fill(load.begin(), load.end(), 0);
+    for (std::int32_t token : order)
+      if (device[token] >= 0) load[device[token]] += profile.token_occurrences(token);
+    for (std::int32_t token : order) {
+      if (device[token] >= 0) continue;
+      std::fill(hosted.begin(), hosted.end(), 0);
+      long long total = 0;
+      for (const ExpertCount& c : profile.token_experts(layer, token)) {
+        total += c.count;
+        for (int d = 0; d < devices; ++d) hosted[d] += placement.hosts(layer, c.expert, d) ? c.count : 0;
+      }
+      const long long size = profile.token_occurrences(token);
+      int best = -1;
+      for (int d = 0; d < devices; ++d) {
+        if (static_cast<double>(load[d] + size) > cap) continue;
+        if (best < 0 || hosted[d] > hosted[best] || (hosted[d] == hosted[best] && load[d] < load[best]))
+          best = d;
+      }
+      if (best < 0) best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[best] += size;
+      device[token] = static_cast<std::int16_t>(best);
+      table.confidence[layer][token] =
+          total > 0 ? static_cast<float>(static_cast<double>(hosted[best]) / static_cast<double>(total))
+                    : 0.0F;
+    }
+  }
+}
+
+void fill_unprofiled_by_text(TokenDeviceTable& table, const RoutingProfile& profile) {
+  for (std::size_t layer = 0; layer < table.device.size(); ++layer) {
+    auto& device = table.device[layer];
+    auto& confidence = table.confidence[layer];
+    for (std::size_t token = 0; token < device.size(); ++token) {
+      const auto same = profile.same_text_tokens(static_cast<std::int32_t>(token));
+      if (device[token] >= 0 || same.empty()) continue;
+      std::vector<long long> votes;
+      double weighted_confidence = 0;
+      long long weight = 0;
+      for (std::int32_t other : same) {
+        if (device[other] < 0) continue;
+        const long long n = profile.token_occurrences(other);
+        if (static_cast<std::size_t>(device[other]) >= votes.size()) votes.resize(device[other] + 1, 0);
+        votes[device[other]] += n;
+        weighted_confidence += static_cast<double>(n) * confidence[other];
+        weight += n;
+      }
+      if (weight == 0) continue;
+      device[token] = static_cast<std::int16_t>(std::max_element(votes.begin(), votes.end()) - votes.begin());
+      confidence[token] = static_cast<float>(weighted_confidence / static_cast<double>(weight));
+    }
+  }
+}
+
+}  // namespace semsim

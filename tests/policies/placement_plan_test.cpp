@@ -1,0 +1,215 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+
+#include "policies/contiguous_placement.hpp"
+#include "policies/inter_layer_table.hpp"
+#include "policies/placement_evaluation.hpp"
+#include "policies/placement_plan.hpp"
+#include "policies/semmoe_token_scheduling.hpp"
+#include "policies/token_device_prediction.hpp"
+
+namespace semsim {
+namespace {
+
+// 4 experts on 2 devices: {0,1} on device 0, {2,3} on device 1.
+const Placement& two_by_two(int layers = 1) {
+  static const Placement one = contiguous_placement(1, 4, 2);
+  static const Placement three = contiguous_placement(3, 4, 2);
+  return layers == 1 ? one : three;
+}
+
+TEST(MajorityDevice, MostExpertsThenFirstToReachTheTally) {
+  const std::vector<ExpertId> most{2, 0, 1}, tie{2, 0}, late{0, 2, 3, 1};
+  EXPECT_EQ(majority_device(two_by_two(), 0, most.data(), 3), 0);
+  EXPECT_EQ(majority_device(two_by_two(), 0, tie.data(), 2), 1);   // expert 2's device reached 1 first
+  EXPECT_EQ(majority_device(two_by_two(), 0, late.data(), 4), 1);  // device 1 reached 2 first
+}
+
+// 3 MoE layers, 4 experts, top-2; token "a" (id 0) and "b" (id 1). Majority devices per token:
+//   a: d0 d0 d1   (x2)      b: d1 d1 d1      a': d0 d0 d0
+RoutingTrace three_layer_trace() {
+  TraceBuilder b({"tiny", "hand-made", 3, 4, 2, false});
+  const std::int32_t a = b.token_id("a"), bb = b.token_id("b");
+  b.add({{4, 1, true, 0},
+         std::vector<std::int32_t>{a, a, bb, a},
+         std::vector<ExpertId>{0, 1, /**/ 1, 0, /**/ 2, 3,   // a: d0 d0 d1
+                               0, 1, /**/ 0, 1, /**/ 3, 2,   // a: d0 d0 d1
+                               2, 3, /**/ 3, 2, /**/ 2, 3,   // b: d1 d1 d1
+                               1, 0, /**/ 0, 1, /**/ 0, 1},  // a: d0 d0 d0
+         {}},
+        "fixture");
+  return std::move(b).build();
+}
+
+TEST(InterLayerTable, CountsNextDeviceAfterThePreviousDevices) {
+  const RoutingTrace trace = three_layer_trace();
+  const InterLayerTable table = build_inter_layer_table(two_by_two(3), trace, 2);
+  const std::vector<int> after_00{0, 0}, after_11{1, 1}, after_0{0}, after_10{1, 0};
+  // Layer 1, lookback min(2, 1) = 1: after d0 -> d0 three times; after d1 -> d1 once.
+  EXPECT_EQ(table.predict(1, after_0).device, 0);
+  EXPECT_DOUBLE_EQ(table.predict(1, after_0).confidence, 1.0);
+  // Layer 2 after (d0, d0): d1 twice, d0 once.
+  const DevicePrediction p = table.predict(2, after_00);
+  EXPECT_EQ(p.device, 1);
+  EXPECT_NEAR(p.confidence, 2.0 / 3.0, 1e-6);
+  EXPECT_EQ(table.predict(2, after_11).device, 1);
+  EXPECT_EQ(table.predict(2, after_10).device, -1);  // never profiled
+  EXPECT_EQ(table.predict(0, after_0).device, -1);   // the first layer has no history
+  const InterLayerTable one_back = build_inter_layer_table(two_by_two(3), trace, 1);
+  EXPECT_EQ(one_back.predict(2, after_00).device, 1);  // only the d0 at layer 1 is used
+}
+
+// One layer, 4 experts on 2 devices; profile of every request.
+RoutingProfile profile_of(std::vector<std::pair<std::string, std::vector<ExpertId>>> tokens) {
+  TraceBuilder b({"tiny", "hand-made", 1, 4, 2, false});
+  std::vector<std::int32_t> ids;
+  std::vector<ExpertId> experts;
+  for (const auto& [text, routed] : tokens) {
+    ids.push_back(b.token_id(text));
+    experts.insert(experts.end(), routed.begin(), routed.end());
+  }
+  b.add({{static_cast<int>(ids.size()), 1, true, 0}, ids, experts, {}}, "fixture");
+  return RoutingProfile::build(std::move(b).build(), {});
+}
+
+TEST(TokenDeviceTable, CompletionPrefersHostingDeviceWithinTheBalanceCap) {
+  // x and y both prefer device 0; with balance 1.0 (2 occurrences per device) y must go to device 1.
+  const RoutingProfile profile = profile_of({{"x", {0, 1}}, {"x", {0, 2}}, {"y", {1, 0}}, {"y", {1, 3}}});
+  TokenDeviceTable tight;
+  complete_token_devices(tight, two_by_two(), profile, 1.0);
+  EXPECT_EQ(tight.device[0][0], 0);
+  EXPECT_FLOAT_EQ(tight.confidence[0][0], 0.75F);
+  EXPECT_EQ(tight.device[0][1], 1);
+  EXPECT_FLOAT_EQ(tight.confidence[0][1], 0.25F);
+  TokenDeviceTable loose;
+  complete_token_devices(loose, two_by_two(), profile, 2.0);
+  EXPECT_EQ(loose.device[0][1], 0);
+  // A policy's own entries are kept and count toward the load.
+  TokenDeviceTable given = loose;
+  given.device[0][0] = 1;
+  given.device[0][1] = -1;
+  complete_token_devices(given, two_by_two(), profile, 1.0);
+  EXPECT_EQ(given.device[0][0], 1);
+  EXPECT_EQ(given.device[0][1], 0);
+}
+
+TEST(TokenDeviceTable, UnprofiledTokensTakeTheirSameTextTokensDevice) {
+  TraceBuilder b({"tiny", "hand-made", 1, 4, 2, false});
+  const std::int32_t the = b.token_id("the"), The = b.token_id("ĠThe"), dog = b.token_id("dog");
+  b.add({{2, 1, true, 0}, std::vector<std::int32_t>{the, the}, std::vector<ExpertId>{2, 3, 3, 1}, {}},
+        "fixture");
+  b.add({{2, 1, true, 0}, std::vector<std::int32_t>{The, dog}, std::vector<ExpertId>{0, 1, 0, 1}, {}},
+        "fixture");
+  const RoutingProfile profile = RoutingProfile::build(std::move(b).build(), {false, true});
+  TokenDeviceTable table;
+  complete_token_devices(table, two_by_two(), profile, 2.0);
+  EXPECT_EQ(table.device[0][The], -1);
+  fill_unprofiled_by_text(table, profile);
+  EXPECT_EQ(table.device[0][The], 1);
+  EXPECT_FLOAT_EQ(table.confidence[0][The], 0.75F);
+  EXPECT_EQ(table.device[0][dog], -1);  // no profiled token shares its text
+}
+
+TEST(TokenDevicePrediction, TokenTableWhenMoreConfidentElseInterLayer) {
+  PlacementPlan plan;
+  plan.placement = two_by_two(3);
+  plan.token_devices.device.assign(3, {0, -1});
+  plan.token_devices.confidence.assign(3, {0.6F, 0.0F});
+  plan.inter_layer.next.resize(3);
+  const std::vector<int> previous{1, 1};
+  plan.inter_layer.next[2][InterLayerTable::key_of(previous)] = {1, 0.7F};
+  EXPECT_EQ(predict_token_device(plan, 2, 0, previous).device, 1);  // 0.7 > 0.6
+  EXPECT_EQ(predict_token_device(plan, 2, 0, previous).basis, DeviceBasis::kInterLayer);
+  plan.token_devices.confidence[2][0] = 0.8F;
+  EXPECT_EQ(predict_token_device(plan, 2, 0, previous).device, 0);
+  EXPECT_EQ(predict_token_device(plan, 1, 0, previous).device, 0);  // no A entry at layer 1
+  EXPECT_EQ(predict_token_device(plan, 2, 1, previous).device, 1);  // token 1 has no T entry
+  EXPECT_EQ(predict_token_device(plan, 1, 1, previous).basis, DeviceBasis::kNone);
+  EXPECT_EQ(predict_token_device(plan, 1, -1, previous).device, -1);  // identity unknown
+}
+
+TEST(AlignToEqualSlices, KeepsTheMostConfidentAndFillsInTokenOrder) {
+  const std::vector<int> predicted{0, 0, 0, 1, -1, 0};
+  const std::vector<float> confidence{0.9F, 0.1F, 0.5F, 0.3F, 0.0F, 0.7F};
+  EXPECT_EQ(align_to_equal_slices(predicted, confidence, 2), (std::vector<int>{0, 1, 0, 1, 1, 0}));
+  // 7 tokens on 3 ranks: slices 3, 2, 2.
+  const std::vector<int> all_on_two(7, 2);
+  const std::vector<float> flat(7, 0.5F);
+  EXPECT_EQ(align_to_equal_slices(all_on_two, flat, 3), (std::vector<int>{2, 2, 0, 0, 0, 1, 1}));
+}
+
+TEST(AlignToEqualSlices, EqualSlicesAndPredictionsKeptWhenTheyFit) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int ranks = 1 + static_cast<int>(rng() % 8), tokens = static_cast<int>(rng() % 100);
+    std::vector<int> predicted(tokens);
+    std::vector<float> confidence(tokens);
+    for (int t = 0; t < tokens; ++t) {
+      predicted[t] = static_cast<int>(rng() % (ranks + 1)) - 1;
+      confidence[t] = static_cast<float>(rng() % 1000) / 1000.0F;
+    }
+    const std::vector<int> rank = align_to_equal_slices(predicted, confidence, ranks);
+    std::vector<int> size(ranks, 0), wanted(ranks, 0), kept(ranks, 0);
+    for (int t = 0; t < tokens; ++t) {
+      ++size[rank[t]];
+      if (predicted[t] >= 0) ++wanted[predicted[t]], kept[predicted[t]] += rank[t] == predicted[t] ? 1 : 0;
+    }
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(size[r], tokens / ranks + (r < tokens % ranks ? 1 : 0));
+      EXPECT_EQ(kept[r], std::min(wanted[r], size[r]));
+    }
+  }
+}
+
+// Planted routing: token type j (0..3) always uses experts {2(j%2), 2(j%2)+1}, i.e. one device.
+RoutingTrace planted_trace(int requests) {
+  TraceBuilder b({"tiny", "planted", 1, 4, 2, false});
+  for (const char* text : {"t0", "t1", "t2", "t3"}) b.token_id(text);
+  for (int r = 0; r < requests; ++r) {
+    const int type = r % 4;  // one token type per request, 8 tokens
+    std::vector<std::int32_t> ids(8, type);
+    std::vector<ExpertId> experts;
+    for (int t = 0; t < 8; ++t) {
+      const auto first = static_cast<ExpertId>(2 * (type % 2));
+      experts.push_back(t % 2 ? first : static_cast<ExpertId>(first + 1));
+      experts.push_back(t % 2 ? static_cast<ExpertId>(first + 1) : first);
+    }
+    b.add({{8, 1, true, 0}, ids, experts, {}}, "fixture");
+  }
+  return std::move(b).build();
+}
+
+TEST(PlacementEvaluation, PlantedRoutingIsFullyLocalWithTheTables) {
+  const RoutingTrace trace = planted_trace(16);
+  const std::vector<bool> held_out = held_out_requests(trace.requests(), 0.5, 3);
+  const RoutingProfile profile = RoutingProfile::build(trace, held_out);
+  const PlacementPlan plan = make_placement_plan({1, 4, 2, 2, 1, &profile},
+                                                 default_policy_choice("contiguous", placement_policies()));
+  const PlacementEvaluation e = evaluate_placement(plan, trace, held_out, {1.10, 16});
+  EXPECT_EQ(e.requests, 8);
+  EXPECT_EQ(e.tokens, 64);
+  EXPECT_EQ(e.activations, 128);
+  EXPECT_DOUBLE_EQ(e.lar_tp, 1.0);
+  EXPECT_DOUBLE_EQ(e.lar_dp, 1.0);
+  EXPECT_EQ(e.remote_copies_tp, 0);
+  EXPECT_DOUBLE_EQ(e.imbalance_dp, 1.0);
+  EXPECT_DOUBLE_EQ(e.tp_by_token_table, 1.0);
+}
+
+TEST(PlacementEvaluation, WithoutTablesTokensSpreadAndLarIsTheExpertShare) {
+  const RoutingTrace trace = planted_trace(16);
+  PlacementPlan plan;
+  plan.placement = contiguous_placement(1, 4, 2);
+  const PlacementEvaluation e = evaluate_placement(plan, trace, {}, {1.10, 0});
+  // Every token's two experts share a device, and tokens alternate devices: half are local.
+  EXPECT_DOUBLE_EQ(e.tp_unpredicted, 1.0);
+  EXPECT_DOUBLE_EQ(e.lar_tp, 0.5);
+  EXPECT_DOUBLE_EQ(e.imbalance_tp, 1.0);
+  // Each local token saves both copies; each remote one sends one deduplicated copy.
+  EXPECT_EQ(e.remote_copies_tp, 64);
+}
+
+}  // namespace
+}  // namespace semsim
