@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -174,6 +175,20 @@ void align_layers(std::vector<CoClustering>& layers, const std::vector<double>& 
   }
 }
 
+// Each token's most frequent device over the layers (ties: lower id).
+std::vector<int> consensus_devices(const std::vector<CoClustering>& layers, int devices) {
+  const std::size_t tokens = layers.front().token_device.size();
+  std::vector<int> votes(tokens * devices, 0);
+  for (const CoClustering& c : layers)
+    for (std::size_t j = 0; j < tokens; ++j) ++votes[j * devices + c.token_device[j]];
+  std::vector<int> consensus(tokens);
+  for (std::size_t j = 0; j < tokens; ++j) {
+    const auto first = votes.begin() + static_cast<std::ptrdiff_t>(j * devices);
+    consensus[j] = static_cast<int>(std::max_element(first, first + devices) - first);
+  }
+  return consensus;
+}
+
 }  // namespace
 
 const std::vector<ParamSpec>& semmoe_param_specs() {
@@ -185,6 +200,7 @@ const std::vector<ParamSpec>& semmoe_param_specs() {
       {"gamma", d.gamma, "greedy expert step: penalty per unit of expert load on the device"},
       {"steps", static_cast<double>(d.steps), "alternations of expert step and token step"},
       {"swap_rounds", static_cast<double>(d.swap_rounds), "pairwise-swap passes per expert step"},
+      {"passes", static_cast<double>(d.passes), "solves of all layers; later ones start from the consensus"},
       {"balance", d.balance, "token-load cap per device as a multiple of the mean"},
       {"seed", static_cast<double>(d.seed), "random swap order"},
   };
@@ -199,10 +215,12 @@ SemMoeParams semmoe_params(const PolicyChoice& choice) {
   p.gamma = choice.param("gamma");
   p.steps = static_cast<int>(choice.param("steps"));
   p.swap_rounds = static_cast<int>(choice.param("swap_rounds"));
+  p.passes = static_cast<int>(choice.param("passes"));
   p.balance = choice.param("balance");
   p.seed = static_cast<std::uint64_t>(choice.param("seed"));
   if (p.theta < 0 || p.theta > 1) throw InputError(fmt::format("semmoe: theta {} is not in [0, 1]", p.theta));
   if (p.steps < 1) throw InputError(fmt::format("semmoe: steps {} is below 1", p.steps));
+  if (p.passes < 1) throw InputError(fmt::format("semmoe: passes {} is below 1", p.passes));
   if (p.swap_rounds < 0) throw InputError(fmt::format("semmoe: swap_rounds {} is negative", p.swap_rounds));
   if (p.balance < 1) throw InputError(fmt::format("semmoe: balance {} is below 1", p.balance));
   return p;
@@ -265,18 +283,21 @@ double co_clustering_objective(const CoClusterProblem& p, const SemMoeParams& pa
 }
 
 CoClustering co_cluster_layer(const CoClusterProblem& p, const SemMoeParams& params, std::uint64_t seed,
+                              const std::vector<int>& initial_token_device,
                               const KeptSwapObserver& on_kept_swap) {
   if (p.devices < 1 || p.experts % p.devices != 0)
     throw InputError(
         fmt::format("semmoe: {} experts do not split evenly over {} devices", p.experts, p.devices));
   std::mt19937_64 rng(seed);
   CoClustering state;
-  state.token_device.assign(p.tokens.size(), -1);  // no tokens yet: the first greedy step uses α and γ only
+  state.token_device = initial_token_device;
+  if (state.token_device.empty())
+    state.token_device.assign(p.tokens.size(), -1);  // no tokens yet: the first greedy step uses α and γ only
   CoClustering best;
   for (int step = 0; step < params.steps; ++step) {
     const std::vector<double> demand = token_demand(p, state.token_device);
     state.expert_device = greedy_experts(p, params, demand);
-    if (step > 0) {
+    if (step > 0 || !initial_token_device.empty()) {
       state.objective = co_clustering_objective(p, params, state.expert_device, state.token_device);
       swap_experts(p, params, demand, rng, state, on_kept_swap);
     }
@@ -297,19 +318,30 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
                     input.experts, devices));
   std::vector<CoClusterProblem> problems(layers);
   std::vector<CoClustering> results(layers);
-  std::atomic<int> next{0};
-  auto work = [&] {
-    for (int layer = next++; layer < layers; layer = next++) {
-      problems[layer] = CoClusterProblem::from_profile(profile, layer, devices);
-      results[layer] = co_cluster_layer(problems[layer], params, hash_keys(params.seed, 0x5e3, layer));
-    }
+  std::vector<int> consensus;  // empty in the first pass
+  auto solve_all = [&](int pass) {
+    std::atomic<int> next{0};
+    auto work = [&] {
+      for (int layer = next++; layer < layers; layer = next++) {
+        if (pass == 0) problems[layer] = CoClusterProblem::from_profile(profile, layer, devices);
+        results[layer] =
+            co_cluster_layer(problems[layer], params, hash_keys(params.seed, 0x5e3, layer, pass), consensus);
+      }
+    };
+    const int threads =
+        std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(layers, 1));
+    std::vector<std::jthread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
   };
-  const int threads =
-      std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(layers, 1));
-  std::vector<std::jthread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  pool.clear();  // joins
+  solve_all(0);
+  // Later passes restart every layer from each token's most frequent device over the aligned
+  // layers, so that the layers share one token clustering as far as their routing allows.
+  for (int pass = 1; pass < params.passes && layers > 0; ++pass) {
+    align_layers(results, problems[0].frequency, devices);
+    consensus = consensus_devices(results, devices);
+    solve_all(pass);
+  }
 
   PlacementResult out;
   Placement& placement = out.placement;

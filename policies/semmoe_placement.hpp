@@ -23,6 +23,7 @@ struct SemMoeParams {
   double gamma = 0.1;     // ... penalty per unit of expert load already on the device
   int steps = 8;          // alternations (expert step + token step)
   int swap_rounds = 2;    // swap passes per expert step (each tries every expert once)
+  int passes = 2;         // solves of every layer: the first independent, later ones from the consensus
   double balance = 1.10;  // token-load cap per device: balance · S / D
   std::uint64_t seed = 1;
 };
@@ -61,6 +62,7 @@ double co_clustering_objective(const CoClusterProblem& problem, const SemMoePara
 // tracked) objective after every kept swap.
 using KeptSwapObserver = std::function<void(const CoClustering&)>;
 CoClustering co_cluster_layer(const CoClusterProblem& problem, const SemMoeParams& params, std::uint64_t seed,
+                              const std::vector<int>& initial_token_device = {},
                               const KeptSwapObserver& on_kept_swap = {});
 
 // Every layer (layers in parallel, result independent of the thread count), labels aligned across
