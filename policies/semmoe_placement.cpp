@@ -295,6 +295,7 @@ CoClustering co_cluster_layer(const CoClusterProblem& p, const SemMoeParams& par
     state.token_device.assign(p.tokens.size(), -1);  // no tokens yet: the first greedy step uses α and γ only
   CoClustering best;
   for (int step = 0; step < params.steps; ++step) {
+    state.step = step;
     const std::vector<double> demand = token_demand(p, state.token_device);
     state.expert_device = greedy_experts(p, params, demand);
     if (step > 0 || !initial_token_device.empty()) {

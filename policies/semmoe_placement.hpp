@@ -51,7 +51,8 @@ struct CoClustering {
   std::vector<int> expert_device;  // [expert]
   std::vector<int> token_device;   // [token index]
   double objective = 0;
-  int kept_swaps = 0;
+  int step = 0;        // the alternation that produced this state
+  int kept_swaps = 0;  // over all steps
 };
 
 // The objective above for a given state.
