@@ -4,6 +4,7 @@
 
 #include "models/input_error.hpp"
 #include "policies/contiguous_placement.hpp"
+#include "policies/semmoe_placement.hpp"
 
 namespace semsim {
 namespace {
@@ -12,9 +13,16 @@ PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice
   return {contiguous_placement(input.moe_layers, input.experts, input.devices), {}, {}};
 }
 
+PlacementResult place_semmoe(const PlacementInput& input, const PolicyChoice& choice) {
+  return semmoe_placement(input, semmoe_params(choice));
+}
+
 const std::vector<PlacementPolicyInfo>& registry() {
   static const std::vector<PlacementPolicyInfo> policies = {
       {{"contiguous", "expert e on device floor(e*D/N) (vanilla EP)", {}}, false, place_contiguous},
+      {{"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device", semmoe_param_specs()},
+       true,
+       place_semmoe},
   };
   return policies;
 }
