@@ -44,7 +44,8 @@ TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
                                          "--out",   dir / "prof"};
   const CliResult p = run_semsim(profile);
   ASSERT_EQ(p.exit_code, 0) << describe(profile, p);
-  EXPECT_EQ(entries_under(dir.path() / "prof").size(), 6u);
+  // profile.json, tokens.tsv, token_experts.tsv, expert_load.csv, coactivation.csv, paths.semtrace, table1.csv
+  EXPECT_EQ(entries_under(dir.path() / "prof").size(), 7u);
   const auto table = split_lines(read_file(dir.path() / "prof" / "table1.csv"));
   ASSERT_FALSE(table.empty());
   EXPECT_TRUE(table[0].starts_with("layer,predictor,occurrences,unseen,keys,f1_p25")) << table[0];
