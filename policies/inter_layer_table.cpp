@@ -81,17 +81,6 @@ void InterLayerTable::reset(int layers, int device_count, int lookback_layers) {
   next.assign(layers, std::vector<Entry>(keys));
 }
 
-std::size_t InterLayerTable::key_index(std::span<const int> previous) const {
-  // Keys of length h follow all shorter keys: offset = D + D^2 + ... + D^(h-1).
-  std::size_t offset = 0, power = 1, index = 0;
-  for (std::size_t b = 0; b < previous.size(); ++b) {
-    offset += b == 0 ? 0 : power;
-    index += static_cast<std::size_t>(previous[b]) * power;
-    power *= static_cast<std::size_t>(devices);
-  }
-  return offset + index;
-}
-
 std::vector<int> InterLayerTable::key_devices(std::size_t index) const {
   std::size_t length = 1, count = static_cast<std::size_t>(devices);
   while (index >= count) index -= count, count *= static_cast<std::size_t>(devices), ++length;

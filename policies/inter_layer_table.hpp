@@ -35,7 +35,16 @@ struct InterLayerTable {
   // exceed 2^22 keys per layer (devices^lookback too large).
   void reset(int layers, int device_count, int lookback_layers);
   // previous[0] = the device at layer-1, previous[1] at layer-2, ...; all of them form the key.
-  std::size_t key_index(std::span<const int> previous) const;
+  std::size_t key_index(std::span<const int> previous) const {
+    // Keys of length h follow all shorter keys: offset = D + D^2 + ... + D^(h-1).
+    std::size_t offset = 0, power = 1, index = 0;
+    for (std::size_t b = 0; b < previous.size(); ++b) {
+      offset += b == 0 ? 0 : power;
+      index += static_cast<std::size_t>(previous[b]) * power;
+      power *= static_cast<std::size_t>(devices);
+    }
+    return offset + index;
+  }
   // The devices of the key at `index` (inverse of key_index), for writing the table out.
   std::vector<int> key_devices(std::size_t index) const;
 

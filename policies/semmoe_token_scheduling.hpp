@@ -14,10 +14,10 @@ namespace semsim {
 // Writes each token's rank, every rank holding T/R tokens (the first T mod R ranks one more).
 // Stated overflow rule: a rank keeps the tokens predicted for it in decreasing confidence (ties:
 // earlier token) up to its slice; the tokens it cannot keep and those without a prediction (-1)
-// then fill the ranks with room, in token order, lowest rank first. O(T) expected; `scratch` is
-// working memory reused across calls.
+// then fill the ranks with room, in token order, lowest rank first. Confidences must be >= 0.
+// O(T) expected; `scratch` and `keys` are working memory reused across calls.
 void align_to_equal_slices(std::span<const int> predicted, std::span<const float> confidence, int ranks,
-                           std::span<int> rank, std::vector<int>& scratch);
+                           std::span<int> rank, std::vector<int>& scratch, std::vector<std::uint64_t>& keys);
 
 // One reshuffle's outputs and working memory (reused across calls: no allocation once warm).
 struct TokenReshuffle {
@@ -26,6 +26,7 @@ struct TokenReshuffle {
   std::vector<DeviceBasis> basis;
   std::vector<int> rank;  // per token: the rank after alignment
   std::vector<int> scratch;
+  std::vector<std::uint64_t> keys;
 };
 
 // `previous_devices[token * history + b]` is the token's majority device at layer-1-b (its

@@ -37,10 +37,15 @@ const PlacementPlan& random_plan() {
   return plan;
 }
 
-std::vector<std::int32_t> random_tokens(std::size_t count) {
+// Token ids uniform over the vocabulary (the worst case for the tables' caches) or Zipf(1)-ranked
+// as text is (a few ids take most occurrences).
+std::vector<std::int32_t> random_tokens(std::size_t count, bool zipf = false) {
   std::mt19937 rng(5);
+  std::vector<double> weight(kVocabulary);
+  for (int i = 0; i < kVocabulary; ++i) weight[i] = zipf ? 1.0 / (i + 1) : 1.0;
+  std::discrete_distribution<std::int32_t> pick(weight.begin(), weight.end());
   std::vector<std::int32_t> tokens(count);
-  for (auto& t : tokens) t = static_cast<std::int32_t>(rng() % kVocabulary);
+  for (auto& t : tokens) t = pick(rng);
   return tokens;
 }
 
@@ -55,9 +60,10 @@ void BM_SemMoeDpChoose(benchmark::State& state) {
 }
 BENCHMARK(BM_SemMoeDpChoose)->Arg(512);
 
-// semmoe_tp at one MoE layer for a step of `range(0)` tokens: predict (T vs A) + align.
+// semmoe_tp at one MoE layer for a step of `range(0)` tokens: predict (T vs A) + align; token ids
+// uniform (range(1) = 0) or Zipf-distributed (1).
 void BM_SemMoeTpReshuffle(benchmark::State& state) {
-  const auto tokens = random_tokens(static_cast<std::size_t>(state.range(0)));
+  const auto tokens = random_tokens(static_cast<std::size_t>(state.range(0)), state.range(1) == 1);
   std::mt19937 rng(3);
   std::vector<int> previous(tokens.size() * 2);
   for (int& d : previous) d = static_cast<int>(rng() % kDevices);
@@ -70,7 +76,7 @@ void BM_SemMoeTpReshuffle(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_SemMoeTpReshuffle)->Arg(4096);
+BENCHMARK(BM_SemMoeTpReshuffle)->Args({4096, 0})->Args({4096, 1});
 
 }  // namespace
 }  // namespace semsim

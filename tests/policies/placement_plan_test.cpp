@@ -154,13 +154,14 @@ TEST(AlignToEqualSlices, KeepsTheMostConfidentAndFillsInTokenOrder) {
   const std::vector<int> predicted{0, 0, 0, 1, -1, 0};
   const std::vector<float> confidence{0.9F, 0.1F, 0.5F, 0.3F, 0.0F, 0.7F};
   std::vector<int> rank(6), scratch;
-  align_to_equal_slices(predicted, confidence, 2, rank, scratch);
+  std::vector<std::uint64_t> keys;
+  align_to_equal_slices(predicted, confidence, 2, rank, scratch, keys);
   EXPECT_EQ(rank, (std::vector<int>{0, 1, 0, 1, 1, 0}));
   // 7 tokens on 3 ranks: slices 3, 2, 2.
   const std::vector<int> all_on_two(7, 2);
   const std::vector<float> flat(7, 0.5F);
   rank.resize(7);
-  align_to_equal_slices(all_on_two, flat, 3, rank, scratch);
+  align_to_equal_slices(all_on_two, flat, 3, rank, scratch, keys);
   EXPECT_EQ(rank, (std::vector<int>{2, 2, 0, 0, 0, 1, 1}));
 }
 
@@ -175,7 +176,8 @@ TEST(AlignToEqualSlices, EqualSlicesAndPredictionsKeptWhenTheyFit) {
       confidence[t] = static_cast<float>(rng() % 1000) / 1000.0F;
     }
     std::vector<int> rank(tokens), scratch;
-    align_to_equal_slices(predicted, confidence, ranks, rank, scratch);
+    std::vector<std::uint64_t> keys;
+    align_to_equal_slices(predicted, confidence, ranks, rank, scratch, keys);
     std::vector<int> size(ranks, 0), wanted(ranks, 0), kept(ranks, 0);
     for (int t = 0; t < tokens; ++t) {
       ++size[rank[t]];
