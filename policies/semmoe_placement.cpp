@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -15,6 +16,9 @@
 
 namespace semsim {
 namespace {
+
+// Runs fn(layer) for every layer, layers in parallel; results must not depend on the order.
+using ForEachLayer = std::function<void(const std::function<void(int)>&)>;
 
 // Gains below this are float noise: a swap or move must beat it to be kept, so passes terminate.
 constexpr double kMinGain = 1e-12;
@@ -98,35 +102,33 @@ void swap_experts(const CoClusterProblem& p, const SemMoeParams& params, const s
 
 // Token step: tokens by decreasing a_j·(best − second-best local share), each onto the device with
 // room (token load ≤ balance·S/D) of least marginal objective; a token that fits nowhere goes to the
-// least loaded device.
-std::vector<int> assign_tokens(const CoClusterProblem& p, const SemMoeParams& params,
-                               const std::vector<int>& expert_device) {
-  const int d = p.devices;
-  const std::size_t tokens = p.tokens.size();
-  const double total = std::accumulate(p.frequency.begin(), p.frequency.end(), 0.0);
+// least loaded device. `local_share[j * D + i]` is the share of token j's activations device i hosts.
+std::vector<int> assign_tokens(const std::vector<double>& frequency, const std::vector<double>& local_share,
+                               int d, const SemMoeParams& params) {
+  const std::size_t tokens = frequency.size();
+  const double total = std::accumulate(frequency.begin(), frequency.end(), 0.0);
   const double target = total / d, cap = params.balance * target;
   std::vector<double> share(d);
-  auto local_shares = [&](std::size_t j) {
-    std::fill(share.begin(), share.end(), 0.0);
-    for (std::int64_t e = p.row_begin[j]; e < p.row_begin[j + 1]; ++e)
-      share[expert_device[p.row_expert[e]]] += p.row_share[e];
+  auto shares_of = [&](std::size_t j) {
+    const auto first = local_share.begin() + static_cast<std::ptrdiff_t>(j * d);
+    std::copy(first, first + d, share.begin());
   };
   std::vector<double> priority(tokens);
   for (std::size_t j = 0; j < tokens; ++j) {
-    local_shares(j);
+    shares_of(j);
     std::partial_sort(share.begin(), share.begin() + std::min(2, d), share.end(), std::greater<>());
-    priority[j] = p.frequency[j] * (share[0] - (d > 1 ? share[1] : 0.0));
+    priority[j] = frequency[j] * (share[0] - (d > 1 ? share[1] : 0.0));
   }
   std::vector<std::size_t> order(tokens);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return priority[a] > priority[b] || (priority[a] == priority[b] && p.frequency[a] > p.frequency[b]);
+    return priority[a] > priority[b] || (priority[a] == priority[b] && frequency[a] > frequency[b]);
   });
   std::vector<double> load(d, 0.0);
   std::vector<int> token_device(tokens, -1);
   for (std::size_t j : order) {
-    local_shares(j);
-    const double a = p.frequency[j];
+    shares_of(j);
+    const double a = frequency[j];
     int best = -1;
     double best_cost = 0;
     for (int i = 0; i < d; ++i) {
@@ -140,6 +142,22 @@ std::vector<int> assign_tokens(const CoClusterProblem& p, const SemMoeParams& pa
     load[best] += a;
   }
   return token_device;
+}
+
+// Adds `weight` × each token's local share per device under `expert_device` to `local_share`
+// ([token * D + device]).
+void add_local_shares(const CoClusterProblem& p, const std::vector<int>& expert_device, double weight,
+                      std::vector<double>& local_share) {
+  for (std::size_t j = 0; j < p.tokens.size(); ++j)
+    for (std::int64_t e = p.row_begin[j]; e < p.row_begin[j + 1]; ++e)
+      local_share[j * p.devices + expert_device[p.row_expert[e]]] += weight * p.row_share[e];
+}
+
+std::vector<int> assign_tokens(const CoClusterProblem& p, const SemMoeParams& params,
+                               const std::vector<int>& expert_device) {
+  std::vector<double> local_share(p.tokens.size() * p.devices, 0.0);
+  add_local_shares(p, expert_device, 1.0, local_share);
+  return assign_tokens(p.frequency, local_share, p.devices, params);
 }
 
 // Relabels each layer's devices (a permutation: experts and tokens move together) to agree as much
@@ -189,6 +207,41 @@ std::vector<int> consensus_devices(const std::vector<CoClustering>& layers, int 
   return consensus;
 }
 
+// Shared-token mode: one device per token for all layers, which is what a request pinned to one
+// device (Attention-DP) sees. From the aligned layers' consensus, alternate (a) every layer's experts
+// for the fixed token devices (pairwise swaps from the layer's current placement, so the local share
+// never drops) and (b) every token onto a device by its local share averaged over the layers
+// (assign_tokens' cap and θ term); keep the best state by the objective summed over layers.
+void share_token_devices(const std::vector<CoClusterProblem>& problems, const SemMoeParams& params,
+                         std::vector<CoClustering>& results, const ForEachLayer& for_each_layer) {
+  const int layers = static_cast<int>(problems.size()), devices = problems.front().devices;
+  const std::vector<double>& frequency = problems.front().frequency;
+  std::vector<int> shared = consensus_devices(results, devices);
+  double best_objective = std::numeric_limits<double>::infinity();
+  std::vector<CoClustering> best;
+  std::vector<double> objective(layers);
+  for (int step = 0; step < params.steps; ++step) {
+    if (step > 0) {
+      std::vector<double> local_share(frequency.size() * devices, 0.0);
+      for (int layer = 0; layer < layers; ++layer)
+        add_local_shares(problems[layer], results[layer].expert_device, 1.0 / layers, local_share);
+      shared = assign_tokens(frequency, local_share, devices, params);
+    }
+    for_each_layer([&](int layer) {
+      const CoClusterProblem& p = problems[layer];
+      CoClustering& state = results[layer];
+      state.token_device = shared;
+      state.step = step;
+      std::mt19937_64 rng(hash_keys(params.seed, 0x5a7ed, layer, step));
+      swap_experts(p, params, token_demand(p, shared), rng, state, {});
+      state.objective = objective[layer] = co_clustering_objective(p, params, state.expert_device, shared);
+    });
+    const double total = std::accumulate(objective.begin(), objective.end(), 0.0);
+    if (total < best_objective) best_objective = total, best = results;
+  }
+  results = std::move(best);
+}
+
 }  // namespace
 
 const std::vector<ParamSpec>& semmoe_param_specs() {
@@ -202,6 +255,8 @@ const std::vector<ParamSpec>& semmoe_param_specs() {
       {"swap_rounds", static_cast<double>(d.swap_rounds), "pairwise-swap passes per expert step"},
       {"passes", static_cast<double>(d.passes), "solves of all layers; later ones start from the consensus"},
       {"balance", d.balance, "token-load cap per device as a multiple of the mean"},
+      {"shared_tokens", d.shared_tokens ? 1.0 : 0.0,
+       "1: one device per token for all layers (Attention-DP), refined from the consensus"},
       {"seed", static_cast<double>(d.seed), "random swap order"},
   };
   return specs;
@@ -217,6 +272,7 @@ SemMoeParams semmoe_params(const PolicyChoice& choice) {
   p.swap_rounds = static_cast<int>(choice.param("swap_rounds"));
   p.passes = static_cast<int>(choice.param("passes"));
   p.balance = choice.param("balance");
+  p.shared_tokens = choice.param("shared_tokens") != 0;
   p.seed = static_cast<std::uint64_t>(choice.param("seed"));
   if (p.theta < 0 || p.theta > 1) throw InputError(fmt::format("semmoe: theta {} is not in [0, 1]", p.theta));
   if (p.steps < 1) throw InputError(fmt::format("semmoe: steps {} is below 1", p.steps));
@@ -320,20 +376,23 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
   std::vector<CoClusterProblem> problems(layers);
   std::vector<CoClustering> results(layers);
   std::vector<int> consensus;  // empty in the first pass
-  auto solve_all = [&](int pass) {
+  const ForEachLayer for_each_layer = [&](const std::function<void(int)>& fn) {
     std::atomic<int> next{0};
     auto work = [&] {
-      for (int layer = next++; layer < layers; layer = next++) {
-        if (pass == 0) problems[layer] = CoClusterProblem::from_profile(profile, layer, devices);
-        results[layer] =
-            co_cluster_layer(problems[layer], params, hash_keys(params.seed, 0x5e3, layer, pass), consensus);
-      }
+      for (int layer = next++; layer < layers; layer = next++) fn(layer);
     };
     const int threads =
         std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(layers, 1));
     std::vector<std::jthread> pool;
     for (int t = 1; t < threads; ++t) pool.emplace_back(work);
     work();
+  };
+  auto solve_all = [&](int pass) {
+    for_each_layer([&](int layer) {
+      if (pass == 0) problems[layer] = CoClusterProblem::from_profile(profile, layer, devices);
+      results[layer] =
+          co_cluster_layer(problems[layer], params, hash_keys(params.seed, 0x5e3, layer, pass), consensus);
+    });
   };
   solve_all(0);
   // Later passes restart every layer from each token's most frequent device over the aligned
@@ -342,6 +401,10 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
     align_layers(results, problems[0].frequency, devices);
     consensus = consensus_devices(results, devices);
     solve_all(pass);
+  }
+  if (params.shared_tokens && layers > 0) {
+    align_layers(results, problems[0].frequency, devices);
+    share_token_devices(problems, params, results, for_each_layer);
   }
 
   PlacementResult out;

@@ -47,10 +47,12 @@ const RoutingProfile& synthetic_profile(const Shape& s) {
   return *slot;
 }
 
-void run_semmoe(benchmark::State& state, const Shape& shape, int devices) {
+void run_semmoe(benchmark::State& state, const Shape& shape, int devices, bool shared_tokens = false) {
   const RoutingProfile& profile = synthetic_profile(shape);
   const PlacementInput input{profile.moe_layers(), profile.experts(), devices, 0, 1, &profile};
-  for (auto _ : state) benchmark::DoNotOptimize(semmoe_placement(input, SemMoeParams{}));
+  SemMoeParams params;
+  params.shared_tokens = shared_tokens;
+  for (auto _ : state) benchmark::DoNotOptimize(semmoe_placement(input, params));
 }
 
 // DeepSeek-V2-Lite shape (26 MoE layers x 64 experts, top-6, ~12k-token vocabulary) on EP8.
@@ -64,6 +66,17 @@ void BM_SemMoePlacementV3(benchmark::State& state) {
   run_semmoe(state, {58, 256, 8, 100000, 250, 400}, 64);
 }
 BENCHMARK(BM_SemMoePlacementV3)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// The same two shapes with one device per token for all layers (shared_tokens, the DP variant).
+void BM_SemMoeSharedTokensV2Lite(benchmark::State& state) {
+  run_semmoe(state, {26, 64, 6, 12000, 200, 100}, 8, true);
+}
+BENCHMARK(BM_SemMoeSharedTokensV2Lite)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_SemMoeSharedTokensV3(benchmark::State& state) {
+  run_semmoe(state, {58, 256, 8, 100000, 250, 400}, 64, true);
+}
+BENCHMARK(BM_SemMoeSharedTokensV3)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 }  // namespace semsim

@@ -53,11 +53,12 @@ PlacementInput input_for(const RoutingProfile& profile, int devices) {
 }
 
 TEST(SemMoePlacement, ExactlyNOverDExpertsPerDeviceAndTokenLoadWithinTheCap) {
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     const int devices = seed % 2 == 0 ? 4 : 8;
     const RoutingProfile profile = RoutingProfile::build(random_trace(3, 32, 4, 400, 0.7, seed), {});
     SemMoeParams params;
     params.seed = seed;
+    params.shared_tokens = seed > 3;
     const PlacementResult result = semmoe_placement(input_for(profile, devices), params);
     for (int layer = 0; layer < 3; ++layer) {
       std::vector<int> hosted;
@@ -182,6 +183,65 @@ TEST(SemMoePlacement, UnprofiledTokensHaveNoEntry) {
         EXPECT_EQ(result.token_devices.confidence[layer][token], 0.0f);
       }
     }
+}
+
+// Σ over layers of the profiled local share of every token on `device[token]` (its DP-style locality).
+double shared_device_local_share(const PlacementResult& result, const RoutingProfile& profile,
+                                 const std::vector<std::int16_t>& device) {
+  double local = 0;
+  for (std::int32_t token = 0; token < static_cast<std::int32_t>(profile.vocabulary()); ++token)
+    for (int layer = 0; layer < profile.moe_layers() && device[token] >= 0; ++layer)
+      local += profile.token_frequency(token) *
+               token_confidence(result.placement, profile, layer, token, device[token]);
+  return local;
+}
+
+TEST(SemMoePlacement, SharedTokensGiveOneDeviceForAllLayersAndBeatTheConsensus) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const RoutingProfile profile = RoutingProfile::build(random_trace(4, 32, 4, 300, 0.6, seed), {});
+    SemMoeParams params;
+    params.seed = seed;
+    params.theta = 0;  // the objective is then the remote share alone
+    const PlacementResult per_layer = semmoe_placement(input_for(profile, 4), params);
+    params.shared_tokens = true;
+    const PlacementResult shared = semmoe_placement(input_for(profile, 4), params);
+    int differing = 0;
+    for (std::int32_t token = 0; token < static_cast<std::int32_t>(profile.vocabulary()); ++token)
+      for (int layer = 1; layer < 4; ++layer) {
+        EXPECT_EQ(shared.token_devices.device[layer][token], shared.token_devices.device[0][token]);
+        differing += per_layer.token_devices.device[layer][token] != per_layer.token_devices.device[0][token];
+      }
+    EXPECT_GT(differing, 0);  // per-layer co-clustering moves tokens between layers
+    // The shared mode starts from the per-layer result's consensus (the DP vote) and only keeps
+    // improvements, so a token on one device for all layers finds at least as many local experts.
+    const double from_consensus =
+        shared_device_local_share(per_layer, profile, dp_vote_devices(per_layer.token_devices, 4));
+    const double refined = shared_device_local_share(shared, profile, shared.token_devices.device[0]);
+    EXPECT_GT(refined, from_consensus + 1e-9) << "seed " << seed;
+  }
+}
+
+TEST(SemMoePlacement, SharedTokensRecoverPlantedClusters) {
+  const RoutingProfile profile = RoutingProfile::build(planted_trace(), {});
+  PolicyChoice choice = default_policy_choice("semmoe", placement_policies());
+  choice.params["shared_tokens"] = 1;
+  const PlacementResult result = place_experts(input_for(profile, 4), choice);
+  for (int layer = 0; layer < 2; ++layer)
+    for (std::int32_t token = 0; token < 24; ++token)
+      EXPECT_EQ(result.token_devices.confidence[layer][token], 1.0f);
+  EXPECT_DOUBLE_EQ(result.solver.at("profiled_local_share"), 1.0);
+}
+
+TEST(SemMoePlacement, SharedTokensDeterministicForASeed) {
+  const RoutingProfile profile = RoutingProfile::build(random_trace(4, 32, 4, 100, 0.6, 12), {});
+  SemMoeParams params;
+  params.seed = 3;
+  params.shared_tokens = true;
+  const PlacementResult a = semmoe_placement(input_for(profile, 8), params);
+  const PlacementResult b = semmoe_placement(input_for(profile, 8), params);
+  EXPECT_EQ(a.placement.slots, b.placement.slots);
+  EXPECT_EQ(a.token_devices.device, b.token_devices.device);
+  EXPECT_EQ(a.solver, b.solver);
 }
 
 TEST(SemMoePlacement, RejectsUnevenSplitsAndBadParameters) {
