@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workloads/counter_rng.hpp"
+
 namespace semsim {
 
 const std::vector<PolicyInfo>& dispatch_modes() {
@@ -34,8 +36,9 @@ void LayerDispatch::clear() {
   local_activations = 0;
 }
 
-void account_dispatch(const Placement& placement, int layer, DispatchMode mode, std::span<const int> token_device,
-                      std::span<const ExpertId> experts, int top_k, LayerDispatch& out) {
+void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
+                      std::span<const int> token_device, std::span<const ExpertId> experts, int top_k,
+                      LayerDispatch& out, ReplicaChoice replica_choice) {
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
   const int devices = out.devices;
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
@@ -50,12 +53,28 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode, 
   constexpr int kMaxTopK = 64;
   int remote[kMaxTopK];
   long long local = 0;
+  const std::uint64_t dispatch_index = out.dispatches++;
+  std::uint32_t* turns = nullptr;
+  if (replicas) {
+    const std::size_t needed = static_cast<std::size_t>(placement.moe_layers) * expert_count;
+    if (out.replica_turns.size() < needed) out.replica_turns.resize(needed, 0);
+    turns = out.replica_turns.data() + static_cast<std::size_t>(layer) * expert_count;
+  }
+  // Only tokens whose device hosts no replica choose one (and advance the rotation).
+  auto replica_for = [&](int expert, int src, std::size_t token) {
+    if (placement.replica_count(layer, expert) == 1 || placement.hosts(layer, expert, src))
+      return placement.serving_device(layer, expert, src);
+    const std::uint64_t spread = replica_choice == ReplicaChoice::kRoundRobin
+                                     ? turns[expert]++
+                                     : mix_keys(dispatch_index, token, expert);
+    return placement.serving_device(layer, expert, src, spread);
+  };
   for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
     const int src = token_device[token];
     int remote_count = 0;
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
-      const int dst = replicas ? placement.serving_device(layer, expert, src) : home[expert];
+      const int dst = replicas && home[expert] != src ? replica_for(expert, src, token) : home[expert];
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;

@@ -35,7 +35,8 @@ Packing balanced_packing(const LoadMatrix& weight, int packs) {
     for (int item : order) {
       int lightest = -1;
       for (int p = 0; p < packs; ++p)
-        if (pack_items[p] < per_pack && (lightest < 0 || pack_weight[p] < pack_weight[lightest])) lightest = p;
+        if (pack_items[p] < per_pack && (lightest < 0 || pack_weight[p] < pack_weight[lightest]))
+          lightest = p;
       pack[item] = lightest;
       rank[item] = pack_items[lightest]++;
       pack_weight[lightest] += items[item];
@@ -46,17 +47,20 @@ Packing balanced_packing(const LoadMatrix& weight, int packs) {
   return out;
 }
 
-Replication replicate_experts(const LoadMatrix& weight, int physical) {
+Replication replicate_experts(const LoadMatrix& weight, int physical, int max_replicas) {
   Replication out;
   for (const auto& load : weight) {
     const int logical = static_cast<int>(load.size());
     require(physical >= logical, "fewer physical slots than logical experts");
+    require(static_cast<long long>(physical) <= static_cast<long long>(logical) * max_replicas,
+            "more physical slots than logical experts times the replicas each may have");
     std::vector<int> to_logical(physical), rank(physical, 0), count(logical, 1);
     std::iota(to_logical.begin(), to_logical.begin() + logical, 0);
     for (int slot = logical; slot < physical; ++slot) {
-      int busiest = 0;
-      for (int e = 1; e < logical; ++e)
-        if (load[e] / count[e] > load[busiest] / count[busiest]) busiest = e;
+      int busiest = -1;
+      for (int e = 0; e < logical; ++e)
+        if (count[e] < max_replicas && (busiest < 0 || load[e] / count[e] > load[busiest] / count[busiest]))
+          busiest = e;
       to_logical[slot] = busiest;
       rank[slot] = count[busiest]++;
     }
@@ -67,7 +71,8 @@ Replication replicate_experts(const LoadMatrix& weight, int physical) {
   return out;
 }
 
-EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int groups, int nodes, int gpus) {
+EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int groups, int nodes,
+                                     int gpus) {
   require(!weight.empty(), "no layers");
   const int layers = static_cast<int>(weight.size());
   const int logical = static_cast<int>(weight[0].size());
@@ -76,7 +81,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
   require(groups % nodes == 0, "nodes must divide the groups");
   require(gpus % nodes == 0, "nodes must divide the GPUs");
   require(physical % gpus == 0, "GPUs must divide the physical slots");
-  require(physical >= logical && (physical - logical) % nodes == 0, "redundant slots must split evenly over nodes");
+  require(physical >= logical && (physical - logical) % nodes == 0,
+          "redundant slots must split evenly over nodes");
   const int group_size = logical / groups;
   const int groups_per_node = groups / nodes;
   const int logical_per_node = logical / nodes;
@@ -93,7 +99,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
     for (int e = 0; e < logical; ++e) {
       const int g = e / group_size;
       log_to_mlog[l][e] =
-          (group_packing.pack[l][g] * groups_per_node + group_packing.rank_in_pack[l][g]) * group_size + e % group_size;
+          (group_packing.pack[l][g] * groups_per_node + group_packing.rank_in_pack[l][g]) * group_size +
+          e % group_size;
     }
     mlog_to_log[l] = inverse_permutation(log_to_mlog[l]);
   }
@@ -101,8 +108,9 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
   // Step 2: replicate within each node ([layer * nodes + node] rows of node-local experts).
   LoadMatrix node_load(static_cast<std::size_t>(layers) * nodes, std::vector<double>(logical_per_node));
   for (int l = 0; l < layers; ++l)
-    for (int m = 0; m < logical; ++m) node_load[l * nodes + m / logical_per_node][m % logical_per_node] = weight[l][mlog_to_log[l][m]];
-  const Replication replication = replicate_experts(node_load, physical_per_node);
+    for (int m = 0; m < logical; ++m)
+      node_load[l * nodes + m / logical_per_node][m % logical_per_node] = weight[l][mlog_to_log[l][m]];
+  const Replication replication = replicate_experts(node_load, physical_per_node, gpus / nodes);
 
   // Step 3: pack each node's physical experts onto its GPUs by load per replica.
   LoadMatrix replica_load(node_load.size(), std::vector<double>(physical_per_node));
@@ -127,8 +135,8 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
     }
     for (int e = 0; e < logical; ++e) {
       const int mlog = log_to_mlog[l][e];
-      out.logical_count[l][e] =
-          replication.logical_count[static_cast<std::size_t>(l) * nodes + mlog / logical_per_node][mlog % logical_per_node];
+      out.logical_count[l][e] = replication.logical_count[static_cast<std::size_t>(l) * nodes +
+                                                          mlog / logical_per_node][mlog % logical_per_node];
     }
   }
   return out;

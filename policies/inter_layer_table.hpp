@@ -19,6 +19,7 @@ struct InterLayerTable {
   struct Entry {
     std::int16_t device = -1;
     float confidence = 0;
+    friend bool operator==(const Entry&, const Entry&) = default;
   };
   // [layer] -> entries keyed by key_of(devices at the previous min(lookback, layer) layers).
   std::vector<std::unordered_map<std::uint64_t, Entry>> next;
@@ -27,8 +28,10 @@ struct InterLayerTable {
   // min(lookback, layer, previous.size()) of them.
   DevicePrediction predict(int layer, std::span<const int> previous) const;
   static std::uint64_t key_of(std::span<const int> previous_devices);
+  static std::vector<int> devices_of(std::uint64_t key);  // the inverse of key_of
 
   bool empty() const { return next.empty(); }
+  friend bool operator==(const InterLayerTable&, const InterLayerTable&) = default;
 };
 
 }  // namespace semsim

@@ -13,6 +13,7 @@ struct TokenDeviceTable {
   std::vector<std::vector<float>> confidence;     // [layer][token] in [0, 1]; 0 without an entry
 
   bool empty() const { return device.empty(); }
+  friend bool operator==(const TokenDeviceTable&, const TokenDeviceTable&) = default;
 };
 
 }  // namespace semsim
