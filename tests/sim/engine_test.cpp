@@ -170,6 +170,7 @@ TEST(Engine, StepTimeChangesAsTheProfileSaysWhenTwoProfilesDifferInOneKernel) {
 // A routing profile of DeepSeek-V2-Lite's shape (26 MoE layers of 64 experts, top-6), skewed.
 std::string write_v2_lite_profile() {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-profile", getpid());
+  std::filesystem::create_directories(dir);
   test::random_profile(26, 64, 6, 400, 3).write(dir.string());
   return dir.string();
 }
