@@ -30,7 +30,8 @@ AttentionShape attention_from_yaml(const YamlInput& in) {
   a.sliding_window_every = static_cast<int>(in.get_int_in("sliding_window_every", 0, 0, 1024));
   if (a.kind == AttentionKind::kMla) {
     for (const char* key : {"kv_heads", "head_dim"})
-      if (in.has(key)) in.required(key).fail("not used by MLA attention (use kv_lora_rank and the qk_/v_ dims)");
+      if (in.has(key))
+        in.required(key).fail("not used by MLA attention (use kv_lora_rank and the qk_/v_ dims)");
     a.kv_heads = 1;
     a.q_lora_rank = static_cast<int>(in.get_int_in("q_lora_rank", 0, 0, 1 << 16));
     a.kv_lora_rank = static_cast<int>(in.required("kv_lora_rank").as_int_in(1, 1 << 16));
@@ -38,11 +39,13 @@ AttentionShape attention_from_yaml(const YamlInput& in) {
     a.qk_rope_head_dim = static_cast<int>(in.required("qk_rope_head_dim").as_int_in(1, 1 << 12));
     a.v_head_dim = static_cast<int>(in.required("v_head_dim").as_int_in(1, 1 << 12));
   } else {
-    for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+    for (const char* key :
+         {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
       if (in.has(key)) in.required(key).fail("only MLA attention takes this key");
     a.head_dim = static_cast<int>(in.required("head_dim").as_int_in(1, 1 << 12));
-    a.kv_heads = a.kind == AttentionKind::kMha ? a.heads
-                                               : static_cast<int>(in.required("kv_heads").as_int_in(1, a.heads));
+    a.kv_heads = a.kind == AttentionKind::kMha
+                     ? a.heads
+                     : static_cast<int>(in.required("kv_heads").as_int_in(1, a.heads));
     if (a.kind == AttentionKind::kMha && in.has("kv_heads") && in.required("kv_heads").as_int() != a.heads)
       in.required("kv_heads").fail("MHA has as many kv_heads as heads; use kind: gqa");
     if (a.heads % a.kv_heads != 0) in.required("kv_heads").fail("must divide heads");
@@ -53,8 +56,9 @@ AttentionShape attention_from_yaml(const YamlInput& in) {
 }  // namespace
 
 MoeModel MoeModel::from_yaml(const YamlInput& in) {
-  in.expect_map({"kind", "name", "display_name", "source", "layers", "hidden", "vocabulary", "first_dense_layers",
-                 "moe_layer_interval", "dense_ffn", "experts", "attention", "tied_embeddings", "notes"});
+  in.expect_map({"kind", "name", "display_name", "source", "layers", "hidden", "vocabulary",
+                 "first_dense_layers", "moe_layer_interval", "dense_ffn", "experts", "attention",
+                 "tied_embeddings", "notes"});
   if (in.required("kind").as_string() != "model") in.required("kind").fail("expected 'model'");
   MoeModel m;
   m.name = in.required("name").as_string();
@@ -71,10 +75,16 @@ MoeModel MoeModel::from_yaml(const YamlInput& in) {
   if (has_dense_layers && m.dense_ffn == 0) in.fail("the model has dense layers, so 'dense_ffn' is required");
 
   const YamlInput experts = in.required("experts");
-  experts.expect_map({"routed", "shared", "top_k", "ffn", "shared_ffn"});
+  experts.expect_map({"routed", "shared", "top_k", "ffn", "shared_ffn", "groups"});
   m.routed_experts = static_cast<int>(experts.required("routed").as_int_in(1, 1 << 16));
   m.shared_experts = static_cast<int>(experts.get_int_in("shared", 0, 0, 64));
   m.top_k = static_cast<int>(experts.required("top_k").as_int_in(1, m.routed_experts));
+  if (const auto groups = experts.optional("groups")) {
+    m.expert_groups = static_cast<int>(groups->as_int_in(1, m.routed_experts));
+    if (m.routed_experts % m.expert_groups != 0)
+      groups->fail("the expert groups must divide the " + std::to_string(m.routed_experts) +
+                   " routed experts");
+  }
   m.expert_ffn = static_cast<int>(experts.required("ffn").as_int_in(1, 1 << 20));
   m.shared_expert_ffn = static_cast<int>(experts.get_int_in("shared_ffn", m.expert_ffn, 1, 1 << 20));
   m.attention = attention_from_yaml(in.required("attention"));

@@ -11,15 +11,15 @@ enum class AttentionKind { kMla, kGqa, kMha };
 
 struct AttentionShape {
   AttentionKind kind = AttentionKind::kGqa;
-  int heads = 0;             // query heads
-  int kv_heads = 0;          // GQA/MHA key-value heads (MLA: 1 latent "head")
-  int head_dim = 0;          // GQA/MHA q/k/v head size
-  int q_lora_rank = 0;       // MLA; 0 = full-rank query projection
-  int kv_lora_rank = 0;      // MLA latent size
-  int qk_nope_head_dim = 0;  // MLA
-  int qk_rope_head_dim = 0;  // MLA
-  int v_head_dim = 0;        // MLA
-  int sliding_window = 0;    // 0 = none; tokens of context a windowed layer sees
+  int heads = 0;                 // query heads
+  int kv_heads = 0;              // GQA/MHA key-value heads (MLA: 1 latent "head")
+  int head_dim = 0;              // GQA/MHA q/k/v head size
+  int q_lora_rank = 0;           // MLA; 0 = full-rank query projection
+  int kv_lora_rank = 0;          // MLA latent size
+  int qk_nope_head_dim = 0;      // MLA
+  int qk_rope_head_dim = 0;      // MLA
+  int v_head_dim = 0;            // MLA
+  int sliding_window = 0;        // 0 = none; tokens of context a windowed layer sees
   int sliding_window_every = 0;  // every n-th layer (starting at layer 0) is windowed; 0 = none
 };
 
@@ -30,14 +30,15 @@ struct MoeModel {
   int layers = 0;
   int hidden = 0;
   int vocabulary = 0;
-  int first_dense_layers = 0;   // leading layers with a dense FFN (DeepSeek first_k_dense_replace)
-  int moe_layer_interval = 1;   // layer i >= first_dense_layers is MoE iff (i + 1) % interval == 0
-  int dense_ffn = 0;            // intermediate size of dense FFN layers (0 when there are none)
+  int first_dense_layers = 0;  // leading layers with a dense FFN (DeepSeek first_k_dense_replace)
+  int moe_layer_interval = 1;  // layer i >= first_dense_layers is MoE iff (i + 1) % interval == 0
+  int dense_ffn = 0;           // intermediate size of dense FFN layers (0 when there are none)
   int routed_experts = 0;
   int shared_experts = 0;
   int top_k = 0;
-  int expert_ffn = 0;           // intermediate size of one routed expert
-  int shared_expert_ffn = 0;    // intermediate size of one shared expert
+  int expert_groups = 1;      // DeepSeek's n_group: expert groups for EPLB's hierarchical placement
+  int expert_ffn = 0;         // intermediate size of one routed expert
+  int shared_expert_ffn = 0;  // intermediate size of one shared expert
   bool tied_embeddings = false;
   AttentionShape attention;
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workloads/counter_rng.hpp"
+
 namespace semsim {
 
 const std::vector<PolicyInfo>& dispatch_modes() {
@@ -34,17 +36,19 @@ void LayerDispatch::clear() {
   local_activations = 0;
 }
 
-void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
-                      std::span<const int> token_device, std::span<const ExpertId> experts, int top_k,
-                      LayerDispatch& out) {
+namespace {
+
+// The per-token loop, instantiated once per way of finding a token's serving device, so that the
+// unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed.
+// Returns the local activations.
+template <typename ServingDevice>
+long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
+                          int top_k, LayerDispatch& out, ServingDevice serving_device) {
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
   const int devices = out.devices;
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
-  const int* home = placement.home_devices(layer);
-  const bool replicas = placement.has_replicas();
   long long* copies = out.copies.data();
   int* expert_tokens = out.expert_tokens.data();
-  const ExpertId* routed = experts.data();
   // last_token[d] == token + 1 once this token has counted its copy to device d (dedup in O(k)).
   std::vector<std::size_t>& last_token = out.last_token_scratch;
   last_token.assign(devices, 0);
@@ -56,7 +60,7 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
     int remote_count = 0;
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
-      const int dst = replicas ? placement.serving_device(layer, expert, src) : home[expert];
+      const int dst = serving_device(expert, src, token);
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
@@ -79,6 +83,39 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
         break;
     }
   }
+  return local;
+}
+
+}  // namespace
+
+void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
+                      std::span<const int> token_device, std::span<const ExpertId> experts, int top_k,
+                      LayerDispatch& out, ReplicaChoice replica_choice) {
+  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
+  const int* home = placement.home_devices(layer);
+  const std::uint64_t dispatch_index = out.dispatches++;
+  long long local = 0;
+  if (!placement.has_replicas()) {
+    local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,
+                            [home](int expert, int, std::size_t) { return home[expert]; });
+  } else {
+    const std::size_t needed = static_cast<std::size_t>(placement.moe_layers) * expert_count;
+    if (out.replica_turns.size() < needed) out.replica_turns.resize(needed, 0);
+    std::uint32_t* turns = out.replica_turns.data() + static_cast<std::size_t>(layer) * expert_count;
+    // Only tokens whose device hosts no replica choose one (and advance the rotation).
+    local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,
+                            [&](int expert, int src, std::size_t token) {
+                              if (home[expert] == src || placement.replica_count(layer, expert) == 1)
+                                return home[expert];
+                              if (placement.hosts(layer, expert, src)) return src;
+                              const std::uint64_t spread = replica_choice == ReplicaChoice::kRoundRobin
+                                                               ? turns[expert]++
+                                                               : mix_keys(dispatch_index, token, expert);
+                              return placement.serving_device(layer, expert, src, spread);
+                            });
+  }
+  const int devices = out.devices;
+  const int* expert_tokens = out.expert_tokens.data();
   // Device loads from the per-replica counts (one pass over the slots, instead of a second
   // read-modify-write per activation on a handful of hot counters).
   for (int device = 0; device < devices; ++device) {

@@ -29,15 +29,20 @@ struct LayerDispatch {
   long long activations = 0;             // routed (token, expert) activations
   long long local_activations = 0;       // ... served on the token's own device
   std::vector<std::size_t> last_token_scratch;  // account_dispatch's working memory
+  // Replica choice state, kept by clear() so that the rotation continues from step to step.
+  std::vector<std::uint32_t> replica_turns;  // [layer * experts + expert] tokens that chose a replica
+  std::uint64_t dispatches = 0;              // account_dispatch calls so far (the uniform choice's key)
 
   LayerDispatch(int devices, int experts);
-  void clear();
+  void clear();  // the counters above; not the replica choice state
 };
 
 // Adds the tokens of one MoE layer: token i sits on `token_device[i]` and is routed to
 // experts[i*k .. i*k+k). `device_tokens` is recomputed from `expert_tokens` (all calls so far).
+// A replicated expert is served on the token's device when it hosts a replica, else in its node
+// (Placement::serving_device), choosing among several candidates by `replica_choice`.
 void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
                       std::span<const int> token_device, std::span<const ExpertId> experts, int top_k,
-                      LayerDispatch& out);
+                      LayerDispatch& out, ReplicaChoice replica_choice = ReplicaChoice::kRoundRobin);
 
 }  // namespace semsim

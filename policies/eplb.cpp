@@ -47,17 +47,20 @@ Packing balanced_packing(const LoadMatrix& weight, int packs) {
   return out;
 }
 
-Replication replicate_experts(const LoadMatrix& weight, int physical) {
+Replication replicate_experts(const LoadMatrix& weight, int physical, int max_replicas) {
   Replication out;
   for (const auto& load : weight) {
     const int logical = static_cast<int>(load.size());
     require(physical >= logical, "fewer physical slots than logical experts");
+    require(static_cast<long long>(physical) <= static_cast<long long>(logical) * max_replicas,
+            "more physical slots than logical experts times the replicas each may have");
     std::vector<int> to_logical(physical), rank(physical, 0), count(logical, 1);
     std::iota(to_logical.begin(), to_logical.begin() + logical, 0);
     for (int slot = logical; slot < physical; ++slot) {
-      int busiest = 0;
-      for (int e = 1; e < logical; ++e)
-        if (load[e] / count[e] > load[busiest] / count[busiest]) busiest = e;
+      int busiest = -1;
+      for (int e = 0; e < logical; ++e)
+        if (count[e] < max_replicas && (busiest < 0 || load[e] / count[e] > load[busiest] / count[busiest]))
+          busiest = e;
       to_logical[slot] = busiest;
       rank[slot] = count[busiest]++;
     }
@@ -107,7 +110,7 @@ EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int
   for (int l = 0; l < layers; ++l)
     for (int m = 0; m < logical; ++m)
       node_load[l * nodes + m / logical_per_node][m % logical_per_node] = weight[l][mlog_to_log[l][m]];
-  const Replication replication = replicate_experts(node_load, physical_per_node);
+  const Replication replication = replicate_experts(node_load, physical_per_node, gpus / nodes);
 
   // Step 3: pack each node's physical experts onto its GPUs by load per replica.
   LoadMatrix replica_load(node_load.size(), std::vector<double>(physical_per_node));

@@ -2,6 +2,7 @@
 // DeepSeek's Expert Parallelism Load Balancer (EPLB), as three small functions over per-layer
 // expert loads, plus the policy that chooses between its hierarchical and global forms.
 // Shapes: L = MoE layers, N = logical experts, P = physical slots (N + redundant), G = GPUs.
+#include <limits>
 #include <vector>
 
 namespace semsim {
@@ -25,8 +26,9 @@ struct Replication {
 };
 
 // Slots 0..N-1 hold each logical expert once; each further slot replicates the expert with the
-// largest load per replica (ties by index).
-Replication replicate_experts(const LoadMatrix& weight, int physical);
+// largest load per replica (ties by index) among those with fewer than `max_replicas`.
+Replication replicate_experts(const LoadMatrix& weight, int physical,
+                              int max_replicas = std::numeric_limits<int>::max());
 
 struct EplbPlacement {
   IndexMatrix physical_to_logical;  // [L][P], slots numbered GPU-major: slot s is on GPU s / (P/G)
@@ -34,8 +36,9 @@ struct EplbPlacement {
 };
 
 // Hierarchical policy: expert groups packed onto nodes, replicas made within each node, physical
-// experts packed onto the node's GPUs. Requires groups % nodes == 0, gpus % nodes == 0,
-// N % groups == 0, P % gpus == 0, (P - N) % nodes == 0.
+// experts packed onto the node's GPUs. Unlike DeepSeek's reference, an expert gets at most as many
+// replicas in a node as the node has GPUs (a GPU holds an expert once). Requires groups % nodes == 0, gpus %
+// nodes == 0, N % groups == 0, P % gpus == 0, (P - N) % nodes == 0.
 EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int groups, int nodes, int gpus);
 
 // DeepSeek's entry point: hierarchical when groups divide nodes, otherwise the global policy

@@ -26,6 +26,7 @@ struct InterLayerTable {
   struct Entry {
     std::int16_t device = -1;  // -1: key never profiled
     float confidence = 0;
+    friend bool operator==(const Entry&, const Entry&) = default;
   };
   // [layer][key_index(previous devices)]: dense, so a prediction is one array read. A key is the
   // devices at the previous h = min(lookback, layer) layers; keys of every length share one array.
@@ -59,6 +60,7 @@ struct InterLayerTable {
   }
 
   bool empty() const { return next.empty(); }
+  friend bool operator==(const InterLayerTable&, const InterLayerTable&) = default;
 };
 
 // Counts, over every routed token of `paths` and every MoE layer L >= 1, the token's majority

@@ -20,6 +20,8 @@ struct PlacementPlan {
   InterLayerTable inter_layer;           // A, A_p
   std::map<std::string, double> solver;  // what the policy's solver reported
   double solver_seconds = 0;             // wall time of the policy alone
+
+  friend bool operator==(const PlacementPlan&, const PlacementPlan&) = default;
 };
 
 struct PlanOptions {

@@ -1,9 +1,13 @@
 #include "policies/placement_policies.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/input_error.hpp"
 #include "policies/contiguous_placement.hpp"
+#include "policies/eplb_placement.hpp"
+#include "policies/random_placement.hpp"
+#include "policies/round_robin_placement.hpp"
 #include "policies/semmoe_placement.hpp"
 
 namespace semsim {
@@ -20,6 +24,18 @@ PlacementResult place_semmoe(const PlacementInput& input, const PolicyChoice& ch
 const std::vector<PlacementPolicyInfo>& registry() {
   static const std::vector<PlacementPolicyInfo> policies = {
       {{"contiguous", "expert e on device floor(e*D/N) (vanilla EP)", {}}, false, place_contiguous},
+      {{"round_robin", "expert e on device e mod D", {}}, false, round_robin_placement},
+      {{"random",
+        "a seeded random permutation per layer, N/D experts per device",
+        {{"seed", 1, "permutation seed"}}},
+       false,
+       random_placement},
+      {{"eplb",
+        "DeepSeek's EPLB on the profile's expert loads, with redundant replicas",
+        {{"redundant", -1, "extra physical slots per layer (-1: one per device)"},
+         {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}}},
+       true,
+       eplb_placement},
       {{"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device", semmoe_param_specs()},
        true,
        place_semmoe},
@@ -52,7 +68,14 @@ PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& c
                        std::to_string(input.profile->experts()) + " experts, the model " +
                        std::to_string(input.moe_layers) + " of " + std::to_string(input.experts));
   }
-  return found->place(input, choice);
+  PlacementResult result = found->place(input, choice);
+  const Placement& p = result.placement;
+  if (p.moe_layers != input.moe_layers || p.experts != input.experts || p.devices != input.devices)
+    throw std::logic_error("placement policy '" + choice.name + "' returned a placement of another shape");
+  // The node map is the input's whatever the policy did with it (replica choice reads it).
+  result.placement.devices_per_node = input.devices_per_node;
+  result.placement.seal();
+  return result;
 }
 
 }  // namespace semsim

@@ -1,5 +1,8 @@
 #include "policies/policy_params.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <stdexcept>
 
 namespace semsim {
@@ -13,6 +16,14 @@ const PolicyInfo& info_named(const std::string& name, const std::vector<PolicyIn
 }
 
 }  // namespace
+
+long long PolicyChoice::whole_param(const std::string& key, long long min, long long max) const {
+  const double value = param(key);
+  if (value != std::floor(value) || value < static_cast<double>(min) || value > static_cast<double>(max))
+    throw InputError(fmt::format("policy '{}': parameter '{}' must be a whole number in [{}, {}], got {}",
+                                 name, key, min, max, value));
+  return static_cast<long long>(value);
+}
 
 PolicyChoice default_policy_choice(const std::string& name, const std::vector<PolicyInfo>& known) {
   PolicyChoice choice{name, {}};

@@ -26,6 +26,9 @@ struct PolicyChoice {
   std::map<std::string, double> params;  // every declared parameter, defaults filled in
 
   double param(const std::string& key) const { return params.at(key); }
+  // A parameter that must be a whole number in [min, max]; InputError naming policy and parameter.
+  long long whole_param(const std::string& key, long long min, long long max) const;
+  friend bool operator==(const PolicyChoice&, const PolicyChoice&) = default;
 };
 
 // `name` (which must be in `known`) with every parameter at its default.

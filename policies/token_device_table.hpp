@@ -16,6 +16,7 @@ struct TokenDeviceTable {
   std::vector<std::vector<float>> confidence;     // [layer][token] in [0, 1]; 0 without an entry
 
   bool empty() const { return device.empty(); }
+  friend bool operator==(const TokenDeviceTable&, const TokenDeviceTable&) = default;
 };
 
 // Share of a profiled token's activations at `layer` that `device` hosts (T_p for that device).

@@ -19,15 +19,17 @@ nlohmann::ordered_json distribution_json(const Distribution& d) {
   return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}};
 }
 
-std::string attention_name(AttentionMode mode) { return mode == AttentionMode::kDataParallel ? "dp" : "tp"; }
+std::string attention_name(AttentionMode mode) {
+  return mode == AttentionMode::kDataParallel ? "dp" : "tp";
+}
 
 }  // namespace
 
 nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
-  const double moe = s.phase_totals.attention + s.phase_totals.dispatch + s.phase_totals.experts +
-                     s.phase_totals.combine;
+  const double moe =
+      s.phase_totals.attention + s.phase_totals.dispatch + s.phase_totals.experts + s.phase_totals.combine;
   nlohmann::ordered_json j;
   j["scenario"] = scenario.name;
   j["model"] = scenario.model.name;
@@ -35,8 +37,10 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["ep"] = scenario.ep;
   j["attention"] = attention_name(scenario.attention);
   j["placement"] = scenario.placement.name;
+  if (!scenario.placement_file.empty()) j["placement_file"] = scenario.placement_file;
   j["request_scheduling"] = scenario.request_scheduling.name;
   j["dispatch"] = scenario.dispatch_name;
+  j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;
   j["seed"] = scenario.workload.seed;
@@ -54,11 +58,15 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["imbalance"] = s.imbalance;
   j["steps"] = s.steps;
   j["mean_step_seconds"] = s.mean_step_seconds;
-  j["phase_seconds"] = {{"attention", s.phase_totals.attention}, {"dispatch", s.phase_totals.dispatch},
-                        {"experts", s.phase_totals.experts},     {"combine", s.phase_totals.combine},
+  j["phase_seconds"] = {{"attention", s.phase_totals.attention},
+                        {"dispatch", s.phase_totals.dispatch},
+                        {"experts", s.phase_totals.experts},
+                        {"combine", s.phase_totals.combine},
                         {"other", s.phase_totals.other}};
-  j["phase_share"] = {{"attention", share(s.phase_totals.attention)}, {"dispatch", share(s.phase_totals.dispatch)},
-                      {"experts", share(s.phase_totals.experts)},     {"combine", share(s.phase_totals.combine)},
+  j["phase_share"] = {{"attention", share(s.phase_totals.attention)},
+                      {"dispatch", share(s.phase_totals.dispatch)},
+                      {"experts", share(s.phase_totals.experts)},
+                      {"combine", share(s.phase_totals.combine)},
                       {"other", share(s.phase_totals.other)}};
   j["a2a_share_of_moe_time"] = moe > 0 ? (s.phase_totals.dispatch + s.phase_totals.combine) / moe : 0.0;
   j["kv_capacity_tokens_per_rank"] = scenario.kv_capacity_tokens;
@@ -68,24 +76,32 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
 
 std::string summary_text(const nlohmann::ordered_json& j) {
   std::string out;
-  auto line = [&](const std::string& label, const std::string& value) { out += fmt::format("{:<40}{}\n", label, value); };
+  auto line = [&](const std::string& label, const std::string& value) {
+    out += fmt::format("{:<40}{}\n", label, value);
+  };
   auto num = [](double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); };
   auto section = [&](const std::string& title) { out += fmt::format("{:-^50}\n", title); };
   const double duration = j["simulated_seconds"];
   out += fmt::format("{:=^50}\n", " Serving Benchmark Result (simulated) ");
   line("Scenario:", j["scenario"].get<std::string>());
-  line("Model / cluster:", j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
-                               fmt::format(" (EP{}, attention {})", j["ep"].get<int>(), j["attention"].get<std::string>()));
-  line("Policies:", j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
-                        " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
-  line("Network fidelity / calibration:", j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
-  line("Successful requests:", fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
+  line("Model / cluster:",
+       j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
+           fmt::format(" (EP{}, attention {})", j["ep"].get<int>(), j["attention"].get<std::string>()));
+  line("Policies:", j["placement"].get<std::string>() + " placement, " +
+                        j["request_scheduling"].get<std::string>() + " scheduling, " +
+                        j["dispatch"].get<std::string>() + " dispatch");
+  line("Network fidelity / calibration:",
+       j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
+  line("Successful requests:",
+       fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
   line("Benchmark duration (s):", num(duration));
-  line("Request throughput (req/s):", num(duration > 0 ? j["requests_completed"].get<int>() / duration : 0.0));
+  line("Request throughput (req/s):",
+       num(duration > 0 ? j["requests_completed"].get<int>() / duration : 0.0));
   line("Input token throughput (tok/s):", num(j["throughput_tok_s"]["input"]));
   line("Output token throughput (tok/s):", num(j["throughput_tok_s"]["output"]));
   line("Total token throughput (tok/s):", num(j["throughput_tok_s"]["total"]));
-  for (const auto& [key, title] : {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "E2E Latency"}}) {
+  for (const auto& [key, title] :
+       {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "E2E Latency"}}) {
     section(fmt::format(" {} ", title));
     const auto& d = j[key];
     line(fmt::format("Mean {} (ms):", title), num(d["mean"].get<double>() * 1e3));
@@ -98,13 +114,15 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("A2A bytes scale-up / scale-out (GB):", num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
                                                    num(j["a2a_bytes"]["scale_out"].get<double>() / 1e9));
   line("Expert load imbalance (max/mean):", num(j["imbalance"], 3));
-  line("Steps / mean step (ms):", fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
+  line("Steps / mean step (ms):",
+       fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
   const auto& share = j["phase_share"];
   line("Step time attn/disp/expert/comb/other:",
        fmt::format("{:.1f}% / {:.1f}% / {:.1f}% / {:.1f}% / {:.1f}%", share["attention"].get<double>() * 100,
                    share["dispatch"].get<double>() * 100, share["experts"].get<double>() * 100,
                    share["combine"].get<double>() * 100, share["other"].get<double>() * 100));
-  line("All-to-all share of MoE-layer time:", fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
+  line("All-to-all share of MoE-layer time:",
+       fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
   line("Wall time (s):", num(j["wall_seconds"], 3));
   out += std::string(50, '=') + "\n";
   return out;
@@ -122,7 +140,8 @@ void write_requests_csv(const std::string& path, const RunResult& run) {
   for (const RequestRecord& r : run.requests) {
     const bool done = r.completed();
     const double tpot = time_per_output_token(r);
-    text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens, r.output_tokens,
+    text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens,
+                        r.output_tokens,
                         r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
                         tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
                         done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0);
@@ -132,16 +151,16 @@ void write_requests_csv(const std::string& path, const RunResult& run) {
 
 void write_steps_csv(const std::string& path, const RunResult& run) {
   std::string text =
-      "step,start_s,duration_s,attention_s,dispatch_s,experts_s,combine_s,other_s,prefill_tokens,decode_tokens,"
+      "step,start_s,duration_s,attention_s,dispatch_s,experts_s,combine_s,other_s,prefill_tokens,decode_"
+      "tokens,"
       "a2a_scale_up_bytes,a2a_scale_out_bytes,lar,imbalance\n";
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
-    text += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f}\n", i,
-                        s.start, s.phases.total(), s.phases.attention, s.phases.dispatch, s.phases.experts,
-                        s.phases.combine, s.phases.other, s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes,
-                        s.a2a_scale_out_bytes,
-                        local_activation_rate(s.local_activations, s.activations),
-                        s.imbalance);
+    text += fmt::format(
+        "{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f}\n", i, s.start,
+        s.phases.total(), s.phases.attention, s.phases.dispatch, s.phases.experts, s.phases.combine,
+        s.phases.other, s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+        local_activation_rate(s.local_activations, s.activations), s.imbalance);
   }
   write_text_file(path, text);
 }
@@ -169,7 +188,8 @@ OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
     fs::remove_all(staging_dir_);
     fs::create_directories(staging_dir_);
   } catch (const fs::filesystem_error& e) {
-    throw InputError("--out '" + out_dir_ + "': cannot create the output folder (" + e.code().message() + ")");
+    throw InputError("--out '" + out_dir_ + "': cannot create the output folder (" + e.code().message() +
+                     ")");
   }
 }
 

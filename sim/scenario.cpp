@@ -1,10 +1,14 @@
 #include "sim/scenario.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "models/presets.hpp"
+#include "policies/placement_file.hpp"
 #include "policies/placement_policies.hpp"
 #include "policies/request_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
@@ -106,23 +110,94 @@ void read_serving(const YamlInput& in, ServingLimits& limits) {
   if (const auto t = in.optional("time_limit")) limits.time_limit = t->as_double_in(0, 1e9);
 }
 
-void read_policies(const YamlInput& in, Scenario& s) {
-  in.expect_map({"placement", "request_scheduling", "token_scheduling", "dispatch"});
+// A path value, relative to the scenario's folder unless absolute; it must exist.
+std::string existing_path(const YamlInput& value, const std::string& base_dir, const std::string& what) {
+  std::filesystem::path path(value.as_string());
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  if (!std::filesystem::exists(path)) value.fail(fmt::format("{} '{}' does not exist", what, path.string()));
+  return path.string();
+}
+
+void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s) {
+  in.expect_map({"placement", "request_scheduling", "token_scheduling", "dispatch", "replica_choice"});
   auto choice = [&](const char* key, const std::vector<PolicyInfo>& known, const std::string& fallback) {
     if (const auto node = in.optional(key)) return read_policy_choice(*node, known);
     return default_policy_choice(fallback, known);
   };
-  s.placement = choice("placement", placement_policies(), "contiguous");
+  // `placement: {file: PATH}` reads a placement file instead of running a policy.
+  const auto placement = in.optional("placement");
+  if (placement && placement->is_map() && placement->has("file")) {
+    placement->expect_map({"file"});
+    s.placement_file = existing_path(placement->required("file"), base_dir, "placement file");
+  } else {
+    s.placement = choice("placement", placement_policies(), "contiguous");
+  }
+  if (const auto replica = in.optional("replica_choice"))
+    s.replica_choice_name = replica->as_choice(replica_choice_names());
+  s.replica_choice = replica_choice_named(s.replica_choice_name);
   s.request_scheduling = choice("request_scheduling", request_scheduling_policies(), "round_robin");
   s.token_scheduling = choice("token_scheduling", token_scheduling_policies(), "positional");
   s.dispatch_name = choice("dispatch", dispatch_modes(), "dedup").name;
   s.dispatch = dispatch_mode_named(s.dispatch_name);
 }
 
+// The placement file's plan, checked against the scenario at the `file` key.
+PlacementPlan read_scenario_placement_file(const YamlInput& file_key, const Scenario& s,
+                                           int devices_per_node) {
+  PlacementPlan plan = read_placement_file(s.placement_file);  // its own FILE:LINE errors
+  const Placement& p = plan.placement;
+  auto check = [&](int in_file, int wanted, const std::string& what) {
+    if (in_file != wanted)
+      file_key.fail(fmt::format("placement file '{}' has {} {}, the scenario needs {}", s.placement_file,
+                                in_file, what, wanted));
+  };
+  check(p.moe_layers, s.model.moe_layers(), "MoE layers");
+  check(p.experts, s.model.routed_experts, "experts per layer");
+  check(p.devices, s.ep, "devices (the EP size)");
+  check(p.devices_per_node, devices_per_node, "devices per node");
+  return plan;
+}
+
+// Runs the placement policy (or reads the placement file) once, at load time: the memory check
+// counts the placement's slots, and the simulation uses the same plan.
+void place(const YamlInput& root, Scenario& s) {
+  // Replicas in the token's node are preferred; an EP group smaller than a node is one node.
+  const int devices_per_node = std::min(s.cluster.gpus_per_node, s.ep);
+  if (!s.placement_file.empty()) {
+    PlacementPlan plan = read_scenario_placement_file(
+        root.required("policies").required("placement").required("file"), s, devices_per_node);
+    s.placement = plan.policy;
+    s.placement_plan = std::make_shared<const PlacementPlan>(std::move(plan));
+    return;
+  }
+  std::optional<RoutingProfile> profile;
+  if (!s.profile.empty()) {
+    profile = RoutingProfile::load(s.profile);
+    if (profile->moe_layers() != s.model.moe_layers() || profile->experts() != s.model.routed_experts)
+      root.required("profile").fail(fmt::format(
+          "the routing profile has {} MoE layers of {} experts, model '{}' {} of {}", profile->moe_layers(),
+          profile->experts(), s.model.name, s.model.moe_layers(), s.model.routed_experts));
+  }
+  const PlacementInput input{s.model.moe_layers(), s.model.routed_experts, s.ep,
+                             devices_per_node,     s.model.expert_groups,  profile ? &*profile : nullptr};
+  try {
+    s.placement_plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
+  } catch (const InputError& e) {
+    const auto policies = root.optional("policies");
+    const auto key = policies ? policies->optional("placement") : std::nullopt;
+    (key ? *key : root).fail(e.what());
+  }
+  // Affinity schedulers read the plan's token table; building one now reports a missing table here.
+  try {
+    make_request_scheduler(s.request_scheduling, *s.placement_plan);
+  } catch (const InputError& e) {
+    root.required("policies").required("request_scheduling").fail(e.what());
+  }
+}
+
 void check_memory(const YamlInput& root, Scenario& s) {
-  const long long experts_per_device =
-      static_cast<long long>(s.model.moe_layers()) * (s.model.routed_experts / s.ep);
-  s.weight_bytes_per_device = weight_bytes_per_device(s.model, experts_per_device, s.precision);
+  s.weight_bytes_per_device =
+      weight_bytes_per_device(s.model, s.placement_plan->placement.max_slots_per_device(), s.precision);
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
   const double kv_per_token = kv_bytes_per_token(s.model, s.precision);
   const long long longest =
@@ -157,7 +232,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
   for (const auto& o : overrides) apply_override(root.node(), o, file);
   try {
     root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
-                     "policies", "network", "calibration", "outputs"});
+                     "profile", "policies", "network", "calibration", "outputs"});
     if (root.required("schema").as_int() != 1)
       root.required("schema").fail("unsupported schema version (this semsim reads 1)");
     Scenario s;
@@ -172,12 +247,14 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
     check_routing_matches(s.workload, s.model, root.required("workload"));
     if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);
+    if (const auto profile = root.optional("profile"))
+      s.profile = existing_path(*profile, base_dir, "routing profile folder");
     if (const auto policies = root.optional("policies"))
-      read_policies(*policies, s);
+      read_policies(*policies, base_dir, s);
     else
       read_policies(
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
-          s);
+          base_dir, s);
     if (const auto network = root.optional("network")) {
       network->expect_map({"fidelity"});
       s.fidelity = network->required("fidelity").as_choice({"flow", "bottleneck"}) == "flow"
@@ -192,14 +269,9 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
         s.calibration_extrapolation = calibration->get_bool("extrapolate", false);
         calibration = calibration->required("profile");
       }
-      const std::string value = calibration->as_string();
-      if (value != "datasheet") {
-        std::filesystem::path path(value);
-        if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
-        if (!std::filesystem::exists(path))
-          calibration->fail("profile file '" + path.string() + "' does not exist");
-        s.calibration = CalibrationProfile::from_yaml(YamlInput::load_file(path.string()), s.cluster.device);
-      }
+      if (calibration->as_string() != "datasheet")
+        s.calibration = CalibrationProfile::from_yaml(
+            YamlInput::load_file(existing_path(*calibration, base_dir, "profile file")), s.cluster.device);
     }
     if (const auto outputs = root.optional("outputs")) {
       outputs->expect_map({"requests_csv", "steps_csv", "layers_csv"});
@@ -207,6 +279,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       s.write_steps_csv = outputs->get_bool("steps_csv", true);
       s.write_layers_csv = outputs->get_bool("layers_csv", false);
     }
+    place(root, s);
     check_memory(root, s);
     return s;
   } catch (const InputError& e) {

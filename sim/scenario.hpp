@@ -3,6 +3,7 @@
 // sim/scenarios/default.yaml for an annotated example of every section.
 #include <yaml-cpp/yaml.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "models/moe_model.hpp"
 #include "models/operator_costs.hpp"
 #include "policies/dispatch.hpp"
+#include "policies/placement_plan.hpp"
 #include "policies/policy_params.hpp"
 #include "sim/network.hpp"
 #include "workloads/workload.hpp"
@@ -39,11 +41,17 @@ struct Scenario {
   int tp = 1;
   ServingLimits serving;
   WorkloadSpec workload;
-  PolicyChoice placement;
+  PolicyChoice placement;      // the policy, or for a placement file the one that made it
+  std::string placement_file;  // `placement: {file: PATH}`, resolved; empty when a policy runs inline
+  std::string profile;         // `profile: DIR`, resolved: routing profile for profile-driven policies
+  // Computed (or read) when the scenario is loaded: the memory check counts its slots.
+  std::shared_ptr<const PlacementPlan> placement_plan;
   PolicyChoice request_scheduling;
   PolicyChoice token_scheduling;
   DispatchMode dispatch = DispatchMode::kDedup;
   std::string dispatch_name = "dedup";
+  ReplicaChoice replica_choice = ReplicaChoice::kRoundRobin;
+  std::string replica_choice_name = "round_robin";
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   CalibrationProfile calibration;
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
@@ -53,7 +61,7 @@ struct Scenario {
 
   // KV-cache capacity of one rank in tokens, after weights (validated > one longest request).
   long long kv_capacity_tokens = 0;
-  double weight_bytes_per_device = 0;
+  double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
 };
 
 // A value for a key path ("workload.arrival.rate"), applied to the scenario document before
@@ -85,8 +93,8 @@ struct ScenarioSource {
   std::string base_dir;
 };
 ScenarioSource read_scenario_source(const std::string& path_or_default);  // a path, or "default"
-Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides = {},
-                            long long seed = -1);
+Scenario load_scenario_file(const std::string& path_or_default,
+                            const std::vector<std::string>& overrides = {}, long long seed = -1);
 
 // The scenario that `semsim run default` simulates.
 std::string default_scenario_text();

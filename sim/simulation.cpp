@@ -3,7 +3,6 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
-#include "policies/placement_policies.hpp"
 #include "policies/request_scheduling.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/dp_serving_loop.hpp"
@@ -28,13 +27,9 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const Topology topology = effective_topology(scenario);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
 
-  PlacementPlan plan;
-  plan.placement = place_experts({scenario.model.moe_layers(), scenario.model.routed_experts, scenario.ep},
-                                 scenario.placement)
-                       .placement;
-  const Placement& placement = plan.placement;
+  const Placement& placement = scenario.placement_plan->placement;  // placed when the scenario was loaded
   const auto routing = make_routing_source(scenario.workload, scenario.model);
-  const auto scheduler = make_request_scheduler(scenario.request_scheduling, plan);
+  const auto scheduler = make_request_scheduler(scenario.request_scheduling, *scenario.placement_plan);
   const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,
                                        scenario.precision, scenario.calibration_extrapolation);
   BandwidthFactors factors(scenario.calibration, topology);

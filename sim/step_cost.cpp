@@ -118,7 +118,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     routing_.route(static_cast<int>(moe), tokens_, experts_);
     dispatch_.clear();
     account_dispatch(placement_, static_cast<int>(moe), scenario_.dispatch, token_rank, experts_, k,
-                     dispatch_);
+                     dispatch_, scenario_.replica_choice);
     record.activations += dispatch_.activations;
     record.local_activations += dispatch_.local_activations;
     imbalance_sum += load_imbalance(dispatch_.device_tokens);

@@ -1,7 +1,6 @@
 #include "sim/trace_commands.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -9,6 +8,7 @@
 
 #include "models/presets.hpp"
 #include "sim/output_files.hpp"
+#include "workloads/compressed_file.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/trace_import.hpp"
@@ -18,26 +18,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// Writes through a private temporary next to `path` and renames it into place, so that `path` is
-// either complete or untouched.
-template <typename Write>
-void write_atomically(const std::string& path, Write&& write) {
-  const std::filesystem::path target(path);
-  if (!target.parent_path().empty() && !std::filesystem::is_directory(target.parent_path()))
-    throw InputError("--out '" + path + "': folder '" + target.parent_path().string() + "' does not exist");
-  // The temporary keeps the target's suffix: trace writers pick the form from the file name.
-  const std::string temporary =
-      (target.parent_path() / fmt::format(".partial-{}-{}", ::getpid(), target.filename().string())).string();
-  try {
-    write(temporary);
-    std::filesystem::rename(temporary, target);
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw;
-  }
 }
 
 // A trace and its seeded split into profiled and held-out requests.

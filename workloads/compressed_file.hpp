@@ -3,8 +3,14 @@
 // failure, including truncated or corrupt compressed data, is an InputError naming the file.
 #include <zlib.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <string_view>
+
+#include "models/input_error.hpp"
 
 namespace semsim {
 
@@ -54,5 +60,26 @@ class TextWriter {
   gzFile file_ = nullptr;
   std::string pending_;
 };
+
+// Calls write(temporary) on a private temporary next to `path` and renames it into place, so that
+// `path` is either complete or untouched. The temporary keeps the target's suffix: writers pick the
+// form (plain, gzip, binary) from the file name.
+template <typename Write>
+void write_atomically(const std::string& path, Write&& write) {
+  const std::filesystem::path target(path);
+  if (!target.parent_path().empty() && !std::filesystem::is_directory(target.parent_path()))
+    throw InputError("cannot write '" + path + "': folder '" + target.parent_path().string() +
+                     "' does not exist");
+  const std::string temporary =
+      (target.parent_path() / fmt::format(".partial-{}-{}", ::getpid(), target.filename().string())).string();
+  try {
+    write(temporary);
+    std::filesystem::rename(temporary, target);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+}
 
 }  // namespace semsim

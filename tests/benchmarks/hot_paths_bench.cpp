@@ -7,6 +7,7 @@
 #include "models/topology.hpp"
 #include "policies/contiguous_placement.hpp"
 #include "policies/dispatch.hpp"
+#include "policies/eplb.hpp"
 #include "sim/network.hpp"
 #include "workloads/synthetic_routing.hpp"
 
@@ -55,6 +56,39 @@ void BM_AccountDispatch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_AccountDispatch)->Arg(16)->Arg(4096);
+
+// The same with every expert replicated on a second device (the next one): half the tokens whose
+// device lacks an expert choose a replica (round-robin).
+void BM_AccountDispatchReplicated(benchmark::State& state) {
+  const SyntheticRouting routing(SyntheticRoutingParams{}, 1, 64, 6, 1);
+  const auto tokens = step_tokens(routing, static_cast<int>(state.range(0)));
+  std::vector<ExpertId> experts(tokens.size() * 6);
+  routing.route(0, tokens, experts);
+  std::vector<int> device(tokens.size());
+  for (std::size_t i = 0; i < device.size(); ++i) device[i] = static_cast<int>(i % 8);
+  Placement placement = contiguous_placement(1, 64, 8);
+  for (int e = 0; e < 64; ++e) placement.slots[0][(e / 8 + 1) % 8].push_back(e);
+  placement.seal();
+  LayerDispatch out(8, 64);
+  for (auto _ : state) {
+    out.clear();
+    account_dispatch(placement, 0, DispatchMode::kDedup, device, experts, 6, out);
+    benchmark::DoNotOptimize(out.copies.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_AccountDispatchReplicated)->Arg(16)->Arg(4096);
+
+// EPLB at DeepSeek-V3 size: 58 MoE layers of 256 experts in 8 groups, 64 redundant slots, EP64 in 8
+// nodes (the budget: under a second).
+void BM_EplbDeepSeekV3(benchmark::State& state) {
+  std::mt19937_64 rng(9);
+  LoadMatrix load(58, std::vector<double>(256));
+  for (auto& layer : load)
+    for (double& w : layer) w = std::exponential_distribution<double>(1.0)(rng) * 1000;
+  for (auto _ : state) benchmark::DoNotOptimize(rebalance_experts(load, 256 + 64, 8, 8, 64));
+}
+BENCHMARK(BM_EplbDeepSeekV3)->Unit(benchmark::kMillisecond);
 
 Cluster h200_cluster(int nodes, FabricKind fabric) {
   Cluster c;

@@ -113,10 +113,11 @@ TEST(cliCorpus, HasAtLeast24AnnotatedFiles) {
 // Each corpus file is a copy of a valid scenario with one defect: the data files it refers to exist
 // (except the one that is meant to be missing), so the corpus tests what it claims to.
 TEST(cliCorpus, DataFilesReferencedByTheCorpusExist) {
-  for (const char* name :
-       {"bad-lengths.txt", "zero-lengths.txt", "decreasing-trace.csv", "bad-model.yaml", "profile-a100.yaml"})
+  for (const char* name : {"bad-lengths.txt", "zero-lengths.txt", "decreasing-trace.csv", "bad-model.yaml",
+                           "profile-a100.yaml", "placement-1-layer.txt", "bad-placement.txt"})
     EXPECT_TRUE(fs::is_regular_file(kCorpusDir / "data" / name)) << name;
-  EXPECT_FALSE(fs::exists(kCorpusDir / "data" / "no-such-trace.csv"));
+  for (const char* name : {"no-such-trace.csv", "no-such-placement.txt", "no-such-profile"})
+    EXPECT_FALSE(fs::exists(kCorpusDir / "data" / name)) << name;
   EXPECT_FALSE(fs::exists(kCorpusDir / "profiles" / "missing-profile.yaml"));
 }
 

@@ -40,6 +40,14 @@ TEST(Eplb, ReplicatesTheHighestLoadPerReplica) {
   EXPECT_EQ(r.logical_count[0], (std::vector<int>{3, 1, 1}));
 }
 
+TEST(Eplb, ReplicasStopAtTheCap) {
+  // Loads 10, 4, 1 with 5 slots and at most 2 replicas each: +e0 (10), then e0 is capped: +e1 (4).
+  const Replication r = replicate_experts({{10, 4, 1}}, 5, 2);
+  EXPECT_EQ(r.physical_to_logical[0], (std::vector<int>{0, 1, 2, 0, 1}));
+  EXPECT_EQ(r.logical_count[0], (std::vector<int>{2, 2, 1}));
+  EXPECT_THROW(replicate_experts({{10, 4, 1}}, 7, 2), std::invalid_argument);
+}
+
 TEST(Eplb, EveryGpuGetsEqualSlotsAndEveryExpertAReplicaOnRandomInputs) {
   std::mt19937_64 rng(3);
   for (int trial = 0; trial < 50; ++trial) {

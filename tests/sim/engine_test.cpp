@@ -7,10 +7,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "policies/placement_file.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
+#include "tests/policies/profile_fixture.hpp"
 
 namespace semsim {
 namespace {
@@ -32,9 +34,9 @@ TEST(Engine, SingleDeviceHasNoAllToAllAndStepsAreComputeOnly) {
   const Json steps = simulate_isolated(s, [](const RunResult& run) {
     Json out = Json::array();
     for (const StepRecord& step : run.steps)
-      out.push_back({step.phases.dispatch, step.phases.combine, step.a2a_scale_up_bytes, step.a2a_scale_out_bytes,
-                     step.local_activations == step.activations, step.phases.total(),
-                     step.phases.attention + step.phases.experts + step.phases.other});
+      out.push_back({step.phases.dispatch, step.phases.combine, step.a2a_scale_up_bytes,
+                     step.a2a_scale_out_bytes, step.local_activations == step.activations,
+                     step.phases.total(), step.phases.attention + step.phases.experts + step.phases.other});
     return out;
   });
   ASSERT_GT(steps.size(), 100u);
@@ -62,14 +64,19 @@ TEST(Engine, UniformRoutingOnContiguousPlacementGivesLarOneEighth) {
 }
 
 TEST(Engine, LoneRequestLatencyIsTheSumOfItsSteps) {
-  const Scenario s = scenario_with({"workload.requests=1", "workload.input_len.value=300",
-                                    "workload.output_len.value=20"});
+  const Scenario s =
+      scenario_with({"workload.requests=1", "workload.input_len.value=300", "workload.output_len.value=20"});
   const Json r = simulate_isolated(s, [](const RunResult& run) {
     double total = 0;
     for (const StepRecord& step : run.steps) total += step.phases.total();
     const RequestRecord& q = run.requests.at(0);
-    return Json{run.steps.size(), total, run.steps.at(0).phases.total(), q.first_token - q.arrival,
-                q.finish - q.arrival, run.steps.at(0).prefill_tokens, run.steps.at(1).decode_tokens};
+    return Json{run.steps.size(),
+                total,
+                run.steps.at(0).phases.total(),
+                q.first_token - q.arrival,
+                q.finish - q.arrival,
+                run.steps.at(0).prefill_tokens,
+                run.steps.at(1).decode_tokens};
   });
   EXPECT_EQ(r[0].get<int>(), 20);  // one prefill step (yields token 1) + 19 decode steps
   EXPECT_NEAR(r[4].get<double>(), r[1].get<double>(), 1e-12);
@@ -111,9 +118,11 @@ TEST(Engine, FullKvCacheMakesRequestsWait) {
 TEST(Engine, FlowAndBottleneckAgreeOnTwoNodes) {
   std::vector<double> mean_steps;
   for (const char* fidelity : {"network.fidelity=bottleneck", "network.fidelity=flow"}) {
-    const Scenario s = scenario_with({"cluster=h200-2x8", "parallelism.ep=16", fidelity, "workload.requests=60"});
-    mean_steps.push_back(
-        simulate_isolated(s, [](const RunResult& run) { return Json(summarize(run).mean_step_seconds); }).get<double>());
+    const Scenario s =
+        scenario_with({"cluster=h200-2x8", "parallelism.ep=16", fidelity, "workload.requests=60"});
+    mean_steps.push_back(simulate_isolated(s, [](const RunResult& run) {
+                           return Json(summarize(run).mean_step_seconds);
+                         }).get<double>());
   }
   EXPECT_NEAR(mean_steps[1], mean_steps[0], 0.05 * mean_steps[0]);
 }
@@ -156,6 +165,63 @@ TEST(Engine, StepTimeChangesAsTheProfileSaysWhenTwoProfilesDifferInOneKernel) {
     for (int phase = 0; phase < 4; ++phase) EXPECT_EQ(runs[1][step][phase], runs[0][step][phase]) << step;
     EXPECT_NEAR(runs[1][step][4].get<double>() - runs[0][step][4].get<double>(), 26 * 200e-6, 1e-12) << step;
   }
+}
+
+// A routing profile of DeepSeek-V2-Lite's shape (26 MoE layers of 64 experts, top-6), skewed.
+std::string write_v2_lite_profile() {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-profile", getpid());
+  std::filesystem::create_directories(dir);
+  test::random_profile(26, 64, 6, 400, 3).write(dir.string());
+  return dir.string();
+}
+
+Json serving_summary(const RunResult& run) {
+  const Summary summary = summarize(run);
+  return Json{summary.lar, summary.imbalance, summary.requests_completed, summary.mean_step_seconds};
+}
+
+TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
+  const std::string profile = write_v2_lite_profile();
+  const Scenario contiguous = scenario_with({});
+  const Scenario eplb =
+      scenario_with({"profile=" + profile, "policies.placement={name: eplb, redundant: 8}"});
+  // 64 + 8 slots per layer over 8 devices: 9 expert slots per device per layer instead of 8.
+  EXPECT_EQ(eplb.placement_plan->placement.max_slots_per_device(), 26 * 9);
+  EXPECT_EQ(eplb.weight_bytes_per_device, weight_bytes_per_device(eplb.model, 26 * 9, eplb.precision));
+  EXPECT_EQ(eplb.weight_bytes_per_device - contiguous.weight_bytes_per_device,
+            weight_bytes_per_device(eplb.model, 26 * 9, eplb.precision) -
+                weight_bytes_per_device(eplb.model, 26 * 8, eplb.precision));
+  EXPECT_LT(eplb.kv_capacity_tokens, contiguous.kv_capacity_tokens);
+
+  const auto file =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-eplb.txt", getpid());
+  write_placement_file(*eplb.placement_plan, file.string());
+  const Scenario from_file = scenario_with({"policies.placement={file: " + file.string() + "}"});
+  EXPECT_EQ(from_file.placement.name, "eplb");
+  EXPECT_EQ(from_file.placement_plan->placement, eplb.placement_plan->placement);
+  EXPECT_EQ(from_file.weight_bytes_per_device, eplb.weight_bytes_per_device);
+
+  const Json inline_run = simulate_isolated(eplb, serving_summary);
+  EXPECT_EQ(inline_run[2].get<int>(), 40);
+  EXPECT_EQ(simulate_isolated(from_file, serving_summary), inline_run);
+  std::filesystem::remove(file);
+  std::filesystem::remove_all(profile);
+}
+
+TEST(Engine, PlacementFileOfAnotherShapeIsRejectedAtItsKey) {
+  const Scenario eplb = scenario_with({"parallelism.ep=4"});
+  const auto file =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-ep4.txt", getpid());
+  write_placement_file(*eplb.placement_plan, file.string());
+  try {
+    scenario_with({"policies.placement={file: " + file.string() + "}"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 4 devices (the EP size), the scenario needs 8"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(file);
 }
 
 }  // namespace

@@ -1,0 +1,19 @@
+#pragma once
+// The placement file, version 1 (policies/PLACEMENT_FORMAT.md): a readable text form of a
+// PlacementPlan, gzip-compressed when the name ends in ".gz".
+#include <string>
+
+#include "policies/placement_plan.hpp"
+
+namespace semsim {
+
+inline constexpr int kPlacementFormatVersion = 1;
+
+// Written through a temporary and renamed into place. Floats are written in their shortest exact
+// form, so reading gives back an equal plan.
+void write_placement_file(const PlacementPlan& plan, const std::string& path);
+
+// Reads and validates a placement file; InputError("FILE:LINE: message") on any defect.
+PlacementPlan read_placement_file(const std::string& path);
+
+}  // namespace semsim

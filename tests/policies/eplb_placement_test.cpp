@@ -1,0 +1,95 @@
+#include "policies/eplb_placement.hpp"
+
+#include <gtest/gtest.h>
+
+#include "profile_fixture.hpp"
+
+namespace semsim {
+namespace {
+
+PolicyChoice eplb(double redundant, double groups = 0) {
+  PolicyChoice choice = default_policy_choice("eplb", placement_policies());
+  choice.params["redundant"] = redundant;
+  choice.params["groups"] = groups;
+  return choice;
+}
+
+// DeepSeek's published example (policies/eplb_test.cpp), through the registry: 12 experts in 4
+// groups, 4 redundant slots, 2 nodes of 4 GPUs, 2 slots per GPU.
+TEST(EplbPlacement, PacksDeepSeeksExampleGpuMajor) {
+  const RoutingProfile layer0 = test::profile_with_loads({90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86});
+  const PlacementResult r = place_experts({1, 12, 8, 4, 1, &layer0}, eplb(4, 4));
+  const std::vector<std::vector<int>> expected = {{5, 6},  {5, 7},  {8, 4}, {3, 4},
+                                                  {10, 9}, {10, 2}, {0, 1}, {11, 1}};
+  EXPECT_EQ(r.placement.slots[0], expected);
+  EXPECT_EQ(r.placement.replica_count(0, 5), 2);
+  EXPECT_EQ(r.placement.replica_count(0, 6), 1);
+  EXPECT_EQ(r.solver.at("hierarchical"), 1);
+  EXPECT_EQ(r.solver.at("duplicates_swapped"), 0);
+}
+
+// Loads 6, 6, 1, 1 on 2 GPUs with 2 redundant slots (3 per GPU). Replicas: +e0 (6 vs 6, lower id),
+// +e1 (6 > 3). Per-replica loads 3 3 1 1 | 3 3 (slots 4, 5). Packing by load: slot0 -> GPU0,
+// slot1 -> GPU1, slot4 -> GPU0 (tie: first), slot5 -> GPU1, slot2 -> GPU0, slot3 -> GPU1, giving
+// GPU0 {0, 0, 2} and GPU1 {1, 1, 3}. The second 0 swaps with GPU1's first 1 (same load, first).
+TEST(EplbPlacement, SwapsASecondReplicaOnOneGpuByHand) {
+  const RoutingProfile profile = test::profile_with_loads({6, 6, 1, 1});
+  const PlacementResult r = place_experts({1, 4, 2, 0, 1, &profile}, eplb(2));
+  EXPECT_EQ(r.placement.slots[0], (std::vector<std::vector<int>>{{0, 1, 2}, {0, 1, 3}}));
+  EXPECT_EQ(r.solver.at("duplicates_swapped"), 1);
+  EXPECT_EQ(r.solver.at("duplicates_dropped"), 0);
+  EXPECT_EQ(r.placement.replica_count(0, 0), 2);
+  EXPECT_EQ(r.placement.replica_count(0, 3), 1);
+}
+
+// Loads 10, 4, 1, 1 on 2 GPUs with 2 redundant slots: expert 0 gets one extra slot (10), then has
+// as many replicas as there are GPUs, so the next goes to expert 1 (4 > 1). Per-replica loads
+// 5 4 1 1 | 5 4 pack as GPU0 {0, 1, 2}, GPU1 {0, 1, 3}.
+TEST(EplbPlacement, NoExpertGetsMoreReplicasThanItsNodeHasGpus) {
+  const RoutingProfile profile = test::profile_with_loads({10, 4, 1, 1});
+  const PlacementResult r = place_experts({1, 4, 2, 0, 1, &profile}, eplb(2));
+  EXPECT_EQ(r.placement.slots[0], (std::vector<std::vector<int>>{{0, 1, 2}, {0, 1, 3}}));
+  EXPECT_EQ(r.solver.at("duplicates_swapped"), 0);
+  EXPECT_EQ(r.solver.at("duplicates_dropped"), 0);
+}
+
+TEST(EplbPlacement, DefaultsToOneRedundantSlotPerDeviceAndBalancesRandomShapes) {
+  for (const auto& [experts, devices, per_node] :
+       std::vector<std::tuple<int, int, int>>{{16, 4, 0}, {64, 8, 4}, {32, 16, 8}, {12, 6, 3}}) {
+    const RoutingProfile profile =
+        test::random_profile(3, experts, 2, 400, static_cast<std::uint64_t>(experts));
+    const PlacementResult r = place_experts({3, experts, devices, per_node, 1, &profile},
+                                            default_policy_choice("eplb", placement_policies()));
+    const int per_device = (experts + devices) / devices;
+    for (int layer = 0; layer < 3; ++layer) {
+      int slots = 0;
+      for (int d = 0; d < devices; ++d) {
+        EXPECT_EQ(static_cast<int>(r.placement.slots[layer][d].size()), per_device)
+            << experts << "/" << devices;
+        slots += static_cast<int>(r.placement.slots[layer][d].size());
+      }
+      int replicas = 0;
+      for (int e = 0; e < experts; ++e) replicas += r.placement.replica_count(layer, e);
+      EXPECT_EQ(replicas, slots);
+    }
+    EXPECT_EQ(r.solver.at("physical_slots"), experts + devices);
+    EXPECT_TRUE(r.placement.has_replicas());
+  }
+}
+
+TEST(EplbPlacement, RejectsSlotsThatDoNotSplitAndAMissingProfile) {
+  const RoutingProfile profile = test::profile_with_loads({6, 6, 1, 1});
+  try {
+    place_experts({1, 4, 2, 0, 1, &profile}, eplb(1));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("5 physical slots per layer do not split evenly over 2 devices"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(place_experts({1, 4, 2, 0, 1, nullptr}, eplb(2)), InputError);
+  EXPECT_THROW(place_experts({1, 8, 2, 0, 1, &profile}, eplb(2)), InputError);  // profile of 4 experts
+}
+
+}  // namespace
+}  // namespace semsim
