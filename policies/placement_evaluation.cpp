@@ -7,6 +7,7 @@
 #include "policies/inter_layer_table.hpp"
 #include "policies/routing_metrics.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
+#include "policies/token_scheduling.hpp"
 
 namespace semsim {
 namespace {
@@ -107,7 +108,7 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
   }
 
   LayerDispatch dispatch(devices, placement.experts);
-  LayerTotals tp, tp_unaligned, dp;
+  LayerTotals tp, tp_unaligned, tp_positional, dp;
   std::vector<int> predicted(tokens.size()), tp_device(tokens.size()), previous(tokens.size() * 4);
   std::vector<std::int32_t> token_ids(tokens.size());
   std::vector<ExpertId> experts(tokens.size() * k);
@@ -118,6 +119,12 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
   const auto batch =
       static_cast<std::size_t>(options.tp_batch_tokens > 0 ? options.tp_batch_tokens : tokens.size());
   TokenReshuffle reshuffle;
+  std::vector<int> positional(tokens.size());
+  for (std::size_t first = 0; first < tokens.size(); first += batch) {
+    const std::size_t size = std::min(batch, tokens.size() - first);
+    const std::vector<int> ranks = positional_token_ranks(static_cast<int>(size), devices);
+    std::copy(ranks.begin(), ranks.end(), positional.begin() + static_cast<std::ptrdiff_t>(first));
+  }
   for (int layer = 0; layer < layers; ++layer) {
     const int history = std::min(layer, 4);
     for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -152,6 +159,7 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
     out.imbalance_tp_max = std::max(out.imbalance_tp_max, load_imbalance(tp_load));
     account_layer(placement, layer, tp_device, experts, k, dispatch, tp);
     account_layer(placement, layer, predicted, experts, k, dispatch, tp_unaligned);
+    account_layer(placement, layer, positional, experts, k, dispatch, tp_positional);
     account_layer(placement, layer, dp_device, experts, k, dispatch, dp);
   }
   const long long token_layers = out.tokens * layers;
@@ -160,6 +168,7 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
   out.lar_dp = share(dp.local, dp.activations);
   out.imbalance_tp = imbalance_sum / layers;
   out.lar_tp_unaligned = share(tp_unaligned.local, tp_unaligned.activations);
+  out.lar_tp_positional = share(tp_positional.local, tp_positional.activations);
   out.imbalance_tp_unaligned = unaligned_imbalance_sum / layers;
   out.imbalance_dp = load_imbalance(dp_load);
   out.expert_imbalance = tp.expert_imbalance_sum / layers;

@@ -23,9 +23,10 @@ struct PlacementEvaluation {
   long long activations = 0;  // routed (token, layer, expert) activations
   double lar_tp = 0;          // aligned to equal slices per batch
   double lar_dp = 0;
-  double imbalance_tp = 1;      // token load per device: max ÷ mean per layer, mean over layers
-  double imbalance_tp_max = 1;  // ... the worst layer
-  double lar_tp_unaligned = 0;  // every token on its predicted device, whatever the load
+  double imbalance_tp = 1;       // token load per device: max ÷ mean per layer, mean over layers
+  double imbalance_tp_max = 1;   // ... the worst layer
+  double lar_tp_unaligned = 0;   // every token on its predicted device, whatever the load
+  double lar_tp_positional = 0;  // vanilla Attention-TP: equal contiguous slices by position
   double imbalance_tp_unaligned = 1;
   double imbalance_dp = 1;         // request token load per device: max ÷ mean
   double expert_imbalance = 1;     // expert-side load per device (the engine's imbalance), mean over layers

@@ -18,6 +18,7 @@
 #include "sim/calibrate_command.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
+#include "sim/place_command.hpp"
 #include "sim/plot_command.hpp"
 #include "sim/scenario.hpp"
 #include "sim/staged_run.hpp"
@@ -241,6 +242,50 @@ int main(int argc, char** argv) {
     command->add_option("--out", trace_out, "output folder")->required();
   }
 
+  // Placement: run a policy on a routing profile; evaluate a placement file on a trace.
+  semsim::PlaceOptions place_options;
+  semsim::PlaceEvalOptions eval_options;
+  auto* place =
+      app.add_subcommand("place", "run a placement policy on a routing profile; write a placement file");
+  place->add_option("--policy", place_options.policy, "placement policy (semsim list policies)");
+  place->add_option("--profile", place_options.profile, "routing profile folder (semsim profile)");
+  place->add_option("--ep", place_options.ep, "devices (EP size)")->check(CLI::Range(1, 32768));
+  place
+      ->add_option("--devices-per-node", place_options.devices_per_node,
+                   "devices per node (default: all in one)")
+      ->check(CLI::Range(1, 32768));
+  place->add_option("--model", place_options.model, "model preset: its expert groups (EPLB) and shape check");
+  place->add_option("--param", place_options.params, "policy parameter key=value (repeatable)");
+  place
+      ->add_option("--lookback", place_options.lookback,
+                   "inter-layer table: previous layers per key (default 2)")
+      ->check(CLI::Range(1, 4));
+  place
+      ->add_option("--balance", place_options.balance,
+                   "token load tolerance of the token table (default 1.10)")
+      ->check(CLI::Range(1.0, 100.0));
+  place->add_option("--out", place_options.out, "placement file to write (.gz: compressed)");
+  auto* place_eval =
+      place->add_subcommand("eval", "LAR, imbalance, A2A bytes and LAR bounds of a placement file");
+  place_eval->add_option("placement", eval_options.plan, "placement file (semsim place)")->required();
+  place_eval->add_option("--trace", eval_options.trace, "semsim trace whose requests are evaluated")
+      ->required();
+  place_eval
+      ->add_option("--split", eval_options.split,
+                   "evaluate only the requests `semsim profile --split F --seed S` held out")
+      ->check(CLI::Range(0.01, 0.99));
+  place_eval->add_option("--seed", eval_options.seed, "seed of that split (default 1)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  place_eval
+      ->add_option("--balance", eval_options.balance,
+                   "DP style: request token load per device within this x mean (default 1.10)")
+      ->check(CLI::Range(1.0, 100.0));
+  place_eval
+      ->add_option("--tp-batch", eval_options.tp_batch_tokens,
+                   "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
+      ->check(CLI::Range(0, 1 << 30));
+  place_eval->add_flag("--json", eval_options.json, "print one JSON object instead of the table");
+
   // Every registered subcommand; anything else in first position is a typo worth naming.
   std::vector<std::string> commands;
   std::string command_list;
@@ -278,6 +323,17 @@ int main(int argc, char** argv) {
     if (*trace_import) return semsim::trace_import_command(trace_format, trace_input, trace_model, trace_out);
     if (*trace_fit) return semsim::trace_fit_command(trace_file, split, profile_seed, trace_out);
     if (*profile) return semsim::profile_command(trace_file, split, profile_seed, trace_out);
+    if (*place_eval) return semsim::place_eval_command(eval_options);
+    if (*place) {
+      for (const auto& [value, option] :
+           {std::pair{place_options.policy.empty(), "--policy"},
+            std::pair{place_options.profile.empty(), "--profile"}, std::pair{place_options.ep == 0, "--ep"},
+            std::pair{place_options.out.empty(), "--out"}})
+        if (value)
+          throw semsim::InputError(std::string("place: ") + option +
+                                   " is required (see semsim place --help)");
+      return semsim::place_command(place_options);
+    }
     return list_command(list_what);
   } catch (const semsim::InputError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -72,7 +72,8 @@ class BottleneckModel {
     double transfer = 0;
     for (std::size_t channel = 0; channel < channels_; ++channel) {
       double bytes = 0;
-      for (std::size_t bank = 0; bank < banks(); ++bank) bytes += channel_bytes_[bank * bank_size() + channel];
+      for (std::size_t bank = 0; bank < banks(); ++bank)
+        bytes += channel_bytes_[bank * bank_size() + channel];
       transfer = std::max(transfer, bytes * seconds_per_byte_[channel]);
     }
     return latency + transfer;
@@ -115,7 +116,8 @@ LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
   LevelBytes result;
   if (topology.devices <= topology.devices_per_node) {  // one node: every byte stays on scale-up links
     for (int src = 0; src < traffic.devices; ++src)
-      for (int dst = 0; dst < traffic.devices; ++dst) result.scale_up += src != dst ? traffic.at(src, dst) : 0.0;
+      for (int dst = 0; dst < traffic.devices; ++dst)
+        result.scale_up += src != dst ? traffic.at(src, dst) : 0.0;
     return result;
   }
   for (int src = 0; src < traffic.devices; ++src) {

@@ -1,0 +1,153 @@
+#include "sim/place_command.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "models/input_error.hpp"
+#include "models/operator_costs.hpp"
+#include "models/presets.hpp"
+#include "policies/placement_evaluation.hpp"
+#include "policies/placement_file.hpp"
+#include "policies/placement_plan.hpp"
+#include "workloads/routing_profile.hpp"
+
+namespace semsim {
+namespace {
+
+// The policy with its defaults, then each key=value of --param checked against its parameters.
+PolicyChoice policy_choice(const std::string& name, const std::vector<std::string>& params) {
+  std::vector<std::string> names;
+  for (const PolicyInfo& info : placement_policies()) names.push_back(info.name);
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw InputError(fmt::format("--policy: unknown placement policy '{}'{}; known: {}", name,
+                                 did_you_mean(name, names), fmt::join(names, ", ")));
+  PolicyChoice choice = default_policy_choice(name, placement_policies());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : choice.params) keys.push_back(key);
+  for (const std::string& param : params) {
+    const auto eq = param.find('=');
+    const std::string key = param.substr(0, eq);
+    if (eq == std::string::npos) throw InputError(fmt::format("--param {}: expected key=value", param));
+    if (!choice.params.contains(key))
+      throw InputError(fmt::format(
+          "--param {}: policy '{}' has no parameter '{}'{}{}", param, name, key, did_you_mean(key, keys),
+          keys.empty() ? "" : fmt::format("; its parameters: {}", fmt::join(keys, ", "))));
+    const auto value = parse_number(param.substr(eq + 1));
+    if (!value)
+      throw InputError(fmt::format("--param {}: '{}' is not a number", param, param.substr(eq + 1)));
+    choice.params[key] = *value;
+  }
+  return choice;
+}
+
+// Physical expert slots beyond N/D on the fullest device, summed over layers.
+long long extra_slots_on_fullest_device(const Placement& placement) {
+  long long most = 0;
+  for (int device = 0; device < placement.devices; ++device)
+    most = std::max(most, placement.slots_on_device(device));
+  return most - static_cast<long long>(placement.moe_layers) * placement.experts / placement.devices;
+}
+
+}  // namespace
+
+int place_command(const PlaceOptions& options) {
+  const PolicyChoice choice = policy_choice(options.policy, options.params);
+  const RoutingProfile profile = RoutingProfile::load(options.profile);
+  if (options.ep < 1 || profile.experts() % options.ep != 0)
+    throw InputError(
+        fmt::format("--ep {}: must divide the profile's {} experts", options.ep, profile.experts()));
+  const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
+  if (options.ep % per_node != 0)
+    throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
+  PlacementInput input{profile.moe_layers(), profile.experts(), options.ep, per_node, 1, &profile};
+  if (!options.model.empty()) {
+    const MoeModel model = model_preset(options.model);
+    if (model.moe_layers() != profile.moe_layers() || model.routed_experts != profile.experts())
+      throw InputError(fmt::format("--model {}: {} MoE layers of {} experts, the profile {} of {}",
+                                   options.model, model.moe_layers(), model.routed_experts,
+                                   profile.moe_layers(), profile.experts()));
+    input.expert_groups = model.expert_groups;
+  }
+  const PlacementPlan plan = make_placement_plan(input, choice, {options.lookback, options.balance});
+  write_placement_file(plan, options.out);
+  std::cout << fmt::format(
+      "{}: policy {} on {} devices ({} per node), {} MoE layers x {} experts; solver {:.3f} s\n", options.out,
+      choice.name, options.ep, per_node, profile.moe_layers(), profile.experts(), plan.solver_seconds);
+  for (const auto& [key, value] : plan.solver) std::cout << fmt::format("  {}: {:.6g}\n", key, value);
+  return 0;
+}
+
+int place_eval_command(const PlaceEvalOptions& options) {
+  const PlacementPlan plan = read_placement_file(options.plan);
+  const RoutingTrace trace = load_trace(options.trace);
+  const std::vector<bool> evaluate =
+      options.split > 0
+          ? held_out_requests(trace.requests(), options.split, static_cast<std::uint64_t>(options.seed))
+          : std::vector<bool>{};
+  const PlacementEvaluation e =
+      evaluate_placement(plan, trace, evaluate, {options.balance, options.tp_batch_tokens});
+
+  // Bytes need the model: the preset the trace was checked against.
+  const MoeModel model = model_preset(trace.header().model);
+  const Precision precision;
+  const double dispatch_bytes = model.hidden * (1.0 + 4.0 / 128);  // FP8 + a 4-byte scale per 128 elements
+  const double combine_bytes = model.hidden * precision.activation_bytes;
+  const double a2a_tp = static_cast<double>(e.remote_copies_tp) * (dispatch_bytes + combine_bytes);
+  const double a2a_dp = static_cast<double>(e.remote_copies_dp) * (dispatch_bytes + combine_bytes);
+  const long long extra_slots = extra_slots_on_fullest_device(plan.placement);
+  const double replica_bytes =
+      static_cast<double>(extra_slots) * static_cast<double>(expert_params(model)) * precision.weight_bytes;
+
+  if (options.json) {
+    nlohmann::ordered_json j;
+    j["lar_dp"] = e.lar_dp;
+    j["lar_tp"] = e.lar_tp;
+    j["imbalance_dp"] = e.imbalance_dp;
+    j["imbalance_tp"] = e.imbalance_tp;
+    j["solver_seconds"] = plan.solver_seconds;
+    j["policy"] = plan.policy.name;
+    j["devices"] = plan.placement.devices;
+    j["requests"] = e.requests;
+    j["tokens"] = e.tokens;
+    j["activations"] = e.activations;
+    j["lar_tp_unaligned"] = e.lar_tp_unaligned;
+    j["lar_tp_positional"] = e.lar_tp_positional;
+    j["imbalance_tp_unaligned"] = e.imbalance_tp_unaligned;
+    j["imbalance_tp_max"] = e.imbalance_tp_max;
+    j["expert_imbalance"] = e.expert_imbalance;
+    j["a2a_bytes_tp"] = a2a_tp;
+    j["a2a_bytes_dp"] = a2a_dp;
+    j["replica_slots_extra"] = extra_slots;
+    j["replica_bytes_extra"] = replica_bytes;
+    j["tp_by_token_table"] = e.tp_by_token_table;
+    j["tp_by_inter_layer"] = e.tp_by_inter_layer;
+    j["tp_unpredicted"] = e.tp_unpredicted;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: policy {}, {} devices, solver {:.3f} s\n", options.plan, plan.policy.name,
+                           plan.placement.devices, plan.solver_seconds);
+  std::cout << fmt::format("{}: {} requests{}, {} tokens, {} routed activations\n", options.trace, e.requests,
+                           options.split > 0
+                               ? fmt::format(" held out (split {}, seed {})", options.split, options.seed)
+                               : std::string(),
+                           e.tokens, e.activations);
+  std::cout << fmt::format("                         TP style (per token, layer)   DP style (per request)\n");
+  std::cout << fmt::format("LAR                      {:<29.4f} {:.4f}\n", e.lar_tp, e.lar_dp);
+  std::cout << fmt::format("token load imbalance     {:<29.3f} {:.3f}\n", e.imbalance_tp, e.imbalance_dp);
+  std::cout << fmt::format("remote A2A bytes         {:<29.4g} {:.4g}\n", a2a_tp, a2a_dp);
+  std::cout << fmt::format(
+      "TP before alignment: LAR {:.4f}, imbalance {:.3f}; devices from T {:.1f}%, A {:.1f}%, "
+      "none {:.1f}%\n",
+      e.lar_tp_unaligned, e.imbalance_tp_unaligned, 100 * e.tp_by_token_table, 100 * e.tp_by_inter_layer,
+      100 * e.tp_unpredicted);
+  std::cout << fmt::format(
+      "expert-side load imbalance {:.3f}; replica memory +{} expert slots on the fullest device "
+      "({:.3g} GB)\n",
+      e.expert_imbalance, extra_slots, replica_bytes / 1e9);
+  return 0;
+}
+
+}  // namespace semsim
