@@ -32,7 +32,8 @@ ArrivalProcess ArrivalProcess::from_yaml(const YamlInput& in, const std::string&
 std::vector<double> ArrivalProcess::arrival_times(int count, std::mt19937_64& rng) const {
   std::vector<double> times;
   if (kind == Kind::kTrace) {
-    times.assign(trace_times.begin(), trace_times.begin() + std::min<std::size_t>(std::max(count, 0), trace_times.size()));
+    times.assign(trace_times.begin(),
+                 trace_times.begin() + std::min<std::size_t>(std::max(count, 0), trace_times.size()));
     return times;
   }
   times.reserve(std::max(count, 0));
@@ -44,9 +45,15 @@ std::vector<double> ArrivalProcess::arrival_times(int count, std::mt19937_64& rn
   for (int i = 0; i < count; ++i) {
     if (i > 0 || kind != Kind::kFixed) {
       switch (kind) {
-        case Kind::kPoisson: now += exponential(rng); break;
-        case Kind::kGamma: now += gamma(rng); break;
-        default: now += 1.0 / rate; break;
+        case Kind::kPoisson:
+          now += exponential(rng);
+          break;
+        case Kind::kGamma:
+          now += gamma(rng);
+          break;
+        default:
+          now += 1.0 / rate;
+          break;
       }
     }
     times.push_back(now);

@@ -12,8 +12,8 @@ namespace semsim {
 struct ArrivalProcess {
   enum class Kind { kPoisson, kGamma, kFixed, kTrace };
   Kind kind = Kind::kPoisson;
-  double rate = 1.0;  // requests per second (not used by kTrace)
-  double cv = 1.0;    // kGamma: coefficient of variation of inter-arrival times
+  double rate = 1.0;                // requests per second (not used by kTrace)
+  double cv = 1.0;                  // kGamma: coefficient of variation of inter-arrival times
   std::vector<double> trace_times;  // kTrace: read and checked when the scenario is loaded
 
   // `base_dir` resolves relative trace paths (the scenario's folder).

@@ -13,7 +13,8 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-inline std::uint64_t hash_keys(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) {
+inline std::uint64_t hash_keys(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0,
+                               std::uint64_t c = 0) {
   return splitmix64(splitmix64(splitmix64(seed ^ splitmix64(a)) ^ b) ^ c);
 }
 
@@ -23,6 +24,8 @@ inline std::uint64_t mix_keys(std::uint64_t seed, std::uint64_t a, std::uint64_t
 }
 
 // Uniform in [0, 1) from the top 53 bits.
-inline double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+inline double unit_interval(std::uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
 
 }  // namespace semsim

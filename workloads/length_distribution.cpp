@@ -1,7 +1,7 @@
 #include "workloads/length_distribution.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include <cmath>
 
@@ -48,8 +48,10 @@ LengthDistribution LengthDistribution::from_yaml(const YamlInput& in, const std:
 
 int LengthDistribution::draw(std::mt19937_64& rng) const {
   switch (kind) {
-    case Kind::kFixed: return value;
-    case Kind::kUniform: return std::uniform_int_distribution<int>(min, max)(rng);
+    case Kind::kFixed:
+      return value;
+    case Kind::kUniform:
+      return std::uniform_int_distribution<int>(min, max)(rng);
     case Kind::kLognormal: {
       const double x = std::lognormal_distribution<double>(std::log(median), sigma)(rng);
       return std::clamp(static_cast<int>(std::lround(x)), min, max);
@@ -62,9 +64,12 @@ int LengthDistribution::draw(std::mt19937_64& rng) const {
 
 int LengthDistribution::upper_bound() const {
   switch (kind) {
-    case Kind::kFixed: return value;
-    case Kind::kFile: return *std::max_element(samples.begin(), samples.end());
-    default: return max;
+    case Kind::kFixed:
+      return value;
+    case Kind::kFile:
+      return *std::max_element(samples.begin(), samples.end());
+    default:
+      return max;
   }
 }
 

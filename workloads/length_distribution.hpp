@@ -11,10 +11,10 @@ namespace semsim {
 struct LengthDistribution {
   enum class Kind { kFixed, kUniform, kLognormal, kFile };
   Kind kind = Kind::kFixed;
-  int value = 1;               // kFixed
-  int min = 1, max = 1;        // kUniform bounds; kLognormal clamp
+  int value = 1;                 // kFixed
+  int min = 1, max = 1;          // kUniform bounds; kLognormal clamp
   double median = 1, sigma = 0;  // kLognormal: exp(N(log median, sigma))
-  std::vector<int> samples;    // kFile: drawn uniformly with replacement
+  std::vector<int> samples;      // kFile: drawn uniformly with replacement
 
   static LengthDistribution from_yaml(const YamlInput& in, const std::string& base_dir);
   int draw(std::mt19937_64& rng) const;

@@ -131,12 +131,10 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
   p.occurrences_.assign(vocabulary, 0);
 
   std::vector<std::int64_t> profiled;  // global indexes of the profiled tokens
-  TraceBuilder paths(h);
-  for (std::size_t token = 0; token < vocabulary; ++token)
-    paths.declare_token(static_cast<std::int32_t>(token), p.texts_[token], "profile");
+  std::vector<bool> profiled_requests(trace.requests(), false);
   for (std::size_t r = 0; r < trace.requests(); ++r) {
     if (!held_out.empty() && held_out[r]) continue;
-    paths.add(trace.view(r), "profile");
+    profiled_requests[r] = true;
     for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
       profiled.push_back(t);
       const std::int32_t id = trace.token_ids()[t];
@@ -176,7 +174,7 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
     p.load_.push_back(std::move(load));
     p.coactivation_.push_back(std::move(coactivation));
   }
-  p.paths_ = std::make_shared<const RoutingTrace>(std::move(paths).build());
+  p.paths_ = std::make_shared<const RoutingTrace>(subset_trace(trace, profiled_requests));
   p.index_normalized_texts();
   return p;
 }

@@ -99,6 +99,16 @@ RoutingTrace TraceBuilder::build() && {
   return trace;
 }
 
+RoutingTrace subset_trace(const RoutingTrace& trace, const std::vector<bool>& keep) {
+  TraceBuilder subset(trace.header());
+  const auto& vocabulary = trace.vocabulary();
+  for (std::size_t token = 0; token < vocabulary.size(); ++token)
+    subset.declare_token(static_cast<std::int32_t>(token), vocabulary[token], "subset");
+  for (std::size_t r = 0; r < trace.requests(); ++r)
+    if (keep[r]) subset.add(trace.view(r), "subset");
+  return std::move(subset).build();
+}
+
 void validate_request(const TraceHeader& header, const TraceRequestView& view, std::size_t vocabulary,
                       const std::string& where) {
   const TraceRequest& r = view.request;

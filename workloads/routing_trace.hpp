@@ -108,6 +108,9 @@ class TraceBuilder {
 void validate_request(const TraceHeader& header, const TraceRequestView& view, std::size_t vocabulary,
                       const std::string& where);
 
+// The requests of `trace` with keep[r] true, in order, with the same header and vocabulary ids.
+RoutingTrace subset_trace(const RoutingTrace& trace, const std::vector<bool>& keep);
+
 // Streaming read of either form (chosen by content: the binary magic, else text). `on_header` runs
 // once before any request; a request's view is valid only during its callback, and `vocabulary`
 // holds at least the texts of the ids seen so far.

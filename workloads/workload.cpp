@@ -7,6 +7,7 @@
 #include <random>
 
 #include "workloads/counter_rng.hpp"
+#include "workloads/routing_profile.hpp"
 #include "workloads/text_table.hpp"
 
 namespace semsim {
@@ -19,12 +20,21 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
   w.arrival = ArrivalProcess::from_yaml(in.required("arrival"), base_dir);
   const auto routing = in.optional("routing");
   if (routing && routing->required("source").as_choice({"synthetic", "trace"}) == "trace") {
-    routing->expect_map({"source", "file", "decode"});
+    routing->expect_map({"source", "file", "decode", "held_out"});
     const YamlInput file = routing->required("file");
     w.trace_file = resolve_relative(file.as_string(), base_dir);
     if (!std::filesystem::is_regular_file(w.trace_file))
       file.fail("trace file '" + w.trace_file + "' does not exist");
     w.trace = std::make_shared<const RoutingTrace>(load_trace(w.trace_file));
+    if (const auto held_out = routing->optional("held_out")) {
+      // Replay only what `semsim profile --split F --seed S` held out, so a run evaluates a plan on
+      // requests its profile never saw.
+      held_out->expect_map({"split", "seed"});
+      w.held_out_split = held_out->required("split").as_double_in(0.01, 0.99);
+      w.held_out_seed = static_cast<std::uint64_t>(held_out->get_int_in("seed", 1, 0, (1LL << 62)));
+      w.trace = std::make_shared<const RoutingTrace>(
+          subset_trace(*w.trace, held_out_requests(w.trace->requests(), w.held_out_split, w.held_out_seed)));
+    }
     if (const auto decode = routing->optional("decode")) {
       const auto& names = trace_decode_model_names();
       w.decode_model = static_cast<TraceDecodeModel>(
@@ -55,6 +65,9 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
 std::string WorkloadSpec::routing_description() const {
   if (!trace) return "synthetic";
   return "trace " + trace_file +
+         (held_out_split > 0 ? fmt::format(" (held-out {} of split {}, seed {})", trace->requests(),
+                                           held_out_split, held_out_seed)
+                             : std::string()) +
          " (decode: " + trace_decode_model_names()[static_cast<std::size_t>(decode_model)] + ")";
 }
 

@@ -27,6 +27,8 @@ struct WorkloadSpec {
   // length unless the scenario gives output_len, come from the trace (see trace_routing.hpp).
   std::shared_ptr<const RoutingTrace> trace;
   std::string trace_file;
+  double held_out_split = 0;  // > 0: only the requests `semsim profile --split F --seed S` held out
+  std::uint64_t held_out_seed = 1;
   TraceDecodeModel decode_model = TraceDecodeModel::kResamplePrompt;
   bool output_len_from_trace = false;
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "models/presets.hpp"
+#include "workloads/routing_profile.hpp"
 #include "workloads/trace_routing.hpp"
 #include "workloads/workload.hpp"
 
@@ -104,6 +105,36 @@ TEST(TraceRouting, ScenarioWorkloadTakesLengthsFromTheTrace) {
     EXPECT_NE(std::string(e.what()).find("routes 2 MoE layers x top-2 of 8 experts"), std::string::npos)
         << e.what();
   }
+  fs::remove_all(dir);
+}
+
+TEST(TraceRouting, HeldOutReplayKeepsOnlyTheRequestsTheProfileHeldOut) {
+  const auto dir = fs::temp_directory_path() / "semsim-held-out-test";
+  fs::create_directories(dir);
+  const auto trace = replay_trace();
+  write_trace(*trace, (dir / "t.semtrace").string());
+  const WorkloadSpec spec = WorkloadSpec::from_yaml(
+      YamlInput::parse("{requests: 4, arrival: {process: fixed, rate: 1}, routing: {source: trace, file: "
+                       "t.semtrace, held_out: {split: 0.67, seed: 3}}}",
+                       "w.yaml"),
+      dir.string());
+  const std::vector<bool> held_out = held_out_requests(trace->requests(), 0.67, 3);
+  ASSERT_EQ(spec.trace->requests(), 2u);
+  std::size_t kept = 0;
+  for (std::size_t r = 0; r < trace->requests(); ++r)
+    if (held_out[r]) {
+      EXPECT_EQ(spec.trace->request(kept).input_tokens, trace->request(r).input_tokens);
+      EXPECT_EQ(spec.trace->view(kept).token_ids.size(), trace->view(r).token_ids.size());
+      ++kept;
+    }
+  EXPECT_EQ(spec.trace->vocabulary(), trace->vocabulary());  // ids mean the same as in the profile
+  EXPECT_NE(spec.routing_description().find("held-out 2 of split 0.67, seed 3"), std::string::npos);
+  EXPECT_THROW(WorkloadSpec::from_yaml(YamlInput::parse("{requests: 4, arrival: {process: fixed, rate: 1}, "
+                                                        "routing: {source: trace, file: t.semtrace, "
+                                                        "held_out: {split: 1.5}}}",
+                                                        "w.yaml"),
+                                       dir.string()),
+               InputError);
   fs::remove_all(dir);
 }
 
