@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "models/input_error.hpp"
+#include "policies/coact_placement.hpp"
 #include "policies/contiguous_placement.hpp"
+#include "policies/ilp_placement.hpp"
 
 namespace semsim {
 namespace {
@@ -15,6 +17,18 @@ PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice
 const std::vector<PlacementPolicyInfo>& registry() {
   static const std::vector<PlacementPolicyInfo> policies = {
       {{"contiguous", "expert e on device floor(e*D/N) (vanilla EP)", {}}, false, place_contiguous},
+      {{"coact",
+        "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device",
+        {{"seed", 1, "METIS random seed"}}},
+       true,
+       coact_placement},
+      {{"ilp",
+        "exact token-expert co-clustering of the most frequent tokens with CBC (small instances)",
+        {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
+         {"balance", 1.10, "token load per device at most balance x mean"},
+         {"time_limit", 10, "CBC seconds per layer; the gap is reported"}}},
+       true,
+       ilp_placement},
   };
   return policies;
 }
