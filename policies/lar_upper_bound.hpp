@@ -12,18 +12,22 @@
 // tokens route to e). Put u_ab = 1 when experts a and b share a device. Any placement satisfies
 //   (1) Σ_b u_ab = N/D − 1 for every a,   (2) u_ab + u_ac − u_bc <= 1 (co-location is transitive).
 // Let B be the experts on the item's device, W_i = Σ_{e∈B} h[e] its local activations, g_i = max h,
-// q_i = Σ_{a<b} h[a]h[b]·u_ab. Then q_i >= Σ_{a<b∈B} h[a]h[b] = (W² − Σ_{e∈B} h[e]²)/2 >= (W² − g·W)/2
-// =: ψ(W), i.e. W <= φ(q) = (g + √(g² + 8q))/2 (for a TP token: m experts local need m(m−1)/2
-// co-located pairs). φ is concave and W is an integer, so every secant of φ through (ψ(w), w) and
-// (ψ(w+1), w+1), w >= g integer, bounds W from above: W <= w + (q − ψ(w))/(ψ(w+1) − ψ(w)). Also
-// W_i <= the sum of the N/D largest h_i[e]. Balance: expert e's local activations come from tokens on
-// its device, at most balance × tokens / D of them, so Σ_i W_i <= Σ_e min(load_e, balance × tokens/D).
-// Every placement and assignment gives a point (u, q, W) satisfying all of these, so the linear
-// programme "maximise Σ_i W_i over u ∈ [0,1]" over (1), the secants, the caps and any subset of (2)
-// is a valid upper bound; CLP solves it, triangle inequalities (2) and secants are added where the
-// solution violates them. DP: a DP solution is a TP solution with the same per-layer token loads,
-// so each layer's DP bound is also at most its TP bound; the bound takes the smaller, and relaxes
-// the coupling of a request's device across layers.
+// q_i = Σ_{a<b} h[a]h[b]·u_ab. Then q_i >= Σ_{a<b∈B} h[a]h[b] = (W² − Σ_{e∈B} h[e]²)/2 >= (W² − g·W)/2,
+// i.e. W_i <= φ_i(q_i) = (g + √(g² + 8q))/2 (a TP token with m local experts needs m(m−1)/2
+// co-located pairs). W is an integer and φ concave with φ(ψ(w)) = w for ψ(w) = (w² − g·w)/2, so the
+// interpolation r_i of φ at the points (ψ(w), w), w >= g integer, is concave and still bounds W;
+// also W_i <= c_i, the sum of the N/D largest h_i[e]. So every placement and assignment reach at
+// most F(u) = Σ_i min(c_i, r_i(q_i(u))) at their own u, and the bound is
+// max F over the polytope U given by (1), 0 <= u <= 1 and the triangle inequalities (2) found
+// violated (any subset keeps U a relaxation). F is concave, so for ANY u and s* = argmax_U F:
+// F(s*) <= F(u) + ∇F(u)·(s* − u) <= F(u) + max_{s∈U} ∇F(u)·s − ∇F(u)·u, a linear programme over U
+// (CLP). Frank-Wolfe steps move u towards the maximum; the bound is the least such value met.
+// Balance: expert e's local activations come from tokens on its device, at most balance × tokens / D
+// of them, so Σ_i W_i <= Σ_e min(load_e, balance × tokens / D). DP: a DP solution is a TP solution
+// with the same per-layer token loads, so each layer's DP bound is also at most its TP bound; the
+// bound takes the smaller, and relaxes the coupling of a request's device across layers.
+// Where it is loose: fractional u (an expert's partner budget spread thin). Exact when an optimal placement's
+// u is where Frank-Wolfe ends (see the tests).
 #include <vector>
 
 #include "workloads/routing_trace.hpp"
@@ -36,8 +40,9 @@ struct LarUpperBound {
 };
 
 // Bounds for the requests of `trace` with use[r] true (empty: all), on `devices` devices (dividing
-// the expert count) with load tolerance `balance` (>= 1). Deterministic.
+// the expert count) with load tolerance `balance` (>= 1), after at most `iterations` Frank-Wolfe
+// steps per layer (more: tighter, slower). Deterministic.
 LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>& use, int devices,
-                              double balance);
+                              double balance, int iterations = 100);
 
 }  // namespace semsim
