@@ -49,9 +49,6 @@ class RowBatch {
 
 constexpr double kTolerance = 1e-7;
 constexpr double kConverged = 1e-4;
-// Triangle inequalities tighten the TP bound (DeepSeek-V2-Lite, EP4, layer 0: 0.74 -> 0.68 of LAR)
-// but grow the LP; on DP items they changed the bound by < 0.1% and are skipped.
-constexpr int kTokenCutRounds = 2;
 
 // The items' pair coefficients h[a]·h[b], compressed by item.
 struct PairTerms {
@@ -232,13 +229,14 @@ Item make_item(std::vector<std::pair<int, double>> experts, int per_device) {
 }  // namespace
 
 LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>& use, int devices,
-                              double balance, int iterations) {
+                              double balance, int iterations, int triangle_rounds) {
   const TraceHeader& h = trace.header();
   if (devices <= 0 || h.experts % devices != 0)
     throw InputError("LAR upper bound: " + std::to_string(devices) + " devices do not divide " +
                      std::to_string(h.experts) + " experts");
   if (balance < 1) throw InputError("LAR upper bound: balance must be at least 1");
-  if (iterations < 1) throw InputError("LAR upper bound: iterations must be at least 1");
+  if (iterations < 1 || triangle_rounds < 0)
+    throw InputError("LAR upper bound: iterations must be at least 1 and triangle rounds at least 0");
   if (!use.empty() && use.size() != trace.requests())
     throw std::invalid_argument("LAR upper bound: request mask size differs from the trace");
   const int per_device = h.experts / devices, k = h.top_k;
@@ -283,7 +281,7 @@ LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>
     for (double l : load) local_cap += std::min(l, balance * tokens / devices);
     const double activations = tokens * k;
     const double tp =
-        pair_relaxation_bound(token_items, h.experts, per_device, local_cap, iterations, kTokenCutRounds);
+        pair_relaxation_bound(token_items, h.experts, per_device, local_cap, iterations, triangle_rounds);
     const double dp =
         std::min(tp, pair_relaxation_bound(requests, h.experts, per_device, local_cap, iterations, 0));
     out.tp_layer.push_back(activations > 0 ? std::min(1.0, tp / activations) : 0);

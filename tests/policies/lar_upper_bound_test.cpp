@@ -180,6 +180,20 @@ TEST(LarUpperBound, OddCycleIsNotTightButValid) {
   EXPECT_LE(bound.tp, 4.5 / 6 + 1e-9);
 }
 
+TEST(LarUpperBound, TriangleInequalitiesCutNonPartitions) {
+  // Tokens on the edges of the 6-cycle 0-1-2-3-4-5-0, two devices of three experts. Degrees alone
+  // allow co-locating every cycle edge (all 12 activations local); a partition keeps at most 4
+  // edges (e.g. {0,1,2} | {3,4,5}): 10 of 12.
+  std::vector<testing::FixtureToken> tokens;
+  for (int e = 0; e < 6; ++e)
+    tokens.push_back({0, {static_cast<ExpertId>(e), static_cast<ExpertId>((e + 1) % 6)}});
+  const RoutingTrace trace = testing::fixture_trace(1, 6, 2, 1, {tokens});
+  EXPECT_NEAR(lar_upper_bound(trace, {}, 2, 2.0, 100, 0).tp, 1.0, 1e-9);
+  const double with_triangles = lar_upper_bound(trace, {}, 2, 2.0, 100, 2).tp;
+  EXPECT_LT(with_triangles, 0.99);
+  EXPECT_GE(with_triangles, 10.0 / 12 - 1e-9);
+}
+
 TEST(LarUpperBound, MaskSelectsRequests) {
   // Alone, the token {0,1} can be all local; with {0,2} beside it, expert 0 has one partner: 3 of 4.
   const RoutingTrace trace = testing::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}}, {{0, {0, 2}}}});
