@@ -2,6 +2,7 @@
 
 #include <metis.h>
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -76,6 +77,41 @@ void repair_balance(const std::vector<long long>& weight, int experts, int parts
   }
 }
 
+// Parts are numbered arbitrarily in each layer. Renumbers `part` (this layer's) so that the profiled
+// tokens' activations fall on the same device as in the previous layer as often as possible: a DP
+// request stays on one device for all layers. M[p][q] sums, over tokens, the product of the token's
+// activations on previous part p and on this part q; parts are matched greedily by largest M.
+void align_with_previous_layer(const RoutingProfile& profile, int layer, const std::vector<int>& previous,
+                               int parts, std::vector<int>& part) {
+  std::vector<double> agreement(static_cast<std::size_t>(parts) * parts, 0.0), before(parts), now(parts);
+  for (std::int32_t token = 0; token < static_cast<std::int32_t>(profile.vocabulary()); ++token) {
+    if (profile.token_occurrences(token) == 0) continue;
+    std::fill(before.begin(), before.end(), 0.0);
+    std::fill(now.begin(), now.end(), 0.0);
+    for (const ExpertCount& c : profile.token_experts(layer - 1, token))
+      before[previous[c.expert]] += c.count;
+    for (const ExpertCount& c : profile.token_experts(layer, token)) now[part[c.expert]] += c.count;
+    const double scale = 1.0 / static_cast<double>(profile.token_occurrences(token));
+    for (int p = 0; p < parts; ++p)
+      for (int q = 0; q < parts; ++q)
+        agreement[static_cast<std::size_t>(p) * parts + q] += before[p] * now[q] * scale;
+  }
+  std::vector<int> label(parts, -1);
+  std::vector<bool> taken(parts, false);
+  for (int matched = 0; matched < parts; ++matched) {
+    int best_p = -1, best_q = -1;
+    for (int p = 0; p < parts; ++p)
+      for (int q = 0; q < parts; ++q)
+        if (!taken[p] && label[q] < 0 &&
+            (best_p < 0 || agreement[static_cast<std::size_t>(p) * parts + q] >
+                               agreement[static_cast<std::size_t>(best_p) * parts + best_q]))
+          best_p = p, best_q = q;
+    taken[best_p] = true;
+    label[best_q] = best_p;
+  }
+  for (int& p : part) p = label[p];
+}
+
 }  // namespace
 
 std::vector<int> balanced_graph_partition(const std::vector<long long>& weight, int experts, int parts,
@@ -96,7 +132,10 @@ PlacementResult coact_placement(const PlacementInput& input, const PolicyChoice&
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
         weight[static_cast<std::size_t>(a) * n + b] = a == b ? 0 : input.profile->coactivation(layer, a, b);
-    device_of_expert.push_back(balanced_graph_partition(weight, n, input.devices, seed));
+    std::vector<int> part = balanced_graph_partition(weight, n, input.devices, seed);
+    if (layer > 0)
+      align_with_previous_layer(*input.profile, layer, device_of_expert.back(), input.devices, part);
+    device_of_expert.push_back(std::move(part));
   }
   return {placement_from_devices(device_of_expert, n, input.devices), {}, {}};
 }

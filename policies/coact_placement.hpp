@@ -2,7 +2,9 @@
 // coact placement: per MoE layer, the experts' co-activation graph (edge a-b weighted by the
 // profiled tokens routed to both) cut into D parts by METIS (k-way, seeded), then repaired to
 // exactly N/D experts per part. Experts that fire together end up on the same device, so a token's
-// top-k tends to be local to one device; token assignment is left to the schedulers.
+// top-k tends to be local to one device; token assignment is left to the schedulers. Each layer's
+// parts are then numbered to agree with the previous layer's devices for the profiled tokens, so a
+// request kept on one device (Attention-DP) finds its experts there layer after layer.
 #include <vector>
 
 #include "policies/placement_policies.hpp"

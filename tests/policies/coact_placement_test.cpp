@@ -59,6 +59,27 @@ TEST(CoactPlacement, RecoversPlantedClusters) {
   EXPECT_EQ(devices, planted);
 }
 
+TEST(CoactPlacement, LayersWithTheSameRoutingGetTheSameDevices) {
+  // Layer 1 routes every token like layer 0 does, with the experts renamed e -> (e + 4) mod 16; its parts
+  // must be numbered so that each token's experts sit on the same device as in layer 0.
+  std::mt19937_64 rng(3);
+  std::vector<ExpertId> all(16);
+  for (int e = 0; e < 16; ++e) all[e] = static_cast<ExpertId>(e);
+  std::vector<std::vector<testing::FixtureToken>> requests(10);
+  for (auto& request : requests)
+    for (int t = 0; t < 20; ++t) {
+      const int cluster = static_cast<int>(rng() % 4);
+      std::vector<ExpertId> experts =
+          testing::draw_experts({all.begin() + 4 * cluster, all.begin() + 4 * cluster + 4}, 2, rng);
+      for (int i = 0; i < 2; ++i) experts.push_back(static_cast<ExpertId>((experts[i] + 4) % 16));
+      request.push_back({static_cast<std::int32_t>(t), experts});
+    }
+  const RoutingProfile profile = RoutingProfile::build(testing::fixture_trace(2, 16, 2, 20, requests), {});
+  const Placement placement = place(profile, 4).placement;
+  for (int e = 0; e < 16; ++e)
+    EXPECT_EQ(placement.home_devices(1)[(e + 4) % 16], placement.home_devices(0)[e]) << e;
+}
+
 TEST(CoactPlacement, SameInputSamePlacement) {
   const RoutingProfile profile = RoutingProfile::build(testing::random_trace(3, 32, 4, 10, 30, 50, 5), {});
   EXPECT_EQ(place(profile, 4).placement.slots, place(profile, 4).placement.slots);
