@@ -141,7 +141,7 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
   Cbc_setColLower(cbc.get(), x(0, 0), 1);  // devices are interchangeable
   Cbc_setObjSense(cbc.get(), -1);
   Cbc_setLogLevel(cbc.get(), 0);
-  Cbc_setMaximumSeconds(cbc.get(), time_limit);
+  Cbc_setParameter(cbc.get(), "seconds", fmt::format("{}", time_limit).c_str());
   Cbc_setAllowableGap(cbc.get(), 0.5);  // objective values are integers: within 0.5 is optimal
   Cbc_setParameter(cbc.get(), "randomCbcSeed", "1");
   Cbc_setParameter(cbc.get(), "threads", "0");
