@@ -26,8 +26,9 @@
 // of them, so Σ_i W_i <= Σ_e min(load_e, balance × tokens / D). DP: a DP solution is a TP solution
 // with the same per-layer token loads, so each layer's DP bound is also at most its TP bound; the
 // bound takes the smaller, and relaxes the coupling of a request's device across layers.
-// Where it is loose: fractional u (an expert's partner budget spread thin). Exact when an optimal placement's
-// u is where Frank-Wolfe ends (see the tests).
+// Where it is loose: F is concave, so a mixture of placements (fractional u) scores above each of
+// them; r counts all co-located pairs, not only the largest block's; DP requests pick their best
+// device per layer. Exact when an optimal placement's u is where Frank-Wolfe ends (see the tests).
 #include <vector>
 
 #include "workloads/routing_trace.hpp"
