@@ -4,8 +4,10 @@
 #include <stdexcept>
 
 #include "models/input_error.hpp"
+#include "policies/coact_placement.hpp"
 #include "policies/contiguous_placement.hpp"
 #include "policies/eplb_placement.hpp"
+#include "policies/ilp_placement.hpp"
 #include "policies/random_placement.hpp"
 #include "policies/round_robin_placement.hpp"
 #include "policies/semmoe_placement.hpp"
@@ -39,6 +41,18 @@ const std::vector<PlacementPolicyInfo>& registry() {
       {{"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device", semmoe_param_specs()},
        true,
        place_semmoe},
+      {{"coact",
+        "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device",
+        {{"seed", 1, "METIS random seed"}}},
+       true,
+       coact_placement},
+      {{"ilp",
+        "exact token-expert co-clustering of the most frequent tokens with CBC (small instances)",
+        {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
+         {"balance", 1.10, "token load per device at most balance x mean"},
+         {"time_limit", 10, "CBC seconds per layer; the gap is reported"}}},
+       true,
+       ilp_placement},
   };
   return policies;
 }

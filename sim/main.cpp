@@ -284,6 +284,10 @@ int main(int argc, char** argv) {
       ->add_option("--tp-batch", eval_options.tp_batch_tokens,
                    "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
       ->check(CLI::Range(0, 1 << 30));
+  place_eval
+      ->add_option("--bound-rounds", eval_options.bound_rounds,
+                   "triangle-cut rounds of the LAR upper bound (default 0; 2: tighter, minutes)")
+      ->check(CLI::Range(0, 20));
   place_eval->add_flag("--json", eval_options.json, "print one JSON object instead of the table");
 
   // Every registered subcommand; anything else in first position is a typo worth naming.

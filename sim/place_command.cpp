@@ -8,6 +8,7 @@
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
 #include "models/presets.hpp"
+#include "policies/lar_upper_bound.hpp"
 #include "policies/placement_evaluation.hpp"
 #include "policies/placement_file.hpp"
 #include "policies/placement_plan.hpp"
@@ -88,6 +89,9 @@ int place_eval_command(const PlaceEvalOptions& options) {
           : std::vector<bool>{};
   const PlacementEvaluation e =
       evaluate_placement(plan, trace, evaluate, {options.balance, options.tp_batch_tokens});
+  // What any placement with N/D experts per device could reach on these requests, at this balance.
+  const LarUpperBound bound =
+      lar_upper_bound(trace, evaluate, plan.placement.devices, options.balance, 100, options.bound_rounds);
 
   // Bytes need the model: the preset the trace was checked against.
   const MoeModel model = model_preset(trace.header().model);
@@ -107,6 +111,9 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["imbalance_dp"] = e.imbalance_dp;
     j["imbalance_tp"] = e.imbalance_tp;
     j["solver_seconds"] = plan.solver_seconds;
+    j["upper_bound_dp"] = bound.dp;
+    j["upper_bound_tp"] = bound.tp;
+    j["bound_triangle_rounds"] = options.bound_rounds;
     j["policy"] = plan.policy.name;
     j["devices"] = plan.placement.devices;
     j["requests"] = e.requests;
@@ -136,6 +143,9 @@ int place_eval_command(const PlaceEvalOptions& options) {
                            e.tokens, e.activations);
   std::cout << fmt::format("                         TP style (per token, layer)   DP style (per request)\n");
   std::cout << fmt::format("LAR                      {:<29.4f} {:.4f}\n", e.lar_tp, e.lar_dp);
+  std::cout << fmt::format("upper bound on LAR       {:<29.4f} {:.4f}\n", bound.tp, bound.dp);
+  std::cout << fmt::format("fraction of the bound    {:<29.3f} {:.3f}\n", e.lar_tp / bound.tp,
+                           e.lar_dp / bound.dp);
   std::cout << fmt::format("token load imbalance     {:<29.3f} {:.3f}\n", e.imbalance_tp, e.imbalance_dp);
   std::cout << fmt::format("remote A2A bytes         {:<29.4g} {:.4g}\n", a2a_tp, a2a_dp);
   std::cout << fmt::format(

@@ -27,6 +27,8 @@ struct PlaceEvalOptions {
   long long seed = 1;
   double balance = 1.10;  // DP-style request load tolerance
   int tp_batch_tokens = 4096;
+  int bound_rounds =
+      0;  // triangle-cut rounds of the TP bound: tighter, much slower (policies/lar_upper_bound.hpp)
   bool json = false;
 };
 int place_eval_command(const PlaceEvalOptions& options);

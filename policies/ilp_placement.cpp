@@ -1,0 +1,244 @@
+#include "policies/ilp_placement.hpp"
+
+#include <Cbc_C_Interface.h>
+#include <fmt/format.h>
+#include <CoinFinite.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "models/input_error.hpp"
+#include "policies/partition_placement.hpp"
+
+namespace semsim {
+namespace {
+
+struct Entry {
+  int token = 0;  // index among the modelled tokens
+  int expert = 0;
+  double count = 0;
+};
+
+struct LayerSolution {
+  std::vector<int> device_of_expert;
+  std::vector<int> device_of_token;  // per modelled token
+  double objective = 0, best_bound = 0;
+  bool optimal = false;
+};
+
+// Column-major (CSC) constraint matrix assembled row by row.
+class Model {
+ public:
+  int add_column(double objective) {
+    objective_.push_back(objective);
+    return static_cast<int>(objective_.size()) - 1;
+  }
+  void add_row(const std::vector<std::pair<int, double>>& terms, double lower, double upper) {
+    for (const auto& [column, value] : terms)
+      triplets_.push_back({column, static_cast<int>(lower_.size()), value});
+    lower_.push_back(lower);
+    upper_.push_back(upper);
+  }
+  void load(Cbc_Model* cbc) const {
+    std::vector<Triplet> sorted = triplets_;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const Triplet& a, const Triplet& b) { return a.column < b.column; });
+    const int columns = static_cast<int>(objective_.size());
+    std::vector<CoinBigIndex> start(columns + 1, 0);
+    std::vector<int> index;
+    std::vector<double> value;
+    for (const Triplet& t : sorted) {
+      ++start[t.column + 1];
+      index.push_back(t.row);
+      value.push_back(t.value);
+    }
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    const std::vector<double> column_lower(columns, 0.0), column_upper(columns, 1.0);
+    Cbc_loadProblem(cbc, columns, static_cast<int>(lower_.size()), start.data(), index.data(), value.data(),
+                    column_lower.data(), column_upper.data(), objective_.data(), lower_.data(),
+                    upper_.data());
+    for (int c = 0; c < columns; ++c) Cbc_setInteger(cbc, c);
+  }
+
+ private:
+  struct Triplet {
+    int column, row;
+    double value;
+  };
+  std::vector<double> objective_, lower_, upper_;
+  std::vector<Triplet> triplets_;
+};
+
+// A feasible start: experts contiguous, tokens (most frequent first) on their best device with room.
+std::vector<double> greedy_start(int experts, int devices, const std::vector<double>& occurrences,
+                                 const std::vector<Entry>& entries, double capacity) {
+  const int per_device = experts / devices, tokens = static_cast<int>(occurrences.size());
+  std::vector<double> start(static_cast<std::size_t>(experts + tokens + entries.size()) * devices, 0.0);
+  for (int k = 0; k < experts; ++k) start[k * devices + k / per_device] = 1;
+  std::vector<std::vector<double>> local(tokens, std::vector<double>(devices, 0.0));
+  for (const Entry& e : entries) local[e.token][e.expert / per_device] += e.count;
+  std::vector<double> load(devices, 0.0);
+  std::vector<int> device_of_token(tokens);
+  for (int j = 0; j < tokens; ++j) {  // modelled tokens come most frequent first
+    int best = -1;
+    for (int d = 0; d < devices; ++d)
+      if (load[d] + occurrences[j] <= capacity && (best < 0 || local[j][d] > local[j][best])) best = d;
+    if (best < 0) best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[best] += occurrences[j];
+    device_of_token[j] = best;
+    start[static_cast<std::size_t>(experts + j) * devices + best] = 1;
+  }
+  for (std::size_t p = 0; p < entries.size(); ++p) {
+    const int d = device_of_token[entries[p].token];
+    if (entries[p].expert / per_device == d) start[(experts + tokens + p) * devices + d] = 1;
+  }
+  return start;
+}
+
+LayerSolution solve_layer(int experts, int devices, const std::vector<double>& occurrences,
+                          const std::vector<Entry>& entries, double balance, double time_limit) {
+  const int per_device = experts / devices, tokens = static_cast<int>(occurrences.size());
+  Model model;
+  auto x = [&](int k, int d) { return k * devices + d; };
+  auto y = [&](int j, int d) { return (experts + j) * devices + d; };
+  auto z = [&](std::size_t p, int d) { return static_cast<int>((experts + tokens + p) * devices + d); };
+  for (int c = 0; c < (experts + tokens) * devices; ++c) model.add_column(0);
+  for (std::size_t p = 0; p < entries.size(); ++p)
+    for (int d = 0; d < devices; ++d) {
+      model.add_column(entries[p].count);
+      model.add_row({{z(p, d), 1}, {x(entries[p].expert, d), -1}}, -COIN_DBL_MAX, 0);
+      model.add_row({{z(p, d), 1}, {y(entries[p].token, d), -1}}, -COIN_DBL_MAX, 0);
+    }
+  for (int k = 0; k < experts; ++k) {
+    std::vector<std::pair<int, double>> row;
+    for (int d = 0; d < devices; ++d) row.push_back({x(k, d), 1});
+    model.add_row(row, 1, 1);
+  }
+  for (int d = 0; d < devices; ++d) {
+    std::vector<std::pair<int, double>> row;
+    for (int k = 0; k < experts; ++k) row.push_back({x(k, d), 1});
+    model.add_row(row, per_device, per_device);
+  }
+  for (int j = 0; j < tokens; ++j) {
+    std::vector<std::pair<int, double>> row;
+    for (int d = 0; d < devices; ++d) row.push_back({y(j, d), 1});
+    model.add_row(row, 1, 1);
+  }
+  const double total = std::accumulate(occurrences.begin(), occurrences.end(), 0.0);
+  const double capacity =
+      std::max(balance * total / devices, *std::max_element(occurrences.begin(), occurrences.end()));
+  for (int d = 0; d < devices; ++d) {
+    std::vector<std::pair<int, double>> row;
+    for (int j = 0; j < tokens; ++j) row.push_back({y(j, d), occurrences[j]});
+    model.add_row(row, -COIN_DBL_MAX, capacity);
+  }
+
+  const std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> cbc(Cbc_newModel(), Cbc_deleteModel);
+  model.load(cbc.get());
+  Cbc_setColLower(cbc.get(), x(0, 0), 1);  // devices are interchangeable
+  Cbc_setObjSense(cbc.get(), -1);
+  Cbc_setLogLevel(cbc.get(), 0);
+  Cbc_setParameter(cbc.get(), "seconds", fmt::format("{}", time_limit).c_str());
+  Cbc_setAllowableGap(cbc.get(), 0.5);  // objective values are integers: within 0.5 is optimal
+  Cbc_setParameter(cbc.get(), "randomCbcSeed", "1");
+  Cbc_setParameter(cbc.get(), "threads", "0");
+  const std::vector<double> start = greedy_start(experts, devices, occurrences, entries, capacity);
+  std::vector<int> all_columns(start.size());
+  std::iota(all_columns.begin(), all_columns.end(), 0);
+  Cbc_setMIPStartI(cbc.get(), static_cast<int>(start.size()), all_columns.data(), start.data());
+  Cbc_solve(cbc.get());
+  const double* solution = Cbc_bestSolution(cbc.get());
+  if (solution == nullptr) {
+    if (Cbc_isProvenInfeasible(cbc.get()))
+      throw InputError(
+          fmt::format("placement policy 'ilp': the {} modelled tokens cannot be spread over {} devices "
+                      "within balance {}; raise balance",
+                      tokens, devices, balance));
+    throw std::runtime_error("placement policy 'ilp': CBC found no feasible placement within the time limit");
+  }
+
+  LayerSolution out;
+  out.device_of_expert.assign(experts, 0);
+  out.device_of_token.assign(tokens, 0);
+  for (int d = 0; d < devices; ++d) {
+    for (int k = 0; k < experts; ++k)
+      if (solution[x(k, d)] > 0.5) out.device_of_expert[k] = d;
+    for (int j = 0; j < tokens; ++j)
+      if (solution[y(j, d)] > 0.5) out.device_of_token[j] = d;
+  }
+  // The objective of the rounded solution (z = 1 exactly where expert and token share a device).
+  for (const Entry& e : entries)
+    if (out.device_of_expert[e.expert] == out.device_of_token[e.token]) out.objective += e.count;
+  out.optimal = Cbc_isProvenOptimal(cbc.get()) != 0;
+  out.best_bound =
+      out.optimal ? out.objective : std::max(out.objective, Cbc_getBestPossibleObjValue(cbc.get()));
+  return out;
+}
+
+}  // namespace
+
+PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& choice) {
+  const RoutingProfile& profile = *input.profile;
+  const int n = input.experts, devices = input.devices;
+  experts_per_device("ilp", n, devices);
+  const int wanted = static_cast<int>(choice.param("tokens"));
+  const double balance = choice.param("balance"), time_limit = choice.param("time_limit");
+  if (wanted < 1) throw InputError("placement policy 'ilp': tokens must be at least 1");
+  if (balance < 1) throw InputError("placement policy 'ilp': balance must be at least 1");
+  if (time_limit <= 0) throw InputError("placement policy 'ilp': time_limit must be positive");
+
+  // The J most frequent profiled tokens (ties: lower id).
+  std::vector<std::int32_t> modelled;
+  for (std::int32_t t = 0; t < static_cast<std::int32_t>(profile.vocabulary()); ++t)
+    if (profile.token_occurrences(t) > 0) modelled.push_back(t);
+  std::stable_sort(modelled.begin(), modelled.end(), [&](std::int32_t a, std::int32_t b) {
+    return profile.token_occurrences(a) > profile.token_occurrences(b);
+  });
+  if (static_cast<int>(modelled.size()) > wanted) modelled.resize(wanted);
+  if (modelled.empty())
+    throw InputError("placement policy 'ilp': the routing profile has no token occurrences");
+  std::vector<double> occurrences;
+  for (std::int32_t t : modelled) occurrences.push_back(static_cast<double>(profile.token_occurrences(t)));
+
+  PlacementResult result;
+  std::vector<std::vector<int>> device_of_expert;
+  result.token_devices.device.assign(input.moe_layers, std::vector<std::int16_t>(profile.vocabulary(), -1));
+  result.token_devices.confidence.assign(input.moe_layers, std::vector<float>(profile.vocabulary(), 0.0f));
+  double objective = 0, best_bound = 0, max_layer_gap = 0;
+  int optimal_layers = 0;
+  for (int layer = 0; layer < input.moe_layers; ++layer) {
+    std::vector<Entry> entries;
+    for (int j = 0; j < static_cast<int>(modelled.size()); ++j)
+      for (const ExpertCount& c : profile.token_experts(layer, modelled[j]))
+        entries.push_back({j, c.expert, static_cast<double>(c.count)});
+    const LayerSolution s = solve_layer(n, devices, occurrences, entries, balance, time_limit);
+    device_of_expert.push_back(s.device_of_expert);
+    std::vector<double> activations(modelled.size(), 0.0), local(modelled.size(), 0.0);
+    for (const Entry& e : entries) {
+      activations[e.token] += e.count;
+      if (s.device_of_expert[e.expert] == s.device_of_token[e.token]) local[e.token] += e.count;
+    }
+    for (std::size_t j = 0; j < modelled.size(); ++j) {
+      result.token_devices.device[layer][modelled[j]] = static_cast<std::int16_t>(s.device_of_token[j]);
+      result.token_devices.confidence[layer][modelled[j]] =
+          activations[j] > 0 ? static_cast<float>(local[j] / activations[j]) : 0.0f;
+    }
+    objective += s.objective;
+    best_bound += s.best_bound;
+    if (s.best_bound > 0)
+      max_layer_gap = std::max(max_layer_gap, (s.best_bound - s.objective) / s.best_bound);
+    optimal_layers += s.optimal ? 1 : 0;
+  }
+  result.placement = placement_from_devices(device_of_expert, n, devices);
+  result.solver = {{"objective", objective},
+                   {"best_bound", best_bound},
+                   {"gap", best_bound > 0 ? (best_bound - objective) / best_bound : 0.0},
+                   {"max_layer_gap", max_layer_gap},
+                   {"optimal_layers", optimal_layers}};
+  return result;
+}
+
+}  // namespace semsim

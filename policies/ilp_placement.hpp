@@ -1,0 +1,23 @@
+#pragma once
+// ilp placement: per MoE layer, the exact co-clustering of the J most frequent profiled tokens and
+// the experts (Sem-MoE's objective without the load term, the load as a hard constraint), solved by
+// CBC. For small instances: the model has N·D + J·D + nnz(T)·D binaries.
+//   x[k,d] = expert k on device d, y[j,d] = token j on device d, z[j,k,d] <= x[k,d], z <= y[j,d]
+//   maximise  Σ T[j,k]·z[j,k,d]   (local activations of the modelled tokens)
+//   s.t. Σ_d x[k,d] = 1, Σ_k x[k,d] = N/D, Σ_d y[j,d] = 1,
+//        Σ_j occ_j·y[j,d] <= max(balance·Σ_j occ_j / D, max_j occ_j)   (one token always fits)
+//        x[0,0] = 1 (devices are interchangeable)
+// Single-threaded with a fixed seed; a layer that hits the time limit keeps CBC's best solution, so
+// only runs that prove optimality everywhere are reproducible to the bit.
+#include "policies/placement_policies.hpp"
+
+namespace semsim {
+
+// Registered as "ilp" (params: tokens, balance, time_limit). PlacementResult.solver: objective and
+// best_bound (local activations of the modelled tokens, summed over layers), gap ((best_bound −
+// objective) / best_bound of those sums), max_layer_gap (the worst layer's relative gap),
+// optimal_layers. token_devices holds the modelled tokens' devices (-1 for every other token) with
+// confidence = the share of the token's profiled activations its device hosts.
+PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& choice);
+
+}  // namespace semsim

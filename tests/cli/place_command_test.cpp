@@ -1,0 +1,102 @@
+// `semsim place` and `semsim place eval` end to end on a small DeepSeek-style trace: a placement file
+// appears only on success, eval prints the documented JSON keys, bad input exits 2 with one message.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+// 12 prompts of 8 tokens, one of each kind, over DeepSeek-V2-Lite's 26 MoE layers; token "tokN"
+// always routes to the six experts 8N..8N+5, i.e. one EP8 device under contiguous placement.
+void write_fixture(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (int p = 1; p <= 12; ++p) {
+    std::ofstream out(dir / ("prompt_" + std::to_string(p) + "_data.csv"));
+    out << "Layer ID,Batch Number,Token,Activated Expert IDs\n";
+    for (int layer = 1; layer <= 26; ++layer)
+      for (int t = 0; t < 8; ++t) {
+        const int kind = (p + t) % 8;
+        out << layer << ",0,tok" << kind << ",\"[";
+        for (int j = 0; j < 6; ++j) out << (j ? ", " : "") << 8 * kind + j;
+        out << "]\"\n";
+      }
+  }
+}
+
+class cliPlace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_fixture(dir_.path() / "ds");
+    run_ok({"trace", "import", "--from", "deepseek-csv", dir_ / "ds", "--model", "deepseek-v2-lite", "--out",
+            trace_});
+    run_ok({"profile", trace_, "--split", "0.5", "--seed", "1", "--out", dir_ / "prof"});
+  }
+  void run_ok(const std::vector<std::string>& args) {
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  }
+  TempDir dir_;
+  const std::string trace_ = dir_ / "ds.semtrace";
+};
+
+TEST_F(cliPlace, PlaceThenEvalGivesTheDocumentedJson) {
+  const std::string plan = dir_ / "contiguous.semplace";
+  // --balance 100: the token table may follow affinity alone (the fixture's token kinds are uneven).
+  run_ok({"place", "--policy", "contiguous", "--profile", dir_ / "prof", "--ep", "8", "--balance", "100",
+          "--out", plan});
+  // --balance 100: no load cap, so each request takes its best-voted device.
+  const std::vector<std::string> eval{"place", "eval",   plan, "--trace",   trace_, "--split",
+                                      "0.5",   "--seed", "1",  "--balance", "100",  "--json"};
+  const CliResult r = run_semsim(eval);
+  ASSERT_EQ(r.exit_code, 0) << describe(eval, r);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"lar_dp", "lar_tp", "imbalance_dp", "imbalance_tp", "solver_seconds",
+                          "upper_bound_dp", "upper_bound_tp"})
+    EXPECT_TRUE(j.contains(key)) << key << " missing in " << r.out;
+  EXPECT_EQ(j["requests"], 6);
+  // Each token's experts share one device, the tables name it, and the kinds fill equal slices.
+  EXPECT_DOUBLE_EQ(j["lar_tp"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["imbalance_tp"].get<double>(), 1.0);
+  EXPECT_LE(j["lar_tp"].get<double>(), j["upper_bound_tp"].get<double>() + 1e-9);
+  // A request's 8 tokens are of 8 kinds, each on its own device: its one device serves an eighth.
+  EXPECT_DOUBLE_EQ(j["lar_dp"].get<double>(), 0.125);
+  EXPECT_LE(j["lar_dp"].get<double>(), j["upper_bound_dp"].get<double>() + 1e-9);
+}
+
+TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
+  const std::string plan = dir_ / "bad.semplace";
+  struct Case {
+    std::vector<std::string> extra;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{{"--policy", "semmo"}, "unknown placement policy 'semmo' (did you mean 'semmoe'?)"},
+        Case{{"--policy", "semmoe", "--param", "tehta=1"}, "has no parameter 'tehta'"},
+        Case{{"--policy", "semmoe", "--param", "theta=x"}, "'x' is not a number"},
+        Case{{"--policy", "random", "--ep", "7"}, "--ep 7: must divide the profile's 64 experts"}}) {
+    std::vector<std::string> args{"place", "--profile", dir_ / "prof", "--out", plan};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    if (std::find(args.begin(), args.end(), "--ep") == args.end()) args.insert(args.end(), {"--ep", "8"});
+    const CliResult r = run_semsim(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << describe(args, r);
+    EXPECT_FALSE(fs::exists(plan));
+  }
+}
+
+TEST_F(cliPlace, EvalRejectsACorruptPlacementFileWithItsLine) {
+  const std::string plan = dir_ / "broken.semplace";
+  std::ofstream(plan) << "semsim-placement 1\npolicy contiguous\nmoe_layers x\n";
+  const std::vector<std::string> eval{"place", "eval", plan, "--trace", trace_};
+  const CliResult r = run_semsim(eval);
+  EXPECT_EQ(r.exit_code, 2) << describe(eval, r);
+  EXPECT_NE(r.err.find(plan + ":"), std::string::npos) << describe(eval, r);
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
