@@ -126,7 +126,7 @@ std::string summary_text(const nlohmann::ordered_json& j) {
                    share["dispatch"].get<double>() * 100, share["experts"].get<double>() * 100,
                    share["combine"].get<double>() * 100, share["other"].get<double>() * 100));
   if (j["attention"] == "tp")
-    line("Step time red.-scatter/all-gather/permute:",
+    line("Step time RS / AG / permute:",
          fmt::format("{:.1f}% / {:.1f}% / {:.1f}%", share["reduce_scatter"].get<double>() * 100,
                      share["all_gather"].get<double>() * 100, share["permute"].get<double>() * 100));
   line("All-to-all share of MoE-layer time:",
