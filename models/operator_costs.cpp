@@ -206,8 +206,9 @@ OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_pe
   if (active == 0) return {};
   const OpCost one = swiglu_cost(model, 1, model.expert_ffn, p);
   const double weight_bytes = 3.0 * model.hidden * model.expert_ffn * p.weight_bytes;
-  return {one.flops * static_cast<double>(tokens),
-          weight_bytes * static_cast<double>(active) + (one.bytes - weight_bytes) * static_cast<double>(tokens)};
+  return {
+      one.flops * static_cast<double>(tokens),
+      weight_bytes * static_cast<double>(active) + (one.bytes - weight_bytes) * static_cast<double>(tokens)};
 }
 
 OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precision& p) {
@@ -233,6 +234,22 @@ OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p)
   cost.bytes = weights * p.weight_bytes +
                t * static_cast<double>(model.hidden + model.vocabulary) * p.activation_bytes;
   return cost;
+}
+
+OpCost token_permutation_cost(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  return {0.0, 2.0 * static_cast<double>(tokens) * model.hidden * p.activation_bytes};
+}
+
+MoeModel attention_tp_shard(const MoeModel& model, int tp) {
+  if (tp < 1) throw std::invalid_argument("attention_tp_shard: tp must be >= 1");
+  auto split = [tp](int size) { return (size + tp - 1) / tp; };
+  MoeModel shard = model;
+  shard.attention.heads = split(model.attention.heads);
+  if (model.attention.kind != AttentionKind::kMla) shard.attention.kv_heads = split(model.attention.kv_heads);
+  shard.dense_ffn = split(model.dense_ffn);
+  shard.vocabulary = split(model.vocabulary);
+  return shard;
 }
 
 double kv_bytes_per_token(const MoeModel& model, const Precision& p) {

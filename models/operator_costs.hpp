@@ -42,7 +42,8 @@ long long embedding_params(const MoeModel& model);      // input embedding + LM 
 // Operators of one layer for a batch on one device.
 // Attention: projections + scores/values over the KV cache + KV reads/writes; causal within a chunk;
 // sliding-window layers see at most `sliding_window` tokens; MLA decode uses the absorbed form.
-OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch, const Precision& p);
+OpCost attention_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
+                      const Precision& p);
 // Its two parts (attention_cost is their sum): the projections of `tokens` new tokens (weights and
 // hidden states), and the core (scores and values over the KV cache, KV reads and writes).
 OpCost attention_projection_cost(const MoeModel& model, long long tokens, const Precision& p);
@@ -59,6 +60,20 @@ OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precis
 OpCost dense_ffn_cost(const MoeModel& model, long long tokens, const Precision& p);
 // LM head for the tokens that produce a next token.
 OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p);
+// A gather of `tokens` hidden states into a new order (Sem-MoE's Attention-TP token shuffle): each
+// read once and written once, no FLOPs.
+OpCost token_permutation_cost(const MoeModel& model, long long tokens, const Precision& p);
+
+// The share of the model one rank of an Attention-TP group of `tp` ranks holds and computes, as a
+// model of its own (every cost and memory function above then prices that rank): query heads split
+// (the most loaded rank's ceil(heads / tp)); GQA/MHA key-value heads split likewise, a KV head being
+// replicated on tp / kv_heads ranks when tp > kv_heads, so its KV cache shrinks by min(tp, kv_heads);
+// the dense FFN's intermediate size and the vocabulary (embedding and LM head, logits sharded)
+// split. MLA's compressed KV latent and its down-projections are shared by all heads, so each rank
+// keeps them whole: the MLA KV cache is replicated, not sharded. The gate, shared experts and
+// routed experts are unchanged: they run on a rank's slice of the tokens with full weights (routed
+// experts placed by EP).
+MoeModel attention_tp_shard(const MoeModel& model, int tp);
 
 // Memory.
 // KV-cache bytes one token occupies over all layers.

@@ -31,6 +31,8 @@ class CalibratedCostModel final : public CostModel {
   double lm_head(long long tokens) const override {
     return by_tokens(head_, tokens, &RooflineCostModel::lm_head);
   }
+  // No profile measures the shuffle on its own: the roofline's memory-bound gather.
+  double permute_tokens(long long tokens) const override { return roofline_.permute_tokens(tokens); }
   double collective_overhead() const override { return roofline_.collective_overhead(); }
 
  private:

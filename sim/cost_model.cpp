@@ -47,4 +47,8 @@ double RooflineCostModel::lm_head(long long tokens) const {
   return seconds(lm_head_cost(model_, tokens, precision_), KernelKind::kGemm);
 }
 
+double RooflineCostModel::permute_tokens(long long tokens) const {
+  return token_permutation_cost(model_, tokens, precision_).bytes / memory_bandwidth_;
+}
+
 }  // namespace semsim

@@ -23,6 +23,9 @@ class CostModel {
   virtual double shared_experts(long long tokens) const = 0;
   virtual double dense_ffn(long long tokens) const = 0;
   virtual double lm_head(long long tokens) const = 0;
+  // A gather of `tokens` hidden states (Sem-MoE's Attention-TP shuffle). Sem-MoE fuses it into the
+  // reduce-scatter and all-gather, so it costs its memory traffic but no kernel launch of its own.
+  virtual double permute_tokens(long long tokens) const = 0;
   virtual double collective_overhead() const = 0;
 };
 
@@ -41,6 +44,7 @@ class RooflineCostModel final : public CostModel {
   double shared_experts(long long tokens) const override;
   double dense_ffn(long long tokens) const override;
   double lm_head(long long tokens) const override;
+  double permute_tokens(long long tokens) const override;
   double collective_overhead() const override { return collective_overhead_; }
 
  private:

@@ -51,16 +51,18 @@ int check_command(const std::string& scenario_ref, const std::vector<std::string
   const Scenario s = semsim::load_scenario_file(scenario_ref, overrides, -1);
   std::cout << fmt::format(
       "{}: ok\n  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
-      "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per rank\n"
-      "  policies: placement {}{}, request scheduling {}, dispatch {} (replica choice {}); fidelity {}; "
+      "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
+      "  policies: placement {}{}, request scheduling {}, token scheduling {}, dispatch {} (replica choice "
+      "{}); "
+      "fidelity {}; "
       "calibration {}\n"
       "  workload: {} requests, seed {}\n",
       s.file, s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
       s.attention == semsim::AttentionMode::kDataParallel ? "dp" : "tp", s.weight_bytes_per_device / 1e9,
-      s.kv_capacity_tokens, s.placement.name,
-      s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file), s.request_scheduling.name,
-      s.dispatch_name, s.replica_choice_name,
+      s.kv_capacity_tokens, s.attention == semsim::AttentionMode::kDataParallel ? "rank" : "TP group",
+      s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
+      s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
       s.fidelity == semsim::NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name,
       s.workload.requests, s.workload.seed);
   return 0;

@@ -28,8 +28,9 @@ std::string attention_name(AttentionMode mode) {
 nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
+  const PhaseSeconds& t = s.phase_totals;
   const double moe =
-      s.phase_totals.attention + s.phase_totals.dispatch + s.phase_totals.experts + s.phase_totals.combine;
+      t.attention + t.dispatch + t.experts + t.combine + t.reduce_scatter + t.all_gather + t.permute;
   nlohmann::ordered_json j;
   j["scenario"] = scenario.name;
   j["model"] = scenario.model.name;
@@ -39,6 +40,10 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["placement"] = scenario.placement.name;
   if (!scenario.placement_file.empty()) j["placement_file"] = scenario.placement_file;
   j["request_scheduling"] = scenario.request_scheduling.name;
+  if (scenario.attention == AttentionMode::kTensorParallel) {
+    j["tp"] = scenario.tp;
+    j["token_scheduling"] = scenario.token_scheduling.name;
+  }
   j["dispatch"] = scenario.dispatch_name;
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
@@ -58,17 +63,16 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["imbalance"] = s.imbalance;
   j["steps"] = s.steps;
   j["mean_step_seconds"] = s.mean_step_seconds;
-  j["phase_seconds"] = {{"attention", s.phase_totals.attention},
-                        {"dispatch", s.phase_totals.dispatch},
-                        {"experts", s.phase_totals.experts},
-                        {"combine", s.phase_totals.combine},
-                        {"other", s.phase_totals.other}};
-  j["phase_share"] = {{"attention", share(s.phase_totals.attention)},
-                      {"dispatch", share(s.phase_totals.dispatch)},
-                      {"experts", share(s.phase_totals.experts)},
-                      {"combine", share(s.phase_totals.combine)},
-                      {"other", share(s.phase_totals.other)}};
-  j["a2a_share_of_moe_time"] = moe > 0 ? (s.phase_totals.dispatch + s.phase_totals.combine) / moe : 0.0;
+  j["phase_seconds"] = {{"attention", t.attention},   {"dispatch", t.dispatch},
+                        {"experts", t.experts},       {"combine", t.combine},
+                        {"other", t.other},           {"reduce_scatter", t.reduce_scatter},
+                        {"all_gather", t.all_gather}, {"permute", t.permute}};
+  j["phase_share"] = {{"attention", share(t.attention)},   {"dispatch", share(t.dispatch)},
+                      {"experts", share(t.experts)},       {"combine", share(t.combine)},
+                      {"other", share(t.other)},           {"reduce_scatter", share(t.reduce_scatter)},
+                      {"all_gather", share(t.all_gather)}, {"permute", share(t.permute)}};
+  j["a2a_share_of_moe_time"] = moe > 0 ? (t.dispatch + t.combine) / moe : 0.0;
+  j["tp_collective_bytes"] = s.tp_collective_bytes;
   j["kv_capacity_tokens_per_rank"] = scenario.kv_capacity_tokens;
   j["weight_bytes_per_device"] = scenario.weight_bytes_per_device;
   return j;
@@ -121,6 +125,10 @@ std::string summary_text(const nlohmann::ordered_json& j) {
        fmt::format("{:.1f}% / {:.1f}% / {:.1f}% / {:.1f}% / {:.1f}%", share["attention"].get<double>() * 100,
                    share["dispatch"].get<double>() * 100, share["experts"].get<double>() * 100,
                    share["combine"].get<double>() * 100, share["other"].get<double>() * 100));
+  if (j["attention"] == "tp")
+    line("Step time RS / AG / permute:",
+         fmt::format("{:.1f}% / {:.1f}% / {:.1f}%", share["reduce_scatter"].get<double>() * 100,
+                     share["all_gather"].get<double>() * 100, share["permute"].get<double>() * 100));
   line("All-to-all share of MoE-layer time:",
        fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
   line("Wall time (s):", num(j["wall_seconds"], 3));
@@ -153,14 +161,18 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
   std::string text =
       "step,start_s,duration_s,attention_s,dispatch_s,experts_s,combine_s,other_s,prefill_tokens,decode_"
       "tokens,"
-      "a2a_scale_up_bytes,a2a_scale_out_bytes,lar,imbalance\n";
+      "a2a_scale_up_bytes,a2a_scale_out_bytes,lar,imbalance,reduce_scatter_s,all_gather_s,permute_s,tp_"
+      "collective_bytes\n";
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
     text += fmt::format(
-        "{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f}\n", i, s.start,
-        s.phases.total(), s.phases.attention, s.phases.dispatch, s.phases.experts, s.phases.combine,
-        s.phases.other, s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
-        local_activation_rate(s.local_activations, s.activations), s.imbalance);
+        "{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},"
+        "{:.9g},{:."
+        "9g}\n",
+        i, s.start, s.phases.total(), s.phases.attention, s.phases.dispatch, s.phases.experts,
+        s.phases.combine, s.phases.other, s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes,
+        s.a2a_scale_out_bytes, local_activation_rate(s.local_activations, s.activations), s.imbalance,
+        s.phases.reduce_scatter, s.phases.all_gather, s.phases.permute, s.tp_collective_bytes);
   }
   write_text_file(path, text);
 }
@@ -169,14 +181,15 @@ void write_layers_csv(const std::string& path, const RunResult& run) {
   const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
   std::string text = "moe_layer,layer,attention_s,dispatch_s,experts_s,combine_s,imbalance";
   for (std::size_t d = 0; d < devices; ++d) text += fmt::format(",activations_device_{}", d);
-  text += "\n";
+  text += ",reduce_scatter_s,all_gather_s,permute_s\n";
   for (std::size_t i = 0; i < run.layers.size(); ++i) {
     const LayerTotals& l = run.layers[i];
     text += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f}", i, l.layer, l.phases.attention,
                         l.phases.dispatch, l.phases.experts, l.phases.combine,
                         load_imbalance(l.device_activations));
     for (const long long served : l.device_activations) text += fmt::format(",{}", served);
-    text += "\n";
+    text += fmt::format(",{:.9g},{:.9g},{:.9g}\n", l.phases.reduce_scatter, l.phases.all_gather,
+                        l.phases.permute);
   }
   write_text_file(path, text);
 }

@@ -16,13 +16,32 @@ struct RequestRecord {
   bool completed() const { return finish >= 0; }
 };
 
+// Attention-TP adds, per MoE layer, a reduce-scatter of the attention output before the gate, an
+// all-gather of the MoE output after the combine, and (Sem-MoE's reshuffle) the two gathers that
+// permute the tokens before the reduce-scatter and restore their order after the all-gather.
 struct PhaseSeconds {
   double attention = 0;  // MoE layers' attention + gate (slowest rank)
   double dispatch = 0;
-  double experts = 0;    // routed + shared experts (slowest device)
+  double experts = 0;  // routed + shared experts (slowest device)
   double combine = 0;
-  double other = 0;      // dense layers, LM head
-  double total() const { return attention + dispatch + experts + combine + other; }
+  double other = 0;  // dense layers (Attention-TP: with their all-reduces), LM head
+  double reduce_scatter = 0;
+  double all_gather = 0;
+  double permute = 0;
+  double total() const {
+    return attention + dispatch + experts + combine + other + reduce_scatter + all_gather + permute;
+  }
+  PhaseSeconds& operator+=(const PhaseSeconds& o) {
+    attention += o.attention;
+    dispatch += o.dispatch;
+    experts += o.experts;
+    combine += o.combine;
+    other += o.other;
+    reduce_scatter += o.reduce_scatter;
+    all_gather += o.all_gather;
+    permute += o.permute;
+    return *this;
+  }
 };
 
 struct StepRecord {
@@ -30,11 +49,12 @@ struct StepRecord {
   PhaseSeconds phases;
   int prefill_tokens = 0;
   int decode_tokens = 0;
-  double a2a_scale_up_bytes = 0;   // dispatch + combine, over all MoE layers
+  double a2a_scale_up_bytes = 0;  // dispatch + combine, over all MoE layers
   double a2a_scale_out_bytes = 0;
-  long long activations = 0;       // routed activations over all MoE layers
+  long long activations = 0;  // routed activations over all MoE layers
   long long local_activations = 0;
   double imbalance = 1;            // mean over MoE layers of the per-layer imbalance
+  double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers, every layer
 };
 
 // One MoE layer over the whole run: its phase times (summed over steps; `other` unused) and the
@@ -64,12 +84,21 @@ struct LayerSpans {
   std::vector<double> experts;  // per device: its routed + shared experts
   double combine_start = 0;
   double combine = 0;
+  // Attention-TP only (zero otherwise); `permute` is each of the layer's two shuffle gathers, the
+  // first just before the reduce-scatter, the second just after the all-gather.
+  double reduce_scatter_start = 0;
+  double reduce_scatter = 0;
+  double all_gather_start = 0;
+  double all_gather = 0;
+  double permute = 0;
+  double end = 0;  // when the layer's last phase ends
 };
 
 struct StepSpans {
   long long step = 0;
   double start = 0;
-  double other = 0;  // dense layers and LM head, at the start of the step
+  double other = 0;              // dense layers and LM head, at the start of the step
+  bool tensor_parallel = false;  // Attention-TP: layers have reduce-scatter and all-gather spans
   std::vector<LayerSpans> layers;
 };
 
@@ -78,7 +107,7 @@ struct RunResult {
   std::vector<StepRecord> steps;
   std::vector<LayerTotals> layers;  // one per MoE layer
   std::vector<StepSpans> timeline;  // the steps of the requested window
-  double end_time = 0;        // simulated time when the run stopped
+  double end_time = 0;              // simulated time when the run stopped
   long long prefill_tokens = 0;
   long long output_tokens = 0;
 };

@@ -91,8 +91,14 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " does not divide the " +
                            std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name +
                            "'");
-  if (s.attention == AttentionMode::kTensorParallel)
-    attention.fail("attention: tp is not simulated by this version yet (only dp)");
+  if (s.attention == AttentionMode::kTensorParallel) {
+    // One Attention-TP group spanning the EP group: one request queue, heads sharded over its ranks.
+    s.dp = static_cast<int>(in.get_int_in("dp", 1, 1, 1 << 16));
+    s.tp = static_cast<int>(in.get_int_in("tp", s.ep, 1, 1 << 16));
+    if (s.tp != s.ep) in.required("tp").fail("with attention: tp, the TP size must equal the EP size");
+    if (s.dp != 1) in.required("dp").fail("with attention: tp, dp must be 1 (one TP group)");
+    return;
+  }
   s.dp = static_cast<int>(in.get_int_in("dp", s.ep, 1, 1 << 16));
   s.tp = static_cast<int>(in.get_int_in("tp", 1, 1, 1 << 16));
   if (s.dp != s.ep)
@@ -158,6 +164,32 @@ PlacementPlan read_scenario_placement_file(const YamlInput& file_key, const Scen
   return plan;
 }
 
+// Schedulers that read the plan's tables are built now, so a missing table is reported at its key.
+// Attention-DP spreads requests over ranks; Attention-TP has one request queue and spreads tokens.
+void check_schedulers(const YamlInput& root, const Scenario& s) {
+  const auto policies = root.optional("policies");
+  auto key = [&](const char* name) {
+    const auto node = policies ? policies->optional(name) : std::nullopt;
+    return node ? *node : root;
+  };
+  const bool tp = s.attention == AttentionMode::kTensorParallel;
+  if (tp && s.request_scheduling.name != "round_robin")
+    key("request_scheduling")
+        .fail("with attention: tp the group has one request queue: request_scheduling must be round_robin");
+  if (!tp && s.token_scheduling.name != "positional")
+    key("token_scheduling").fail("token_scheduling '" + s.token_scheduling.name + "' needs attention: tp");
+  try {
+    make_request_scheduler(s.request_scheduling, *s.placement_plan);
+  } catch (const InputError& e) {
+    key("request_scheduling").fail(e.what());
+  }
+  try {
+    check_token_scheduling(s.token_scheduling, *s.placement_plan);
+  } catch (const InputError& e) {
+    key("token_scheduling").fail(e.what());
+  }
+}
+
 // Runs the placement policy (or reads the placement file) once, at load time: the memory check
 // counts the placement's slots, and the simulation uses the same plan.
 void place(const YamlInput& root, Scenario& s) {
@@ -168,6 +200,7 @@ void place(const YamlInput& root, Scenario& s) {
         root.required("policies").required("placement").required("file"), s, devices_per_node);
     s.placement = plan.policy;
     s.placement_plan = std::make_shared<const PlacementPlan>(std::move(plan));
+    check_schedulers(root, s);
     return;
   }
   std::optional<RoutingProfile> profile;
@@ -187,19 +220,19 @@ void place(const YamlInput& root, Scenario& s) {
     const auto key = policies ? policies->optional("placement") : std::nullopt;
     (key ? *key : root).fail(e.what());
   }
-  // Affinity schedulers read the plan's token table; building one now reports a missing table here.
-  try {
-    make_request_scheduler(s.request_scheduling, *s.placement_plan);
-  } catch (const InputError& e) {
-    root.required("policies").required("request_scheduling").fail(e.what());
-  }
+  check_schedulers(root, s);
 }
 
+// Under Attention-TP every rank holds its shard of the attention, dense FFN and vocabulary weights
+// and of every token's KV cache (attention_tp_shard: GQA/MHA KV split by min(tp, kv_heads), MLA's
+// latent KV replicated), so the group's token capacity is what one rank's share allows.
 void check_memory(const YamlInput& root, Scenario& s) {
+  const MoeModel rank_model =
+      s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model;
   s.weight_bytes_per_device =
-      weight_bytes_per_device(s.model, s.placement_plan->placement.max_slots_per_device(), s.precision);
+      weight_bytes_per_device(rank_model, s.placement_plan->placement.max_slots_per_device(), s.precision);
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
-  const double kv_per_token = kv_bytes_per_token(s.model, s.precision);
+  const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
       static_cast<long long>(s.workload.input_len.upper_bound()) + s.workload.output_len.upper_bound();
   s.kv_capacity_tokens = static_cast<long long>((usable - s.weight_bytes_per_device) / kv_per_token);

@@ -22,8 +22,8 @@ namespace semsim {
 enum class AttentionMode { kDataParallel, kTensorParallel };
 
 struct ServingLimits {
-  int max_batch_tokens = 8192;     // per rank per step (chunked-prefill budget)
-  int max_running_requests = 256;  // per rank
+  int max_batch_tokens = 8192;     // per DP rank per step (chunked-prefill budget); TP: per group
+  int max_running_requests = 256;  // per DP rank; TP: per group
   double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
 };
@@ -37,7 +37,7 @@ struct Scenario {
   double dispatch_bytes_per_element = 1.0 + 4.0 / 128;  // FP8 with a 4-byte scale per 128 elements
   int ep = 8;
   AttentionMode attention = AttentionMode::kDataParallel;
-  int dp = 8;
+  int dp = 8;  // Attention-TP: 1, one group whose TP size is the EP size
   int tp = 1;
   ServingLimits serving;
   WorkloadSpec workload;
@@ -59,7 +59,8 @@ struct Scenario {
   bool write_steps_csv = true;
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
 
-  // KV-cache capacity of one rank in tokens, after weights (validated > one longest request).
+  // KV-cache capacity of one DP rank in tokens, after weights (validated > one longest request).
+  // Attention-TP: of the group, each device holding its shard of every token's KV.
   long long kv_capacity_tokens = 0;
   double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
 };

@@ -60,11 +60,8 @@ Summary summarize(const RunResult& run) {
     weighted_imbalance += step.imbalance * static_cast<double>(step.activations);
     s.a2a_scale_up_bytes += step.a2a_scale_up_bytes;
     s.a2a_scale_out_bytes += step.a2a_scale_out_bytes;
-    s.phase_totals.attention += step.phases.attention;
-    s.phase_totals.dispatch += step.phases.dispatch;
-    s.phase_totals.experts += step.phases.experts;
-    s.phase_totals.combine += step.phases.combine;
-    s.phase_totals.other += step.phases.other;
+    s.tp_collective_bytes += step.tp_collective_bytes;
+    s.phase_totals += step.phases;
   }
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;

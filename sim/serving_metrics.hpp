@@ -26,7 +26,8 @@ struct Summary {
   Distribution ttft, tpot, e2e;  // over completed requests; TPOT excludes the first token
   double lar = 0;                // all routed activations of the run
   double a2a_scale_up_bytes = 0, a2a_scale_out_bytes = 0;
-  double imbalance = 1;          // activation-weighted mean of the steps' imbalance
+  double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers
+  double imbalance = 1;            // activation-weighted mean of the steps' imbalance
   int steps = 0;
   double mean_step_seconds = 0;
   PhaseSeconds phase_totals;

@@ -32,11 +32,18 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const auto scheduler = make_request_scheduler(scenario.request_scheduling, *scenario.placement_plan);
   const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,
                                        scenario.precision, scenario.calibration_extrapolation);
+  // Under Attention-TP each rank computes its shard of attention, dense FFN and LM head.
+  const bool tensor_parallel = scenario.attention == AttentionMode::kTensorParallel;
+  const MoeModel rank_model =
+      tensor_parallel ? attention_tp_shard(scenario.model, scenario.tp) : scenario.model;
+  const CalibratedCostModel rank_cost_model(rank_model, scenario.cluster.device, scenario.calibration,
+                                            scenario.precision, scenario.calibration_extrapolation);
   BandwidthFactors factors(scenario.calibration, topology);
   const auto network = scenario.fidelity == NetworkFidelity::kFlow
                            ? make_flow_network(topology, std::move(factors))
                            : make_bottleneck_network(topology, std::move(factors));
-  StepCost step_cost(scenario, placement, *routing, cost_model, *network, topology, timeline);
+  StepCost step_cost(scenario, placement, *routing, cost_model, rank_cost_model, *network, topology,
+                     timeline);
   const std::vector<Request> requests = generate_requests(scenario.workload);
 
   RunResult result;

@@ -2,22 +2,28 @@
 
 #include <algorithm>
 
+#include "policies/inter_layer_table.hpp"
 #include "policies/routing_metrics.hpp"
+#include "policies/token_scheduling.hpp"
 
 namespace semsim {
 
 StepCost::StepCost(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
-                   const CostModel& cost_model, CollectiveNetwork& network, const Topology& topology,
-                   StepWindow timeline)
+                   const CostModel& cost_model, const CostModel& rank_cost, CollectiveNetwork& network,
+                   const Topology& topology, StepWindow timeline)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
       cost_(cost_model),
+      rank_cost_(rank_cost),
       network_(network),
       topology_(topology),
       dispatch_(scenario.ep, scenario.model.routed_experts),
       traffic_(scenario.ep),
       device_experts_(scenario.ep),
+      rank_tokens_(scenario.ep),
+      gate_(scenario.ep),
+      shared_(scenario.ep),
       timeline_window_(timeline) {
   for (int layer = 0; layer < scenario.model.layers; ++layer)
     if (scenario.model.is_moe_layer(layer)) {
@@ -43,55 +49,106 @@ void StepCost::fill_traffic(double bytes_per_copy, bool transpose) {
     }
 }
 
+void StepCost::price_rank_tokens(const std::vector<int>& token_rank) {
+  std::fill(rank_tokens_.begin(), rank_tokens_.end(), 0);
+  for (const int rank : token_rank) ++rank_tokens_[rank];
+  for (std::size_t r = 0; r < rank_tokens_.size(); ++r) {
+    gate_[r] = cost_.gate(rank_tokens_[r]);
+    shared_[r] = cost_.shared_experts(rank_tokens_[r]);
+  }
+}
+
+const std::vector<int>& StepCost::reshuffled_ranks(int moe) {
+  const PlacementPlan& plan = *scenario_.placement_plan;
+  const std::size_t tokens = token_ids_.size();
+  const int history = std::min(plan.inter_layer.lookback, moe);
+  previous_devices_.resize(tokens * history);
+  for (std::size_t i = 0; i < tokens; ++i)
+    for (int back = 0; back < history; ++back)
+      previous_devices_[i * history + back] = majority_[(moe - 1 - back) * tokens + i];
+  reshuffle_tokens(plan, moe, token_ids_, previous_devices_, history, scenario_.ep, reshuffle_);
+  return reshuffle_.rank;
+}
+
+double StepCost::slice_collective(bool all_gather, StepClock& clock, StepRecord& record) {
+  const int ranks = scenario_.ep;
+  const double token_bytes = scenario_.model.hidden * scenario_.precision.activation_bytes;
+  for (int src = 0; src < ranks; ++src)
+    for (int dst = 0; dst < ranks; ++dst)
+      traffic_.at(src, dst) = src == dst ? 0.0 : rank_tokens_[all_gather ? src : dst] * token_bytes;
+  const LevelBytes moved = level_bytes(traffic_, topology_);
+  record.tp_collective_bytes += moved.scale_up + moved.scale_out;
+  const double overhead = ranks > 1 ? cost_.collective_overhead() : 0.0;
+  clock.advance(overhead);
+  return overhead + network_.run(traffic_, clock);
+}
+
 void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                    const std::vector<int>& token_rank, StepClock& clock, StepRecord& record) {
   const MoeModel& model = scenario_.model;
   const Precision& precision = scenario_.precision;
   const int ranks = scenario_.ep;
   const int k = model.top_k;
+  const bool tensor_parallel = scenario_.attention == AttentionMode::kTensorParallel;
+  const bool reshuffle = tensor_parallel && reshuffles_tokens(scenario_.token_scheduling);
 
   // Per-rank work that is the same in every layer of its kind: attention (full or sliding-window),
-  // gate, shared experts, dense FFN. Attention time is the slowest rank's (ranks meet at the
-  // dispatch). Layer 0 is windowed whenever the model has windowed layers; layer 1 is then full
-  // (windows every n >= 2 layers) unless every layer is windowed.
+  // dense FFN, LM head; Attention-TP ranks all run their shard of the group's one batch. Attention
+  // time is the slowest rank's (ranks meet at the next collective). Layer 0 is windowed whenever
+  // the model has windowed layers; layer 1 is then full (windows every n >= 2 layers) unless every
+  // layer is windowed.
   auto windowed = [&](int layer) {
     return model.attention.sliding_window_every > 0 && layer % model.attention.sliding_window_every == 0;
   };
   const int windowed_layer = 0;
   const int full_layer = windowed(0) && model.layers > 1 ? 1 : 0;
-  std::vector<double> attention_full(ranks), attention_windowed(ranks), shared(ranks), dense(ranks),
-      head(ranks);
-  for (int r = 0; r < ranks; ++r) {
+  std::vector<double> attention_full(ranks), attention_windowed(ranks), dense(ranks), head(ranks);
+  for (int r = 0; r < (tensor_parallel ? 1 : ranks); ++r) {
     const RankBatch& b = batches[r];
     if (b.tokens == 0) continue;
-    const double gate = cost_.gate(b.tokens);
-    attention_full[r] = gate + cost_.attention(full_layer, b.chunks);
+    attention_full[r] = rank_cost_.attention(full_layer, b.chunks);
     attention_windowed[r] =
-        windowed(windowed_layer) ? gate + cost_.attention(windowed_layer, b.chunks) : attention_full[r];
-    shared[r] = cost_.shared_experts(b.tokens);
-    dense[r] = cost_.dense_ffn(b.tokens);
-    head[r] = cost_.lm_head(b.logits);
+        windowed(windowed_layer) ? rank_cost_.attention(windowed_layer, b.chunks) : attention_full[r];
+    dense[r] = rank_cost_.dense_ffn(b.tokens);
+    head[r] = rank_cost_.lm_head(b.logits);
   }
+  for (auto* per_rank : {&attention_full, &attention_windowed, &dense, &head})
+    if (tensor_parallel) std::fill(per_rank->begin() + 1, per_rank->end(), per_rank->front());
+  // The ranks that gate each token and run the MoE layer from it; Sem-MoE moves them per layer.
+  const std::vector<int>* moe_rank = &token_rank;
+  if (tensor_parallel) {
+    positional_ranks_ = positional_token_ranks(static_cast<int>(tokens.size()), ranks);
+    moe_rank = &positional_ranks_;
+  }
+  price_rank_tokens(*moe_rank);
 
   StepSpans* spans = nullptr;
   if (timeline_window_.contains(steps_run_)) {
     spans = &timeline_.emplace_back();
     spans->step = steps_run_;
     spans->start = clock.now();
+    spans->tensor_parallel = tensor_parallel;
   }
   ++steps_run_;
 
   PhaseSeconds& phases = record.phases;
   phases.other += max_over_ranks(head);
-  // Dense layers: attention then a dense FFN on each rank, no collective.
+  // Dense layers: attention then a dense FFN on each rank. Under Attention-TP both outputs are
+  // partial sums over the shards: each is all-reduced (a reduce-scatter then an all-gather over
+  // positional slices).
+  int dense_layers = 0;
   for (int layer = 0; layer < model.layers; ++layer) {
     if (model.is_moe_layer(layer)) continue;
+    ++dense_layers;
     double slowest = 0;
     for (int r = 0; r < ranks; ++r)
       slowest = std::max(slowest, (windowed(layer) ? attention_windowed[r] : attention_full[r]) + dense[r]);
     phases.other += slowest;
   }
   clock.advance(phases.other);
+  if (tensor_parallel)
+    for (int all_reduce = 0; all_reduce < 2 * dense_layers; ++all_reduce)
+      for (const bool all_gather : {false, true}) phases.other += slice_collective(all_gather, clock, record);
   if (spans) spans->other = phases.other;
 
   const double dispatch_copy_bytes = model.hidden * scenario_.dispatch_bytes_per_element;
@@ -101,10 +158,26 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
   experts_.resize(tokens.size() * k);
   tokens_ = tokens;
   for (TokenRef& token : tokens_) token.id = routing_.token_id(token);
+  if (reshuffle) {
+    token_ids_.resize(tokens_.size());
+    for (std::size_t i = 0; i < tokens_.size(); ++i) token_ids_[i] = tokens_[i].id;
+    majority_.resize(tokens_.size() * moe_layer_ids_.size());
+  }
+  // Sem-MoE permutes every token's hidden state on every rank: before the reduce-scatter, and back
+  // after the all-gather.
+  const double permute = reshuffle ? cost_.permute_tokens(static_cast<long long>(tokens.size())) : 0.0;
+  std::vector<double> rank_attention(ranks);
   double imbalance_sum = 0;
   for (std::size_t moe = 0; moe < moe_layer_ids_.size(); ++moe) {
     const int layer = moe_layer_ids_[moe];
-    const std::vector<double>& rank_attention = windowed(layer) ? attention_windowed : attention_full;
+    if (reshuffle) {
+      moe_rank = &reshuffled_ranks(static_cast<int>(moe));
+      price_rank_tokens(*moe_rank);
+    }
+    // The gate runs on each rank's own tokens: under Attention-TP after the reduce-scatter, but
+    // every rank waits for the slowest at the next collective either way.
+    for (int r = 0; r < ranks; ++r)
+      rank_attention[r] = (windowed(layer) ? attention_windowed[r] : attention_full[r]) + gate_[r];
     const double attention = max_over_ranks(rank_attention);
     LayerSpans* layer_spans = spans ? &spans->layers.emplace_back() : nullptr;
     if (layer_spans) {
@@ -114,11 +187,29 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     }
     clock.advance(attention);
     phases.attention += attention;
+    LayerTotals& totals = layer_totals_[moe];
+    totals.phases.attention += attention;
+
+    if (tensor_parallel) {
+      clock.advance(permute);
+      const double reduce_scatter_start = clock.now();
+      const double reduce_scatter = slice_collective(false, clock, record);
+      phases.reduce_scatter += reduce_scatter;
+      totals.phases.reduce_scatter += reduce_scatter;
+      if (layer_spans) {
+        layer_spans->reduce_scatter_start = reduce_scatter_start;
+        layer_spans->reduce_scatter = reduce_scatter;
+      }
+    }
 
     routing_.route(static_cast<int>(moe), tokens_, experts_);
+    if (reshuffle)
+      for (std::size_t i = 0; i < tokens_.size(); ++i)
+        majority_[moe * tokens_.size() + i] =
+            majority_device(placement_, static_cast<int>(moe), &experts_[i * k], k);
     dispatch_.clear();
-    account_dispatch(placement_, static_cast<int>(moe), scenario_.dispatch, token_rank, experts_, k,
-                     dispatch_, scenario_.replica_choice);
+    account_dispatch(placement_, static_cast<int>(moe), scenario_.dispatch, *moe_rank, experts_, k, dispatch_,
+                     scenario_.replica_choice);
     record.activations += dispatch_.activations;
     record.local_activations += dispatch_.local_activations;
     imbalance_sum += load_imbalance(dispatch_.device_tokens);
@@ -131,7 +222,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     phases.dispatch += dispatch;
 
     for (int device = 0; device < ranks; ++device) {
-      device_experts_[device] = shared[device];
+      device_experts_[device] = shared_[device];
       if (dispatch_.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
       local_counts_.clear();
       for (int expert : placement_.slots[moe][device])
@@ -150,8 +241,22 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     const double combine = collective_overhead + network_.run(traffic_, clock);
     phases.combine += combine;
 
-    LayerTotals& totals = layer_totals_[moe];
-    totals.phases.attention += attention;
+    if (tensor_parallel) {
+      const double all_gather_start = clock.now();
+      const double all_gather = slice_collective(true, clock, record);
+      clock.advance(permute);
+      phases.all_gather += all_gather;
+      phases.permute += 2 * permute;
+      totals.phases.all_gather += all_gather;
+      totals.phases.permute += 2 * permute;
+      if (layer_spans) {
+        layer_spans->all_gather_start = all_gather_start;
+        layer_spans->all_gather = all_gather;
+        layer_spans->permute = permute;
+        layer_spans->end = all_gather_start + all_gather + permute;
+      }
+    }
+
     totals.phases.dispatch += dispatch;
     totals.phases.experts += slowest_device;
     totals.phases.combine += combine;
@@ -164,6 +269,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
       layer_spans->experts = device_experts_;
       layer_spans->combine_start = combine_start;
       layer_spans->combine = combine;
+      if (!tensor_parallel) layer_spans->end = combine_start + combine;
     }
 
     // Combine mirrors dispatch (same pairs, reversed), so its level split scales with the payload.

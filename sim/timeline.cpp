@@ -63,8 +63,7 @@ void add_steps(const RunResult& run, TraceBuilder& trace) {
   for (std::size_t d = 0; d < devices; ++d)
     trace.name_track(kDevicesPid, static_cast<int>(d), "devices", "device " + std::to_string(d));
   for (const StepSpans& step : run.timeline) {
-    const double end = step.layers.empty() ? step.start + step.other
-                                           : step.layers.back().combine_start + step.layers.back().combine;
+    const double end = step.layers.empty() ? step.start + step.other : step.layers.back().end;
     for (std::size_t d = 0; d < devices; ++d) {
       const int tid = static_cast<int>(d);
       trace.span(kDevicesPid, tid, "step " + std::to_string(step.step), step.start, end - step.start,
@@ -72,12 +71,19 @@ void add_steps(const RunResult& run, TraceBuilder& trace) {
       if (step.other > 0) trace.span(kDevicesPid, tid, "dense layers + LM head", step.start, step.other);
       for (const LayerSpans& l : step.layers) {
         const Json args = {{"step", step.step}, {"layer", l.layer}};
-        trace.span(kDevicesPid, tid, "layer " + std::to_string(l.layer), l.start,
-                   l.combine_start + l.combine - l.start, args);
+        trace.span(kDevicesPid, tid, "layer " + std::to_string(l.layer), l.start, l.end - l.start, args);
         trace.span(kDevicesPid, tid, "attention", l.start, l.attention[d], args);
         trace.span(kDevicesPid, tid, "dispatch", l.dispatch_start, l.dispatch, args);
         trace.span(kDevicesPid, tid, "experts", l.experts_start, l.experts[d], args);
         trace.span(kDevicesPid, tid, "combine", l.combine_start, l.combine, args);
+        if (step.tensor_parallel) {
+          if (l.permute > 0)
+            trace.span(kDevicesPid, tid, "permute", l.reduce_scatter_start - l.permute, l.permute, args);
+          trace.span(kDevicesPid, tid, "reduce-scatter", l.reduce_scatter_start, l.reduce_scatter, args);
+          trace.span(kDevicesPid, tid, "all-gather", l.all_gather_start, l.all_gather, args);
+          if (l.permute > 0)
+            trace.span(kDevicesPid, tid, "permute", l.all_gather_start + l.all_gather, l.permute, args);
+        }
       }
     }
   }
@@ -88,8 +94,7 @@ std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& op
   if (run.timeline.empty()) return {0, 0};
   const double from = run.timeline.front().start;
   const StepSpans& last = run.timeline.back();
-  const double to = last.layers.empty() ? last.start + last.other
-                                        : last.layers.back().combine_start + last.layers.back().combine;
+  const double to = last.layers.empty() ? last.start + last.other : last.layers.back().end;
   std::vector<double> lane_free;  // when each lane's last request ended
   int alive = 0, shown = 0;
   for (const RequestRecord& r : run.requests) {  // in arrival order

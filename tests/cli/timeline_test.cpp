@@ -146,9 +146,10 @@ TEST(cliLayersCsv, PerLayerTotalsAddUpToTheSummary) {
   const auto lines = split_lines(read_file(fs::path(tmp / "out") / "layers.csv"));
   ASSERT_EQ(lines.size(), 1u + kMoeLayers);
   const auto header = split_csv_line(lines[0]);
-  ASSERT_EQ(header.size(), 7u + kDevices);
+  ASSERT_EQ(header.size(), 10u + kDevices);
   EXPECT_EQ(header[2], "attention_s");
-  EXPECT_EQ(header.back(), "activations_device_7");
+  EXPECT_EQ(header[6 + kDevices], "activations_device_7");
+  EXPECT_EQ(header.back(), "permute_s");  // Attention-TP columns, zero here
 
   const Json summary = Json::parse(read_file(fs::path(tmp / "out") / "summary.json"));
   std::map<std::string, double> phase_sums;
