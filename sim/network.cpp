@@ -107,7 +107,8 @@ class BottleneckModel {
     const std::uint32_t* pair = crossing_pairs_.data();
     for (std::size_t channel = 0; channel < channels_; ++channel) {
       double bytes = 0;
-      for (std::size_t i = list_begin_[channel]; i < list_begin_[channel + 1]; ++i) bytes += clamped_[pair[i]];
+      for (std::size_t i = list_begin_[channel]; i < list_begin_[channel + 1]; ++i)
+        bytes += clamped_[pair[i]];
       transfer = std::max(transfer, bytes * seconds_per_byte_[channel]);
     }
     return latency + transfer;

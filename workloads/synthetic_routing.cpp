@@ -236,7 +236,8 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
     // the canonical case, whose alternative index is unused.
     const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
     const ExpertId* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
-    const ExpertId* alternative_set = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
+    const ExpertId* alternative_set = alternatives +
+                                      static_cast<std::size_t>(token.id) * alternatives_per_type +
                                       static_cast<std::size_t>(alternative) * k;
     const ExpertId* set = u < affinity ? canonical_set : alternative_set;
     for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
