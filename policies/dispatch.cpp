@@ -1,7 +1,6 @@
 #include "policies/dispatch.hpp"
 
 #include <algorithm>
-#include <bit>
 
 #include "workloads/counter_rng.hpp"
 
@@ -50,8 +49,7 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   long long* copies = out.copies.data();
   int* expert_tokens = out.expert_tokens.data();
-  // last_token[d] == token + 1 once this token has counted its copy to device d (dedup in O(k) on
-  // groups too large for a bitmask).
+  // last_token[d] == token + 1 once this token has counted its copy to device d (dedup in O(k)).
   std::vector<std::size_t>& last_token = out.last_token_scratch;
   last_token.assign(devices, 0);
   constexpr int kMaxTopK = 64;
@@ -71,14 +69,6 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
     long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
     switch (mode) {
       case DispatchMode::kDedup:
-        if (devices <= 64) {
-          // The token's remote devices as a bitmask, then one copy per set bit: the last_token
-          // array's store-then-reload of the same entry would chain the token's devices through memory.
-          std::uint64_t targets = 0;
-          for (int i = 0; i < remote_count; ++i) targets |= std::uint64_t{1} << remote[i];
-          for (; targets != 0; targets &= targets - 1) ++copies_from_src[std::countr_zero(targets)];
-          break;
-        }
         for (int i = 0; i < remote_count; ++i) {
           const bool first = last_token[remote[i]] != token + 1;
           last_token[remote[i]] = token + 1;
