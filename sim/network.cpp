@@ -30,7 +30,9 @@ void check_devices(const TrafficMatrix& traffic, int devices) {
 // walks the matrix once with no allocation and no pointer chasing. On large groups loads accumulate
 // in interleaved banks (pair % banks): consecutive pairs share channels (a row shares its source's
 // link), and one copy would chain every addition on the previous one; with four, dense 256-device
-// matrices run twice as fast. Small groups use one bank: clearing and summing banks would cost more.
+// matrices run twice as fast. Small groups instead gather: per channel, the list of the pairs that
+// cross it, summed in a register (no chain through memory; clearing and summing banks would cost
+// more). Both add a channel's pairs in increasing pair order, so both give the same bits.
 class BottleneckModel {
  public:
   explicit BottleneckModel(const Topology& topology)
@@ -52,10 +54,23 @@ class BottleneckModel {
     for (std::size_t channel = 0; channel < channels_; ++channel)
       seconds_per_byte_[channel] = 1.0 / topology.links[channel / 2].bandwidth;
     channel_bytes_.resize(banks() * bank_size());
+    if (banks() == 1) {
+      std::vector<std::vector<std::uint32_t>> crossing(channels_);
+      for (std::size_t pair = 0; pair < pairs; ++pair)
+        for (const RouteHop& hop : topology.routes[pair])
+          crossing[channel_of(hop)].push_back(static_cast<std::uint32_t>(pair));
+      list_begin_.push_back(0);
+      for (const auto& list : crossing) {
+        crossing_pairs_.insert(crossing_pairs_.end(), list.begin(), list.end());
+        list_begin_.push_back(crossing_pairs_.size());
+      }
+      clamped_.resize(pairs);
+    }
   }
 
   double seconds(const TrafficMatrix& traffic) {
     check_devices(traffic, devices_);
+    if (banks() == 1) return gathered_seconds(traffic);
     std::fill(channel_bytes_.begin(), channel_bytes_.end(), 0.0);
     double latency = 0;
     const std::size_t pairs = traffic.bytes.size();
@@ -80,6 +95,25 @@ class BottleneckModel {
   }
 
  private:
+  // The same sums for small groups, channel by channel (see above).
+  double gathered_seconds(const TrafficMatrix& traffic) {
+    double latency = 0;
+    for (std::size_t pair = 0; pair < clamped_.size(); ++pair) {
+      const double bytes = traffic.bytes[pair] > 0 ? traffic.bytes[pair] : 0.0;
+      clamped_[pair] = bytes;
+      latency = std::max(latency, bytes > 0 ? route_latency_[pair] : 0.0);
+    }
+    double transfer = 0;
+    const std::uint32_t* pair = crossing_pairs_.data();
+    for (std::size_t channel = 0; channel < channels_; ++channel) {
+      double bytes = 0;
+      for (std::size_t i = list_begin_[channel]; i < list_begin_[channel + 1]; ++i)
+        bytes += clamped_[pair[i]];
+      transfer = std::max(transfer, bytes * seconds_per_byte_[channel]);
+    }
+    return latency + transfer;
+  }
+
   std::size_t bank_size() const { return channels_ + 1; }  // the channels and the sink
   std::size_t banks() const { return bank_mask_ + 1; }
 
@@ -91,6 +125,10 @@ class BottleneckModel {
   std::vector<double> route_latency_;          // [pair]
   std::vector<double> seconds_per_byte_;       // [channel]
   std::vector<double> channel_bytes_;          // scratch: [bank * bank_size() + channel]
+  // Gathering (one bank):
+  std::vector<std::uint32_t> crossing_pairs_;  // per channel its pairs, one list after another
+  std::vector<std::size_t> list_begin_;        // [channel], and the end
+  std::vector<double> clamped_;                // scratch: [pair] bytes, negatives and NaN as 0
 };
 
 class BottleneckNetwork final : public CollectiveNetwork {

@@ -105,8 +105,9 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
       seed_(seed),
       tokens_(params.vocabulary, params.topics, params.token_skew, seed),
       types_per_topic_(tokens_.types_per_topic()) {
-  canonical_.resize(canonical_offset(moe_layers, 0));
-  variants_.resize(variant_offset(moe_layers, 0, 0));
+  const int types = types_per_topic_ * params_.topics;
+  canonical_.resize(canonical_offset(0, types));
+  variants_.resize(variant_offset(0, types, 0));
   const int boosted = std::max(1, experts / params_.topics);
   std::vector<int> order(experts);
   for (int layer = 0; layer < moe_layers; ++layer) {
@@ -129,7 +130,7 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
       topic_weights.push_back(std::move(weights));
     }
     if (params_.load_balance > 0) draw_balanced_sets(layer, topic_weights, overlap, rng);
-    for (int type = 0; type < types_per_topic_ * params_.topics; ++type) {
+    for (int type = 0; type < types; ++type) {
       if (params_.load_balance > 0 && type % types_per_topic_ < kBalancedTypesPerTopic)
         continue;  // done above
       const AliasTable& table = topic_experts[type / types_per_topic_];
@@ -218,7 +219,8 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
   const auto shared_below = static_cast<std::uint64_t>(params_.layer_correlation * 2048.0);
   const ExpertId* canonical = &canonical_[canonical_offset(moe_layer, 0)];
   const ExpertId* alternatives = &variants_[variant_offset(moe_layer, 0, 0)];
-  const std::size_t alternatives_per_type = static_cast<std::size_t>(variants) * k;
+  const std::size_t canonical_per_type = canonical_offset(0, 1);
+  const std::size_t alternatives_per_type = variant_offset(0, 1, 0);
   const std::uint64_t layer_key =
       static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
   ExpertId* out = experts.data();
@@ -228,12 +230,16 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
     const std::uint64_t bits = mix_keys(seed_, key, layer_key);
     const double u =
         (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
-    const ExpertId* set = u < affinity
-                              ? canonical + static_cast<std::size_t>(token.id) * k
-                              : alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
-                                    static_cast<std::size_t>(std::min<int>(
-                                        variants - 1, static_cast<int>((u - affinity) * scale))) *
-                                        k;
+    // Both candidate sets are addressed and one is selected without a branch: which one a token
+    // takes is a coin flip, and a mispredicted branch would discard the table loads of the following
+    // tokens already in flight (the loop is bound by those loads). The clamp at 0 only matters for
+    // the canonical case, whose alternative index is unused.
+    const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
+    const ExpertId* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
+    const ExpertId* alternative_set = alternatives +
+                                      static_cast<std::size_t>(token.id) * alternatives_per_type +
+                                      static_cast<std::size_t>(alternative) * k;
+    const ExpertId* set = u < affinity ? canonical_set : alternative_set;
     for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
     out += k;
   }

@@ -88,15 +88,15 @@ class SyntheticRouting final : public RoutingSource {
   std::int32_t token_id(const TokenRef& token) const override;
 
  private:
-  // Expert sets, layer-major so that one routing call stays within one layer's tables. Canonical
-  // sets (taken by most occurrences) are kept apart from the alternatives so that the hot table is
-  // small enough to stay in cache.
+  // Expert sets, type-major: a step routes the same tokens through every layer, so a token's sets
+  // for successive layers sharing cache lines keeps a step's working set small (layer-major tables
+  // missed the cache on almost every token). Canonical sets (taken by most occurrences) are kept
+  // apart from the alternatives so that the hot table is small.
   std::size_t canonical_offset(int layer, int type) const {
-    return (static_cast<std::size_t>(layer) * params_.vocabulary + type) * top_k_;
+    return (static_cast<std::size_t>(type) * moe_layers_ + layer) * top_k_;
   }
   std::size_t variant_offset(int layer, int type, int variant) const {  // variant in [0, variants)
-    return ((static_cast<std::size_t>(layer) * params_.vocabulary + type) * params_.variants + variant) *
-           top_k_;
+    return ((static_cast<std::size_t>(type) * moe_layers_ + layer) * params_.variants + variant) * top_k_;
   }
 
   SyntheticRoutingParams params_;
@@ -106,13 +106,13 @@ class SyntheticRouting final : public RoutingSource {
   std::uint64_t seed_;
   SyntheticTokens tokens_;
   int types_per_topic_;
-  std::vector<ExpertId> canonical_;                    // [layer][type][k]
+  std::vector<ExpertId> canonical_;                    // [type][layer][k]
   static constexpr int kBalancedTypesPerTopic = 1024;  // the tail's share of load is small
   // Canonical and alternative sets of the balanced head types of every topic at `layer`.
   void draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights, double overlap,
                           std::mt19937_64& rng);
 
-  std::vector<ExpertId> variants_;  // [layer][type][variant][k]
+  std::vector<ExpertId> variants_;  // [type][layer][variant][k]
   std::vector<double> affinity_;    // [layer]
 };
 
