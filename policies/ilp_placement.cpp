@@ -145,6 +145,9 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
   Cbc_setAllowableGap(cbc.get(), 0.5);  // objective values are integers: within 0.5 is optimal
   Cbc_setParameter(cbc.get(), "randomCbcSeed", "1");
   Cbc_setParameter(cbc.get(), "threads", "0");
+  // CBC 2.10's preprocessing crashes in CglPreProcess::postProcess when the time limit stops the
+  // search on these models (seen at EP8 with 16 tokens); solve without it.
+  Cbc_setParameter(cbc.get(), "preprocess", "off");
   const std::vector<double> start = greedy_start(experts, devices, occurrences, entries, capacity);
   std::vector<int> all_columns(start.size());
   std::iota(all_columns.begin(), all_columns.end(), 0);

@@ -17,7 +17,7 @@ void align_to_equal_slices(std::span<const int> predicted, std::span<const float
   for (int t = 0; t < tokens; ++t)
     if (predicted[t] >= 0) ++offset[predicted[t] + 1];
   for (int r = 0; r < ranks; ++r) offset[r + 1] += offset[r];
-  for (int r = 0; r < ranks; ++r) room[r] = tokens / ranks + (r < tokens % ranks ? 1 : 0);
+  for (int r = 0; r < ranks; ++r) room[r] = (tokens + ranks - 1) / ranks;
   for (int t = 0; t < tokens; ++t) {
     rank[t] = -1;
     if (predicted[t] >= 0) bucketed[offset[predicted[t]]++] = t;  // offsets now mark bucket ends

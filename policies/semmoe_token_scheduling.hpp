@@ -11,9 +11,10 @@
 
 namespace semsim {
 
-// Writes each token's rank, every rank holding T/R tokens (the first T mod R ranks one more).
+// Writes each token's rank, every rank holding at most ceil(T/R) tokens: the collectives pad every
+// slice to that size, so a small step (a lone decode token) can still go to its predicted rank.
 // Stated overflow rule: a rank keeps the tokens predicted for it in decreasing confidence (ties:
-// earlier token) up to its slice; the tokens it cannot keep and those without a prediction (-1)
+// earlier token) up to ceil(T/R); the tokens it cannot keep and those without a prediction (-1)
 // then fill the ranks with room, in token order, lowest rank first. Confidences must be >= 0.
 // O(T) expected; `scratch` and `keys` are working memory reused across calls.
 void align_to_equal_slices(std::span<const int> predicted, std::span<const float> confidence, int ranks,

@@ -70,12 +70,14 @@ const std::vector<int>& StepCost::reshuffled_ranks(int moe) {
   return reshuffle_.rank;
 }
 
-double StepCost::slice_collective(bool all_gather, StepClock& clock, StepRecord& record) {
+double StepCost::slice_collective(StepClock& clock, StepRecord& record) {
   const int ranks = scenario_.ep;
-  const double token_bytes = scenario_.model.hidden * scenario_.precision.activation_bytes;
+  // NCCL's reduce-scatter and all-gather move equal shards: slices are padded to the largest one.
+  const double shard_bytes =
+      static_cast<double>(*std::max_element(rank_tokens_.begin(), rank_tokens_.end())) *
+      scenario_.model.hidden * scenario_.precision.activation_bytes;
   for (int src = 0; src < ranks; ++src)
-    for (int dst = 0; dst < ranks; ++dst)
-      traffic_.at(src, dst) = src == dst ? 0.0 : rank_tokens_[all_gather ? src : dst] * token_bytes;
+    for (int dst = 0; dst < ranks; ++dst) traffic_.at(src, dst) = src == dst ? 0.0 : shard_bytes;
   const LevelBytes moved = level_bytes(traffic_, topology_);
   record.tp_collective_bytes += moved.scale_up + moved.scale_out;
   const double overhead = ranks > 1 ? cost_.collective_overhead() : 0.0;
@@ -148,7 +150,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
   clock.advance(phases.other);
   if (tensor_parallel)
     for (int all_reduce = 0; all_reduce < 2 * dense_layers; ++all_reduce)
-      for (const bool all_gather : {false, true}) phases.other += slice_collective(all_gather, clock, record);
+      for (int collective = 0; collective < 2; ++collective) phases.other += slice_collective(clock, record);
   if (spans) spans->other = phases.other;
 
   const double dispatch_copy_bytes = model.hidden * scenario_.dispatch_bytes_per_element;
@@ -193,7 +195,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     if (tensor_parallel) {
       clock.advance(permute);
       const double reduce_scatter_start = clock.now();
-      const double reduce_scatter = slice_collective(false, clock, record);
+      const double reduce_scatter = slice_collective(clock, record);
       phases.reduce_scatter += reduce_scatter;
       totals.phases.reduce_scatter += reduce_scatter;
       if (layer_spans) {
@@ -243,7 +245,7 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
 
     if (tensor_parallel) {
       const double all_gather_start = clock.now();
-      const double all_gather = slice_collective(true, clock, record);
+      const double all_gather = slice_collective(clock, record);
       clock.advance(permute);
       phases.all_gather += all_gather;
       phases.permute += 2 * permute;

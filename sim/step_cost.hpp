@@ -56,8 +56,9 @@ class StepCost {
   // Sem-MoE's ranks at MoE layer `moe` from the tokens' majority devices at the previous layers.
   const std::vector<int>& reshuffled_ranks(int moe);
   // An Attention-TP reduce-scatter (each rank receives its slice's partial sums from every other
-  // rank) or all-gather (each rank sends its slice to every other rank), over `rank_tokens_`.
-  double slice_collective(bool all_gather, StepClock& clock, StepRecord& record);
+  // rank) or all-gather (each rank sends its slice to every other rank): the same traffic, every
+  // slice padded to the largest of `rank_tokens_`.
+  double slice_collective(StepClock& clock, StepRecord& record);
 
   const Scenario& scenario_;
   const Placement& placement_;

@@ -18,7 +18,12 @@ TEST(PlacementBalance, EveryPolicyGivesEveryDeviceEqualSlotsOnRandomInputs) {
       const RoutingProfile profile =
           test::random_profile(2, experts, 2, 300, static_cast<std::uint64_t>(devices));
       const PlacementInput input{2, experts, devices, devices / 2, 1, &profile};
-      const PolicyChoice choice = default_policy_choice(policy.name, placement_policies());
+      PolicyChoice choice = default_policy_choice(policy.name, placement_policies());
+      // ilp: a small, quick instance; a CBC run stopped by its time limit depends on the machine's
+      // speed, so its determinism is only asserted where it proves optimality (ilp_placement_test).
+      const bool time_limited = policy.name == "ilp";
+      if (time_limited)
+        choice.params["tokens"] = 8, choice.params["balance"] = 2, choice.params["time_limit"] = 1;
       const PlacementResult result = place_experts(input, choice);
       const Placement& p = result.placement;
       for (int layer = 0; layer < 2; ++layer) {
@@ -27,7 +32,9 @@ TEST(PlacementBalance, EveryPolicyGivesEveryDeviceEqualSlotsOnRandomInputs) {
         for (int d = 1; d < devices; ++d) EXPECT_EQ(p.slots[layer][d].size(), slots) << "layer " << layer;
         for (int e = 0; e < experts; ++e) EXPECT_GE(p.replica_count(layer, e), 1);
       }
-      EXPECT_EQ(place_experts(input, choice).placement, p);
+      if (!time_limited) {
+        EXPECT_EQ(place_experts(input, choice).placement, p);
+      }
     }
   }
 }
