@@ -43,15 +43,12 @@ std::vector<int> assign_requests(const PlacementPlan& plan, const RoutingTrace& 
   const int devices = plan.placement.devices;
   const std::vector<std::int16_t> vote = dp_vote_devices(plan.token_devices, devices);
   const double cap = balance * static_cast<double>(tokens) / devices;
-  std::vector<long long> load(devices, 0), votes(devices);
+  std::vector<long long> load(devices, 0);
+  std::vector<int> votes(devices);
   std::vector<int> chosen;
   for (std::size_t r : requests) {
-    std::fill(votes.begin(), votes.end(), 0);
     const long long size = trace.first_token(r + 1) - trace.first_token(r);
-    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
-      const std::int32_t id = trace.token_ids()[t];
-      if (id >= 0 && static_cast<std::size_t>(id) < vote.size() && vote[id] >= 0) ++votes[vote[id]];
-    }
+    count_prompt_votes(vote, trace.token_ids().subspan(trace.first_token(r), size), votes);
     int best = -1;
     for (int d = 0; d < devices; ++d) {
       if (static_cast<double>(load[d] + size) > cap) continue;

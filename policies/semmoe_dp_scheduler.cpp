@@ -3,33 +3,12 @@
 #include <algorithm>
 
 namespace semsim {
-namespace {
-
-// votes[d] = prompt tokens whose vote device is d; returns the tokens that voted.
-int count_votes(const std::vector<std::int16_t>& vote_device, std::span<const std::int32_t> prompt,
-                std::vector<int>& votes) {
-  std::fill(votes.begin(), votes.end(), 0);
-  const auto vocabulary = static_cast<std::uint32_t>(vote_device.size());
-  int voted = 0;
-  for (std::int32_t token : prompt) {
-    // Unsigned compare: -1 (unknown identity) is out of range too.
-    if (static_cast<std::uint32_t>(token) >= vocabulary) continue;
-    const int device = vote_device[static_cast<std::uint32_t>(token)];
-    if (device < 0) continue;
-    ++votes[device];
-    ++voted;
-  }
-  return voted;
-}
-
-}  // namespace
-
 SemMoeDpScheduler::SemMoeDpScheduler(std::vector<std::int16_t> vote_device, int devices)
     : vote_device_(std::move(vote_device)), votes_(devices), masked_(devices, 0) {}
 
 int SemMoeDpScheduler::choose(const Request&, std::span<const std::int32_t> prompt_tokens,
                               std::span<const RankLoad> ranks) {
-  count_votes(vote_device_, prompt_tokens, votes_);
+  count_prompt_votes(vote_device_, prompt_tokens, votes_);
   int best = -1;
   for (int d = 0; d < static_cast<int>(ranks.size()); ++d)
     if (!masked_[d] && (best < 0 || votes_[d] > votes_[best])) best = d;
@@ -47,7 +26,7 @@ SemMoeDpBalancedScheduler::SemMoeDpBalancedScheduler(std::vector<std::int16_t> v
 
 int SemMoeDpBalancedScheduler::choose(const Request& request, std::span<const std::int32_t> prompt_tokens,
                                       std::span<const RankLoad> ranks) {
-  const int voted = count_votes(vote_device_, prompt_tokens, votes_);
+  const int voted = count_prompt_votes(vote_device_, prompt_tokens, votes_);
   long long outstanding = 0;
   for (const RankLoad& rank : ranks) outstanding += rank.outstanding_tokens;
   const double mean = static_cast<double>(outstanding) / static_cast<double>(ranks.size());

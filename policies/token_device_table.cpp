@@ -79,6 +79,22 @@ std::vector<std::int16_t> dp_vote_devices(const TokenDeviceTable& table, int dev
   return vote;
 }
 
+int count_prompt_votes(const std::vector<std::int16_t>& vote_device, std::span<const std::int32_t> prompt,
+                       std::span<int> votes) {
+  std::fill(votes.begin(), votes.end(), 0);
+  const auto vocabulary = static_cast<std::uint32_t>(vote_device.size());
+  int voted = 0;
+  for (std::int32_t token : prompt) {
+    // Unsigned compare: -1 (unknown identity) is out of range too.
+    if (static_cast<std::uint32_t>(token) >= vocabulary) continue;
+    const int device = vote_device[static_cast<std::uint32_t>(token)];
+    if (device < 0) continue;
+    ++votes[device];
+    ++voted;
+  }
+  return voted;
+}
+
 void fill_unprofiled_by_text(TokenDeviceTable& table, const RoutingProfile& profile) {
   for (std::size_t layer = 0; layer < table.device.size(); ++layer) {
     auto& device = table.device[layer];

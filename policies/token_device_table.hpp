@@ -4,6 +4,7 @@
 // starts, and how sure the profile is (the share of the token's profiled activations that device
 // hosts).
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "policies/placement.hpp"
@@ -35,6 +36,11 @@ void complete_token_devices(TokenDeviceTable& table, const Placement& placement,
 // Per token, the one device a request-level (Attention-DP) vote uses: the device most MoE layers'
 // T entries name (ties: lower id); -1 for tokens without entries. One look-up per prompt token.
 std::vector<std::int16_t> dp_vote_devices(const TokenDeviceTable& table, int devices);
+
+// votes[d] = prompt tokens whose vote device (dp_vote_devices) is d; unknown or out-of-vocabulary
+// ids do not vote. Returns how many tokens voted.
+int count_prompt_votes(const std::vector<std::int16_t>& vote_device, std::span<const std::int32_t> prompt,
+                       std::span<int> votes);
 
 // Fills entries for tokens never profiled whose normalized text matches profiled tokens
 // (RoutingProfile's documented fallback for unseen tokens): the device most of those tokens'

@@ -39,14 +39,20 @@ void BM_SyntheticRoute(benchmark::State& state) {
 BENCHMARK(BM_SyntheticRoute)->Arg(16)->Arg(4096);
 
 // Dispatch accounting (dedup) of one layer on EP8.
-void BM_AccountDispatch(benchmark::State& state) {
+// `replicated`: every expert also on the next device, so tokens whose device lacks an expert
+// choose a replica (round-robin).
+void account_dispatch_loop(benchmark::State& state, bool replicated) {
   const SyntheticRouting routing(SyntheticRoutingParams{}, 1, 64, 6, 1);
   const auto tokens = step_tokens(routing, static_cast<int>(state.range(0)));
   std::vector<ExpertId> experts(tokens.size() * 6);
   routing.route(0, tokens, experts);
   std::vector<int> device(tokens.size());
   for (std::size_t i = 0; i < device.size(); ++i) device[i] = static_cast<int>(i % 8);
-  const Placement placement = contiguous_placement(1, 64, 8);
+  Placement placement = contiguous_placement(1, 64, 8);
+  if (replicated) {
+    for (int e = 0; e < 64; ++e) placement.slots[0][(e / 8 + 1) % 8].push_back(e);
+    placement.seal();
+  }
   LayerDispatch out(8, 64);
   for (auto _ : state) {
     out.clear();
@@ -55,27 +61,14 @@ void BM_AccountDispatch(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+
+void BM_AccountDispatch(benchmark::State& state) {
+  account_dispatch_loop(state, false);
+}
 BENCHMARK(BM_AccountDispatch)->Arg(16)->Arg(4096);
 
-// The same with every expert replicated on a second device (the next one): half the tokens whose
-// device lacks an expert choose a replica (round-robin).
 void BM_AccountDispatchReplicated(benchmark::State& state) {
-  const SyntheticRouting routing(SyntheticRoutingParams{}, 1, 64, 6, 1);
-  const auto tokens = step_tokens(routing, static_cast<int>(state.range(0)));
-  std::vector<ExpertId> experts(tokens.size() * 6);
-  routing.route(0, tokens, experts);
-  std::vector<int> device(tokens.size());
-  for (std::size_t i = 0; i < device.size(); ++i) device[i] = static_cast<int>(i % 8);
-  Placement placement = contiguous_placement(1, 64, 8);
-  for (int e = 0; e < 64; ++e) placement.slots[0][(e / 8 + 1) % 8].push_back(e);
-  placement.seal();
-  LayerDispatch out(8, 64);
-  for (auto _ : state) {
-    out.clear();
-    account_dispatch(placement, 0, DispatchMode::kDedup, device, experts, 6, out);
-    benchmark::DoNotOptimize(out.copies.data());
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+  account_dispatch_loop(state, true);
 }
 BENCHMARK(BM_AccountDispatchReplicated)->Arg(16)->Arg(4096);
 
