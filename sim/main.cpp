@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
       "Options of scripts/plot-sweep, passed on: --out DIR (default SWEEP_DIR/plots), --slo-metric COLUMN "
       "(e2e_s.p99), --slo-factor F (5), --rate-column COLUMN (workload.arrival.rate), --compare-rate R");
 
-  // Routing traces: import, fit, profile (logic in sim/trace_commands.cpp).
+  // Routing traces: import, fit, synth, profile (logic in sim/trace_commands.cpp).
   std::string trace_format, trace_input, trace_model, trace_out, trace_file;
   double split = 0.2;
   long long profile_seed = 1;
@@ -234,6 +234,15 @@ int main(int argc, char** argv) {
       ->required();
   auto* trace_fit =
       trace->add_subcommand("fit", "fit the synthetic generator to a trace; writes params + report");
+  int synth_requests = 1000;
+  auto* trace_synth = trace->add_subcommand(
+      "synth", "record the prompts of a synthetic-routing scenario's requests as a trace");
+  trace_synth->add_option("scenario", scenario_ref, "scenario YAML file, or 'default'")->required();
+  trace_synth->add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
+  trace_synth->add_option("--requests", synth_requests, "requests to record (default 1000)")
+      ->check(CLI::Range(1, 10000000));
+  trace_synth->add_option("--out", trace_out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
+      ->required();
   auto* profile =
       app.add_subcommand("profile", "token-expert affinity tables and Table-1 statistics of a trace");
   for (auto* command : {trace_fit, profile}) {
@@ -328,6 +337,7 @@ int main(int argc, char** argv) {
     }
     if (*trace_import) return semsim::trace_import_command(trace_format, trace_input, trace_model, trace_out);
     if (*trace_fit) return semsim::trace_fit_command(trace_file, split, profile_seed, trace_out);
+    if (*trace_synth) return semsim::trace_synth_command(scenario_ref, overrides, synth_requests, trace_out);
     if (*profile) return semsim::profile_command(trace_file, split, profile_seed, trace_out);
     if (*place_eval) return semsim::place_eval_command(eval_options);
     if (*place) {

@@ -37,13 +37,13 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["cluster"] = scenario.cluster.name;
   j["ep"] = scenario.ep;
   j["attention"] = attention_name(scenario.attention);
+  // Every summary has the same keys in the same order (points.csv columns): what does not apply is "".
+  const bool tensor_parallel = scenario.attention == AttentionMode::kTensorParallel;
   j["placement"] = scenario.placement.name;
-  if (!scenario.placement_file.empty()) j["placement_file"] = scenario.placement_file;
+  j["placement_file"] = scenario.placement_file;
   j["request_scheduling"] = scenario.request_scheduling.name;
-  if (scenario.attention == AttentionMode::kTensorParallel) {
-    j["tp"] = scenario.tp;
-    j["token_scheduling"] = scenario.token_scheduling.name;
-  }
+  j["tp"] = scenario.tp;
+  j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
   j["dispatch"] = scenario.dispatch_name;
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";

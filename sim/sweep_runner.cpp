@@ -13,6 +13,7 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 
 #include "sim/isolated_process.hpp"
 #include "sim/points_csv.hpp"
@@ -50,14 +51,22 @@ std::vector<std::string> header_fields(const Sweep& sweep) {
   return fields;
 }
 
-// One row: id, status, the point's labels, its metrics (empty when it failed), the error.
-std::vector<std::string> point_row(std::size_t width, const SweepPoint& point, const Json* summary,
-                                   const std::string& error) {
+// One row: id, status, the point's labels, its metrics (empty when it failed), the error. Metrics go
+// by name into the header's columns, so a summary with a key the header lacks is a bug, not a shift.
+std::vector<std::string> point_row(const std::vector<std::string>& header, const SweepPoint& point,
+                                   const Json* summary, const std::string& error) {
   std::vector<std::string> row{point.id, summary ? "ok" : "failed"};
   row.insert(row.end(), point.labels.begin(), point.labels.end());
+  const std::size_t first_metric = row.size();
+  row.resize(header.size() - 1);
   if (summary)
-    for (const auto& [name, value] : flatten(*summary)) row.push_back(value);
-  row.resize(width - 1);
+    for (const auto& [name, value] : flatten(*summary)) {
+      const auto column =
+          std::find(header.begin() + static_cast<std::ptrdiff_t>(first_metric), header.end() - 1, name);
+      if (column == header.end() - 1)
+        throw std::logic_error("summary key '" + name + "' has no points.csv column");
+      row[static_cast<std::size_t>(column - header.begin())] = value;
+    }
   std::string one_line = error;  // rows stay single lines, which is what makes a torn row detectable
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
   row.push_back(one_line);
@@ -204,9 +213,9 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
   }
 
   Progress progress(outcome.points, outcome.already_done, outcome.failed);
-  const std::size_t width = header_fields(sweep).size();
+  const std::vector<std::string> header = header_fields(sweep);
   auto record = [&](const SweepPoint& p, const Json* summary, const std::string& error) {
-    table.append(point_row(width, p, summary, error));
+    table.append(point_row(header, p, summary, error));
     ++outcome.ran;
     outcome.failed += summary ? 0 : 1;
     progress.point_finished(summary != nullptr);

@@ -8,6 +8,7 @@
 
 #include "models/presets.hpp"
 #include "sim/output_files.hpp"
+#include "sim/scenario.hpp"
 #include "workloads/compressed_file.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
@@ -32,14 +33,18 @@ SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t
   return s;
 }
 
+void check_trace_output_name(const std::string& out) {
+  if (!is_trace_file_name(out))
+    throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
+}
+
 }  // namespace
 
 int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
                          const std::string& out) {
   const auto started = std::chrono::steady_clock::now();
   const TraceImportFormat from = trace_import_format_named(format);
-  if (!is_trace_file_name(out))
-    throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
+  check_trace_output_name(out);
   const MoeModel model = model_preset(model_name);
   const RoutingTrace trace = import_trace(from, input, model);
   write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
@@ -49,6 +54,36 @@ int trace_import_command(const std::string& format, const std::string& input, co
       input, trace.requests(), trace.tokens(), trace.vocabulary().size(), trace.header().moe_layers,
       trace.header().top_k, trace.header().experts, trace.header().gate_weights ? ", with gate weights" : "",
       out, seconds_since(started));
+  return 0;
+}
+
+int trace_synth_command(const std::string& scenario_ref, const std::vector<std::string>& overrides,
+                        int requests, const std::string& out) {
+  const auto started = std::chrono::steady_clock::now();
+  check_trace_output_name(out);
+  const Scenario scenario = load_scenario_file(scenario_ref, overrides);
+  WorkloadSpec spec = scenario.workload;
+  if (spec.trace)
+    throw InputError(scenario.file +
+                     ": workload.routing: trace synth records synthetic routing, but the "
+                     "scenario replays a trace");
+  spec.requests = requests;
+  std::vector<TraceRequest> shapes;
+  std::vector<int> topics;
+  for (const Request& r : generate_requests(spec)) {
+    shapes.push_back({r.input_tokens, r.output_tokens, true, 0});
+    topics.push_back(r.topic);
+  }
+  const RoutingTrace trace =
+      synthesize_trace(shapes, topics, make_synthetic_routing(spec, scenario.model),
+                       {scenario.model.name, fmt::format("synthetic routing of scenario {} ({}), seed {}",
+                                                         scenario.name, scenario.file, spec.seed)});
+  write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  std::cout << fmt::format(
+      "{}: {} synthetic requests, {} routed prompt tokens; {} MoE layers x top-{} of {} "
+      "experts\n  written to {} in {:.2f} s\n",
+      scenario.file, trace.requests(), trace.tokens(), trace.header().moe_layers, trace.header().top_k,
+      trace.header().experts, out, seconds_since(started));
   return 0;
 }
 

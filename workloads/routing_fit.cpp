@@ -133,20 +133,26 @@ RoutingStatistics measure_routing(const RoutingTrace& trace, const std::vector<b
   return s;
 }
 
-RoutingTrace synthesize_trace(const RoutingTrace& shape, const SyntheticRouting& routing) {
-  TraceBuilder builder(
-      {"synthetic", "synthetic routing", routing.moe_layers(), routing.experts(), routing.top_k(), false});
+RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<const int> topics,
+                              const SyntheticRouting& routing, TraceHeader header) {
+  header.moe_layers = routing.moe_layers();
+  header.experts = routing.experts();
+  header.top_k = routing.top_k();
+  header.gate_weights = false;
+  TraceBuilder builder(std::move(header));
   for (std::int32_t id = 0; id < routing.vocabulary(); ++id)
     builder.declare_token(id, "", "synthetic vocabulary");
   std::vector<TokenRef> tokens;
-  for (std::size_t r = 0; r < shape.requests(); ++r) {
-    const TraceRequest& q = shape.request(r);
+  std::vector<std::size_t> first_token{0};
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    const TraceRequest& q = requests[r];
     const int first_position = q.prefill_routed ? 0 : q.input_tokens;
     for (int i = 0; i < q.routed_tokens(); ++i) {
-      TokenRef token{static_cast<int>(r), static_cast<int>(r) % routing.topics(), first_position + i};
+      TokenRef token{static_cast<int>(r), topics[r], first_position + i};
       token.id = routing.token_id(token);
       tokens.push_back(token);
     }
+    first_token.push_back(tokens.size());
   }
   const int layers = routing.moe_layers(), k = routing.top_k();
   std::vector<ExpertId> by_layer(tokens.size() * k), experts(tokens.size() * layers * k);
@@ -157,16 +163,25 @@ RoutingTrace synthesize_trace(const RoutingTrace& shape, const SyntheticRouting&
   }
   std::vector<std::int32_t> ids(tokens.size());
   for (std::size_t t = 0; t < tokens.size(); ++t) ids[t] = tokens[t].id;
-  for (std::size_t r = 0; r < shape.requests(); ++r) {
-    const auto first = static_cast<std::size_t>(shape.first_token(r)),
-               count = static_cast<std::size_t>(shape.request(r).routed_tokens());
-    builder.add({shape.request(r),
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    const std::size_t first = first_token[r], count = first_token[r + 1] - first;
+    builder.add({requests[r],
                  std::span(ids).subspan(first, count),
                  std::span(experts).subspan(first * layers * k, count * layers * k),
                  {}},
                 "synthetic request " + std::to_string(r));
   }
   return std::move(builder).build();
+}
+
+RoutingTrace synthesize_trace(const RoutingTrace& shape, const SyntheticRouting& routing) {
+  std::vector<TraceRequest> requests;
+  std::vector<int> topics;
+  for (std::size_t r = 0; r < shape.requests(); ++r) {
+    requests.push_back(shape.request(r));
+    topics.push_back(static_cast<int>(r) % routing.topics());
+  }
+  return synthesize_trace(requests, topics, routing, {"synthetic", "synthetic routing"});
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // Fits the synthetic generator's parameters to a routing trace (`semsim trace fit`; method and
 // statistics in workloads/ROUTING_FIT.md) and measures how close the synthetic routing gets.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,12 @@ struct RoutingStatistics {
 
 RoutingStatistics measure_routing(const RoutingTrace& trace, const std::vector<bool>& held_out);
 
-// A synthetic trace with the same requests (lengths, routed positions) as `shape`, routed by
-// `routing`; request r has topic r mod topics.
+// A synthetic trace of `requests` (lengths and routed positions as each records them) routed by
+// `routing`: request r has id r and topic topics[r]. `header` names the model and the source; its
+// shape (layers, experts, k) is `routing`'s.
+RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<const int> topics,
+                              const SyntheticRouting& routing, TraceHeader header);
+// The same requests as `shape`, request r with topic r mod topics.
 RoutingTrace synthesize_trace(const RoutingTrace& shape, const SyntheticRouting& routing);
 
 struct RoutingFit {

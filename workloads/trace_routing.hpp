@@ -1,9 +1,12 @@
 #pragma once
 // Replays a routing trace (scenario `workload.routing: {source: trace, file: ..., decode: ...}`).
 // Request i of the run replays trace request i mod N (the trace repeats when the scenario asks for
-// more requests). A token at (request, position) takes the recorded routing of that prompt or decode
-// position; positions the trace did not record (prompts of decode-only traces, decode steps beyond
-// the recorded ones or of prefill-only traces) follow the selected decode model:
+// more requests). A token at (request, position) takes the recorded routing of that position of the
+// recorded sequence (its prompt, then its recorded decode steps), whatever length the run gives the
+// prompt: a run prompt longer than the recorded one continues into the recorded decode steps, a
+// shorter one leaves the rest of the recorded prompt to the run's decode steps. Positions the trace
+// did not record (prompts of decode-only traces, beyond the recorded decode steps, decode of
+// prefill-only traces) follow the selected decode model:
 // - resample_prompt: the routing (every layer) and token id of one of the request's own recorded
 //   tokens, drawn uniformly per (request, position): the request's token distribution, routed as
 //   the model routed it.

@@ -40,8 +40,6 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
       w.decode_model = static_cast<TraceDecodeModel>(
           std::find(names.begin(), names.end(), decode->as_choice(names)) - names.begin());
     }
-    if (in.has("input_len"))
-      in.required("input_len").fail("with routing.source: trace, input lengths come from the trace");
     // Length distributions over the trace's requests: they bound the KV cache a request may need.
     LengthDistribution input_lengths, output_lengths;
     input_lengths.kind = output_lengths.kind = LengthDistribution::Kind::kFile;
@@ -49,7 +47,9 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
       input_lengths.samples.push_back(w.trace->request(r).input_tokens);
       output_lengths.samples.push_back(w.trace->request(r).output_tokens);
     }
-    w.input_len = input_lengths;
+    w.input_len_from_trace = !in.has("input_len");
+    w.input_len = w.input_len_from_trace ? input_lengths
+                                         : LengthDistribution::from_yaml(in.required("input_len"), base_dir);
     w.output_len_from_trace = !in.has("output_len");
     w.output_len = w.output_len_from_trace
                        ? output_lengths
@@ -95,7 +95,8 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
     requests[i].arrival = arrivals[i];
     if (spec.trace) {
       const TraceRequest& recorded = spec.trace->request(i % spec.trace->requests());
-      requests[i].input_tokens = recorded.input_tokens;
+      requests[i].input_tokens =
+          spec.input_len_from_trace ? recorded.input_tokens : spec.input_len.draw(input_rng);
       requests[i].output_tokens =
           spec.output_len_from_trace ? recorded.output_tokens : spec.output_len.draw(output_rng);
     } else {
@@ -110,8 +111,12 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
 std::unique_ptr<RoutingSource> make_routing_source(const WorkloadSpec& spec, const MoeModel& model) {
   if (spec.trace)
     return std::make_unique<TraceRouting>(spec.trace, spec.decode_model, hash_keys(spec.seed, 6));
-  return std::make_unique<SyntheticRouting>(spec.synthetic, model.moe_layers(), model.routed_experts,
-                                            model.top_k, hash_keys(spec.seed, 5));
+  return std::make_unique<SyntheticRouting>(make_synthetic_routing(spec, model));
+}
+
+SyntheticRouting make_synthetic_routing(const WorkloadSpec& spec, const MoeModel& model) {
+  return SyntheticRouting(spec.synthetic, model.moe_layers(), model.routed_experts, model.top_k,
+                          hash_keys(spec.seed, 5));
 }
 
 }  // namespace semsim

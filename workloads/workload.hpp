@@ -23,13 +23,14 @@ struct WorkloadSpec {
   LengthDistribution input_len;
   LengthDistribution output_len;
   SyntheticRoutingParams synthetic;  // routing.source: synthetic
-  // routing.source: trace. Request i replays trace request i mod N; its input length, and its output
-  // length unless the scenario gives output_len, come from the trace (see trace_routing.hpp).
+  // routing.source: trace. Request i replays trace request i mod N; its input and output lengths come
+  // from the trace unless the scenario gives input_len / output_len (see trace_routing.hpp).
   std::shared_ptr<const RoutingTrace> trace;
   std::string trace_file;
   double held_out_split = 0;  // > 0: only the requests `semsim profile --split F --seed S` held out
   std::uint64_t held_out_seed = 1;
   TraceDecodeModel decode_model = TraceDecodeModel::kResamplePrompt;
+  bool input_len_from_trace = false;
   bool output_len_from_trace = false;
 
   static WorkloadSpec from_yaml(const YamlInput& in, const std::string& base_dir);
@@ -44,5 +45,7 @@ void check_routing_matches(const WorkloadSpec& spec, const MoeModel& model, cons
 std::vector<Request> generate_requests(const WorkloadSpec& spec);
 
 std::unique_ptr<RoutingSource> make_routing_source(const WorkloadSpec& spec, const MoeModel& model);
+// The synthetic generator a run of `spec` routes with (`semsim trace synth` records it).
+SyntheticRouting make_synthetic_routing(const WorkloadSpec& spec, const MoeModel& model);
 
 }  // namespace semsim

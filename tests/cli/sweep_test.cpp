@@ -68,7 +68,7 @@ TEST(cliSweep, OneRowPerPointInExpansionOrderAndTheSameBytesWhateverJobs) {
   EXPECT_EQ(column(tmp / "j1/points.csv", 1), (std::vector<std::string>{"ok", "ok", "ok", "ok"}));
   EXPECT_EQ(column(tmp / "j1/points.csv", 2), (std::vector<std::string>{"rr", "rr", "sq", "sq"}));
   EXPECT_EQ(column(tmp / "j1/points.csv", 3), (std::vector<std::string>{"10", "40", "10", "40"}));
-  EXPECT_EQ(column(tmp / "j1/points.csv", 10),
+  EXPECT_EQ(column(tmp / "j1/points.csv", 11),  // after placement and placement_file
             (std::vector<std::string>{"round_robin", "round_robin", "shortest_queue", "shortest_queue"}));
 
   // Each point's outputs in points/ID/, and its summary agrees with its row.
@@ -86,6 +86,63 @@ TEST(cliSweep, OneRowPerPointInExpansionOrderAndTheSameBytesWhateverJobs) {
   EXPECT_EQ(again.exit_code, 0) << describe({file}, again);
   EXPECT_NE(again.out.find("4 points: 4 done before, 0 ran, 0 failed"), std::string::npos) << again.out;
   EXPECT_EQ(read_file(fs::path(tmp / "j1") / "points.csv"), csv);
+}
+
+// summary.json's values by dotted key path (as points.csv names its columns), strings unquoted.
+std::map<std::string, std::string> flat_summary(const nlohmann::json& j, const std::string& prefix = "") {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object())
+      out.merge(flat_summary(value, path));
+    else
+      out[path] = value.is_string() ? value.get<std::string>() : value.dump();
+  }
+  return out;
+}
+
+// Series whose summaries differ in shape (a placement file or not, Attention-DP or TP) still fill
+// the same columns: every row agrees with its own summary.json column by column.
+TEST(cliSweep, RowsOfDifferentlyShapedSummariesShareOneColumnLayout) {
+  TempDir tmp;
+  const std::vector<std::vector<std::string>> setup{
+      {"trace", "synth", "default", "--requests", "40", "--out", tmp / "t.semtrace"},
+      {"profile", tmp / "t.semtrace", "--out", tmp / "profile"},
+      {"place", "--policy", "round_robin", "--profile", tmp / "profile", "--ep", "8", "--out",
+       tmp / "rr.semplace"}};
+  for (const auto& args : setup) {
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  }
+  // The default scenario resolves relative paths against the working directory: give the full path.
+  const std::string plan = tmp / "rr.semplace";
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {workload.requests: 12}
+series:
+  inline-dp: {policies.placement: contiguous, parallelism.attention: dp}
+  file-dp: {policies.placement: {file: )" + plan + R"(}, parallelism.attention: dp}
+  file-tp: {policies.placement: {file: )" + plan + R"(}, parallelism.attention: tp}
+)");
+  const CliResult r = sweep({file, "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
+  ASSERT_EQ(lines.size(), 4u);
+  const std::vector<std::string> header = split_csv_line(lines[0]);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> row = split_csv_line(lines[i]);
+    ASSERT_EQ(row.size(), header.size());
+    ASSERT_EQ(row[1], "ok") << lines[i];
+    const auto summary = flat_summary(
+        nlohmann::json::parse(read_file(fs::path(tmp / "out") / "points" / row[0] / "summary.json")));
+    for (const auto& [key, value] : summary) {
+      const auto at = std::find(header.begin(), header.end(), key);
+      if (key == "wall_seconds") continue;
+      ASSERT_NE(at, header.end()) << key;
+      EXPECT_EQ(row[static_cast<std::size_t>(at - header.begin())], value) << row[2] << " " << key;
+    }
+  }
+  EXPECT_EQ(column(tmp / "out/points.csv", 2), (std::vector<std::string>{"inline-dp", "file-dp", "file-tp"}));
 }
 
 TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {

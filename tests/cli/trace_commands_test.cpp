@@ -1,6 +1,8 @@
-// `semsim trace import` and `semsim profile` end to end on a small DeepSeek-style fixture: outputs
+// `semsim trace import|synth` and `semsim profile` end to end on a small DeepSeek-style fixture: outputs
 // appear only on success, bad input exits 2 with one message and leaves nothing behind.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -44,7 +46,8 @@ TEST(cliTrace, ImportThenProfileWritesTraceAndTables) {
                                          "--out",   dir / "prof"};
   const CliResult p = run_semsim(profile);
   ASSERT_EQ(p.exit_code, 0) << describe(profile, p);
-  // profile.json, tokens.tsv, token_experts.tsv, expert_load.csv, coactivation.csv, paths.semtrace, table1.csv
+  // profile.json, tokens.tsv, token_experts.tsv, expert_load.csv, coactivation.csv, paths.semtrace,
+  // table1.csv
   EXPECT_EQ(entries_under(dir.path() / "prof").size(), 7u);
   const auto table = split_lines(read_file(dir.path() / "prof" / "table1.csv"));
   ASSERT_FALSE(table.empty());
@@ -83,6 +86,61 @@ TEST(cliTrace, ScenarioReplaysAnImportedTraceDeterministically) {
   EXPECT_NE(requests[1].find(",3,4,"), std::string::npos) << requests[1];  // prompt length 3 from the trace
   for (const char* name : {"requests.csv", "steps.csv"})
     EXPECT_EQ(read_file(dir.path() / "a" / name), read_file(dir.path() / "b" / name)) << name;
+}
+
+// A synthetic scenario's requests recorded as a trace: the same prompts (lengths) a run of it draws,
+// routed by its generator, so that replaying the trace routes every prompt token as the run did.
+TEST(cliTrace, SynthRecordsTheScenariosPromptsAndReplaysAsTheRun) {
+  TempDir dir;
+  std::ofstream(dir / "synthetic.yaml")
+      << "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\n"
+         "parallelism: {ep: 8, attention: dp}\n"
+         "workload:\n  requests: 6\n  arrival: {process: fixed, rate: 100}\n"
+         "  input_len: {dist: uniform, min: 2, max: 9}\n"
+         "  output_len: {dist: fixed, value: 1}\n"
+         "  routing: {source: synthetic, vocabulary: 64, topics: 2}\n"
+         "outputs: {steps_csv: false}\n";
+  for (const char* out : {"a.semtrace", "b.semtrace"}) {
+    const std::vector<std::string> args{"trace", "synth",  dir / "synthetic.yaml", "--requests", "6",
+                                        "--out", dir / out};
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    EXPECT_NE(r.out.find("6 synthetic requests"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(read_file(dir / "a.semtrace"), read_file(dir / "b.semtrace"));
+  // Output length 1: a run is prefill only, so its summary (LAR, A2A bytes, loads) must not change
+  // when the same prompts replay from the trace.
+  std::ofstream(dir / "replay.yaml") << "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\n"
+                                        "parallelism: {ep: 8, attention: dp}\n"
+                                        "workload:\n  requests: 6\n  arrival: {process: fixed, rate: 100}\n"
+                                        "  output_len: {dist: fixed, value: 1}\n"
+                                        "  routing: {source: trace, file: a.semtrace}\n"
+                                        "outputs: {steps_csv: false}\n";
+  for (const char* scenario : {"synthetic", "replay"}) {
+    const std::vector<std::string> args{"run", dir / (std::string(scenario) + ".yaml"), "--out",
+                                        dir / scenario};
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  }
+  const auto summary = [&](const char* run) {
+    nlohmann::json j = nlohmann::json::parse(read_file(dir.path() / run / "summary.json"));
+    for (const char* differs : {"scenario", "routing", "wall_seconds"}) j.erase(differs);
+    return j;
+  };
+  EXPECT_EQ(read_file(dir.path() / "synthetic" / "requests.csv"),
+            read_file(dir.path() / "replay" / "requests.csv"));
+  EXPECT_EQ(summary("synthetic"), summary("replay"));
+
+  const CliResult from_trace =
+      run_semsim({"trace", "synth", dir / "replay.yaml", "--out", dir / "c.semtrace"});
+  EXPECT_EQ(from_trace.exit_code, 2);
+  EXPECT_NE(from_trace.err.find("trace synth records synthetic routing"), std::string::npos)
+      << from_trace.err;
+  const CliResult bad_name = run_semsim({"trace", "synth", dir / "synthetic.yaml", "--out", dir / "c.json"});
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_NE(bad_name.err.find("must end in .semtrace"), std::string::npos) << bad_name.err;
+  EXPECT_FALSE(fs::exists(dir / "c.semtrace"));
+  EXPECT_FALSE(fs::exists(dir / "c.json"));
 }
 
 TEST(cliTrace, BadInputExits2AndWritesNothing) {

@@ -74,7 +74,7 @@ TEST(TraceRouting, PopularityModelDrawsDistinctExpertsWithoutIdentity) {
   }
 }
 
-TEST(TraceRouting, ScenarioWorkloadTakesLengthsFromTheTrace) {
+TEST(TraceRouting, ScenarioWorkloadTakesLengthsFromTheTraceUnlessItGivesThem) {
   const auto dir = fs::temp_directory_path() / "semsim-replay-test";
   fs::create_directories(dir);
   write_trace(*replay_trace(), (dir / "t.semtrace").string());
@@ -96,7 +96,15 @@ TEST(TraceRouting, ScenarioWorkloadTakesLengthsFromTheTrace) {
   EXPECT_EQ(spec.input_len.upper_bound(), 3);
   EXPECT_NE(spec.routing_description().find("(decode: layer_popularity)"), std::string::npos);
   EXPECT_EQ(generate_requests(spec_of(", output_len: {dist: fixed, value: 9}"))[1].output_tokens, 9);
-  EXPECT_THROW(spec_of(", input_len: {dist: fixed, value: 9}"), InputError);
+  // A run prompt of 2 for trace request 1 (prompt 1, decode recorded for 2): position 1 of the run's
+  // prompt replays the recorded decode token 0; the run's decode starts at recorded decode token 1.
+  const WorkloadSpec longer = spec_of(", input_len: {dist: fixed, value: 2}");
+  EXPECT_EQ(generate_requests(longer)[1].input_tokens, 2);
+  EXPECT_EQ(generate_requests(longer)[1].output_tokens, 4);
+  EXPECT_EQ(longer.input_len.upper_bound(), 2);
+  const auto replay = make_routing_source(longer, model_preset("deepseek-v2-lite"));
+  EXPECT_EQ(route_one(*replay, 1, 1, 0), (std::vector<ExpertId>{5, 6}));
+  EXPECT_EQ(route_one(*replay, 1, 2, 0), (std::vector<ExpertId>{2, 4}));
   try {
     check_routing_matches(spec, model_preset("deepseek-v2-lite"),
                           YamlInput::parse("{routing: {file: t}}", "w.yaml"));
