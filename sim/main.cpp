@@ -241,6 +241,12 @@ int main(int argc, char** argv) {
   trace_synth->add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
   trace_synth->add_option("--requests", synth_requests, "requests to record (default 1000)")
       ->check(CLI::Range(1, 10000000));
+  int synth_first = 0;
+  trace_synth
+      ->add_option("--first-request", synth_first,
+                   "id of the first recorded request (default 0); beyond a run's requests, the "
+                   "trace holds requests that run never sees")
+      ->check(CLI::Range(0, 100000000));
   trace_synth->add_option("--out", trace_out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
       ->required();
   auto* profile =
@@ -337,7 +343,8 @@ int main(int argc, char** argv) {
     }
     if (*trace_import) return semsim::trace_import_command(trace_format, trace_input, trace_model, trace_out);
     if (*trace_fit) return semsim::trace_fit_command(trace_file, split, profile_seed, trace_out);
-    if (*trace_synth) return semsim::trace_synth_command(scenario_ref, overrides, synth_requests, trace_out);
+    if (*trace_synth)
+      return semsim::trace_synth_command(scenario_ref, overrides, synth_requests, synth_first, trace_out);
     if (*profile) return semsim::profile_command(trace_file, split, profile_seed, trace_out);
     if (*place_eval) return semsim::place_eval_command(eval_options);
     if (*place) {

@@ -35,7 +35,7 @@ LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology);
 class StepClock {
  public:
   void advance(double seconds) { pending_ += seconds; }
-  void sync();  // this_actor::sleep_for(pending), then pending = 0
+  void sync();         // this_actor::sleep_for(pending), then pending = 0
   double now() const;  // SimGrid clock + pending
 
  private:

@@ -58,7 +58,7 @@ int trace_import_command(const std::string& format, const std::string& input, co
 }
 
 int trace_synth_command(const std::string& scenario_ref, const std::vector<std::string>& overrides,
-                        int requests, const std::string& out) {
+                        int requests, int first_request, const std::string& out) {
   const auto started = std::chrono::steady_clock::now();
   check_trace_output_name(out);
   const Scenario scenario = load_scenario_file(scenario_ref, overrides);
@@ -67,17 +67,20 @@ int trace_synth_command(const std::string& scenario_ref, const std::vector<std::
     throw InputError(scenario.file +
                      ": workload.routing: trace synth records synthetic routing, but the "
                      "scenario replays a trace");
-  spec.requests = requests;
+  spec.requests = first_request + requests;
   std::vector<TraceRequest> shapes;
   std::vector<int> topics;
-  for (const Request& r : generate_requests(spec)) {
-    shapes.push_back({r.input_tokens, r.output_tokens, true, 0});
-    topics.push_back(r.topic);
-  }
-  const RoutingTrace trace =
-      synthesize_trace(shapes, topics, make_synthetic_routing(spec, scenario.model),
-                       {scenario.model.name, fmt::format("synthetic routing of scenario {} ({}), seed {}",
-                                                         scenario.name, scenario.file, spec.seed)});
+  for (const Request& r : generate_requests(spec))
+    if (r.id >= first_request) {
+      shapes.push_back({r.input_tokens, r.output_tokens, true, 0});
+      topics.push_back(r.topic);
+    }
+  const RoutingTrace trace = synthesize_trace(
+      shapes, topics, make_synthetic_routing(spec, scenario.model),
+      {scenario.model.name,
+       fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
+                   scenario.file, spec.seed, first_request, first_request + requests - 1)},
+      first_request);
   write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
   std::cout << fmt::format(
       "{}: {} synthetic requests, {} routed prompt tokens; {} MoE layers x top-{} of {} "

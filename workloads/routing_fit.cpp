@@ -134,7 +134,7 @@ RoutingStatistics measure_routing(const RoutingTrace& trace, const std::vector<b
 }
 
 RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<const int> topics,
-                              const SyntheticRouting& routing, TraceHeader header) {
+                              const SyntheticRouting& routing, TraceHeader header, int first_id) {
   header.moe_layers = routing.moe_layers();
   header.experts = routing.experts();
   header.top_k = routing.top_k();
@@ -148,7 +148,7 @@ RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<
     const TraceRequest& q = requests[r];
     const int first_position = q.prefill_routed ? 0 : q.input_tokens;
     for (int i = 0; i < q.routed_tokens(); ++i) {
-      TokenRef token{static_cast<int>(r), topics[r], first_position + i};
+      TokenRef token{first_id + static_cast<int>(r), topics[r], first_position + i};
       token.id = routing.token_id(token);
       tokens.push_back(token);
     }

@@ -30,10 +30,10 @@ struct RoutingStatistics {
 RoutingStatistics measure_routing(const RoutingTrace& trace, const std::vector<bool>& held_out);
 
 // A synthetic trace of `requests` (lengths and routed positions as each records them) routed by
-// `routing`: request r has id r and topic topics[r]. `header` names the model and the source; its
-// shape (layers, experts, k) is `routing`'s.
+// `routing`: request r is routed as the generator routes request id first_id + r, of topic
+// topics[r]. `header` names the model and the source; its shape (layers, experts, k) is `routing`'s.
 RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<const int> topics,
-                              const SyntheticRouting& routing, TraceHeader header);
+                              const SyntheticRouting& routing, TraceHeader header, int first_id = 0);
 // The same requests as `shape`, request r with topic r mod topics.
 RoutingTrace synthesize_trace(const RoutingTrace& shape, const SyntheticRouting& routing);
 

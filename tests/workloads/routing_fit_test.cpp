@@ -64,6 +64,30 @@ TEST(SyntheticRouting, SameSeedSameRoutingOtherSeedOther) {
   EXPECT_FALSE(std::equal(a.all_experts().begin(), a.all_experts().end(), c.all_experts().begin()));
 }
 
+// Recording requests from id 3 on gives exactly the requests 3.. of a recording from id 0: a trace
+// of requests a run never sees routes as that run's generator would.
+TEST(SyntheticRouting, RecordingFromAnOffsetRoutesAsTheSameRequestIds) {
+  SyntheticRoutingParams p = known_parameters();
+  p.topics = 2;
+  const SyntheticRouting routing(p, 4, 32, 4, 9);
+  const std::vector<TraceRequest> shapes{{5, 1, true, 0}, {2, 1, true, 0}, {7, 1, true, 0},
+                                         {4, 1, true, 0}, {6, 1, true, 0}, {3, 1, true, 0}};
+  const std::vector<int> topics{0, 1, 1, 0, 1, 0};
+  const RoutingTrace all = synthesize_trace(shapes, topics, routing, {"m", "test"});
+  const RoutingTrace tail =
+      synthesize_trace(std::span(shapes).subspan(3), std::span(topics).subspan(3), routing, {"m", "test"}, 3);
+  ASSERT_EQ(tail.requests(), 3u);
+  for (std::size_t r = 0; r < 3; ++r) {
+    const TraceRequestView a = all.view(r + 3), b = tail.view(r);
+    EXPECT_TRUE(std::equal(a.token_ids.begin(), a.token_ids.end(), b.token_ids.begin(), b.token_ids.end()));
+    EXPECT_TRUE(std::equal(a.experts.begin(), a.experts.end(), b.experts.begin(), b.experts.end()));
+  }
+  const RoutingTrace unshifted =
+      synthesize_trace(std::span(shapes).subspan(3), std::span(topics).subspan(3), routing, {"m", "test"});
+  EXPECT_FALSE(std::equal(unshifted.all_experts().begin(), unshifted.all_experts().end(),
+                          tail.all_experts().begin(), tail.all_experts().end()));
+}
+
 TEST(RoutingFit, RecoversTheStatisticsOfKnownParameters) {
   const RoutingTrace trace = trace_with_known_parameters(known_parameters(), 11);
   const std::vector<bool> held_out = held_out_requests(trace.requests(), 0.2, 3);
