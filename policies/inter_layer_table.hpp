@@ -49,11 +49,17 @@ struct InterLayerTable {
   // The devices of the key at `index` (inverse of key_index), for writing the table out.
   std::vector<int> key_devices(std::size_t index) const;
 
-  // Uses the first min(lookback, layer, previous.size()) devices of `previous`.
+  // How many previous devices form the key at `layer` when `available` are known:
+  // min(lookback, layer, available); 0 where the table cannot predict.
+  std::size_t key_length(int layer, std::size_t available) const {
+    if (layer <= 0 || static_cast<std::size_t>(layer) >= next.size()) return 0;
+    const auto used = static_cast<std::size_t>(lookback < layer ? lookback : layer);
+    return available < used ? available : used;
+  }
+
+  // Uses the first key_length(layer, previous.size()) devices of `previous`.
   DevicePrediction predict(int layer, std::span<const int> previous) const {
-    if (layer <= 0 || static_cast<std::size_t>(layer) >= next.size()) return {};
-    std::size_t used = static_cast<std::size_t>(lookback < layer ? lookback : layer);
-    if (previous.size() < used) used = previous.size();
+    const std::size_t used = key_length(layer, previous.size());
     if (used == 0) return {};
     const Entry& e = next[layer][key_index(previous.first(used))];
     return {e.device, e.confidence};

@@ -18,7 +18,7 @@ namespace semsim {
 // then fill the ranks with room, in token order, lowest rank first. Confidences must be >= 0.
 // O(T) expected; `scratch` and `keys` are working memory reused across calls.
 void align_to_equal_slices(std::span<const int> predicted, std::span<const float> confidence, int ranks,
-                           std::span<int> rank, std::vector<int>& scratch, std::vector<std::uint64_t>& keys);
+                           std::span<int> rank, std::vector<int>& scratch, std::vector<std::uint32_t>& keys);
 
 // One reshuffle's outputs and working memory (reused across calls: no allocation once warm).
 struct TokenReshuffle {
@@ -27,7 +27,7 @@ struct TokenReshuffle {
   std::vector<DeviceBasis> basis;
   std::vector<int> rank;  // per token: the rank after alignment
   std::vector<int> scratch;
-  std::vector<std::uint64_t> keys;
+  std::vector<std::uint32_t> keys;
 };
 
 // `previous_devices[token * history + b]` is the token's majority device at layer-1-b (its

@@ -75,6 +75,10 @@ void BM_SemMoeTpReshuffle(benchmark::State& state) {
     layer = layer == kLayers - 1 ? 2 : layer + 1;
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
+  // Seconds per token (reported in ns by the Invert flag: tokens per second, inverted).
+  state.counters["time_per_token"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * state.range(0)),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SemMoeTpReshuffle)->Args({4096, 0})->Args({4096, 1});
 

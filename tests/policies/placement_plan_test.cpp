@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -154,7 +155,7 @@ TEST(AlignToEqualSlices, KeepsTheMostConfidentAndFillsInTokenOrder) {
   const std::vector<int> predicted{0, 0, 0, 1, -1, 0};
   const std::vector<float> confidence{0.9F, 0.1F, 0.5F, 0.3F, 0.0F, 0.7F};
   std::vector<int> rank(6), scratch;
-  std::vector<std::uint64_t> keys;
+  std::vector<std::uint32_t> keys;
   align_to_equal_slices(predicted, confidence, 2, rank, scratch, keys);
   EXPECT_EQ(rank, (std::vector<int>{0, 1, 0, 1, 1, 0}));
   // 7 tokens on 3 ranks: slices of at most 3.
@@ -182,7 +183,7 @@ TEST(AlignToEqualSlices, PaddedSlicesAndPredictionsKeptWhenTheyFit) {
       confidence[t] = static_cast<float>(rng() % 1000) / 1000.0F;
     }
     std::vector<int> rank(tokens), scratch;
-    std::vector<std::uint64_t> keys;
+    std::vector<std::uint32_t> keys;
     align_to_equal_slices(predicted, confidence, ranks, rank, scratch, keys);
     std::vector<int> size(ranks, 0), wanted(ranks, 0), kept(ranks, 0);
     for (int t = 0; t < tokens; ++t) {
@@ -194,6 +195,49 @@ TEST(AlignToEqualSlices, PaddedSlicesAndPredictionsKeptWhenTheyFit) {
       EXPECT_LE(size[r], slice);
       EXPECT_EQ(kept[r], std::min(wanted[r], slice));
     }
+  }
+}
+
+// The stated overflow rule, written plainly: each rank keeps its predicted tokens by decreasing
+// confidence (ties: earlier token) up to the slice, then the rest fill ranks in token order.
+std::vector<int> aligned_by_sorting(const std::vector<int>& predicted, const std::vector<float>& confidence,
+                                    int ranks) {
+  const auto tokens = static_cast<int>(predicted.size());
+  const int slice = (tokens + ranks - 1) / ranks;
+  std::vector<int> rank(tokens, -1), room(ranks, slice);
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<int> mine;
+    for (int t = 0; t < tokens; ++t)
+      if (predicted[t] == r) mine.push_back(t);
+    std::stable_sort(mine.begin(), mine.end(), [&](int a, int b) { return confidence[a] > confidence[b]; });
+    for (std::size_t i = 0; i < mine.size() && room[r] > 0; ++i) rank[mine[i]] = r, --room[r];
+  }
+  for (int t = 0, open = 0; t < tokens; ++t) {
+    if (rank[t] >= 0) continue;
+    while (room[open] == 0) ++open;
+    rank[t] = open, --room[open];
+  }
+  return rank;
+}
+
+TEST(AlignToEqualSlices, SameRanksAsTheStatedRuleWithManyTies) {
+  std::mt19937 rng(13);
+  std::vector<int> rank, scratch;
+  std::vector<std::uint32_t> keys;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ranks = 1 + static_cast<int>(rng() % 8), tokens = static_cast<int>(rng() % 600);
+    // Few distinct confidences, some zero, and a skewed prediction so that ranks overflow.
+    const int levels = 1 + static_cast<int>(rng() % 6);
+    std::vector<int> predicted(tokens);
+    std::vector<float> confidence(tokens);
+    for (int t = 0; t < tokens; ++t) {
+      predicted[t] =
+          rng() % 4 == 0 ? static_cast<int>(rng() % (ranks + 1)) - 1 : static_cast<int>(rng() % 2) % ranks;
+      confidence[t] = static_cast<float>(rng() % levels) / static_cast<float>(levels);
+    }
+    rank.assign(tokens, 0);
+    align_to_equal_slices(predicted, confidence, ranks, rank, scratch, keys);
+    ASSERT_EQ(rank, aligned_by_sorting(predicted, confidence, ranks)) << "trial " << trial;
   }
 }
 
