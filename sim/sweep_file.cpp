@@ -184,6 +184,9 @@ Sweep load_sweep(const std::string& path) {
   } catch (const InputError& e) {
     base_ref.fail(e.what());
   }
+  // The embedded scenario has no folder: paths the sweep gives (placement files, traces) are
+  // relative to the sweep file, where they were written.
+  if (base_path == "default") base.base_dir = std::filesystem::path(path).parent_path().string();
 
   const std::vector<ScenarioOverride> set =
       root.has("set") ? read_values(root.required("set")) : std::vector<ScenarioOverride>{};

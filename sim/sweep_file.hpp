@@ -4,6 +4,7 @@
 //
 //   sweep: 1
 //   base: default                      # a scenario file (relative to this file) or 'default'
+//                                      # (whose relative paths then resolve against this file's folder)
 //   set: {workload.requests: 500}      # optional: values every point gets
 //   series:                            # optional: named bundles of values, one set of points each
 //     round-robin: {policies.request_scheduling: round_robin}

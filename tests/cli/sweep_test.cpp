@@ -114,15 +114,14 @@ TEST(cliSweep, RowsOfDifferentlyShapedSummariesShareOneColumnLayout) {
     const CliResult r = run_semsim(args);
     ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   }
-  // The default scenario resolves relative paths against the working directory: give the full path.
-  const std::string plan = tmp / "rr.semplace";
+  // On the embedded default scenario, a relative path resolves against the sweep file's folder.
   const std::string file = write_sweep(tmp, R"(sweep: 1
 base: default
 set: {workload.requests: 12}
 series:
   inline-dp: {policies.placement: contiguous, parallelism.attention: dp}
-  file-dp: {policies.placement: {file: )" + plan + R"(}, parallelism.attention: dp}
-  file-tp: {policies.placement: {file: )" + plan + R"(}, parallelism.attention: tp}
+  file-dp: {policies.placement: {file: rr.semplace}, parallelism.attention: dp}
+  file-tp: {policies.placement: {file: rr.semplace}, parallelism.attention: tp}
 )");
   const CliResult r = sweep({file, "--out", tmp / "out"});
   ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
