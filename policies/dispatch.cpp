@@ -38,43 +38,13 @@ void LayerDispatch::clear() {
 
 namespace {
 
-// The devices a token has already counted a dedup copy to. Up to 64 devices: a bit mask in a
-// register, so that a token's copies do not chain through a store and a reload per copy.
-class DeviceBits {
- public:
-  explicit DeviceBits(LayerDispatch&) {}
-  void next_token() { bits_ = 0; }
-  bool insert(int device) {  // true the first time for this token
-    const std::uint64_t bit = std::uint64_t{1} << device;
-    const bool first = (bits_ & bit) == 0;
-    bits_ |= bit;
-    return first;
-  }
-
- private:
-  std::uint64_t bits_ = 0;
-};
-
-// Beyond 64 devices: per device, 1 + the last token that counted a copy to it.
-class DeviceStamps {
- public:
-  explicit DeviceStamps(LayerDispatch& out) : last_(out.last_token_scratch) { last_.assign(out.devices, 0); }
-  void next_token() { ++token_; }
-  bool insert(int device) {
-    const bool first = last_[device] != token_;
-    last_[device] = token_;
-    return first;
-  }
-
- private:
-  std::vector<std::size_t>& last_;
-  std::size_t token_ = 0;
-};
+// Groups up to this size count a token's dedup copies from a mask of its remote devices.
+constexpr int kMaskedDevices = 16;
 
 // The per-token loop, instantiated once per way of finding a token's serving device, so that the
 // unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed,
 // and once per way of deduplicating a token's copies. Returns the local activations.
-template <typename DedupSet, typename ServingDevice>
+template <bool kMasked, typename ServingDevice>
 long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
                           int top_k, LayerDispatch& out, ServingDevice serving_device) {
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
@@ -82,27 +52,40 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   long long* copies = out.copies.data();
   int* expert_tokens = out.expert_tokens.data();
-  DedupSet counted(out);
+  // Larger groups: last_token[d] == token + 1 once this token has counted its copy to device d.
+  std::vector<std::size_t>& last_token = out.last_token_scratch;
+  if (!kMasked) last_token.assign(devices, 0);
   constexpr int kMaxTopK = 64;
   int remote[kMaxTopK];
   long long local = 0;
   for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
     const int src = token_device[token];
     int remote_count = 0;
+    std::uint32_t remote_devices = 0;  // kMasked: bit d set when an expert is served on remote d
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
+      if (kMasked) remote_devices |= std::uint32_t{dst != src} << dst;
     }
     local += top_k - remote_count;
     long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
     switch (mode) {
       case DispatchMode::kDedup:
-        counted.next_token();
-        for (int i = 0; i < remote_count; ++i)
-          copies_from_src[remote[i]] += counted.insert(remote[i]) ? 1 : 0;
+        // Small groups add every device's bit: a fixed, branch-free loop, where walking the remote
+        // copies would end after a data-dependent count (a misprediction about once per token)
+        // and chain each copy's stamp through a store and a reload.
+        if (kMasked) {
+          for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += (remote_devices >> dst) & 1;
+          break;
+        }
+        for (int i = 0; i < remote_count; ++i) {
+          const bool first = last_token[remote[i]] != token + 1;
+          last_token[remote[i]] = token + 1;
+          copies_from_src[remote[i]] += first ? 1 : 0;
+        }
         break;
       case DispatchMode::kPerExpert:
         for (int i = 0; i < remote_count; ++i) ++copies_from_src[remote[i]];
@@ -118,9 +101,9 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
 template <typename ServingDevice>
 long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
                           int top_k, LayerDispatch& out, ServingDevice serving_device) {
-  if (out.devices <= 64)
-    return dispatch_tokens<DeviceBits>(mode, token_device, routed, top_k, out, serving_device);
-  return dispatch_tokens<DeviceStamps>(mode, token_device, routed, top_k, out, serving_device);
+  if (out.devices <= kMaskedDevices)
+    return dispatch_tokens<true>(mode, token_device, routed, top_k, out, serving_device);
+  return dispatch_tokens<false>(mode, token_device, routed, top_k, out, serving_device);
 }
 
 }  // namespace
