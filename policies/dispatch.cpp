@@ -38,10 +38,15 @@ void LayerDispatch::clear() {
 
 namespace {
 
+// Groups up to 16 devices, with top-k below 16, count a token's copies from 4-bit counters of its
+// remote experts per device, packed in one word.
+constexpr int kPackedDevices = 16;
+constexpr int kPackedTopK = 15;
+
 // The per-token loop, instantiated once per way of finding a token's serving device, so that the
-// unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed.
-// Returns the local activations.
-template <typename ServingDevice>
+// unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed,
+// and once per way of deduplicating a token's copies. Returns the local activations.
+template <bool kPacked, typename ServingDevice>
 long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
                           int top_k, LayerDispatch& out, ServingDevice serving_device) {
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
@@ -49,26 +54,36 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   long long* copies = out.copies.data();
   int* expert_tokens = out.expert_tokens.data();
-  // last_token[d] == token + 1 once this token has counted its copy to device d (dedup in O(k)).
+  // Larger groups: last_token[d] == token + 1 once this token has counted its copy to device d.
   std::vector<std::size_t>& last_token = out.last_token_scratch;
-  last_token.assign(devices, 0);
+  if (!kPacked) last_token.assign(devices, 0);
   constexpr int kMaxTopK = 64;
   int remote[kMaxTopK];
   long long local = 0;
   for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
     const int src = token_device[token];
     int remote_count = 0;
+    std::uint64_t remote_experts = 0;  // kPacked: bits 4d..4d+3 count the experts served on remote d
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
+      if (kPacked) remote_experts += std::uint64_t{dst != src} << (4 * dst);
     }
     local += top_k - remote_count;
     long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
     switch (mode) {
       case DispatchMode::kDedup:
+        // Packed counters are added for every device: a fixed, branch-free loop, where walking the
+        // remote copies would end after a data-dependent count (a misprediction about once per
+        // token) and chain each copy's stamp through a store and a reload.
+        if (kPacked) {
+          for (int dst = 0; dst < devices; ++dst)
+            copies_from_src[dst] += (remote_experts >> (4 * dst) & 15) != 0;
+          break;
+        }
         for (int i = 0; i < remote_count; ++i) {
           const bool first = last_token[remote[i]] != token + 1;
           last_token[remote[i]] = token + 1;
@@ -76,6 +91,11 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
         }
         break;
       case DispatchMode::kPerExpert:
+        if (kPacked) {
+          for (int dst = 0; dst < devices; ++dst)
+            copies_from_src[dst] += static_cast<long long>(remote_experts >> (4 * dst) & 15);
+          break;
+        }
         for (int i = 0; i < remote_count; ++i) ++copies_from_src[remote[i]];
         break;
       case DispatchMode::kAllGather:
@@ -84,6 +104,14 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
     }
   }
   return local;
+}
+
+template <typename ServingDevice>
+long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
+                          int top_k, LayerDispatch& out, ServingDevice serving_device) {
+  if (out.devices <= kPackedDevices && top_k <= kPackedTopK)
+    return dispatch_tokens<true>(mode, token_device, routed, top_k, out, serving_device);
+  return dispatch_tokens<false>(mode, token_device, routed, top_k, out, serving_device);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -19,10 +20,10 @@ int channel_of(const RouteHop& hop) {
   return hop.link * 2 + (hop.direction == LinkDirection::kUp ? 0 : 1);
 }
 
-void check_devices(const TrafficMatrix& traffic, int devices) {
-  if (traffic.devices != devices)
+void check_devices(int traffic_devices, int devices) {
+  if (traffic_devices != devices)
     throw std::invalid_argument(
-        fmt::format("traffic matrix of {} devices on a topology of {}", traffic.devices, devices));
+        fmt::format("traffic matrix of {} devices on a topology of {}", traffic_devices, devices));
 }
 
 // Precomputes every pair's route as channel indices in one flat array with a fixed stride (routes
@@ -64,12 +65,61 @@ class BottleneckModel {
         crossing_pairs_.insert(crossing_pairs_.end(), list.begin(), list.end());
         list_begin_.push_back(crossing_pairs_.size());
       }
+      const auto transpose = [this](std::uint32_t pair) {
+        return static_cast<std::uint32_t>(pair % devices_ * devices_ + pair / devices_);
+      };
+      for (const std::uint32_t pair : crossing_pairs_) crossing_transposed_.push_back(transpose(pair));
+      for (std::size_t pair = 0; pair < pairs; ++pair)
+        if (route_latency_[pair] > 0) slowest_first_.push_back(static_cast<std::uint32_t>(pair));
+      std::stable_sort(
+          slowest_first_.begin(), slowest_first_.end(),
+          [this](std::uint32_t a, std::uint32_t b) { return route_latency_[a] > route_latency_[b]; });
+      for (const std::uint32_t pair : slowest_first_) slowest_first_transposed_.push_back(transpose(pair));
       clamped_.resize(pairs);
     }
   }
 
+  // seconds() of the matrix `traffic` fills in, from integer sums of its copies: equal bit for bit
+  // while no count is negative and every channel's bytes are an integer below 2^52 (the products and
+  // all their partial sums are then exact, whatever the order); nullopt where that does not hold.
+  // Small groups only.
+  std::optional<double> copies_seconds(const CopyTraffic& traffic) {
+    check_devices(traffic.devices, devices_);
+    const double bytes_per_copy = traffic.bytes_per_copy;
+    if (banks() != 1 || !(bytes_per_copy > 0) || bytes_per_copy != std::floor(bytes_per_copy))
+      return std::nullopt;
+    // Per channel the copies of its pairs, read where the (possibly transposed) pair keeps them.
+    const std::uint32_t* pair = (traffic.transposed ? crossing_transposed_ : crossing_pairs_).data();
+    const long long* copies = traffic.copies.data();
+    double transfer = 0;
+    long long busiest = 0;
+    long long signs = 0;  // negative once any count read is
+    for (std::size_t channel = 0; channel < channels_; ++channel) {
+      long long channel_copies = 0;
+      for (std::size_t i = list_begin_[channel]; i < list_begin_[channel + 1]; ++i) {
+        channel_copies += copies[pair[i]];
+        signs |= copies[pair[i]];
+      }
+      busiest = std::max(busiest, channel_copies);
+      transfer = std::max(transfer,
+                          static_cast<double>(channel_copies) * bytes_per_copy * seconds_per_byte_[channel]);
+    }
+    if (signs < 0 || static_cast<double>(busiest) * bytes_per_copy >= 0x1p52) return std::nullopt;
+    // The slowest route that carries anything: scanning routes slowest first usually stops at once,
+    // where a max over every pair would chain one comparison per pair.
+    double latency = 0;
+    const std::vector<std::uint32_t>& slowest_first =
+        traffic.transposed ? slowest_first_transposed_ : slowest_first_;
+    for (std::size_t i = 0; i < slowest_first.size(); ++i)
+      if (copies[slowest_first[i]] > 0) {
+        latency = route_latency_[slowest_first_[i]];
+        break;
+      }
+    return latency + transfer;
+  }
+
   double seconds(const TrafficMatrix& traffic) {
-    check_devices(traffic, devices_);
+    check_devices(traffic.devices, devices_);
     if (banks() == 1) return gathered_seconds(traffic);
     std::fill(channel_bytes_.begin(), channel_bytes_.end(), 0.0);
     double latency = 0;
@@ -126,9 +176,12 @@ class BottleneckModel {
   std::vector<double> seconds_per_byte_;       // [channel]
   std::vector<double> channel_bytes_;          // scratch: [bank * bank_size() + channel]
   // Gathering (one bank):
-  std::vector<std::uint32_t> crossing_pairs_;  // per channel its pairs, one list after another
-  std::vector<std::size_t> list_begin_;        // [channel], and the end
-  std::vector<double> clamped_;                // scratch: [pair] bytes, negatives and NaN as 0
+  std::vector<std::uint32_t> crossing_pairs_;       // per channel its pairs, one list after another
+  std::vector<std::uint32_t> crossing_transposed_;  // the same lists as (dst * devices + src)
+  std::vector<std::uint32_t> slowest_first_;        // pairs with latency, by decreasing latency
+  std::vector<std::uint32_t> slowest_first_transposed_;
+  std::vector<std::size_t> list_begin_;  // [channel], and the end
+  std::vector<double> clamped_;          // scratch: [pair] bytes, negatives and NaN as 0
 };
 
 class BottleneckNetwork final : public CollectiveNetwork {
@@ -142,6 +195,14 @@ class BottleneckNetwork final : public CollectiveNetwork {
     return seconds;
   }
 
+  double run_copies(const CopyTraffic& traffic, StepClock& clock) override {
+    // The bandwidth factors scale each pair's bytes non-linearly: only the matrix path applies them.
+    const std::optional<double> seconds = factors_.empty() ? model_.copies_seconds(traffic) : std::nullopt;
+    if (!seconds) return CollectiveNetwork::run_copies(traffic, clock);
+    clock.advance(*seconds);
+    return *seconds;
+  }
+
  private:
   BottleneckModel model_;
   BandwidthFactors factors_;
@@ -149,8 +210,11 @@ class BottleneckNetwork final : public CollectiveNetwork {
 
 }  // namespace
 
-LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
-  check_devices(traffic, topology.devices);
+namespace {
+
+template <typename Traffic>
+LevelBytes sum_levels(const Traffic& traffic, const Topology& topology) {
+  check_devices(traffic.devices, topology.devices);
   LevelBytes result;
   if (topology.devices <= topology.devices_per_node) {  // one node: every byte stays on scale-up links
     for (int src = 0; src < traffic.devices; ++src)
@@ -165,6 +229,27 @@ LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
     }
   }
   return result;
+}
+
+}  // namespace
+
+LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
+  return sum_levels(traffic, topology);
+}
+
+LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology) {
+  return sum_levels(traffic, topology);
+}
+
+void CopyTraffic::fill(TrafficMatrix& traffic) const {
+  if (traffic.devices != devices) traffic = TrafficMatrix(devices);
+  for (int src = 0; src < devices; ++src)
+    for (int dst = 0; dst < devices; ++dst) traffic.at(src, dst) = at(src, dst);
+}
+
+double CollectiveNetwork::run_copies(const CopyTraffic& traffic, StepClock& clock) {
+  traffic.fill(filled_);
+  return run(filled_, clock);
 }
 
 void StepClock::sync() {

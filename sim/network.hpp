@@ -4,6 +4,7 @@
 // only adds the computed duration to the StepClock, which sleeps it off in one go.
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,31 @@ struct TrafficMatrix {
   double at(int src, int dst) const { return bytes[static_cast<std::size_t>(src) * devices + dst]; }
 };
 
+// An all-to-all counted in whole copies of one payload, as dispatch accounting counts them:
+// `copies[src * devices + dst]`, or, `transposed`, `copies[dst * devices + src]` (the combine
+// returns every dispatched copy to its sender). Pair (src, dst) moves exactly what a TrafficMatrix
+// filled with fill() holds: double(copies) * bytes_per_copy.
+struct CopyTraffic {
+  std::span<const long long> copies;
+  int devices = 0;
+  double bytes_per_copy = 0;
+  bool transposed = false;
+
+  long long copies_at(int src, int dst) const {
+    return copies[transposed ? static_cast<std::size_t>(dst) * devices + src
+                             : static_cast<std::size_t>(src) * devices + dst];
+  }
+  double at(int src, int dst) const { return static_cast<double>(copies_at(src, dst)) * bytes_per_copy; }
+  void fill(TrafficMatrix& traffic) const;
+};
+
 // Bytes crossing a device boundary, by link level: scale-up when both ends share a node.
 struct LevelBytes {
   double scale_up = 0;
   double scale_out = 0;
 };
 LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology);
+LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology);  // the same sums
 
 // Accumulates simulated time that needs no SimGrid activity (analytic compute, bottleneck
 // collectives) and sleeps it off only when an activity must start at the right date.
@@ -72,6 +92,13 @@ class CollectiveNetwork {
   // Simulates one collective; returns its duration in seconds. Afterwards `clock.now()` is later
   // by exactly that duration.
   virtual double run(const TrafficMatrix& traffic, StepClock& clock) = 0;
+  // The same for a collective of whole copies; the result equals run() on `traffic` filled in. This
+  // default fills a matrix and calls run(); `bottleneck` sums the copies themselves where that is
+  // exact, skipping the matrix (the engine runs two of these per MoE layer and step).
+  virtual double run_copies(const CopyTraffic& traffic, StepClock& clock);
+
+ private:
+  TrafficMatrix filled_;  // run_copies's matrix, reused between calls
 };
 
 // `flow`: one SimGrid parallel task (ptask_L07) per collective over the platform built from

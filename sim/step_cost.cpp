@@ -36,19 +36,6 @@ double StepCost::max_over_ranks(const std::vector<double>& per_rank) const {
   return per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
 }
 
-void StepCost::fill_traffic(double bytes_per_copy, bool transpose) {
-  const int d = scenario_.ep;
-  for (int src = 0; src < d; ++src)
-    for (int dst = 0; dst < d; ++dst) {
-      const double bytes =
-          static_cast<double>(dispatch_.copies[static_cast<std::size_t>(src) * d + dst]) * bytes_per_copy;
-      if (transpose)
-        traffic_.at(dst, src) = bytes;
-      else
-        traffic_.at(src, dst) = bytes;
-    }
-}
-
 void StepCost::price_rank_tokens(const std::vector<int>& token_rank) {
   std::fill(rank_tokens_.begin(), rank_tokens_.end(), 0);
   for (const int rank : token_rank) ++rank_tokens_[rank];
@@ -216,11 +203,11 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     record.local_activations += dispatch_.local_activations;
     imbalance_sum += load_imbalance(dispatch_.device_tokens);
 
-    fill_traffic(dispatch_copy_bytes, false);
-    const LevelBytes dispatch_bytes = level_bytes(traffic_, topology_);
+    const CopyTraffic dispatched{dispatch_.copies, ranks, dispatch_copy_bytes, false};
+    const LevelBytes dispatch_bytes = level_bytes(dispatched, topology_);
     const double dispatch_start = clock.now();
     clock.advance(collective_overhead);
-    const double dispatch = collective_overhead + network_.run(traffic_, clock);
+    const double dispatch = collective_overhead + network_.run_copies(dispatched, clock);
     phases.dispatch += dispatch;
 
     for (int device = 0; device < ranks; ++device) {
@@ -237,10 +224,10 @@ void StepCost::run(const std::vector<RankBatch>& batches, const std::vector<Toke
     clock.advance(slowest_device);
     phases.experts += slowest_device;
 
-    fill_traffic(combine_copy_bytes, true);
     const double combine_start = clock.now();
     clock.advance(collective_overhead);
-    const double combine = collective_overhead + network_.run(traffic_, clock);
+    const double combine =
+        collective_overhead + network_.run_copies({dispatch_.copies, ranks, combine_copy_bytes, true}, clock);
     phases.combine += combine;
 
     if (tensor_parallel) {

@@ -50,7 +50,6 @@ class StepCost {
 
  private:
   double max_over_ranks(const std::vector<double>& per_rank) const;
-  void fill_traffic(double bytes_per_copy, bool transpose);
   // Counts each rank's tokens under `token_rank` and prices their gate and shared experts.
   void price_rank_tokens(const std::vector<int>& token_rank);
   // Sem-MoE's ranks at MoE layer `moe` from the tokens' majority devices at the previous layers.
@@ -69,7 +68,7 @@ class StepCost {
   const Topology& topology_;
   std::vector<int> moe_layer_ids_;  // model layer index of each MoE layer
   LayerDispatch dispatch_;
-  TrafficMatrix traffic_;
+  TrafficMatrix traffic_;         // Attention-TP's slice collectives
   std::vector<TokenRef> tokens_;  // the step's tokens with their vocabulary ids
   std::vector<ExpertId> experts_;
   std::vector<int> local_counts_;

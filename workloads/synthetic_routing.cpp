@@ -140,6 +140,12 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
         draw_variant(table, canonical, top_k, overlap, rng, &variants_[variant_offset(layer, type, variant)]);
     }
   }
+  if (experts <= 256) {
+    canonical_bytes_.assign(canonical_.begin(), canonical_.end());
+    variants_bytes_.assign(variants_.begin(), variants_.end());
+    canonical_ = {};
+    variants_ = {};
+  }
 }
 
 void SyntheticRouting::draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights,
@@ -209,6 +215,15 @@ std::int32_t SyntheticRouting::token_id(const TokenRef& token) const {
 
 void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
                              std::span<ExpertId> experts) const {
+  if (canonical_bytes_.empty())
+    route_sets(canonical_.data(), variants_.data(), moe_layer, tokens, experts.data());
+  else
+    route_sets(canonical_bytes_.data(), variants_bytes_.data(), moe_layer, tokens, experts.data());
+}
+
+template <typename Id>
+void SyntheticRouting::route_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
+                                  std::span<const TokenRef> tokens, ExpertId* out) const {
   const int k = top_k_;
   const int variants = params_.variants;
   const double affinity = affinity_[moe_layer];
@@ -217,13 +232,12 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
   // The low 11 bits (unused by unit_interval's top 53) decide whether the layer reuses the
   // occurrence's shared draw.
   const auto shared_below = static_cast<std::uint64_t>(params_.layer_correlation * 2048.0);
-  const ExpertId* canonical = &canonical_[canonical_offset(moe_layer, 0)];
-  const ExpertId* alternatives = &variants_[variant_offset(moe_layer, 0, 0)];
+  const Id* canonical = canonical_table + canonical_offset(moe_layer, 0);
+  const Id* alternatives = variant_table + variant_offset(moe_layer, 0, 0);
   const std::size_t canonical_per_type = canonical_offset(0, 1);
   const std::size_t alternatives_per_type = variant_offset(0, 1, 0);
   const std::uint64_t layer_key =
       static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
-  ExpertId* out = experts.data();
   for (const TokenRef& token : tokens) {
     const std::uint64_t key =
         static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
@@ -235,11 +249,10 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
     // tokens already in flight (the loop is bound by those loads). The clamp at 0 only matters for
     // the canonical case, whose alternative index is unused.
     const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
-    const ExpertId* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
-    const ExpertId* alternative_set = alternatives +
-                                      static_cast<std::size_t>(token.id) * alternatives_per_type +
-                                      static_cast<std::size_t>(alternative) * k;
-    const ExpertId* set = u < affinity ? canonical_set : alternative_set;
+    const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
+    const Id* alternative_set = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
+                                static_cast<std::size_t>(alternative) * k;
+    const Id* set = u < affinity ? canonical_set : alternative_set;
     for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
     out += k;
   }

@@ -113,7 +113,13 @@ class SyntheticRouting final : public RoutingSource {
                           std::mt19937_64& rng);
 
   std::vector<ExpertId> variants_;  // [type][layer][variant][k]
-  std::vector<double> affinity_;    // [layer]
+  // The same tables in one byte per id when every expert fits (up to 256), and then the two above
+  // are released: routing is bound by these loads, and bytes halve the cache lines a token touches.
+  std::vector<std::uint8_t> canonical_bytes_, variants_bytes_;
+  std::vector<double> affinity_;  // [layer]
+  template <typename Id>
+  void route_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
+                  std::span<const TokenRef> tokens, ExpertId* out) const;
 };
 
 }  // namespace semsim

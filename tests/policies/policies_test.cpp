@@ -1,5 +1,7 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "policies/contiguous_placement.hpp"
@@ -119,6 +121,46 @@ TEST(Dispatch, UniformRoutingOnContiguousPlacementGivesLarOneOverD) {
   account_dispatch(p, 0, DispatchMode::kDedup, devices, experts, 6, out);
   EXPECT_NEAR(local_activation_rate(out.local_activations, out.activations), 1.0 / 8, 0.003);
   EXPECT_LT(load_imbalance(out.device_tokens), 1.03);
+}
+
+// Copies are counted from packed per-device counters in small groups (top-k below 16) and per
+// remote expert otherwise: both must give each (source, destination) the tokens from the source
+// with an expert served on the destination (dedup) or those experts (per_expert), summed over two
+// calls (the counts accumulate).
+TEST(Dispatch, CopiesCountEachTokensRemoteDevicesOrExperts) {
+  for (const DispatchMode mode : {DispatchMode::kDedup, DispatchMode::kPerExpert})
+    for (const int top_k : {8, 16})
+      for (const int devices : {2, 8, 16, 32, 128}) {
+        SCOPED_TRACE(fmt::format("mode {} top-{} {} devices", static_cast<int>(mode), top_k, devices));
+        const int expert_count = 256;
+        const Placement p = contiguous_placement(1, expert_count, devices);
+        std::mt19937_64 rng(static_cast<std::uint64_t>(devices));
+        std::vector<long long> expected(static_cast<std::size_t>(devices) * devices, 0);
+        LayerDispatch out(devices, expert_count);
+        for (int call = 0; call < 2; ++call) {
+          std::vector<int> token_device;
+          std::vector<ExpertId> experts;
+          for (int t = 0; t < 500; ++t) {
+            const int src = static_cast<int>(rng() % devices);
+            token_device.push_back(src);
+            std::vector<int> served(devices, 0);  // the token's experts served on each device
+            std::vector<ExpertId> chosen;
+            while (static_cast<int>(chosen.size()) < top_k) {
+              const auto e = static_cast<ExpertId>(rng() % expert_count);
+              if (std::find(chosen.begin(), chosen.end(), e) != chosen.end()) continue;
+              chosen.push_back(e);
+              ++served[p.serving_device(0, e, src)];
+            }
+            experts.insert(experts.end(), chosen.begin(), chosen.end());
+            for (int dst = 0; dst < devices; ++dst)
+              if (dst != src)
+                expected[static_cast<std::size_t>(src) * devices + dst] +=
+                    mode == DispatchMode::kDedup ? (served[dst] > 0 ? 1 : 0) : served[dst];
+          }
+          account_dispatch(p, 0, mode, token_device, experts, top_k, out);
+        }
+        EXPECT_EQ(out.copies, expected);
+      }
 }
 
 TEST(Metrics, ImbalanceIsMaxOverMean) {

@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -152,6 +153,50 @@ TEST(BottleneckSeconds, NetworkAddsItsDurationToTheClock) {
   const double expected = bottleneck_seconds(traffic, topology);
   EXPECT_NEAR(network->run(traffic, clock), expected, 1e-12 * expected);
   EXPECT_THROW(network->run(TrafficMatrix(8), clock), std::invalid_argument);
+}
+
+// Dispatch and combine run as whole copies: the result must be run()'s on the matrix they fill in,
+// bit for bit, whether the integer path applies (integer payloads on small groups) or not (a
+// fractional payload, a negative count, a 64-device group, bandwidth factors fall back to run()).
+TEST(BottleneckCopies, RunCopiesEqualsRunOnTheFilledMatrix) {
+  std::mt19937_64 rng(11);
+  for (const int nodes : {1, 2, 8}) {
+    const Topology topology = build_topology(nodes, nodes > 1 ? FabricKind::kRail : FabricKind::kNone);
+    const int devices = topology.devices;
+    for (const double bytes_per_copy : {2112.0, 4096.0, 2112.5, 1e12})
+      for (const bool transposed : {false, true})
+        for (const int sparsity : {1, 3}) {
+          SCOPED_TRACE(fmt::format("{} nodes, {} B, transposed {}, 1/{} nonzero", nodes, bytes_per_copy,
+                                   transposed, sparsity));
+          std::vector<long long> copies(static_cast<std::size_t>(devices) * devices);
+          for (long long& count : copies)
+            count = rng() % sparsity == 0 ? static_cast<long long>(rng() % 5000) : 0;
+          if (sparsity == 3) copies[1] = -7;
+          const CopyTraffic traffic{copies, devices, bytes_per_copy, transposed};
+          TrafficMatrix filled;
+          traffic.fill(filled);
+          const auto network = make_bottleneck_network(topology);
+          StepClock clock;
+          EXPECT_EQ(network->run_copies(traffic, clock), network->run(filled, clock));
+          const LevelBytes from_copies = level_bytes(traffic, topology),
+                           from_matrix = level_bytes(filled, topology);
+          EXPECT_EQ(from_copies.scale_up, from_matrix.scale_up);
+          EXPECT_EQ(from_copies.scale_out, from_matrix.scale_out);
+        }
+  }
+}
+
+// A transposed copy matrix is the combine: pair (src, dst) moves what (dst, src) dispatched.
+TEST(BottleneckCopies, TransposedCopiesReverseEveryPair) {
+  std::vector<long long> copies(64, 0);
+  copies[2 * 8 + 5] = 3;
+  const CopyTraffic combine{copies, 8, 10.0, true};
+  EXPECT_EQ(combine.at(5, 2), 30.0);
+  EXPECT_EQ(combine.at(2, 5), 0.0);
+  const Topology topology = build_topology(1, FabricKind::kNone);
+  StepClock clock;
+  EXPECT_DOUBLE_EQ(make_bottleneck_network(topology)->run_copies(combine, clock),
+                   30.0 / kNvlBandwidth + 2 * kNvlLatency);
 }
 
 // 1x8 NVSwitch: each GPU pushes 7 B through its own link, every hop pair costs 2 link latencies.
