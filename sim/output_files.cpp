@@ -40,7 +40,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   // Every summary has the same keys in the same order (points.csv columns): what does not apply is "".
   const bool tensor_parallel = scenario.attention == AttentionMode::kTensorParallel;
   j["placement"] = scenario.placement.name;
-  j["placement_file"] = scenario.placement_file;
+  j["placement_file"] = scenario.placement_file_as_written;
   j["request_scheduling"] = scenario.request_scheduling.name;
   j["tp"] = scenario.tp;
   j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";

@@ -135,6 +135,7 @@ void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s
   if (placement && placement->is_map() && placement->has("file")) {
     placement->expect_map({"file"});
     s.placement_file = existing_path(placement->required("file"), base_dir, "placement file");
+    s.placement_file_as_written = placement->required("file").as_string();
   } else {
     s.placement = choice("placement", placement_policies(), "contiguous");
   }

@@ -43,7 +43,9 @@ struct Scenario {
   WorkloadSpec workload;
   PolicyChoice placement;      // the policy, or for a placement file the one that made it
   std::string placement_file;  // `placement: {file: PATH}`, resolved; empty when a policy runs inline
-  std::string profile;         // `profile: DIR`, resolved: routing profile for profile-driven policies
+  std::string placement_file_as_written;  // PATH as the scenario gives it: outputs name it so, and
+                                          // stay the same wherever the scenario is run from
+  std::string profile;  // `profile: DIR`, resolved: routing profile for profile-driven policies
   // Computed (or read) when the scenario is loaded: the memory check counts its slots.
   std::shared_ptr<const PlacementPlan> placement_plan;
   PolicyChoice request_scheduling;

@@ -22,7 +22,8 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
   if (routing && routing->required("source").as_choice({"synthetic", "trace"}) == "trace") {
     routing->expect_map({"source", "file", "decode", "held_out"});
     const YamlInput file = routing->required("file");
-    w.trace_file = resolve_relative(file.as_string(), base_dir);
+    w.trace_file_as_written = file.as_string();
+    w.trace_file = resolve_relative(w.trace_file_as_written, base_dir);
     if (!std::filesystem::is_regular_file(w.trace_file))
       file.fail("trace file '" + w.trace_file + "' does not exist");
     w.trace = std::make_shared<const RoutingTrace>(load_trace(w.trace_file));
@@ -64,7 +65,7 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
 
 std::string WorkloadSpec::routing_description() const {
   if (!trace) return "synthetic";
-  return "trace " + trace_file +
+  return "trace " + trace_file_as_written +
          (held_out_split > 0 ? fmt::format(" (held-out {} of split {}, seed {})", trace->requests(),
                                            held_out_split, held_out_seed)
                              : std::string()) +

@@ -26,8 +26,9 @@ struct WorkloadSpec {
   // routing.source: trace. Request i replays trace request i mod N; its input and output lengths come
   // from the trace unless the scenario gives input_len / output_len (see trace_routing.hpp).
   std::shared_ptr<const RoutingTrace> trace;
-  std::string trace_file;
-  double held_out_split = 0;  // > 0: only the requests `semsim profile --split F --seed S` held out
+  std::string trace_file;             // resolved
+  std::string trace_file_as_written;  // as the scenario gives it (what outputs name)
+  double held_out_split = 0;          // > 0: only the requests `semsim profile --split F --seed S` held out
   std::uint64_t held_out_seed = 1;
   TraceDecodeModel decode_model = TraceDecodeModel::kResamplePrompt;
   bool input_len_from_trace = false;

@@ -142,6 +142,10 @@ series:
     }
   }
   EXPECT_EQ(column(tmp / "out/points.csv", 2), (std::vector<std::string>{"inline-dp", "file-dp", "file-tp"}));
+  // The placement file as the sweep wrote it, so that rows do not depend on where the sweep ran.
+  const auto placement_file = std::find(header.begin(), header.end(), "placement_file") - header.begin();
+  EXPECT_EQ(column(tmp / "out/points.csv", static_cast<std::size_t>(placement_file)),
+            (std::vector<std::string>{"", "rr.semplace", "rr.semplace"}));
 }
 
 TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {

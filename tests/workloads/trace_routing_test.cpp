@@ -95,6 +95,7 @@ TEST(TraceRouting, ScenarioWorkloadTakesLengthsFromTheTraceUnlessItGivesThem) {
   EXPECT_EQ(requests[3].input_tokens, 2);  // trace request 0 again
   EXPECT_EQ(spec.input_len.upper_bound(), 3);
   EXPECT_NE(spec.routing_description().find("(decode: layer_popularity)"), std::string::npos);
+  EXPECT_TRUE(spec.routing_description().starts_with("trace t.semtrace ")) << spec.routing_description();
   EXPECT_EQ(generate_requests(spec_of(", output_len: {dist: fixed, value: 9}"))[1].output_tokens, 9);
   // A run prompt of 2 for trace request 1 (prompt 1, decode recorded for 2): position 1 of the run's
   // prompt replays the recorded decode token 0; the run's decode starts at recorded decode token 1.
