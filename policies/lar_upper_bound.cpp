@@ -3,9 +3,12 @@
 #include <ClpSimplex.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 
 #include "models/input_error.hpp"
@@ -152,10 +155,9 @@ class PairPolytope {
 
 // max Σ count·W over the relaxation described in the header, bounded from above by Frank-Wolfe on
 // the concave F(u) = Σ count·reach(q(u)): for any u and supergradient ∇F(u),
-// max_U F <= F(u) + max_{s∈U} ∇F(u)·(s − u); the least of these over the iterations. `local_cap`
-// bounds the total.
-double pair_relaxation_bound(const std::vector<Item>& items, int experts, int per_device, double local_cap,
-                             int iterations, int cut_rounds) {
+// max_U F <= F(u) + max_{s∈U} ∇F(u)·(s − u); the least of these over the iterations.
+double pair_relaxation_bound(const std::vector<Item>& items, int experts, int per_device, int iterations,
+                             int cut_rounds) {
   PairPolytope polytope(experts, per_device, cut_rounds);
   PairTerms terms;
   for (const Item& item : items) {
@@ -210,7 +212,7 @@ double pair_relaxation_bound(const std::vector<Item>& items, int experts, int pe
     }
     for (std::size_t p = 0; p < u.size(); ++p) u[p] += low * direction[p];
   }
-  return std::min(best, local_cap);
+  return best;
 }
 
 Item make_item(std::vector<std::pair<int, double>> experts, int per_device) {
@@ -226,70 +228,100 @@ Item make_item(std::vector<std::pair<int, double>> experts, int per_device) {
   return item;
 }
 
+// Local activations of one layer's items at most: {TP, DP}.
+std::pair<double, double> layer_bound(const RoutingTrace& trace, const std::vector<bool>& use, int layer,
+                                      int devices, double tokens, const LarBoundOptions& options) {
+  const TraceHeader& h = trace.header();
+  const int per_device = h.experts / devices, k = h.top_k;
+  std::map<std::vector<int>, double> token_sets;
+  std::vector<Item> requests;
+  std::vector<double> load(h.experts, 0.0);
+  for (std::size_t r = 0; r < trace.requests(); ++r) {
+    if (!use.empty() && !use[r]) continue;
+    std::vector<double> histogram(h.experts, 0.0);
+    const std::int64_t first = trace.first_token(r);
+    for (std::int64_t t = first; t < first + trace.request(r).routed_tokens(); ++t) {
+      const ExpertId* experts = trace.experts_of(t, layer);
+      std::vector<int> set(experts, experts + k);
+      std::sort(set.begin(), set.end());
+      token_sets[set] += 1;
+      for (int e : set) histogram[e] += 1;
+    }
+    std::vector<std::pair<int, double>> request;
+    for (int e = 0; e < h.experts; ++e)
+      if (histogram[e] > 0) {
+        request.push_back({e, histogram[e]});
+        load[e] += histogram[e];
+      }
+    if (!request.empty()) requests.push_back(make_item(std::move(request), per_device));
+  }
+  std::vector<Item> token_items;
+  for (const auto& [set, count] : token_sets) {
+    std::vector<std::pair<int, double>> experts;
+    for (int e : set) experts.push_back({e, 1.0});
+    token_items.push_back(make_item(std::move(experts), per_device));
+    token_items.back().count = count;
+  }
+  auto local_cap = [&](double balance) {
+    double cap = 0;
+    for (double l : load) cap += std::min(l, balance * tokens / devices);
+    return cap;
+  };
+  const double tp_pairs =
+      pair_relaxation_bound(token_items, h.experts, per_device, options.iterations, options.triangle_rounds);
+  const double dp_pairs = pair_relaxation_bound(requests, h.experts, per_device, options.iterations, 0);
+  return {std::min(tp_pairs, local_cap(options.tp_balance)),
+          std::min({tp_pairs, dp_pairs, local_cap(options.dp_balance)})};
+}
+
 }  // namespace
 
 LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>& use, int devices,
-                              double balance, int iterations, int triangle_rounds) {
+                              const LarBoundOptions& options) {
   const TraceHeader& h = trace.header();
   if (devices <= 0 || h.experts % devices != 0)
     throw InputError("LAR upper bound: " + std::to_string(devices) + " devices do not divide " +
                      std::to_string(h.experts) + " experts");
-  if (balance < 1) throw InputError("LAR upper bound: balance must be at least 1");
-  if (iterations < 1 || triangle_rounds < 0)
-    throw InputError("LAR upper bound: iterations must be at least 1 and triangle rounds at least 0");
+  if (options.tp_balance < 1 || options.dp_balance < 1)
+    throw InputError("LAR upper bound: balance must be at least 1");
+  if (options.iterations < 1 || options.triangle_rounds < 0 || options.threads < 1)
+    throw InputError(
+        "LAR upper bound: iterations and threads must be at least 1 and triangle rounds at least 0");
   if (!use.empty() && use.size() != trace.requests())
     throw std::invalid_argument("LAR upper bound: request mask size differs from the trace");
-  const int per_device = h.experts / devices, k = h.top_k;
-  auto used = [&](std::size_t r) { return use.empty() || use[r]; };
   double tokens = 0;
   for (std::size_t r = 0; r < trace.requests(); ++r)
-    if (used(r)) tokens += trace.request(r).routed_tokens();
+    if (use.empty() || use[r]) tokens += trace.request(r).routed_tokens();
+
+  // Layers are independent: workers take the next layer and write only its own slot.
+  std::vector<std::pair<double, double>> local(h.moe_layers);
+  std::vector<std::exception_ptr> failed(h.moe_layers);
+  std::atomic<int> next_layer{0};
+  auto work = [&] {
+    for (int layer = next_layer++; layer < h.moe_layers; layer = next_layer++) try {
+        local[layer] = layer_bound(trace, use, layer, devices, tokens, options);
+      } catch (...) {
+        failed[layer] = std::current_exception();
+      }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 1; t < std::min(options.threads, h.moe_layers); ++t) workers.emplace_back(work);
+    work();
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
 
   LarUpperBound out;
+  const double activations = tokens * h.top_k;
   double tp_local = 0, dp_local = 0;
-  for (int layer = 0; layer < h.moe_layers; ++layer) {
-    std::map<std::vector<int>, double> token_sets;
-    std::vector<Item> requests;
-    std::vector<double> load(h.experts, 0.0);
-    for (std::size_t r = 0; r < trace.requests(); ++r) {
-      if (!used(r)) continue;
-      std::vector<double> histogram(h.experts, 0.0);
-      const std::int64_t first = trace.first_token(r);
-      for (std::int64_t t = first; t < first + trace.request(r).routed_tokens(); ++t) {
-        const ExpertId* experts = trace.experts_of(t, layer);
-        std::vector<int> set(experts, experts + k);
-        std::sort(set.begin(), set.end());
-        token_sets[set] += 1;
-        for (int e : set) histogram[e] += 1;
-      }
-      std::vector<std::pair<int, double>> request;
-      for (int e = 0; e < h.experts; ++e)
-        if (histogram[e] > 0) {
-          request.push_back({e, histogram[e]});
-          load[e] += histogram[e];
-        }
-      if (!request.empty()) requests.push_back(make_item(std::move(request), per_device));
-    }
-    std::vector<Item> token_items;
-    for (const auto& [set, count] : token_sets) {
-      std::vector<std::pair<int, double>> experts;
-      for (int e : set) experts.push_back({e, 1.0});
-      token_items.push_back(make_item(std::move(experts), per_device));
-      token_items.back().count = count;
-    }
-    double local_cap = 0;
-    for (double l : load) local_cap += std::min(l, balance * tokens / devices);
-    const double activations = tokens * k;
-    const double tp =
-        pair_relaxation_bound(token_items, h.experts, per_device, local_cap, iterations, triangle_rounds);
-    const double dp =
-        std::min(tp, pair_relaxation_bound(requests, h.experts, per_device, local_cap, iterations, 0));
+  for (const auto& [tp, dp] : local) {
     out.tp_layer.push_back(activations > 0 ? std::min(1.0, tp / activations) : 0);
     out.dp_layer.push_back(activations > 0 ? std::min(1.0, dp / activations) : 0);
     tp_local += tp;
     dp_local += dp;
   }
-  const double all = tokens * k * h.moe_layers;
+  const double all = activations * h.moe_layers;
   out.tp = all > 0 ? std::min(1.0, tp_local / all) : 0;
   out.dp = all > 0 ? std::min(1.0, dp_local / all) : 0;
   return out;

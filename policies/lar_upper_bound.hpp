@@ -23,9 +23,10 @@
 // F(s*) <= F(u) + ∇F(u)·(s* − u) <= F(u) + max_{s∈U} ∇F(u)·s − ∇F(u)·u, a linear programme over U
 // (CLP). Frank-Wolfe steps move u towards the maximum; the bound is the least such value met.
 // Balance: expert e's local activations come from tokens on its device, at most balance × tokens / D
-// of them, so Σ_i W_i <= Σ_e min(load_e, balance × tokens / D). DP: a DP solution is a TP solution
-// with the same per-layer token loads, so each layer's DP bound is also at most its TP bound; the
-// bound takes the smaller, and relaxes the coupling of a request's device across layers.
+// of them, so Σ_i W_i <= Σ_e min(load_e, balance × tokens / D) (TP and DP each at their own balance).
+// DP: a DP solution is a TP solution with the same per-layer token loads, so each layer's DP bound
+// is also at most the TP relaxation at DP's balance; the bound takes the smaller, and relaxes the
+// coupling of a request's device across layers.
 // Where it is loose: F is concave, so a mixture of placements (fractional u) scores above each of
 // them; r counts all co-located pairs, not only the largest block's; DP requests pick their best
 // device per layer. Exact when an optimal placement's u is where Frank-Wolfe ends (see the tests).
@@ -40,14 +41,20 @@ struct LarUpperBound {
   std::vector<double> tp_layer, dp_layer;  // per MoE layer
 };
 
+struct LarBoundOptions {
+  double tp_balance = 1;    // TP: tokens per device per layer within this x mean (equal slices: ~1)
+  double dp_balance = 1.1;  // DP: request tokens per device within this x mean
+  int iterations = 100;     // Frank-Wolfe steps per layer, at most
+  int triangle_rounds = 2;  // triangle separation rounds per TP step (0: none)
+  int threads = 1;          // layers bounded in parallel; the result does not depend on it
+};
+
 // Bounds for the requests of `trace` with use[r] true (empty: all), on `devices` devices (dividing
-// the expert count) with load tolerance `balance` (>= 1). Per layer at most `iterations`
-// Frank-Wolfe steps, each separating triangle inequalities for the TP bound in up to
-// `triangle_rounds` rounds (0: none). Deterministic. Cost on DeepSeek-V2-Lite's held-out 80%
-// (75k tokens x 26 layers, EP4): ~4 min with 2 rounds, ~10 s with 0, which loosens the TP bound
-// by ~0.05 of LAR (layer 0: 0.68 -> 0.74); on DP items triangles changed the bound by < 0.1%, so
-// the DP items never use them.
+// the expert count). Deterministic. Cost on DeepSeek-V2-Lite's held-out 80% (75k tokens x 26
+// layers) on one thread: EP4 ~210 s with 2 triangle rounds and ~10 s with 0 (TP bound 0.700 against
+// 0.753), EP8 ~30 s with 2 rounds (0.572 against 0.604); on DP items triangles changed the bound by
+// < 0.1%, so the DP items never use them.
 LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>& use, int devices,
-                              double balance, int iterations = 100, int triangle_rounds = 2);
+                              const LarBoundOptions& options);
 
 }  // namespace semsim

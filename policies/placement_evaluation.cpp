@@ -5,6 +5,7 @@
 #include "models/input_error.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/inter_layer_table.hpp"
+#include "policies/oracle_assignment.hpp"
 #include "policies/routing_metrics.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
@@ -61,7 +62,30 @@ std::vector<int> assign_requests(const PlacementPlan& plan, const RoutingTrace& 
   return chosen;
 }
 
+// Local activations of `count` tokens (k experts each, from `experts`) on every device: [i * devices + d].
+void local_activations(const Placement& placement, int layer, std::span<const ExpertId> experts, int k,
+                       std::vector<int>& local) {
+  const int devices = placement.devices;
+  const std::size_t count = experts.size() / static_cast<std::size_t>(k);
+  local.assign(count * devices, 0);
+  for (std::size_t i = 0; i < count; ++i)
+    for (int x = 0; x < k; ++x)
+      for (int d = 0; d < devices; ++d)
+        local[i * devices + d] += placement.hosts(layer, experts[i * k + x], d);
+}
+
+long long ceil_div(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+
 }  // namespace
+
+double equal_slice_balance(long long tokens, int tp_batch_tokens, int devices) {
+  if (tokens <= 0) return 1;
+  const long long batch = tp_batch_tokens > 0 ? tp_batch_tokens : tokens;
+  const long long most = (tokens / batch) * ceil_div(batch, devices) + ceil_div(tokens % batch, devices);
+  return static_cast<double>(most) * devices / static_cast<double>(tokens);
+}
 
 PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingTrace& trace,
                                        const std::vector<bool>& evaluate, const EvaluationOptions& options) {
@@ -77,11 +101,15 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
   const int layers = h.moe_layers, k = h.top_k, devices = placement.devices;
 
   std::vector<std::size_t> requests;
-  std::vector<std::int64_t> tokens;  // global indexes of the evaluated tokens
+  std::vector<std::int64_t> tokens;     // global indexes of the evaluated tokens
+  std::vector<std::size_t> request_of;  // per evaluated token: its index in `requests`
   for (std::size_t r = 0; r < trace.requests(); ++r) {
     if (!evaluate.empty() && !evaluate[r]) continue;
+    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
+      tokens.push_back(t);
+      request_of.push_back(requests.size());
+    }
     requests.push_back(r);
-    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) tokens.push_back(t);
   }
   PlacementEvaluation out;
   out.requests = static_cast<long long>(requests.size());
@@ -97,12 +125,16 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
   const std::vector<int> request_device =
       assign_requests(plan, trace, requests, out.tokens, options.dp_balance);
   std::vector<int> dp_device;
-  std::vector<long long> dp_load(devices, 0);
+  std::vector<long long> dp_load(devices, 0), request_size;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto size = trace.first_token(requests[i] + 1) - trace.first_token(requests[i]);
     dp_device.insert(dp_device.end(), static_cast<std::size_t>(size), request_device[i]);
     dp_load[request_device[i]] += size;
+    request_size.push_back(size);
   }
+  std::vector<long long> request_local(requests.size() * devices, 0);  // hindsight DP: all layers
+  std::vector<int> local;
+  long long tp_hindsight_local = 0;
 
   LayerDispatch dispatch(devices, placement.experts);
   LayerTotals tp, tp_unaligned, tp_positional, dp;
@@ -139,6 +171,12 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
                 tp_device.begin() + static_cast<std::ptrdiff_t>(first));
       std::copy(reshuffle.predicted.begin(), reshuffle.predicted.end(),
                 predicted.begin() + static_cast<std::ptrdiff_t>(first));
+      local_activations(placement, layer, std::span(experts).subspan(first * k, size * k), k, local);
+      tp_hindsight_local +=
+          best_capacitated_assignment(local, devices, ceil_div(static_cast<long long>(size), devices));
+      for (std::size_t i = 0; i < size; ++i)
+        for (int d = 0; d < devices; ++d)
+          request_local[request_of[first + i] * devices + d] += local[i * devices + d];
       for (DeviceBasis basis : reshuffle.basis) {
         by_table += basis == DeviceBasis::kTokenTable ? 1 : 0;
         by_inter_layer += basis == DeviceBasis::kInterLayer ? 1 : 0;
@@ -166,6 +204,14 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
   out.imbalance_tp = imbalance_sum / layers;
   out.lar_tp_unaligned = share(tp_unaligned.local, tp_unaligned.activations);
   out.lar_tp_positional = share(tp_positional.local, tp_positional.activations);
+  out.lar_tp_hindsight = share(tp_hindsight_local, tp.activations);
+  const std::vector<int> hindsight = hindsight_request_assignment(
+      request_local, request_size, devices, options.dp_balance * static_cast<double>(out.tokens) / devices,
+      request_device);
+  long long dp_hindsight_local = 0;
+  for (std::size_t r = 0; r < requests.size(); ++r)
+    dp_hindsight_local += request_local[r * devices + hindsight[r]];
+  out.lar_dp_hindsight = share(dp_hindsight_local, dp.activations);
   out.imbalance_tp_unaligned = unaligned_imbalance_sum / layers;
   out.imbalance_dp = load_imbalance(dp_load);
   out.expert_imbalance = tp.expert_imbalance_sum / layers;

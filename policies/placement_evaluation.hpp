@@ -10,6 +10,9 @@
 //   each to the device most of its prompt tokens vote for (dp_vote_devices, as semmoe_dp) among
 //   the devices whose token load stays within dp_balance × mean, else the least loaded one. Uses
 //   only the prompt's token ids, as a scheduler at arrival time would.
+// Beside each, the LAR of the same placement when devices are chosen with hindsight under the same
+// load rules (oracle_assignment.hpp): what the placement allows, so the predicted LAR ÷ hindsight
+// LAR is what prediction keeps, and no valid upper bound can be below the hindsight LAR.
 #include <vector>
 
 #include "policies/placement_plan.hpp"
@@ -29,6 +32,8 @@ struct PlacementEvaluation {
   double lar_tp_positional = 0;  // vanilla Attention-TP: equal contiguous slices by position
   double imbalance_tp_unaligned = 1;
   double imbalance_dp = 1;         // request token load per device: max ÷ mean
+  double lar_tp_hindsight = 0;     // each batch's tokens on ranks knowing their routing, equal slices (exact)
+  double lar_dp_hindsight = 0;     // requests on devices knowing their routing, within dp_balance
   double expert_imbalance = 1;     // expert-side load per device (the engine's imbalance), mean over layers
   long long remote_copies_tp = 0;  // deduplicated dispatch copies that cross devices, all layers
   long long remote_copies_dp = 0;
@@ -40,8 +45,12 @@ struct PlacementEvaluation {
 
 struct EvaluationOptions {
   double dp_balance = 1.10;
-  int tp_batch_tokens = 4096;  // tokens aligned together (a step's batch); 0: never aligned
+  int tp_batch_tokens = 4096;  // tokens aligned together (a step's batch); 0: all at once
 };
+
+// The load tolerance TP-style evaluation keeps: at most ceil(n/R) of each batch's n tokens per rank,
+// summed over the batches of `tokens`, ÷ the mean tokens / devices.
+double equal_slice_balance(long long tokens, int tp_batch_tokens, int devices);
 
 // Evaluates `plan` on the requests of `trace` with `evaluate[r]` true (empty: all of them).
 PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingTrace& trace,

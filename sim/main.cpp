@@ -262,6 +262,7 @@ int main(int argc, char** argv) {
   // Placement: run a policy on a routing profile; evaluate a placement file on a trace.
   semsim::PlaceOptions place_options;
   semsim::PlaceEvalOptions eval_options;
+  semsim::PlaceBoundOptions bound_options;
   auto* place =
       app.add_subcommand("place", "run a placement policy on a routing profile; write a placement file");
   place->add_option("--policy", place_options.policy, "placement policy (semsim list policies)");
@@ -282,30 +283,45 @@ int main(int argc, char** argv) {
                    "token load tolerance of the token table (default 1.10)")
       ->check(CLI::Range(1.0, 100.0));
   place->add_option("--out", place_options.out, "placement file to write (.gz: compressed)");
+  // The evaluated requests and the bound's effort: the same options on `place eval` and `place bound`.
+  auto add_evaluated_requests = [](CLI::App* command, semsim::EvaluatedRequests& requests,
+                                   semsim::BoundEffort& effort) {
+    command->add_option("--trace", requests.trace, "semsim trace whose requests are evaluated")->required();
+    command
+        ->add_option("--split", requests.split,
+                     "evaluate only the requests `semsim profile --split F --seed S` held out")
+        ->check(CLI::Range(0.01, 0.99));
+    command->add_option("--seed", requests.seed, "seed of that split (default 1)")
+        ->check(CLI::Range(0LL, 1LL << 62));
+    command
+        ->add_option("--balance", requests.balance,
+                     "DP style: request token load per device within this x mean (default 1.10)")
+        ->check(CLI::Range(1.0, 100.0));
+    command
+        ->add_option("--tp-batch", requests.tp_batch_tokens,
+                     "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
+        ->check(CLI::Range(0, 1 << 30));
+    command
+        ->add_option("--bound-rounds", effort.triangle_rounds,
+                     "triangle-cut rounds of the LAR upper bound (default 2; 0: looser, much faster)")
+        ->check(CLI::Range(0, 20));
+    command->add_option("--threads", effort.threads, "layers bounded in parallel (default: every core)")
+        ->check(CLI::Range(1, 1024));
+  };
   auto* place_eval =
       place->add_subcommand("eval", "LAR, imbalance, A2A bytes and LAR bounds of a placement file");
   place_eval->add_option("placement", eval_options.plan, "placement file (semsim place)")->required();
-  place_eval->add_option("--trace", eval_options.trace, "semsim trace whose requests are evaluated")
-      ->required();
-  place_eval
-      ->add_option("--split", eval_options.split,
-                   "evaluate only the requests `semsim profile --split F --seed S` held out")
-      ->check(CLI::Range(0.01, 0.99));
-  place_eval->add_option("--seed", eval_options.seed, "seed of that split (default 1)")
-      ->check(CLI::Range(0LL, 1LL << 62));
-  place_eval
-      ->add_option("--balance", eval_options.balance,
-                   "DP style: request token load per device within this x mean (default 1.10)")
-      ->check(CLI::Range(1.0, 100.0));
-  place_eval
-      ->add_option("--tp-batch", eval_options.tp_batch_tokens,
-                   "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
-      ->check(CLI::Range(0, 1 << 30));
-  place_eval
-      ->add_option("--bound-rounds", eval_options.bound_rounds,
-                   "triangle-cut rounds of the LAR upper bound (default 0; 2: tighter, minutes)")
-      ->check(CLI::Range(0, 20));
+  add_evaluated_requests(place_eval, eval_options.requests, eval_options.effort);
+  place_eval->add_flag("!--no-bound", eval_options.bound,
+                       "skip the upper bound (semsim place bound gives it)");
   place_eval->add_flag("--json", eval_options.json, "print one JSON object instead of the table");
+  auto* place_bound = place->add_subcommand(
+      "bound", "upper bounds on the LAR any placement on --ep devices reaches on a trace's requests");
+  add_evaluated_requests(place_bound, bound_options.requests, bound_options.effort);
+  place_bound->add_option("--ep", bound_options.ep, "devices (EP size)")
+      ->required()
+      ->check(CLI::Range(1, 32768));
+  place_bound->add_flag("--json", bound_options.json, "print one JSON object (with per-layer bounds)");
 
   // Every registered subcommand; anything else in first position is a typo worth naming.
   std::vector<std::string> commands;
@@ -347,6 +363,7 @@ int main(int argc, char** argv) {
       return semsim::trace_synth_command(scenario_ref, overrides, synth_requests, synth_first, trace_out);
     if (*profile) return semsim::profile_command(trace_file, split, profile_seed, trace_out);
     if (*place_eval) return semsim::place_eval_command(eval_options);
+    if (*place_bound) return semsim::place_bound_command(bound_options);
     if (*place) {
       for (const auto& [value, option] :
            {std::pair{place_options.policy.empty(), "--policy"},

@@ -4,6 +4,8 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
@@ -51,6 +53,37 @@ long long extra_slots_on_fullest_device(const Placement& placement) {
   return most - static_cast<long long>(placement.moe_layers) * placement.experts / placement.devices;
 }
 
+std::vector<bool> evaluated_mask(const EvaluatedRequests& requests, const RoutingTrace& trace) {
+  return requests.split > 0
+             ? held_out_requests(trace.requests(), requests.split, static_cast<std::uint64_t>(requests.seed))
+             : std::vector<bool>{};
+}
+
+long long tokens_of(const RoutingTrace& trace, const std::vector<bool>& evaluate) {
+  long long tokens = 0;
+  for (std::size_t r = 0; r < trace.requests(); ++r)
+    if (evaluate.empty() || evaluate[r]) tokens += trace.request(r).routed_tokens();
+  return tokens;
+}
+
+// What any placement with N/D experts per device could reach on these requests under the
+// evaluation's load rules: TP's equal slices, DP's balance.
+LarUpperBound bound_for(const EvaluatedRequests& requests, const BoundEffort& effort,
+                        const RoutingTrace& trace, const std::vector<bool>& evaluate, int devices) {
+  const int threads = effort.threads > 0 ? effort.threads
+                                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const double tp_balance =
+      equal_slice_balance(tokens_of(trace, evaluate), requests.tp_batch_tokens, devices);
+  return lar_upper_bound(trace, evaluate, devices,
+                         {tp_balance, requests.balance, 100, effort.triangle_rounds, threads});
+}
+
+void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const BoundEffort& effort) {
+  j["upper_bound_dp"] = bound.dp;
+  j["upper_bound_tp"] = bound.tp;
+  j["bound_triangle_rounds"] = effort.triangle_rounds;
+}
+
 }  // namespace
 
 int place_command(const PlaceOptions& options) {
@@ -82,16 +115,15 @@ int place_command(const PlaceOptions& options) {
 
 int place_eval_command(const PlaceEvalOptions& options) {
   const PlacementPlan plan = read_placement_file(options.plan);
-  const RoutingTrace trace = load_trace(options.trace);
-  const std::vector<bool> evaluate =
-      options.split > 0
-          ? held_out_requests(trace.requests(), options.split, static_cast<std::uint64_t>(options.seed))
-          : std::vector<bool>{};
+  const EvaluatedRequests& requests = options.requests;
+  const RoutingTrace trace = load_trace(requests.trace);
+  const std::vector<bool> evaluate = evaluated_mask(requests, trace);
   const PlacementEvaluation e =
-      evaluate_placement(plan, trace, evaluate, {options.balance, options.tp_batch_tokens});
-  // What any placement with N/D experts per device could reach on these requests, at this balance.
-  const LarUpperBound bound =
-      lar_upper_bound(trace, evaluate, plan.placement.devices, options.balance, 100, options.bound_rounds);
+      evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens});
+  const std::optional<LarUpperBound> bound =
+      options.bound
+          ? std::optional(bound_for(requests, options.effort, trace, evaluate, plan.placement.devices))
+          : std::nullopt;
 
   // Bytes need the model: the preset the trace was checked against.
   const MoeModel model = model_preset(trace.header().model);
@@ -111,9 +143,9 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["imbalance_dp"] = e.imbalance_dp;
     j["imbalance_tp"] = e.imbalance_tp;
     j["solver_seconds"] = plan.solver_seconds;
-    j["upper_bound_dp"] = bound.dp;
-    j["upper_bound_tp"] = bound.tp;
-    j["bound_triangle_rounds"] = options.bound_rounds;
+    if (bound) add_bound(j, *bound, options.effort);
+    j["lar_tp_hindsight"] = e.lar_tp_hindsight;
+    j["lar_dp_hindsight"] = e.lar_dp_hindsight;
     j["policy"] = plan.policy.name;
     j["devices"] = plan.placement.devices;
     j["requests"] = e.requests;
@@ -136,16 +168,20 @@ int place_eval_command(const PlaceEvalOptions& options) {
   }
   std::cout << fmt::format("{}: policy {}, {} devices, solver {:.3f} s\n", options.plan, plan.policy.name,
                            plan.placement.devices, plan.solver_seconds);
-  std::cout << fmt::format("{}: {} requests{}, {} tokens, {} routed activations\n", options.trace, e.requests,
-                           options.split > 0
-                               ? fmt::format(" held out (split {}, seed {})", options.split, options.seed)
-                               : std::string(),
-                           e.tokens, e.activations);
+  std::cout << fmt::format(
+      "{}: {} requests{}, {} tokens, {} routed activations\n", requests.trace, e.requests,
+      requests.split > 0 ? fmt::format(" held out (split {}, seed {})", requests.split, requests.seed)
+                         : std::string(),
+      e.tokens, e.activations);
   std::cout << fmt::format("                         TP style (per token, layer)   DP style (per request)\n");
   std::cout << fmt::format("LAR                      {:<29.4f} {:.4f}\n", e.lar_tp, e.lar_dp);
-  std::cout << fmt::format("upper bound on LAR       {:<29.4f} {:.4f}\n", bound.tp, bound.dp);
-  std::cout << fmt::format("fraction of the bound    {:<29.3f} {:.3f}\n", e.lar_tp / bound.tp,
-                           e.lar_dp / bound.dp);
+  std::cout << fmt::format("LAR with hindsight       {:<29.4f} {:.4f}\n", e.lar_tp_hindsight,
+                           e.lar_dp_hindsight);
+  if (bound) {
+    std::cout << fmt::format("upper bound on LAR       {:<29.4f} {:.4f}\n", bound->tp, bound->dp);
+    std::cout << fmt::format("fraction of the bound    {:<29.3f} {:.3f}\n", e.lar_tp / bound->tp,
+                             e.lar_dp / bound->dp);
+  }
   std::cout << fmt::format("token load imbalance     {:<29.3f} {:.3f}\n", e.imbalance_tp, e.imbalance_dp);
   std::cout << fmt::format("remote A2A bytes         {:<29.4g} {:.4g}\n", a2a_tp, a2a_dp);
   std::cout << fmt::format(
@@ -157,6 +193,28 @@ int place_eval_command(const PlaceEvalOptions& options) {
       "expert-side load imbalance {:.3f}; replica memory +{} expert slots on the fullest device "
       "({:.3g} GB)\n",
       e.expert_imbalance, extra_slots, replica_bytes / 1e9);
+  return 0;
+}
+
+int place_bound_command(const PlaceBoundOptions& options) {
+  const RoutingTrace trace = load_trace(options.requests.trace);
+  const std::vector<bool> evaluate = evaluated_mask(options.requests, trace);
+  const LarUpperBound bound = bound_for(options.requests, options.effort, trace, evaluate, options.ep);
+  if (options.json) {
+    nlohmann::ordered_json j;
+    add_bound(j, bound, options.effort);
+    j["devices"] = options.ep;
+    j["tokens"] = tokens_of(trace, evaluate);
+    j["upper_bound_tp_layer"] = bound.tp_layer;
+    j["upper_bound_dp_layer"] = bound.dp_layer;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: upper bound on LAR with {} devices: TP style {:.4f}, DP style {:.4f}\n",
+                           options.requests.trace, options.ep, bound.tp, bound.dp);
+  for (std::size_t layer = 0; layer < bound.tp_layer.size(); ++layer)
+    std::cout << fmt::format("  MoE layer {:>3}: TP {:.4f}  DP {:.4f}\n", layer, bound.tp_layer[layer],
+                             bound.dp_layer[layer]);
   return 0;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // `semsim place` (run a placement policy on a routing profile, write a placement file) and
 // `semsim place eval` (LAR, imbalance, A2A bytes, replica memory and the LAR upper bounds of a
-// placement file on a trace's requests). Logic lives in policies/; this is the command line.
+// placement file on a trace's requests) and `semsim place bound` (the bounds alone). Logic lives in
+// policies/; this is the command line.
 #include <string>
 #include <vector>
 
@@ -20,17 +21,37 @@ struct PlaceOptions {
 };
 int place_command(const PlaceOptions& options);
 
-struct PlaceEvalOptions {
-  std::string plan;   // placement file
+// Which requests of a trace are evaluated, and the load rules both styles keep.
+struct EvaluatedRequests {
   std::string trace;  // semsim trace
-  double split = 0;   // evaluate only the requests `semsim profile --split F --seed S` held out; 0: all
+  double split = 0;   // only the requests `semsim profile --split F --seed S` held out; 0: all
   long long seed = 1;
-  double balance = 1.10;  // DP-style request load tolerance
-  int tp_batch_tokens = 4096;
-  int bound_rounds =
-      0;  // triangle-cut rounds of the TP bound: tighter, much slower (policies/lar_upper_bound.hpp)
+  double balance = 1.10;       // DP-style request load tolerance
+  int tp_batch_tokens = 4096;  // TP style: tokens aligned to equal slices together
+};
+
+// The LAR upper bound's effort (policies/lar_upper_bound.hpp).
+struct BoundEffort {
+  int triangle_rounds = 2;  // triangle-cut rounds of the TP bound (0: faster, looser)
+  int threads = 0;          // layers bounded in parallel; 0: every core
+};
+
+struct PlaceEvalOptions {
+  std::string plan;  // placement file
+  EvaluatedRequests requests;
+  BoundEffort effort;
+  bool bound = true;  // false: no upper bound (its keys are left out)
   bool json = false;
 };
 int place_eval_command(const PlaceEvalOptions& options);
+
+// `semsim place bound`: the LAR upper bounds alone, for any placement on `ep` devices.
+struct PlaceBoundOptions {
+  EvaluatedRequests requests;
+  BoundEffort effort;
+  int ep = 0;
+  bool json = false;
+};
+int place_bound_command(const PlaceBoundOptions& options);
 
 }  // namespace semsim

@@ -15,6 +15,12 @@ namespace {
 
 using DeviceOfExpert = std::vector<int>;
 
+// The bound with one load tolerance for TP and DP (as brute_force below checks them), on two threads.
+LarUpperBound bound_of(const RoutingTrace& trace, const std::vector<bool>& use, int devices, double balance,
+                       int triangle_rounds = 2) {
+  return lar_upper_bound(trace, use, devices, {balance, balance, 100, triangle_rounds, 2});
+}
+
 // Every way to put `experts` experts on `devices` devices, experts/devices each.
 std::vector<DeviceOfExpert> all_balanced_placements(int experts, int devices) {
   std::vector<DeviceOfExpert> out;
@@ -125,7 +131,7 @@ TEST(LarUpperBound, NeverBelowTheExhaustiveOptimumOrAnyPolicy) {
       const RoutingTrace trace =
           testing::random_trace(2, shape.experts, shape.k, 3, 3, 4, seed * 31 + shape.experts);
       if (trace.tokens() > 8) continue;  // keep the enumeration small
-      const LarUpperBound bound = lar_upper_bound(trace, {}, shape.devices, shape.balance);
+      const LarUpperBound bound = bound_of(trace, {}, shape.devices, shape.balance);
       EXPECT_LE(bound.dp, bound.tp + 1e-12);
       const auto every = all_balanced_placements(shape.experts, shape.devices);
       const Optimum optimum = brute_force(trace, shape.devices, shape.balance, {every, every});
@@ -162,7 +168,7 @@ TEST(LarUpperBound, TightWhenTheCoactivationGraphHasAPerfectSplit) {
   using testing::FixtureToken;
   const RoutingTrace trace =
       testing::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}, {0, {0, 1}}, {0, {1, 0}}, {0, {0, 2}}, {0, {2, 3}}}});
-  const LarUpperBound bound = lar_upper_bound(trace, {}, 2, 2.0);
+  const LarUpperBound bound = bound_of(trace, {}, 2, 2.0);
   EXPECT_NEAR(bound.tp, 0.9, 1e-9);
   EXPECT_NEAR(bound.dp, 0.7, 1e-9);
   const auto every = all_balanced_placements(4, 2);
@@ -175,7 +181,7 @@ TEST(LarUpperBound, OddCycleIsNotTightButValid) {
   // Tokens {0,1}, {0,2}, {1,2} on three devices of two experts: only one pair can share a device
   // (4 of 6 local), while the relaxation may split every pair in halves (at most 4.5 of 6).
   const RoutingTrace trace = testing::fixture_trace(1, 6, 2, 1, {{{0, {0, 1}}, {0, {0, 2}}, {0, {1, 2}}}});
-  const LarUpperBound bound = lar_upper_bound(trace, {}, 3, 3.0);
+  const LarUpperBound bound = bound_of(trace, {}, 3, 3.0);
   EXPECT_GE(bound.tp, 4.0 / 6 - 1e-9);
   EXPECT_LE(bound.tp, 4.5 / 6 + 1e-9);
 }
@@ -188,18 +194,31 @@ TEST(LarUpperBound, TriangleInequalitiesCutNonPartitions) {
   for (int e = 0; e < 6; ++e)
     tokens.push_back({0, {static_cast<ExpertId>(e), static_cast<ExpertId>((e + 1) % 6)}});
   const RoutingTrace trace = testing::fixture_trace(1, 6, 2, 1, {tokens});
-  EXPECT_NEAR(lar_upper_bound(trace, {}, 2, 2.0, 100, 0).tp, 1.0, 1e-9);
-  const double with_triangles = lar_upper_bound(trace, {}, 2, 2.0, 100, 2).tp;
+  EXPECT_NEAR(bound_of(trace, {}, 2, 2.0, 0).tp, 1.0, 1e-9);
+  const double with_triangles = bound_of(trace, {}, 2, 2.0, 2).tp;
   EXPECT_LT(with_triangles, 0.99);
   EXPECT_GE(with_triangles, 10.0 / 12 - 1e-9);
+}
+
+TEST(LarUpperBound, SameOnAnyNumberOfThreadsAndTpBalanceOnlyTightensTp) {
+  const RoutingTrace trace = testing::random_trace(5, 16, 4, 6, 4, 12, 7);
+  const LarUpperBound one = lar_upper_bound(trace, {}, 4, {1.5, 1.5, 100, 1, 1});
+  const LarUpperBound three = lar_upper_bound(trace, {}, 4, {1.5, 1.5, 100, 1, 3});
+  EXPECT_EQ(one.tp_layer, three.tp_layer);
+  EXPECT_EQ(one.dp_layer, three.dp_layer);
+  const LarUpperBound even = lar_upper_bound(trace, {}, 4, {1.0, 1.5, 100, 1, 2});
+  EXPECT_LE(even.tp, one.tp);
+  EXPECT_EQ(even.dp_layer, one.dp_layer);
+  EXPECT_THROW(lar_upper_bound(trace, {}, 4, {1.0, 1.5, 100, 1, 0}), InputError);
+  EXPECT_THROW(lar_upper_bound(trace, {}, 4, {0.9, 1.5, 100, 1, 1}), InputError);
 }
 
 TEST(LarUpperBound, MaskSelectsRequests) {
   // Alone, the token {0,1} can be all local; with {0,2} beside it, expert 0 has one partner: 3 of 4.
   const RoutingTrace trace = testing::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}}, {{0, {0, 2}}}});
-  EXPECT_NEAR(lar_upper_bound(trace, {true, false}, 2, 2.0).tp, 1.0, 1e-9);
-  EXPECT_NEAR(lar_upper_bound(trace, {}, 2, 2.0).tp, 0.75, 1e-9);
-  EXPECT_THROW(lar_upper_bound(trace, {}, 3, 1.1), InputError);
+  EXPECT_NEAR(bound_of(trace, {true, false}, 2, 2.0).tp, 1.0, 1e-9);
+  EXPECT_NEAR(bound_of(trace, {}, 2, 2.0).tp, 0.75, 1e-9);
+  EXPECT_THROW(bound_of(trace, {}, 3, 1.1), InputError);
 }
 
 }  // namespace

@@ -274,6 +274,8 @@ TEST(PlacementEvaluation, PlantedRoutingIsFullyLocalWithTheTables) {
   EXPECT_EQ(e.remote_copies_tp, 0);
   EXPECT_DOUBLE_EQ(e.imbalance_dp, 1.0);
   EXPECT_DOUBLE_EQ(e.tp_by_token_table, 1.0);
+  EXPECT_DOUBLE_EQ(e.lar_tp_hindsight, 1.0);
+  EXPECT_DOUBLE_EQ(e.lar_dp_hindsight, 1.0);
 }
 
 TEST(PlacementEvaluation, WithoutTablesTokensSpreadAndLarIsTheExpertShare) {
@@ -287,6 +289,9 @@ TEST(PlacementEvaluation, WithoutTablesTokensSpreadAndLarIsTheExpertShare) {
   EXPECT_DOUBLE_EQ(e.imbalance_tp, 1.0);
   // Each local token saves both copies; each remote one sends one deduplicated copy.
   EXPECT_EQ(e.remote_copies_tp, 64);
+  // With hindsight every token and request sits with its experts: half of each on either device.
+  EXPECT_DOUBLE_EQ(e.lar_tp_hindsight, 1.0);
+  EXPECT_DOUBLE_EQ(e.lar_dp_hindsight, 1.0);
 }
 
 }  // namespace
