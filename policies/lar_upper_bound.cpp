@@ -52,6 +52,7 @@ class RowBatch {
 
 constexpr double kTolerance = 1e-7;
 constexpr double kConverged = 1e-4;
+constexpr int kStalledIterations = 2;
 
 // The items' pair coefficients h[a]·h[b], compressed by item.
 struct PairTerms {
@@ -112,10 +113,15 @@ class PairPolytope {
   // `tightened`: whether inequalities were added (U shrank).
   double linear_max(const std::vector<double>& weight, std::vector<double>& argmax, bool& tightened) {
     for (int p = 0; p < pairs(); ++p) model_.setObjectiveCoefficient(p, weight[p]);
+    model_.setPerturbation(kAutomaticPerturbation);
     model_.primal();
     tightened = false;
     for (int round = 0; round < cut_rounds_ && add_violated_triangles(); ++round) {
       tightened = true;
+      // The pair LPs are very degenerate (most pairs weigh nothing): re-solving after cuts was ~3x
+      // faster with costs always perturbed (CLP removes it before declaring optimality), while
+      // the primal solves were slower with it.
+      model_.setPerturbation(kAlwaysPerturb);
       model_.dual();
     }
     if (!model_.isProvenOptimal()) throw std::runtime_error("LAR upper bound: CLP did not solve the pair LP");
@@ -124,9 +130,14 @@ class PairPolytope {
   }
 
  private:
-  static constexpr std::size_t kCutsPerRound = 500;  // the most violated
+  static constexpr std::size_t kCutsPerRound = 500;                        // the most violated
+  static constexpr int kAlwaysPerturb = 50, kAutomaticPerturbation = 100;  // ClpSimplex::setPerturbation
+  // Bounds the LP's size (and the time of each re-solve) on degenerate inputs; DeepSeek-V2-Lite's
+  // held-out layers needed up to ~8,000 at EP4.
+  static constexpr std::size_t kMostCuts = 12000;
 
   bool add_violated_triangles() {
+    if (cuts_ >= kMostCuts) return false;
     const double* u = model_.primalColumnSolution();
     std::vector<std::tuple<double, int, int, int>> violated;  // (excess, pair+, pair+, pair−)
     for (int a = 0; a < experts_; ++a)
@@ -142,7 +153,8 @@ class PairPolytope {
     std::sort(violated.begin(), violated.end(), [](const auto& x, const auto& y) {
       return std::get<0>(x) > std::get<0>(y) || (std::get<0>(x) == std::get<0>(y) && x < y);
     });
-    violated.resize(std::min<std::size_t>(violated.size(), kCutsPerRound));
+    violated.resize(std::min({violated.size(), kCutsPerRound, kMostCuts - cuts_}));
+    cuts_ += violated.size();
     RowBatch rows;
     for (const auto& [excess, p, r, s] : violated) rows.add({{p, 1}, {r, 1}, {s, -1}}, -COIN_DBL_MAX, 1);
     rows.flush(model_);
@@ -150,6 +162,7 @@ class PairPolytope {
   }
 
   int experts_, cut_rounds_;
+  std::size_t cuts_ = 0;
   ClpSimplex model_;
 };
 
@@ -183,6 +196,7 @@ double pair_relaxation_bound(const std::vector<Item>& items, int experts, int pe
   std::vector<double> u(polytope.pairs(), static_cast<double>(per_device - 1) / (experts - 1)), q, step_q,
       gradient, vertex;
   double best = COIN_DBL_MAX;
+  int stalled = 0;  // iterations since the bound last fell by more than kConverged
   for (int iteration = 0; iteration < iterations; ++iteration) {
     pair_weights(u, q);
     const double f = value(q);
@@ -196,8 +210,13 @@ double pair_relaxation_bound(const std::vector<Item>& items, int experts, int pe
     const double at_vertex = polytope.linear_max(gradient, vertex, tightened);
     double at_u = 0;
     for (std::size_t p = 0; p < u.size(); ++p) at_u += gradient[p] * u[p];
-    best = std::min(best, f + at_vertex - at_u);
-    if (!tightened && best - f <= kConverged * best) break;  // max F over U is known closely enough
+    const double bound = f + at_vertex - at_u;
+    stalled = bound < best - kConverged * best ? 0 : stalled + 1;
+    best = std::min(best, bound);
+    // Stop once max F over U is known closely enough, unless new cuts may still lower it; while
+    // cuts keep coming, stop once they no longer move the bound (degenerate inputs would otherwise
+    // spend every iteration re-solving ever larger LPs).
+    if (best - f <= kConverged * best && (!tightened || stalled >= kStalledIterations)) break;
     // Exact line search on the concave γ -> F(u + γ(vertex − u)) by bisection on its slope.
     std::vector<double> direction(u.size());
     for (std::size_t p = 0; p < u.size(); ++p) direction[p] = vertex[p] - u[p];

@@ -51,8 +51,8 @@ struct LarBoundOptions {
 
 // Bounds for the requests of `trace` with use[r] true (empty: all), on `devices` devices (dividing
 // the expert count). Deterministic. Cost on DeepSeek-V2-Lite's held-out 80% (75k tokens x 26
-// layers) on one thread: EP4 ~210 s with 2 triangle rounds and ~10 s with 0 (TP bound 0.700 against
-// 0.753), EP8 ~30 s with 2 rounds (0.572 against 0.604); on DP items triangles changed the bound by
+// layers) on 2 threads: EP4 ~105 s with 2 triangle rounds and ~20 s with 0 (TP bound 0.700 against
+// 0.753), EP8 ~15 s with 2 rounds (0.572 against 0.604); on DP items triangles changed the bound by
 // < 0.1%, so the DP items never use them.
 LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>& use, int devices,
                               const LarBoundOptions& options);

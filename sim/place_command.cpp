@@ -198,6 +198,9 @@ int place_eval_command(const PlaceEvalOptions& options) {
 
 int place_bound_command(const PlaceBoundOptions& options) {
   const RoutingTrace trace = load_trace(options.requests.trace);
+  if (options.ep <= 0 || trace.header().experts % options.ep != 0)
+    throw InputError(
+        fmt::format("--ep {}: must divide the trace's {} experts", options.ep, trace.header().experts));
   const std::vector<bool> evaluate = evaluated_mask(options.requests, trace);
   const LarUpperBound bound = bound_for(options.requests, options.effort, trace, evaluate, options.ep);
   if (options.json) {

@@ -1,5 +1,6 @@
-// `semsim place` and `semsim place eval` end to end on a small DeepSeek-style trace: a placement file
-// appears only on success, eval prints the documented JSON keys, bad input exits 2 with one message.
+// `semsim place`, `semsim place eval` and `semsim place bound` end to end on a small DeepSeek-style trace: a
+// placement file appears only on success, eval prints the documented JSON keys, bad input exits 2 with one
+// message.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,42 @@ TEST_F(cliPlace, PlaceThenEvalGivesTheDocumentedJson) {
   // A request's 8 tokens are of 8 kinds, each on its own device: its one device serves an eighth.
   EXPECT_DOUBLE_EQ(j["lar_dp"].get<double>(), 0.125);
   EXPECT_LE(j["lar_dp"].get<double>(), j["upper_bound_dp"].get<double>() + 1e-9);
+  // Hindsight cannot do better: the placement already serves every token locally, and no device
+  // holds more than an eighth of any request.
+  EXPECT_DOUBLE_EQ(j["lar_tp_hindsight"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["lar_dp_hindsight"].get<double>(), 0.125);
+}
+
+TEST_F(cliPlace, BoundAloneIsEvalsBoundAndNoBoundLeavesItOut) {
+  const std::string plan = dir_ / "random.semplace";
+  run_ok({"place", "--policy", "random", "--profile", dir_ / "prof", "--ep", "4", "--out", plan});
+  // No triangle cuts: the fixture's identical layers make them slow, and lar_upper_bound_test
+  // covers them.
+  const std::vector<std::string> common{"--trace", trace_,   "--split",        "0.5", "--seed",
+                                        "1",       "--json", "--bound-rounds", "0"};
+  std::vector<std::string> eval{"place", "eval", plan}, bound{"place", "bound", "--ep", "4"};
+  eval.insert(eval.end(), common.begin(), common.end());
+  bound.insert(bound.end(), common.begin(), common.end());
+  const CliResult with = run_semsim(eval), alone = run_semsim(bound);
+  ASSERT_EQ(with.exit_code, 0) << describe(eval, with);
+  ASSERT_EQ(alone.exit_code, 0) << describe(bound, alone);
+  const auto e = nlohmann::json::parse(with.out), b = nlohmann::json::parse(alone.out);
+  EXPECT_EQ(e["upper_bound_tp"], b["upper_bound_tp"]);
+  EXPECT_EQ(e["upper_bound_dp"], b["upper_bound_dp"]);
+  EXPECT_EQ(b["upper_bound_tp_layer"].size(), 26u);
+  EXPECT_GE(e["lar_tp_hindsight"].get<double>(), e["lar_tp"].get<double>());
+
+  eval.push_back("--no-bound");
+  const CliResult without = run_semsim(eval);
+  ASSERT_EQ(without.exit_code, 0) << describe(eval, without);
+  const auto n = nlohmann::json::parse(without.out);
+  EXPECT_FALSE(n.contains("upper_bound_tp"));
+  EXPECT_EQ(n["lar_tp"], e["lar_tp"]);
+
+  const std::vector<std::string> bad{"place", "bound", "--ep", "7", "--trace", trace_};
+  const CliResult r = run_semsim(bad);
+  EXPECT_EQ(r.exit_code, 2) << describe(bad, r);
+  EXPECT_NE(r.err.find("--ep 7: must divide the trace's 64 experts"), std::string::npos) << describe(bad, r);
 }
 
 TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
