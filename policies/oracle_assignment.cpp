@@ -106,8 +106,13 @@ void improve(std::span<const long long> local, std::span<const long long> size, 
           device[r] = d;
           improved = true;
         }
-    for (std::size_t a = 0; a < device.size(); ++a)
-      for (std::size_t b = a + 1; b < device.size(); ++b) {
+    // A swap that gains moves at least one request to a device it gains on: only such requests
+    // start one, so a pass costs (requests wanting to move) x requests, not requests squared.
+    for (std::size_t a = 0; a < device.size(); ++a) {
+      bool wants_to_move = false;
+      for (int d = 0; d < devices; ++d) wants_to_move = wants_to_move || gain(a, d) > 0;
+      if (!wants_to_move) continue;
+      for (std::size_t b = 0; b < device.size(); ++b) {
         const int da = device[a], db = device[b];
         if (da == db || gain(a, db) + gain(b, da) <= 0) continue;
         if (!fits(db, size[a] - size[b]) || !fits(da, size[b] - size[a])) continue;
@@ -117,6 +122,7 @@ void improve(std::span<const long long> local, std::span<const long long> size, 
         device[b] = da;
         improved = true;
       }
+    }
   }
 }
 
