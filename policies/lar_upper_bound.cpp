@@ -308,9 +308,7 @@ LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>
         "LAR upper bound: iterations and threads must be at least 1 and triangle rounds at least 0");
   if (!use.empty() && use.size() != trace.requests())
     throw std::invalid_argument("LAR upper bound: request mask size differs from the trace");
-  double tokens = 0;
-  for (std::size_t r = 0; r < trace.requests(); ++r)
-    if (use.empty() || use[r]) tokens += trace.request(r).routed_tokens();
+  const auto tokens = static_cast<double>(routed_tokens(trace, use));
 
   // Layers are independent: workers take the next layer and write only its own slot.
   std::vector<std::pair<double, double>> local(h.moe_layers);

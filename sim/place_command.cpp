@@ -59,13 +59,6 @@ std::vector<bool> evaluated_mask(const EvaluatedRequests& requests, const Routin
              : std::vector<bool>{};
 }
 
-long long tokens_of(const RoutingTrace& trace, const std::vector<bool>& evaluate) {
-  long long tokens = 0;
-  for (std::size_t r = 0; r < trace.requests(); ++r)
-    if (evaluate.empty() || evaluate[r]) tokens += trace.request(r).routed_tokens();
-  return tokens;
-}
-
 // What any placement with N/D experts per device could reach on these requests under the
 // evaluation's load rules: TP's equal slices, DP's balance.
 LarUpperBound bound_for(const EvaluatedRequests& requests, const BoundEffort& effort,
@@ -73,7 +66,7 @@ LarUpperBound bound_for(const EvaluatedRequests& requests, const BoundEffort& ef
   const int threads = effort.threads > 0 ? effort.threads
                                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const double tp_balance =
-      equal_slice_balance(tokens_of(trace, evaluate), requests.tp_batch_tokens, devices);
+      equal_slice_balance(routed_tokens(trace, evaluate), requests.tp_batch_tokens, devices);
   return lar_upper_bound(trace, evaluate, devices,
                          {tp_balance, requests.balance, 100, effort.triangle_rounds, threads});
 }
@@ -207,7 +200,7 @@ int place_bound_command(const PlaceBoundOptions& options) {
     nlohmann::ordered_json j;
     add_bound(j, bound, options.effort);
     j["devices"] = options.ep;
-    j["tokens"] = tokens_of(trace, evaluate);
+    j["tokens"] = routed_tokens(trace, evaluate);
     j["upper_bound_tp_layer"] = bound.tp_layer;
     j["upper_bound_dp_layer"] = bound.dp_layer;
     std::cout << j.dump(2) << "\n";

@@ -99,6 +99,13 @@ RoutingTrace TraceBuilder::build() && {
   return trace;
 }
 
+long long routed_tokens(const RoutingTrace& trace, const std::vector<bool>& use) {
+  long long tokens = 0;
+  for (std::size_t r = 0; r < trace.requests(); ++r)
+    if (use.empty() || use[r]) tokens += trace.request(r).routed_tokens();
+  return tokens;
+}
+
 RoutingTrace subset_trace(const RoutingTrace& trace, const std::vector<bool>& keep) {
   TraceBuilder subset(trace.header());
   const auto& vocabulary = trace.vocabulary();

@@ -111,6 +111,9 @@ void validate_request(const TraceHeader& header, const TraceRequestView& view, s
 // The requests of `trace` with keep[r] true, in order, with the same header and vocabulary ids.
 RoutingTrace subset_trace(const RoutingTrace& trace, const std::vector<bool>& keep);
 
+// Routed tokens of the requests with use[r] true (empty: all).
+long long routed_tokens(const RoutingTrace& trace, const std::vector<bool>& use);
+
 // Streaming read of either form (chosen by content: the binary magic, else text). `on_header` runs
 // once before any request; a request's view is valid only during its callback, and `vocabulary`
 // holds at least the texts of the ids seen so far.
