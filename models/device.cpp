@@ -4,7 +4,7 @@ namespace semsim {
 
 Device Device::from_yaml(const YamlInput& in) {
   in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bandwidth",
-                 "scaleup_bandwidth", "nic_bandwidth", "notes"});
+                 "scaleup_bandwidth", "nic_bandwidth", "compute_units", "communication_units", "notes"});
   if (in.required("kind").as_string() != "device") in.required("kind").fail("expected 'device'");
   Device d;
   d.name = in.required("name").as_string();
@@ -16,6 +16,12 @@ Device Device::from_yaml(const YamlInput& in) {
   d.hbm_bandwidth = in.required("hbm_bandwidth").as_positive();
   d.scaleup_bandwidth = in.required("scaleup_bandwidth").as_positive();
   d.nic_bandwidth = in.required("nic_bandwidth").as_positive();
+  d.compute_units = static_cast<int>(in.get_int_in("compute_units", 0, 1, 1 << 16));
+  d.communication_units = static_cast<int>(in.get_int_in("communication_units", 0, 1, 1 << 16));
+  if (d.communication_units > 0 && d.compute_units == 0)
+    in.required("communication_units").fail("needs compute_units: the units it holds are a share of those");
+  if (d.communication_units >= d.compute_units && d.compute_units > 0)
+    in.required("communication_units").fail("must be fewer than compute_units");
   return d;
 }
 

@@ -16,6 +16,10 @@ struct Device {
   double hbm_bandwidth = 0;       // bytes/s
   double scaleup_bandwidth = 0;   // scale-up (NVLink/HCCS/PCIe) bytes/s per direction
   double nic_bandwidth = 0;       // bytes/s per direction of the NIC paired with one device
+  // Compute units (NVIDIA SMs, Ascend AI cores) and those a communication kernel holds while it
+  // runs beside compute (DeepEP's default: 24 SMs); 0 when the preset does not say.
+  int compute_units = 0;
+  int communication_units = 0;
 
   static Device from_yaml(const YamlInput& in);
 };

@@ -24,12 +24,12 @@ struct Rank {
 class DataParallelServer {
  public:
   DataParallelServer(const Scenario& scenario, const std::vector<Request>& requests,
-                     RequestScheduler& scheduler, const RoutingSource& routing, StepCost& step_cost)
+                     RequestScheduler& scheduler, const RoutingSource& routing, StepPipeline& steps)
       : scenario_(scenario),
         requests_(requests),
         scheduler_(scheduler),
         routing_(routing),
-        step_cost_(step_cost),
+        steps_(steps),
         ranks_(scenario.dp),
         batches_(scenario.dp) {
     result_.requests.resize(requests.size());
@@ -55,7 +55,7 @@ class DataParallelServer {
       }
       StepRecord record;
       record.start = clock_.now();
-      step_cost_.run(batches_, tokens_, token_rank_, clock_, record);
+      steps_.run(batches_, tokens_, token_rank_, clock_, record);
       finish_step(record);
     }
     clock_.sync();
@@ -125,7 +125,9 @@ class DataParallelServer {
         const int first_position = decoding ? request.input_tokens + live.generated - 1 : live.prefilled;
         batch.chunks.push_back({live.chunk, first_position});
         batch.tokens += live.chunk;
-        if (decoding || live.prefilled + live.chunk == request.input_tokens) ++batch.logits;
+        const bool yields_token = decoding || live.prefilled + live.chunk == request.input_tokens;
+        batch.yields_token.push_back(yields_token);
+        if (yields_token) ++batch.logits;
         for (int i = 0; i < live.chunk; ++i) {
           tokens_.push_back({request.id, request.topic, first_position + i});
           token_rank_.push_back(r);
@@ -177,7 +179,7 @@ class DataParallelServer {
   RequestScheduler& scheduler_;
   const RoutingSource& routing_;
   std::vector<std::int32_t> prompt_;  // the arriving request's token ids, for schedulers that read them
-  StepCost& step_cost_;
+  StepPipeline& steps_;
   std::vector<Rank> ranks_;
   std::vector<RankBatch> batches_;
   std::vector<TokenRef> tokens_;
@@ -192,8 +194,8 @@ class DataParallelServer {
 
 RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
                               RequestScheduler& scheduler, const RoutingSource& routing,
-                              StepCost& step_cost) {
-  return DataParallelServer(scenario, requests, scheduler, routing, step_cost).run();
+                              StepPipeline& steps) {
+  return DataParallelServer(scenario, requests, scheduler, routing, steps).run();
 }
 
 }  // namespace semsim

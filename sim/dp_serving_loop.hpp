@@ -6,7 +6,7 @@
 #include "policies/request_scheduling.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
-#include "sim/step_cost.hpp"
+#include "sim/step_pipeline.hpp"
 #include "workloads/request.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -15,6 +15,6 @@ namespace semsim {
 // Runs the loop to completion (or the scenario's time limit). Must run inside a SimGrid actor.
 // `routing` gives the prompt token ids schedulers read at arrival.
 RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
-                              RequestScheduler& scheduler, const RoutingSource& routing, StepCost& step_cost);
+                              RequestScheduler& scheduler, const RoutingSource& routing, StepPipeline& steps);
 
 }  // namespace semsim

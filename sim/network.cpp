@@ -1,4 +1,4 @@
-// level_bytes, StepClock and the `bottleneck` fidelity; the `flow` fidelity is in flow_network.cpp.
+// level_bytes, StepClock and the closed-form time of a lone collective.
 #include "sim/network.hpp"
 
 #include <fmt/format.h>
@@ -34,9 +34,11 @@ void check_devices(int traffic_devices, int devices) {
 // matrices run twice as fast. Small groups instead gather: per channel, the list of the pairs that
 // cross it, summed in a register (no chain through memory; clearing and summing banks would cost
 // more). Both add a channel's pairs in increasing pair order, so both give the same bits.
-class BottleneckModel {
+}  // namespace
+
+class LoneCollectiveTime::Model {
  public:
-  explicit BottleneckModel(const Topology& topology)
+  explicit Model(const Topology& topology)
       : devices_(topology.devices), bank_mask_(topology.devices >= 64 ? 3 : 0) {
     const std::size_t pairs = static_cast<std::size_t>(devices_) * devices_;
     for (const auto& route : topology.routes) stride_ = std::max(stride_, route.size());
@@ -184,32 +186,6 @@ class BottleneckModel {
   std::vector<double> clamped_;          // scratch: [pair] bytes, negatives and NaN as 0
 };
 
-class BottleneckNetwork final : public CollectiveNetwork {
- public:
-  BottleneckNetwork(const Topology& topology, BandwidthFactors factors)
-      : model_(topology), factors_(std::move(factors)) {}
-
-  double run(const TrafficMatrix& traffic, StepClock& clock) override {
-    const double seconds = model_.seconds(factors_.apply(traffic));
-    clock.advance(seconds);
-    return seconds;
-  }
-
-  double run_copies(const CopyTraffic& traffic, StepClock& clock) override {
-    // The bandwidth factors scale each pair's bytes non-linearly: only the matrix path applies them.
-    const std::optional<double> seconds = factors_.empty() ? model_.copies_seconds(traffic) : std::nullopt;
-    if (!seconds) return CollectiveNetwork::run_copies(traffic, clock);
-    clock.advance(*seconds);
-    return *seconds;
-  }
-
- private:
-  BottleneckModel model_;
-  BandwidthFactors factors_;
-};
-
-}  // namespace
-
 namespace {
 
 template <typename Traffic>
@@ -238,7 +214,23 @@ LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
 }
 
 LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology) {
-  return sum_levels(traffic, topology);
+  // Whole copies of an integral payload: count copies per level and multiply once. Every pair's
+  // bytes and every partial sum are then integers below 2^53, so this is sum_levels bit for bit.
+  const double per_copy = traffic.bytes_per_copy;
+  if (!(per_copy > 0) || per_copy != std::floor(per_copy)) return sum_levels(traffic, topology);
+  check_devices(traffic.devices, topology.devices);
+  const bool one_node = topology.devices <= topology.devices_per_node;
+  long long up = 0, out = 0, signs = 0;
+  for (int src = 0; src < traffic.devices; ++src)
+    for (int dst = 0; dst < traffic.devices; ++dst) {
+      if (src == dst) continue;
+      const long long copies = traffic.copies_at(src, dst);
+      signs |= copies;
+      (one_node || topology.same_node(src, dst) ? up : out) += copies;
+    }
+  if (signs < 0 || static_cast<double>(up) * per_copy >= 0x1p53 || static_cast<double>(out) * per_copy >= 0x1p53)
+    return sum_levels(traffic, topology);
+  return {static_cast<double>(up) * per_copy, static_cast<double>(out) * per_copy};
 }
 
 void CopyTraffic::fill(TrafficMatrix& traffic) const {
@@ -247,9 +239,8 @@ void CopyTraffic::fill(TrafficMatrix& traffic) const {
     for (int dst = 0; dst < devices; ++dst) traffic.at(src, dst) = at(src, dst);
 }
 
-double CollectiveNetwork::run_copies(const CopyTraffic& traffic, StepClock& clock) {
-  traffic.fill(filled_);
-  return run(filled_, clock);
+void StepClock::advance_to(double time) {
+  pending_ = std::max(0.0, time - sg4::Engine::get_clock());
 }
 
 void StepClock::sync() {
@@ -261,13 +252,34 @@ double StepClock::now() const {
   return sg4::Engine::get_clock() + pending_;
 }
 
-double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology) {
-  return BottleneckModel(topology).seconds(traffic);
+LoneCollectiveTime::LoneCollectiveTime(const Topology& topology, BandwidthFactors factors)
+    : model_(std::make_unique<Model>(topology)), factors_(std::move(factors)) {}
+LoneCollectiveTime::~LoneCollectiveTime() = default;
+LoneCollectiveTime::LoneCollectiveTime(LoneCollectiveTime&&) noexcept = default;
+
+double LoneCollectiveTime::seconds(const TrafficMatrix& traffic) {
+  return model_->seconds(factors_.apply(traffic));
 }
 
-std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology,
-                                                           BandwidthFactors factors) {
-  return std::make_unique<BottleneckNetwork>(topology, std::move(factors));
+double LoneCollectiveTime::seconds(const CopyTraffic& traffic) {
+  // The bandwidth factors scale each pair's bytes non-linearly: only the matrix path applies them.
+  if (factors_.empty())
+    if (const std::optional<double> seconds = model_->copies_seconds(traffic)) return *seconds;
+  traffic.fill(filled_);
+  return seconds(filled_);
+}
+
+const TrafficMatrix& LoneCollectiveTime::task_bytes(const CopyTraffic& traffic) {
+  traffic.fill(filled_);
+  filled_ = factors_.apply(filled_);
+  for (int device = 0; device < filled_.devices; ++device) filled_.at(device, device) = 0;
+  for (double& bytes : filled_.bytes)
+    if (!(bytes > 0)) bytes = 0;
+  return filled_;
+}
+
+double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology) {
+  return LoneCollectiveTime::Model(topology).seconds(traffic);
 }
 
 }  // namespace semsim

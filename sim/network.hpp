@@ -50,13 +50,14 @@ struct LevelBytes {
 LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology);
 LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology);  // the same sums
 
-// Accumulates simulated time that needs no SimGrid activity (analytic compute, bottleneck
-// collectives) and sleeps it off only when an activity must start at the right date.
+// Accumulates simulated time that needs no SimGrid activity (analytic steps, waits for arrivals) and
+// sleeps it off only when SimGrid activities must start at the right date.
 class StepClock {
  public:
   void advance(double seconds) { pending_ += seconds; }
-  void sync();         // this_actor::sleep_for(pending), then pending = 0
-  double now() const;  // SimGrid clock + pending
+  void advance_to(double time);  // now() becomes `time` (not earlier than now())
+  void sync();                   // this_actor::sleep_for(pending), then pending = 0
+  double now() const;            // SimGrid clock + pending
 
  private:
   double pending_ = 0;
@@ -86,28 +87,33 @@ class BandwidthFactors {
 
 enum class NetworkFidelity { kFlow, kBottleneck };
 
-class CollectiveNetwork {
+// The time of a collective that runs alone: max route latency over the pairs that move bytes + max
+// over (link, direction) of its load / bandwidth. SimGrid's max-min sharing of one parallel task
+// (ptask_L07) gives exactly this, so both fidelities price a lone collective with it and the flow
+// fidelity calls SimGrid only for collectives that overlap in time.
+class LoneCollectiveTime {
  public:
-  virtual ~CollectiveNetwork() = default;
-  // Simulates one collective; returns its duration in seconds. Afterwards `clock.now()` is later
-  // by exactly that duration.
-  virtual double run(const TrafficMatrix& traffic, StepClock& clock) = 0;
-  // The same for a collective of whole copies; the result equals run() on `traffic` filled in. This
-  // default fills a matrix and calls run(); `bottleneck` sums the copies themselves where that is
-  // exact, skipping the matrix (the engine runs two of these per MoE layer and step).
-  virtual double run_copies(const CopyTraffic& traffic, StepClock& clock);
+  explicit LoneCollectiveTime(const Topology& topology, BandwidthFactors factors = {});
+  ~LoneCollectiveTime();
+  LoneCollectiveTime(LoneCollectiveTime&&) noexcept;
+
+  double seconds(const TrafficMatrix& traffic);
+  // The same for whole copies: equals seconds() on the matrix `traffic` fills in. Sums the copies
+  // themselves where that is exact, skipping the matrix (two of these per MoE layer and step).
+  double seconds(const CopyTraffic& traffic);
+  // The bytes of each pair as a SimGrid task must move them: bandwidth factors applied, negative or
+  // NaN entries and the diagonal zero. Valid until the next call.
+  const TrafficMatrix& task_bytes(const CopyTraffic& traffic);
+
+  class Model;  // the formula over one topology's precomputed routes
 
  private:
-  TrafficMatrix filled_;  // run_copies's matrix, reused between calls
+  std::unique_ptr<Model> model_;
+  BandwidthFactors factors_;
+  TrafficMatrix filled_;  // reused between calls
 };
 
-// `flow`: one SimGrid parallel task (ptask_L07) per collective over the platform built from
-// `topology`; requires the platform to exist (see platform.hpp).
-std::unique_ptr<CollectiveNetwork> make_flow_network(const Topology& topology, BandwidthFactors factors = {});
-// `bottleneck`: max route latency + max over (link, direction) of load / bandwidth.
-std::unique_ptr<CollectiveNetwork> make_bottleneck_network(const Topology& topology,
-                                                           BandwidthFactors factors = {});
-// The bottleneck formula itself, without a clock (also used by tests and policies' estimates).
+// The bottleneck formula itself, without factors (also used by tests and policies' estimates).
 double bottleneck_seconds(const TrafficMatrix& traffic, const Topology& topology);
 
 }  // namespace semsim

@@ -29,8 +29,10 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
   const PhaseSeconds& t = s.phase_totals;
-  const double moe =
-      t.attention + t.dispatch + t.experts + t.combine + t.reduce_scatter + t.all_gather + t.permute;
+  // Every phase but the dense layers and LM head.
+  double moe = 0;
+  for (const Phase p : kPhases)
+    if (p != Phase::kOther) moe += t[p];
   nlohmann::ordered_json j;
   j["scenario"] = scenario.name;
   j["model"] = scenario.model.name;
@@ -63,16 +65,13 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["imbalance"] = s.imbalance;
   j["steps"] = s.steps;
   j["mean_step_seconds"] = s.mean_step_seconds;
-  j["phase_seconds"] = {{"attention", t.attention},   {"dispatch", t.dispatch},
-                        {"experts", t.experts},       {"combine", t.combine},
-                        {"other", t.other},           {"reduce_scatter", t.reduce_scatter},
-                        {"all_gather", t.all_gather}, {"permute", t.permute}};
-  j["phase_share"] = {{"attention", share(t.attention)},   {"dispatch", share(t.dispatch)},
-                      {"experts", share(t.experts)},       {"combine", share(t.combine)},
-                      {"other", share(t.other)},           {"reduce_scatter", share(t.reduce_scatter)},
-                      {"all_gather", share(t.all_gather)}, {"permute", share(t.permute)}};
-  j["a2a_share_of_moe_time"] = moe > 0 ? (t.dispatch + t.combine) / moe : 0.0;
+  for (const Phase p : kPhases) j["phase_seconds"][std::string(phase_name(p).key)] = t[p];
+  for (const Phase p : kPhases) j["phase_share"][std::string(phase_name(p).key)] = share(t[p]);
+  j["a2a_share_of_moe_time"] = moe > 0 ? (t[Phase::kDispatch] + t[Phase::kCombine]) / moe : 0.0;
   j["tp_collective_bytes"] = s.tp_collective_bytes;
+  j["overlap"] = scenario.serving.overlap == Overlap::kTwoBatch ? "two_batch" : "none";
+  j["comm_exposed_seconds"] = s.comm_exposed_seconds;
+  j["comm_hidden_seconds"] = s.comm_hidden_seconds;
   j["kv_capacity_tokens_per_rank"] = scenario.kv_capacity_tokens;
   j["weight_bytes_per_device"] = scenario.weight_bytes_per_device;
   return j;
@@ -129,6 +128,9 @@ std::string summary_text(const nlohmann::ordered_json& j) {
     line("Step time RS / AG / permute:",
          fmt::format("{:.1f}% / {:.1f}% / {:.1f}%", share["reduce_scatter"].get<double>() * 100,
                      share["all_gather"].get<double>() * 100, share["permute"].get<double>() * 100));
+  if (j["overlap"] != "none")
+    line("Communication exposed / hidden (s):", fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),
+                                                             j["comm_hidden_seconds"].get<double>()));
   line("All-to-all share of MoE-layer time:",
        fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
   line("Wall time (s):", num(j["wall_seconds"], 3));
@@ -157,39 +159,55 @@ void write_requests_csv(const std::string& path, const RunResult& run) {
   write_text_file(path, text);
 }
 
+namespace {
+
+// Phase columns of steps.csv and layers.csv: the phases [first, last] as "KEY_s".
+std::string phase_columns(Phase first, Phase last) {
+  std::string header;
+  for (int p = static_cast<int>(first); p <= static_cast<int>(last); ++p)
+    fmt::format_to(std::back_inserter(header), "{}{}_s", header.empty() ? "" : ",",
+                   phase_name(static_cast<Phase>(p)).key);
+  return header;
+}
+
+std::string phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
+  std::string values;
+  for (int p = static_cast<int>(first); p <= static_cast<int>(last); ++p)
+    fmt::format_to(std::back_inserter(values), "{}{:.9g}", values.empty() ? "" : ",",
+                   phases[static_cast<Phase>(p)]);
+  return values;
+}
+
+}  // namespace
+
 void write_steps_csv(const std::string& path, const RunResult& run) {
-  std::string text =
-      "step,start_s,duration_s,attention_s,dispatch_s,experts_s,combine_s,other_s,prefill_tokens,decode_"
-      "tokens,"
-      "a2a_scale_up_bytes,a2a_scale_out_bytes,lar,imbalance,reduce_scatter_s,all_gather_s,permute_s,tp_"
-      "collective_bytes\n";
+  std::string text = fmt::format(
+      "step,start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
+      "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s\n",
+      phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute));
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
-    text += fmt::format(
-        "{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},"
-        "{:.9g},{:."
-        "9g}\n",
-        i, s.start, s.phases.total(), s.phases.attention, s.phases.dispatch, s.phases.experts,
-        s.phases.combine, s.phases.other, s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes,
-        s.a2a_scale_out_bytes, local_activation_rate(s.local_activations, s.activations), s.imbalance,
-        s.phases.reduce_scatter, s.phases.all_gather, s.phases.permute, s.tp_collective_bytes);
+    text += fmt::format("{},{:.9g},{:.9g},{},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{},{:.9g},{:.9g},{:.9g}\n", i,
+                        s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
+                        s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+                        local_activation_rate(s.local_activations, s.activations), s.imbalance,
+                        phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
+                        s.comm_exposed, s.comm_hidden);
   }
   write_text_file(path, text);
 }
 
 void write_layers_csv(const std::string& path, const RunResult& run) {
   const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
-  std::string text = "moe_layer,layer,attention_s,dispatch_s,experts_s,combine_s,imbalance";
+  std::string text = fmt::format("moe_layer,layer,{},imbalance", phase_columns(Phase::kAttention, Phase::kCombine));
   for (std::size_t d = 0; d < devices; ++d) text += fmt::format(",activations_device_{}", d);
-  text += ",reduce_scatter_s,all_gather_s,permute_s\n";
+  text += fmt::format(",{}\n", phase_columns(Phase::kReduceScatter, Phase::kPermute));
   for (std::size_t i = 0; i < run.layers.size(); ++i) {
     const LayerTotals& l = run.layers[i];
-    text += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.6f}", i, l.layer, l.phases.attention,
-                        l.phases.dispatch, l.phases.experts, l.phases.combine,
+    text += fmt::format("{},{},{},{:.6f}", i, l.layer, phase_values(l.phases, Phase::kAttention, Phase::kCombine),
                         load_imbalance(l.device_activations));
     for (const long long served : l.device_activations) text += fmt::format(",{}", served);
-    text += fmt::format(",{:.9g},{:.9g},{:.9g}\n", l.phases.reduce_scatter, l.phases.all_gather,
-                        l.phases.permute);
+    text += fmt::format(",{}\n", phase_values(l.phases, Phase::kReduceScatter, Phase::kPermute));
   }
   write_text_file(path, text);
 }

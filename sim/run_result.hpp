@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/phase.hpp"
+
 namespace semsim {
 
 struct RequestRecord {
@@ -16,37 +18,13 @@ struct RequestRecord {
   bool completed() const { return finish >= 0; }
 };
 
-// Attention-TP adds, per MoE layer, a reduce-scatter of the attention output before the gate, an
-// all-gather of the MoE output after the combine, and (Sem-MoE's reshuffle) the two gathers that
-// permute the tokens before the reduce-scatter and restore their order after the all-gather.
-struct PhaseSeconds {
-  double attention = 0;  // MoE layers' attention + gate (slowest rank)
-  double dispatch = 0;
-  double experts = 0;  // routed + shared experts (slowest device)
-  double combine = 0;
-  double other = 0;  // dense layers (Attention-TP: with their all-reduces), LM head
-  double reduce_scatter = 0;
-  double all_gather = 0;
-  double permute = 0;
-  double total() const {
-    return attention + dispatch + experts + combine + other + reduce_scatter + all_gather + permute;
-  }
-  PhaseSeconds& operator+=(const PhaseSeconds& o) {
-    attention += o.attention;
-    dispatch += o.dispatch;
-    experts += o.experts;
-    combine += o.combine;
-    other += o.other;
-    reduce_scatter += o.reduce_scatter;
-    all_gather += o.all_gather;
-    permute += o.permute;
-    return *this;
-  }
-};
-
 struct StepRecord {
   double start = 0;
+  // The step's critical path, phase by phase: they add up to the step's duration. Communication
+  // that runs under compute (two-batch overlap) is off the critical path: `comm_hidden`.
   PhaseSeconds phases;
+  double comm_exposed = 0;  // seconds with a collective in flight and no device computing
+  double comm_hidden = 0;   // seconds with a collective in flight while some device computes
   int prefill_tokens = 0;
   int decode_tokens = 0;
   double a2a_scale_up_bytes = 0;  // dispatch + combine, over all MoE layers
@@ -72,34 +50,25 @@ struct StepWindow {
   bool contains(long long step) const { return step >= first && step < first + count; }
 };
 
-// When each phase of one MoE layer ran in one step (simulated seconds). Ranks wait for the slowest
-// at each collective, so a device's own attention or experts may end before the phase does.
-struct LayerSpans {
-  int layer = 0;                  // model layer index
-  double start = 0;               // attention (and gate) starts on every device
-  std::vector<double> attention;  // per device: its own attention + gate
-  double dispatch_start = 0;
-  double dispatch = 0;
-  double experts_start = 0;
-  std::vector<double> experts;  // per device: its routed + shared experts
-  double combine_start = 0;
-  double combine = 0;
-  // Attention-TP only (zero otherwise); `permute` is each of the layer's two shuffle gathers, the
-  // first just before the reduce-scatter, the second just after the all-gather.
-  double reduce_scatter_start = 0;
-  double reduce_scatter = 0;
-  double all_gather_start = 0;
-  double all_gather = 0;
-  double permute = 0;
-  double end = 0;  // when the layer's last phase ends
+// When one activity of a step ran. A compute activity has a span per device (devices wait for the
+// slowest at the next collective, so a device's span may end before the next one starts); a
+// collective has one span (`device` -1) over every device.
+struct ActivitySpan {
+  Phase phase = Phase::kOther;
+  bool collective = false;
+  int layer = -1;       // model layer index; -1: not one layer's (dense layers + LM head)
+  int micro_batch = 0;  // two-batch overlap: 0 or 1
+  int device = -1;
+  double start = 0;
+  double seconds = 0;
 };
 
 struct StepSpans {
   long long step = 0;
   double start = 0;
-  double other = 0;              // dense layers and LM head, at the start of the step
-  bool tensor_parallel = false;  // Attention-TP: layers have reduce-scatter and all-gather spans
-  std::vector<LayerSpans> layers;
+  double end = 0;
+  int micro_batches = 1;
+  std::vector<ActivitySpan> spans;
 };
 
 struct RunResult {

@@ -106,14 +106,22 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
   if (s.tp != 1) in.required("tp").fail("with attention: dp, tp must be 1");
 }
 
-void read_serving(const YamlInput& in, ServingLimits& limits) {
-  in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit"});
+void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
+  in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap"});
   limits.max_batch_tokens =
       static_cast<int>(in.get_int_in("max_batch_tokens", limits.max_batch_tokens, 1, 1 << 24));
   limits.max_running_requests =
       static_cast<int>(in.get_int_in("max_running_requests", limits.max_running_requests, 1, 1 << 20));
   if (const auto f = in.optional("memory_fraction")) limits.memory_fraction = f->as_double_in(0.05, 1.0);
   if (const auto t = in.optional("time_limit")) limits.time_limit = t->as_double_in(0, 1e9);
+  if (const auto overlap = in.optional("overlap")) {
+    limits.overlap = overlap->as_choice({"none", "two_batch"}) == "two_batch" ? Overlap::kTwoBatch : Overlap::kNone;
+    // Overlapped compute slows by the units the communication kernels hold: the device must say how many.
+    if (limits.overlap == Overlap::kTwoBatch && (device.compute_units == 0 || device.communication_units == 0))
+      overlap->fail(fmt::format("two_batch needs the device's compute_units and communication_units, which "
+                                "device '{}' does not give",
+                                device.name));
+  }
 }
 
 // A path value, relative to the scenario's folder unless absolute; it must exist.
@@ -277,7 +285,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     if (const auto precision = root.optional("precision"))
       s.precision = read_precision(*precision, s.dispatch_bytes_per_element, s.cluster.device);
     read_parallelism(root.required("parallelism"), s);
-    if (const auto serving = root.optional("serving")) read_serving(*serving, s.serving);
+    if (const auto serving = root.optional("serving")) read_serving(*serving, s.cluster.device, s.serving);
     s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
     check_routing_matches(s.workload, s.model, root.required("workload"));
     if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);

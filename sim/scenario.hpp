@@ -21,11 +21,16 @@ namespace semsim {
 
 enum class AttentionMode { kDataParallel, kTensorParallel };
 
+// serving.overlap: two_batch splits each rank's batch into two micro-batches whose communication
+// runs under each other's compute (SGLang's two-batch overlap).
+enum class Overlap { kNone, kTwoBatch };
+
 struct ServingLimits {
   int max_batch_tokens = 8192;     // per DP rank per step (chunked-prefill budget); TP: per group
   int max_running_requests = 256;  // per DP rank; TP: per group
   double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
+  Overlap overlap = Overlap::kNone;
 };
 
 struct Scenario {

@@ -62,6 +62,8 @@ Summary summarize(const RunResult& run) {
     s.a2a_scale_out_bytes += step.a2a_scale_out_bytes;
     s.tp_collective_bytes += step.tp_collective_bytes;
     s.phase_totals += step.phases;
+    s.comm_exposed_seconds += step.comm_exposed;
+    s.comm_hidden_seconds += step.comm_hidden;
   }
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;

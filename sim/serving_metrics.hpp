@@ -30,7 +30,9 @@ struct Summary {
   double imbalance = 1;            // activation-weighted mean of the steps' imbalance
   int steps = 0;
   double mean_step_seconds = 0;
-  PhaseSeconds phase_totals;
+  PhaseSeconds phase_totals;     // along each step's critical path: they add up to the steps' time
+  double comm_exposed_seconds = 0;  // collectives on the critical path
+  double comm_hidden_seconds = 0;   // collectives in flight under critical-path compute
 };
 
 Summary summarize(const RunResult& run);

@@ -38,21 +38,25 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
       tensor_parallel ? attention_tp_shard(scenario.model, scenario.tp) : scenario.model;
   const CalibratedCostModel rank_cost_model(rank_model, scenario.cluster.device, scenario.calibration,
                                             scenario.precision, scenario.calibration_extrapolation);
-  BandwidthFactors factors(scenario.calibration, topology);
-  const auto network = scenario.fidelity == NetworkFidelity::kFlow
-                           ? make_flow_network(topology, std::move(factors))
-                           : make_bottleneck_network(topology, std::move(factors));
-  StepCost step_cost(scenario, placement, *routing, cost_model, rank_cost_model, *network, topology,
-                     timeline);
+  LoneCollectiveTime network(topology, BandwidthFactors(scenario.calibration, topology));
+  const ComputeUnits units{scenario.cluster.device.compute_units, scenario.cluster.device.communication_units};
+  const auto executor = scenario.fidelity == NetworkFidelity::kFlow
+                            ? make_flow_executor(std::move(network), units, topology)
+                            : make_bottleneck_executor(std::move(network), units);
+  StepBuilder builder(scenario, placement, *routing, cost_model, rank_cost_model, topology);
+  StepRecorder recorder(scenario.model, scenario.ep, timeline);
+  StepPipeline steps(builder, *executor, recorder, scenario.ep);
   const std::vector<Request> requests = generate_requests(scenario.workload);
 
   RunResult result;
   simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
-    result = serve_data_parallel(scenario, requests, *scheduler, *routing, step_cost);
+    result = serve_data_parallel(scenario, requests, *scheduler, *routing, steps);
   });
   engine.run();
-  result.layers = step_cost.layer_totals();
-  result.timeline = step_cost.timeline();
+  result.layers = recorder.layer_totals();
+  for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
+    result.layers[moe].device_activations = builder.layer_loads()[moe];
+  result.timeline = recorder.timeline();
   return result;
 }
 

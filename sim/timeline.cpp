@@ -1,6 +1,7 @@
 #include "sim/timeline.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "models/input_error.hpp"
@@ -58,32 +59,38 @@ class TraceBuilder {
   std::vector<Event> events_;
 };
 
+// Per device: the step, each MoE layer (per micro-batch) and every activity that ran on it; a
+// collective shows on every device.
 void add_steps(const RunResult& run, TraceBuilder& trace) {
   const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
   for (std::size_t d = 0; d < devices; ++d)
     trace.name_track(kDevicesPid, static_cast<int>(d), "devices", "device " + std::to_string(d));
   for (const StepSpans& step : run.timeline) {
-    const double end = step.layers.empty() ? step.start + step.other : step.layers.back().end;
     for (std::size_t d = 0; d < devices; ++d) {
-      const int tid = static_cast<int>(d);
-      trace.span(kDevicesPid, tid, "step " + std::to_string(step.step), step.start, end - step.start,
+      const int device = static_cast<int>(d);
+      trace.span(kDevicesPid, device, "step " + std::to_string(step.step), step.start, step.end - step.start,
                  {{"step", step.step}});
-      if (step.other > 0) trace.span(kDevicesPid, tid, "dense layers + LM head", step.start, step.other);
-      for (const LayerSpans& l : step.layers) {
-        const Json args = {{"step", step.step}, {"layer", l.layer}};
-        trace.span(kDevicesPid, tid, "layer " + std::to_string(l.layer), l.start, l.end - l.start, args);
-        trace.span(kDevicesPid, tid, "attention", l.start, l.attention[d], args);
-        trace.span(kDevicesPid, tid, "dispatch", l.dispatch_start, l.dispatch, args);
-        trace.span(kDevicesPid, tid, "experts", l.experts_start, l.experts[d], args);
-        trace.span(kDevicesPid, tid, "combine", l.combine_start, l.combine, args);
-        if (step.tensor_parallel) {
-          if (l.permute > 0)
-            trace.span(kDevicesPid, tid, "permute", l.reduce_scatter_start - l.permute, l.permute, args);
-          trace.span(kDevicesPid, tid, "reduce-scatter", l.reduce_scatter_start, l.reduce_scatter, args);
-          trace.span(kDevicesPid, tid, "all-gather", l.all_gather_start, l.all_gather, args);
-          if (l.permute > 0)
-            trace.span(kDevicesPid, tid, "permute", l.all_gather_start + l.all_gather, l.permute, args);
+      std::map<std::pair<int, int>, std::pair<double, double>> layers;  // (layer, micro-batch) -> extent
+      for (const ActivitySpan& s : step.spans) {
+        if (s.device >= 0 && s.device != device) continue;
+        Json args = {{"step", step.step}, {"layer", s.layer}};
+        if (step.micro_batches > 1) args["micro_batch"] = s.micro_batch;
+        trace.span(kDevicesPid, device, std::string(phase_name(s.phase).label), s.start, s.seconds, args);
+        if (s.layer < 0) continue;
+        auto [extent, inserted] = layers.try_emplace({s.layer, s.micro_batch}, s.start, s.start + s.seconds);
+        if (!inserted) {
+          extent->second.first = std::min(extent->second.first, s.start);
+          extent->second.second = std::max(extent->second.second, s.start + s.seconds);
         }
+      }
+      for (const auto& [key, extent] : layers) {
+        Json args = {{"step", step.step}, {"layer", key.first}};
+        std::string name = "layer " + std::to_string(key.first);
+        if (step.micro_batches > 1) {
+          args["micro_batch"] = key.second;
+          name += " (micro-batch " + std::to_string(key.second) + ")";
+        }
+        trace.span(kDevicesPid, device, name, extent.first, extent.second - extent.first, args);
       }
     }
   }
@@ -93,8 +100,7 @@ void add_steps(const RunResult& run, TraceBuilder& trace) {
 std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& options, TraceBuilder& trace) {
   if (run.timeline.empty()) return {0, 0};
   const double from = run.timeline.front().start;
-  const StepSpans& last = run.timeline.back();
-  const double to = last.layers.empty() ? last.start + last.other : last.layers.back().end;
+  const double to = run.timeline.back().end;
   std::vector<double> lane_free;  // when each lane's last request ended
   int alive = 0, shown = 0;
   for (const RequestRecord& r : run.requests) {  // in arrival order

@@ -1,0 +1,21 @@
+#include "sim/collectives.hpp"
+
+namespace semsim {
+
+Collective all_to_allv(std::span<const long long> copies, int devices, double bytes_per_copy, bool reverse,
+                       double overhead) {
+  return {CopyTraffic{copies, devices, bytes_per_copy, reverse}, overhead};
+}
+
+std::vector<long long> every_pair(int devices) {
+  std::vector<long long> pairs(static_cast<std::size_t>(devices) * devices, 1);
+  for (int device = 0; device < devices; ++device) pairs[static_cast<std::size_t>(device) * devices + device] = 0;
+  return pairs;
+}
+
+Collective equal_shard_exchange(std::span<const long long> pairs, int devices, double shard_bytes,
+                                double overhead) {
+  return {CopyTraffic{pairs, devices, shard_bytes, false}, overhead};
+}
+
+}  // namespace semsim

@@ -1,0 +1,34 @@
+#pragma once
+// The collectives of a step, as traffic over the EP group plus a fixed overhead: dispatch and
+// combine all-to-allv, and Attention-TP's reduce-scatter, all-gather and all-reduce. Each is built
+// here, from whole copies of one payload per (source, destination) pair; the executors price and
+// run them (sim/step_executor.hpp). Algorithms: direct (every pair its own transfer); ring and
+// hierarchical variants belong here too.
+#include <span>
+#include <vector>
+
+#include "sim/network.hpp"
+
+namespace semsim {
+
+struct Collective {
+  CopyTraffic traffic;  // copies per pair; its storage must outlive the step's execution
+  double overhead = 0;  // launch and synchronisation seconds before any byte moves
+};
+
+// Dispatch: `copies[src * devices + dst]` token copies of `bytes_per_copy` each. Combine returns
+// every dispatched copy to its sender (`reverse`), possibly at another precision.
+Collective all_to_allv(std::span<const long long> copies, int devices, double bytes_per_copy, bool reverse,
+                       double overhead);
+
+// One copy from every device to every other device (zero on the diagonal): the pattern of the
+// equal-shard collectives below.
+std::vector<long long> every_pair(int devices);
+
+// NCCL's reduce-scatter (each rank receives its shard's partial sums from every other rank) and
+// all-gather (each rank sends its shard to every other rank) move the same direct traffic: one
+// shard of `shard_bytes` per ordered pair. `pairs` is every_pair(devices).
+Collective equal_shard_exchange(std::span<const long long> pairs, int devices, double shard_bytes,
+                                double overhead);
+
+}  // namespace semsim

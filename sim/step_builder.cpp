@@ -1,0 +1,331 @@
+#include "sim/step_builder.hpp"
+
+#include <algorithm>
+
+#include "policies/inter_layer_table.hpp"
+#include "policies/routing_metrics.hpp"
+#include "policies/token_scheduling.hpp"
+
+namespace semsim {
+namespace {
+
+double max_of(const std::vector<double>& per_rank) {
+  return per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
+}
+
+}  // namespace
+
+StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
+    : attention_full(devices),
+      attention_windowed(devices),
+      dense(devices),
+      head(devices),
+      gate(devices),
+      shared(devices),
+      rank_tokens(devices),
+      dispatch(devices, experts),
+      copies(moe_layers, std::vector<long long>(static_cast<std::size_t>(devices) * devices, 0)),
+      device_experts(devices) {}
+
+StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
+                         const CostModel& cost, const CostModel& rank_cost, const Topology& topology)
+    : scenario_(scenario),
+      placement_(placement),
+      routing_(routing),
+      cost_(cost),
+      rank_cost_(rank_cost),
+      topology_(topology),
+      tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
+      reshuffle_(tensor_parallel_ && reshuffles_tokens(scenario.token_scheduling)),
+      micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
+      // A group of one device has no collective at all; any larger group launches each one.
+      collective_overhead_(scenario.ep > 1 ? cost.collective_overhead() : 0.0),
+      every_pair_(every_pair(scenario.ep)),
+      layer_tokens_(scenario.ep) {
+  for (int layer = 0; layer < scenario.model.layers; ++layer)
+    if (scenario.model.is_moe_layer(layer)) moe_layer_ids_.push_back(layer);
+  layer_loads_.assign(moe_layer_ids_.size(), std::vector<long long>(scenario.ep, 0));
+  for (int m = 0; m < micro_batches_; ++m)
+    micro_.emplace_back(scenario.ep, scenario.model.routed_experts, static_cast<int>(moe_layer_ids_.size()));
+}
+
+// Layer 0 is windowed whenever the model has windowed layers; layer 1 is then full (windows every
+// n >= 2 layers) unless every layer is windowed.
+bool StepBuilder::windowed(int layer) const {
+  const int every = scenario_.model.attention.sliding_window_every;
+  return every > 0 && layer % every == 0;
+}
+
+// Two-batch overlap: each rank's first half of its tokens (rounded up) forms micro-batch 0, the rest
+// micro-batch 1; a chunk across the boundary is split, its logit going with its last token.
+void StepBuilder::split(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+                        const std::vector<int>& token_rank) {
+  if (micro_batches_ == 1) {
+    MicroBatch& mb = micro_[0];  // the step itself: only the tokens are copied (to carry their ids)
+    mb.batches = &batches;
+    mb.tokens = tokens;
+    mb.token_rank = &token_rank;
+    return;
+  }
+  std::vector<int> first_half(batches.size());
+  for (std::size_t r = 0; r < batches.size(); ++r) {
+    first_half[r] = (batches[r].tokens + 1) / 2;
+  }
+  for (MicroBatch& mb : micro_) {
+    mb.own_batches.assign(batches.size(), RankBatch{});
+    mb.batches = &mb.own_batches;
+    mb.token_rank = &mb.own_token_rank;
+  }
+  for (std::size_t r = 0; r < batches.size(); ++r) {
+    int room = first_half[r];
+    const RankBatch& b = batches[r];
+    for (std::size_t c = 0; c < b.chunks.size(); ++c) {
+      const SequenceChunk chunk = b.chunks[c];
+      const int first = std::min(room, chunk.new_tokens);
+      room -= first;
+      const SequenceChunk parts[2] = {{first, chunk.prior_context},
+                                      {chunk.new_tokens - first, chunk.prior_context + first}};
+      for (int m = 0; m < 2; ++m) {
+        if (parts[m].new_tokens == 0) continue;
+        RankBatch& into = micro_[m].own_batches[r];
+        const bool last_part = m == 1 || parts[1].new_tokens == 0;
+        into.chunks.push_back(parts[m]);
+        into.yields_token.push_back(last_part && b.yields_token[c]);
+        into.tokens += parts[m].new_tokens;
+        into.logits += last_part && b.yields_token[c] ? 1 : 0;
+      }
+    }
+  }
+  for (MicroBatch& mb : micro_) {
+    mb.tokens.clear();
+    mb.own_token_rank.clear();
+    mb.source.clear();
+  }
+  std::vector<int> seen(batches.size(), 0);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const int rank = token_rank[i];
+    MicroBatch& mb = micro_[seen[rank]++ < first_half[rank] ? 0 : 1];
+    mb.tokens.push_back(tokens[i]);
+    mb.own_token_rank.push_back(rank);
+    mb.source.push_back(static_cast<int>(i));
+  }
+}
+
+// Per-rank work that is the same in every layer of its kind; Attention-TP ranks all run their shard
+// of the group's one batch.
+void StepBuilder::price_ranks(MicroBatch& mb) {
+  const int ranks = scenario_.ep;
+  const int full_layer = windowed(0) && scenario_.model.layers > 1 ? 1 : 0;
+  for (auto* per_rank : {&mb.attention_full, &mb.attention_windowed, &mb.dense, &mb.head})
+    std::fill(per_rank->begin(), per_rank->end(), 0.0);
+  for (int r = 0; r < (tensor_parallel_ ? 1 : ranks); ++r) {
+    const RankBatch& b = (*mb.batches)[r];
+    if (b.tokens == 0) continue;
+    mb.attention_full[r] = rank_cost_.attention(full_layer, b.chunks);
+    mb.attention_windowed[r] = windowed(0) ? rank_cost_.attention(0, b.chunks) : mb.attention_full[r];
+    mb.dense[r] = rank_cost_.dense_ffn(b.tokens);
+    mb.head[r] = rank_cost_.lm_head(b.logits);
+  }
+  for (auto* per_rank : {&mb.attention_full, &mb.attention_windowed, &mb.dense, &mb.head})
+    if (tensor_parallel_) std::fill(per_rank->begin() + 1, per_rank->end(), per_rank->front());
+  mb.moe_rank = mb.token_rank;
+  if (tensor_parallel_) {
+    mb.positional = positional_token_ranks(static_cast<int>(mb.tokens.size()), ranks);
+    mb.moe_rank = &mb.positional;
+  }
+  price_rank_tokens(mb);
+}
+
+void StepBuilder::price_rank_tokens(MicroBatch& mb) {
+  std::fill(mb.rank_tokens.begin(), mb.rank_tokens.end(), 0);
+  for (const int rank : *mb.moe_rank) ++mb.rank_tokens[rank];
+  for (std::size_t r = 0; r < mb.rank_tokens.size(); ++r) {
+    mb.gate[r] = cost_.gate(mb.rank_tokens[r]);
+    mb.shared[r] = cost_.shared_experts(mb.rank_tokens[r]);
+  }
+}
+
+const std::vector<int>& StepBuilder::reshuffled_ranks(MicroBatch& mb, int moe) {
+  const PlacementPlan& plan = *scenario_.placement_plan;
+  const std::size_t tokens = mb.token_ids.size();
+  const int history = std::min(plan.inter_layer.lookback, moe);
+  mb.previous_devices.resize(tokens * history);
+  for (std::size_t i = 0; i < tokens; ++i)
+    for (int back = 0; back < history; ++back)
+      mb.previous_devices[i * history + back] = mb.majority[(moe - 1 - back) * tokens + i];
+  reshuffle_tokens(plan, moe, mb.token_ids, mb.previous_devices, history, scenario_.ep, mb.reshuffle);
+  return mb.reshuffle.rank;
+}
+
+Collective StepBuilder::slice_collective(const MicroBatch& mb, StepRecord& record) {
+  // NCCL's reduce-scatter and all-gather move equal shards: slices are padded to the largest one.
+  const double shard_bytes = static_cast<double>(*std::max_element(mb.rank_tokens.begin(), mb.rank_tokens.end())) *
+                             scenario_.model.hidden * scenario_.precision.activation_bytes;
+  const Collective collective = equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, collective_overhead_);
+  const LevelBytes moved = level_bytes(collective.traffic, topology_);
+  record.tp_collective_bytes += moved.scale_up + moved.scale_out;
+  return collective;
+}
+
+// Dense layers: attention then a dense FFN on each rank, and the LM head; under Attention-TP both
+// outputs of each dense layer are partial sums over the shards, each all-reduced (a reduce-scatter
+// then an all-gather over positional slices).
+void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record) {
+  const MoeModel& model = scenario_.model;
+  double other = max_of(mb.head);
+  int dense_layers = 0;
+  for (int layer = 0; layer < model.layers; ++layer) {
+    if (model.is_moe_layer(layer)) continue;
+    ++dense_layers;
+    double slowest = 0;
+    for (int r = 0; r < scenario_.ep; ++r)
+      slowest = std::max(slowest, (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.dense[r]);
+    other += slowest;
+  }
+  Activity& dense = graph.add_compute(Phase::kOther, -1, index, {});
+  std::fill(dense.seconds.begin(), dense.seconds.end(), other);
+  mb.last = graph.last();
+  if (!tensor_parallel_) return;
+  for (int all_reduce = 0; all_reduce < 2 * dense_layers; ++all_reduce)
+    for (int half = 0; half < 2; ++half) {
+      graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, record), {mb.last});
+      mb.last = graph.last();
+    }
+}
+
+// Sem-MoE permutes every token's hidden state on every rank: before the reduce-scatter, and back
+// after the all-gather (each micro-batch its own tokens). Positional slices need no permute.
+void StepBuilder::add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph) {
+  if (!reshuffle_) return;
+  const double seconds = cost_.permute_tokens(static_cast<long long>(mb.tokens.size()));
+  if (seconds <= 0) return;
+  Activity& permute = graph.add_compute(Phase::kPermute, layer, index, {mb.last});
+  std::fill(permute.seconds.begin(), permute.seconds.end(), seconds);
+  mb.last = graph.last();
+}
+
+void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
+  const int k = scenario_.model.top_k;
+  const int ranks = scenario_.ep;
+  if (reshuffle_) {
+    mb.moe_rank = &reshuffled_ranks(mb, moe);
+    price_rank_tokens(mb);
+  }
+  mb.experts.resize(mb.tokens.size() * k);
+  if (micro_batches_ == 1) {
+    routing_.route(moe, mb.tokens, mb.experts);
+  } else {
+    for (std::size_t i = 0; i < mb.source.size(); ++i)
+      std::copy_n(&experts_[static_cast<std::size_t>(mb.source[i]) * k], k, &mb.experts[i * k]);
+  }
+  if (reshuffle_)
+    for (std::size_t i = 0; i < mb.tokens.size(); ++i)
+      mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
+  LayerDispatch& dispatch = mb.dispatch;
+  dispatch.clear();
+  account_dispatch(placement_, moe, scenario_.dispatch, *mb.moe_rank, mb.experts, k, dispatch,
+                   scenario_.replica_choice);
+  record.activations += dispatch.activations;
+  record.local_activations += dispatch.local_activations;
+  for (int device = 0; device < ranks; ++device) {
+    mb.device_experts[device] = mb.shared[device];
+    layer_loads_[moe][device] += dispatch.device_tokens[device];
+    if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
+    local_counts_.clear();
+    for (int expert : placement_.slots[moe][device])
+      local_counts_.push_back(dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts + expert]);
+    mb.device_experts[device] += cost_.routed_experts(local_counts_);
+  }
+  // The executor reads this layer's copies after every layer is built: keep them, and give the
+  // dispatch accounting the previous step's storage to clear.
+  std::swap(dispatch.copies, mb.copies[moe]);
+
+  const double dispatch_copy_bytes = scenario_.model.hidden * scenario_.dispatch_bytes_per_element;
+  const double combine_copy_bytes = scenario_.model.hidden * scenario_.precision.activation_bytes;
+  const LevelBytes dispatched =
+      level_bytes(CopyTraffic{mb.copies[moe], ranks, dispatch_copy_bytes, false}, topology_);
+  // Combine mirrors dispatch (same pairs, reversed), so its level split scales with the payload.
+  const double both = 1.0 + combine_copy_bytes / dispatch_copy_bytes;
+  record.a2a_scale_up_bytes += dispatched.scale_up * both;
+  record.a2a_scale_out_bytes += dispatched.scale_out * both;
+}
+
+// The gate runs on each rank's own tokens: under Attention-TP after the reduce-scatter, but every
+// rank waits for the slowest at the next collective either way.
+void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph,
+                                             StepRecord& record) {
+  const int layer = moe_layer_ids_[moe];
+  Activity& attention = graph.add_compute(Phase::kAttention, layer, index, {mb.last});
+  for (int r = 0; r < scenario_.ep; ++r)
+    attention.seconds[r] = (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.gate[r];
+  mb.last = graph.last();
+  if (tensor_parallel_) {
+    add_permute(mb, index, layer, graph);
+    graph.add_collective(Phase::kReduceScatter, layer, index, slice_collective(mb, record), {mb.last});
+    mb.last = graph.last();
+  }
+  const double bytes_per_copy = scenario_.model.hidden * scenario_.dispatch_bytes_per_element;
+  graph.add_collective(Phase::kDispatch, layer, index,
+                       all_to_allv(mb.copies[moe], scenario_.ep, bytes_per_copy, false, collective_overhead_),
+                       {mb.last});
+  mb.last = graph.last();
+}
+
+void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph,
+                                          StepRecord& record) {
+  const int layer = moe_layer_ids_[moe];
+  Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
+  experts.seconds = mb.device_experts;
+  mb.last = graph.last();
+  const double bytes_per_copy = scenario_.model.hidden * scenario_.precision.activation_bytes;
+  graph.add_collective(Phase::kCombine, layer, index,
+                       all_to_allv(mb.copies[moe], scenario_.ep, bytes_per_copy, true, collective_overhead_),
+                       {mb.last});
+  mb.last = graph.last();
+  if (!tensor_parallel_) return;
+  graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, record), {mb.last});
+  mb.last = graph.last();
+}
+
+void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+                        const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record) {
+  graph.clear();
+  split(batches, tokens, token_rank);
+  if (micro_batches_ > 1) {
+    tokens_ = tokens;
+    for (TokenRef& token : tokens_) token.id = routing_.token_id(token);
+    experts_.resize(tokens_.size() * scenario_.model.top_k);
+  }
+  for (int m = 0; m < micro_batches_; ++m) {
+    MicroBatch& mb = micro_[m];
+    for (TokenRef& token : mb.tokens) token.id = routing_.token_id(token);
+    if (reshuffle_) {
+      mb.token_ids.resize(mb.tokens.size());
+      for (std::size_t i = 0; i < mb.tokens.size(); ++i) mb.token_ids[i] = mb.tokens[i].id;
+      mb.majority.resize(mb.tokens.size() * moe_layer_ids_.size());
+    }
+    price_ranks(mb);
+    add_dense_layers(mb, m, graph, record);
+  }
+  imbalance_sum_ = 0;
+  for (std::size_t moe = 0; moe < moe_layer_ids_.size(); ++moe) {
+    const int l = static_cast<int>(moe);
+    if (micro_batches_ > 1) routing_.route(l, tokens_, experts_);
+    std::fill(layer_tokens_.begin(), layer_tokens_.end(), 0);
+    for (int m = 0; m < micro_batches_; ++m) {
+      MicroBatch& mb = micro_[m];
+      route_layer(mb, l, record);
+      for (int device = 0; device < scenario_.ep; ++device)
+        layer_tokens_[device] += mb.dispatch.device_tokens[device];
+    }
+    imbalance_sum_ += load_imbalance(micro_batches_ == 1 ? micro_[0].dispatch.device_tokens : layer_tokens_);
+    // Each stage for every micro-batch before the next stage: the order of compute on each device.
+    for (int m = 0; m < micro_batches_; ++m) add_attention_and_dispatch(micro_[m], m, l, graph, record);
+    for (int m = 0; m < micro_batches_; ++m) add_experts_and_combine(micro_[m], m, l, graph, record);
+    if (tensor_parallel_)
+      for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
+  }
+  record.imbalance = moe_layer_ids_.empty() ? 1.0 : imbalance_sum_ / static_cast<double>(moe_layer_ids_.size());
+}
+
+}  // namespace semsim

@@ -1,0 +1,117 @@
+#pragma once
+// Turns one step's batches into its activity graph (sim/step_graph.hpp), per attention mode:
+// - Attention-DP: per MoE layer, each rank's attention + gate, the dispatch all-to-allv built from
+//   the tokens' actual routing, each device's grouped experts, the combine.
+// - Attention-TP: the group runs one batch with heads sharded; a reduce-scatter leaves each rank
+//   its slice of the tokens (positional, or Sem-MoE's reshuffle with its two permutes), the MoE
+//   layer runs from the slices, and an all-gather gives the next attention every token.
+// Dense layers and the LM head come first as one compute activity (ranks meet at the first MoE
+// collective); under Attention-TP each dense layer adds two all-reduces (reduce-scatter +
+// all-gather). With two-batch overlap (serving.overlap: two_batch) each rank's batch is split in
+// two micro-batches of balanced tokens, interleaved on each device's compute stream so that one
+// micro-batch's dispatch and combine run under the other's attention and experts (as SGLang's TBO).
+// The builder also counts what does not depend on timing: activations, LAR, bytes, imbalance.
+#include <cstdint>
+#include <vector>
+
+#include "models/operator_costs.hpp"
+#include "policies/dispatch.hpp"
+#include "policies/placement.hpp"
+#include "policies/semmoe_token_scheduling.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/run_result.hpp"
+#include "sim/scenario.hpp"
+#include "sim/step_graph.hpp"
+#include "workloads/routing_source.hpp"
+
+namespace semsim {
+
+// The work of one rank in a step.
+struct RankBatch {
+  std::vector<SequenceChunk> chunks;  // one per request with tokens in this step
+  std::vector<bool> yields_token;     // per chunk: its last token produces the request's next token
+  int tokens = 0;                     // sum of chunk sizes
+  int logits = 0;                     // chunks that yield a token (LM head rows)
+};
+
+class StepBuilder {
+ public:
+  // `rank_cost` prices each rank's attention, dense FFN and LM head: `cost` itself under
+  // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP. Sem-MoE's
+  // reshuffle reads the scenario's placement plan.
+  StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
+              const CostModel& cost, const CostModel& rank_cost, const Topology& topology);
+
+  // Attention-DP: `tokens[i]` runs on rank `token_rank[i]`, `batches` holds one batch per rank.
+  // Attention-TP: `batches` holds the group's one batch (every token on rank 0); the token
+  // scheduling policy decides each token's rank per MoE layer. Fills `graph` and the record's
+  // counters; the timing is the executor's.
+  void build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+             const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record);
+
+  // Per MoE layer, the routed activations each device served so far.
+  const std::vector<std::vector<long long>>& layer_loads() const { return layer_loads_; }
+
+ private:
+  // One micro-batch's tokens and working memory.
+  struct MicroBatch {
+    const std::vector<RankBatch>* batches = nullptr;  // the step's, or own_batches after a split
+    std::vector<TokenRef> tokens;
+    const std::vector<int>* token_rank = nullptr;  // Attention-DP: each token's rank
+    std::vector<RankBatch> own_batches;
+    std::vector<int> own_token_rank;
+    std::vector<int> source;      // index of each token among the step's
+    // Per rank: attention of full and windowed layers, dense FFN, LM head; gate and shared experts.
+    std::vector<double> attention_full, attention_windowed, dense, head, gate, shared;
+    std::vector<int> rank_tokens;  // per rank: tokens it gates (and runs shared experts on)
+    std::vector<int> positional;   // Attention-TP: each token's slice by position
+    const std::vector<int>* moe_rank = nullptr;
+    std::vector<ExpertId> experts;  // this layer's routing of its tokens
+    LayerDispatch dispatch;
+    std::vector<std::vector<long long>> copies;  // [moe layer] dispatch copies, kept for the executor
+    std::vector<double> device_experts;          // per device: routed + shared expert seconds
+    std::vector<std::int32_t> token_ids;         // Sem-MoE's reshuffle
+    std::vector<int> majority;  // [moe layer * tokens + token] majority device this step
+    std::vector<int> previous_devices;
+    TokenReshuffle reshuffle;
+    int last = -1;  // its last activity so far
+    MicroBatch(int devices, int experts, int moe_layers);
+  };
+
+  void split(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+             const std::vector<int>& token_rank);
+  void price_ranks(MicroBatch& mb);
+  void price_rank_tokens(MicroBatch& mb);
+  const std::vector<int>& reshuffled_ranks(MicroBatch& mb, int moe);
+  // A reduce-scatter or all-gather over the slices of `mb.rank_tokens`.
+  Collective slice_collective(const MicroBatch& mb, StepRecord& record);
+  void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record);
+  // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
+  void route_layer(MicroBatch& mb, int moe, StepRecord& record);
+  void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph, StepRecord& record);
+  void add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph, StepRecord& record);
+  void add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph);
+  bool windowed(int layer) const;
+
+  const Scenario& scenario_;
+  const Placement& placement_;
+  const RoutingSource& routing_;
+  const CostModel& cost_;
+  const CostModel& rank_cost_;
+  const Topology& topology_;
+  bool tensor_parallel_;
+  bool reshuffle_;
+  int micro_batches_;
+  double collective_overhead_;
+  std::vector<int> moe_layer_ids_;  // model layer index of each MoE layer
+  std::vector<long long> every_pair_;
+  std::vector<MicroBatch> micro_;
+  std::vector<TokenRef> tokens_;  // the step's tokens with their vocabulary ids
+  std::vector<ExpertId> experts_;
+  std::vector<int> local_counts_;
+  std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
+  std::vector<std::vector<long long>> layer_loads_;
+  double imbalance_sum_ = 0;
+};
+
+}  // namespace semsim

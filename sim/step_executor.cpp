@@ -1,0 +1,433 @@
+#include "sim/step_executor.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <utility>
+
+#include "sim/platform.hpp"
+
+namespace semsim {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+struct TransferEnd {
+  double time = kNever;
+  int activity = -1;     // -1: none ended by the time asked
+  double seconds = 0;    // how long its bytes moved
+};
+
+// How the transfers in flight share the network. A model records in the schedule when each
+// transfer's bytes start to move and which transfer it waited for.
+class TransferModel {
+ public:
+  virtual ~TransferModel() = default;
+  virtual void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) = 0;
+  // The earliest transfer end no later than `until`; {until, -1} when none ends by then.
+  virtual TransferEnd next_end(double until, StepSchedule& schedule) = 0;
+};
+
+// Every transfer takes its lone closed-form time, whatever else is in flight; notes whether two
+// transfers that move bytes were ever in flight at once (then the times are not exact).
+class LoneTransfers final : public TransferModel {
+ public:
+  explicit LoneTransfers(LoneCollectiveTime& network) : network_(network) {}
+  void clear() {
+    in_flight_.clear();
+    overlapped_ = false;
+  }
+  bool overlapped() const { return overlapped_; }
+
+  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
+    const double seconds = network_.seconds(traffic);
+    schedule.activities[activity].transfer_start = now;
+    if (seconds > 0)
+      for (const TransferEnd& other : in_flight_) overlapped_ = overlapped_ || (other.seconds > 0 && other.time > now);
+    in_flight_.push_back({now + seconds, activity, seconds});
+  }
+
+  TransferEnd next_end(double until, StepSchedule&) override {
+    auto first = std::min_element(in_flight_.begin(), in_flight_.end(),
+                                  [](const TransferEnd& a, const TransferEnd& b) {
+                                    return std::pair(a.time, a.activity) < std::pair(b.time, b.activity);
+                                  });
+    if (first == in_flight_.end() || first->time > until) return {until, -1};
+    const TransferEnd ended = *first;
+    in_flight_.erase(first);
+    return ended;
+  }
+
+ private:
+  LoneCollectiveTime& network_;
+  std::vector<TransferEnd> in_flight_;
+  bool overlapped_ = false;
+};
+
+// The network carries one transfer at a time, in the order they become ready, each for its lone
+// closed-form time.
+class QueuedTransfers final : public TransferModel {
+ public:
+  explicit QueuedTransfers(LoneCollectiveTime& network) : network_(network) {}
+
+  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
+    queue_.push({activity, network_.seconds(traffic)});
+    if (queue_.size() == 1) begin_head(now, -1, schedule);
+  }
+
+  TransferEnd next_end(double until, StepSchedule& schedule) override {
+    if (queue_.empty() || head_end_ > until) return {until, -1};
+    const TransferEnd ended{head_end_, queue_.front().activity, queue_.front().seconds};
+    queue_.pop();
+    if (!queue_.empty()) begin_head(ended.time, ended.activity, schedule);
+    return ended;
+  }
+
+ private:
+  struct Pending {
+    int activity;
+    double seconds;
+  };
+  void begin_head(double now, int behind, StepSchedule& schedule) {
+    ActivityTiming& t = schedule.activities[queue_.front().activity];
+    t.transfer_start = now;
+    t.queued_behind = behind;
+    head_end_ = now + queue_.front().seconds;
+  }
+
+  LoneCollectiveTime& network_;
+  std::queue<Pending> queue_;
+  double head_end_ = kNever;
+};
+
+// SimGrid parallel tasks (ptask_L07), one per transfer, sharing every link direction max-min.
+// Blocks in simulated time: the SimGrid clock follows the step.
+class SimGridTransfers final : public TransferModel {
+ public:
+  SimGridTransfers(LoneCollectiveTime& network, const Topology& topology)
+      : network_(network), hosts_(platform_hosts(topology)), no_flops_(hosts_.size(), 0.0) {}
+
+  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
+    schedule.activities[activity].transfer_start = now;
+    const TrafficMatrix& bytes = network_.task_bytes(traffic);
+    if (std::none_of(bytes.bytes.begin(), bytes.bytes.end(), [](double b) { return b > 0; })) {
+      finished_.push_back(activity);  // nothing to move: done as it starts
+      return;
+    }
+    task_start_.push_back(now);
+    const sg4::ExecPtr task =
+        sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(no_flops_)->set_bytes_amounts(bytes.bytes);
+    task->start();
+    tasks_.push_back(task);
+    task_activity_.push_back(activity);
+  }
+
+  TransferEnd next_end(double until, StepSchedule&) override {
+    if (!finished_.empty()) {
+      const int activity = finished_.back();
+      finished_.pop_back();
+      return {sg4::Engine::get_clock(), activity, 0.0};
+    }
+    const double now = sg4::Engine::get_clock();
+    if (tasks_.empty()) {
+      if (until == kNever) return {until, -1};
+      if (until > now) sg4::this_actor::sleep_for(until - now);
+      return {until, -1};
+    }
+    const double timeout = until == kNever ? -1.0 : std::max(0.0, until - now);
+    const ssize_t index = sg4::Exec::wait_any_for(tasks_, timeout);
+    if (index < 0) return {until, -1};
+    const double end = sg4::Engine::get_clock();
+    const TransferEnd ended{end, task_activity_[index], end - task_start_[index]};
+    tasks_.erase(tasks_.begin() + index);
+    task_activity_.erase(task_activity_.begin() + index);
+    task_start_.erase(task_start_.begin() + index);
+    return ended;
+  }
+
+ private:
+  LoneCollectiveTime& network_;
+  std::vector<sg4::Host*> hosts_;
+  std::vector<double> no_flops_;
+  std::vector<sg4::ExecPtr> tasks_;
+  std::vector<int> task_activity_;
+  std::vector<double> task_start_;
+  std::vector<int> finished_;
+};
+
+// The event loop both executors share (see the header). Working memory is kept between steps.
+class EventLoop {
+ public:
+  explicit EventLoop(ComputeUnits units) : units_(units) {}
+
+  // `network` prices the transfers of a chain, which always run alone.
+  void run(const StepGraph& graph, double start, LoneCollectiveTime& network, TransferModel& transfers,
+           StepSchedule& schedule) {
+    prepare(graph, start, schedule);
+    if (chain_) return run_chain(network);
+    for (int a = 0; a < static_cast<int>(pending_.size()); ++a)
+      if (pending_[a] == 0) release(a, start, -1);
+    while (completed_ < pending_.size()) {
+      const double compute_next = heap_.empty() ? kNever : heap_.top().first;
+      const auto overhead_next = std::min_element(overheads_.begin(), overheads_.end());
+      const double overhead_time = overhead_next == overheads_.end() ? kNever : overhead_next->first;
+      const double analytic_next = std::min(compute_next, overhead_time);
+      const TransferEnd transfer = transfers.next_end(analytic_next, *schedule_);
+      if (transfer.activity >= 0) {
+        schedule.activities[transfer.activity].transfer_seconds = transfer.seconds;
+        end_transfer(transfer.activity, transfer.time);
+      } else if (analytic_next == kNever) {
+        throw std::logic_error("step executor: activities wait on each other");
+      } else if (overhead_time <= compute_next) {
+        const int activity = overhead_next->second;
+        overheads_.erase(overhead_next);
+        transfers.start(activity, activities_[activity].collective.traffic, overhead_time, *schedule_);
+      } else {
+        const int device = heap_.top().second;
+        heap_.pop();
+        end_on_device(device, compute_next);
+      }
+    }
+    schedule.end = end_;
+  }
+
+ private:
+  void prepare(const StepGraph& graph, double start, StepSchedule& schedule) {
+    activities_ = graph.activities();
+    schedule_ = &schedule;
+    devices_ = graph.devices();
+    const std::size_t n = activities_.size();
+    schedule.start = start;
+    schedule.devices = devices_;
+    schedule.activities.resize(n);
+    const std::size_t cells = n * static_cast<std::size_t>(devices_);
+    chain_ = true;
+    for (std::size_t a = 0; a < n && chain_; ++a) {
+      const std::span<const int> after = activities_[a].after();
+      chain_ = a == 0 ? after.empty() : after.size() == 1 && after[0] == static_cast<int>(a) - 1;
+    }
+    schedule.chain = chain_;
+    if (chain_) return;
+    for (ActivityTiming& t : schedule.activities) t = ActivityTiming{};
+    schedule.device_start.resize(cells);
+    schedule.device_end.resize(cells);
+    schedule.slowed.assign(cells, 0);
+    schedule.stream_bound.assign(cells, -1);
+    pending_.resize(n);
+    devices_left_.resize(n);
+    successor_begin_.assign(n + 1, 0);
+    compute_order_.clear();
+    for (std::size_t a = 0; a < n; ++a) {
+      const Activity& activity = activities_[a];
+      pending_[a] = static_cast<int>(activity.after().size());
+      for (const int dependency : activity.after()) ++successor_begin_[dependency + 1];
+      if (activity.kind == ActivityKind::kCompute) {
+        compute_order_.push_back(static_cast<int>(a));
+        devices_left_[a] = devices_;
+      }
+    }
+    for (std::size_t a = 0; a < n; ++a) successor_begin_[a + 1] += successor_begin_[a];
+    successors_.resize(successor_begin_[n]);
+    fill_.assign(successor_begin_.begin(), successor_begin_.end() - 1);
+    for (std::size_t a = 0; a < n; ++a)
+      for (const int dependency : activities_[a].after()) successors_[fill_[dependency]++] = static_cast<int>(a);
+    position_.assign(devices_, 0);
+    running_.assign(devices_, false);
+    anchor_.assign(devices_, start);
+    done_.assign(devices_, 0.0);
+    previous_end_.assign(devices_, start);
+    heap_ = {};
+    overheads_.clear();
+    in_flight_ = 0;
+    rate_ = 1.0;
+    completed_ = 0;
+    end_ = start;
+  }
+
+  // Each activity after the one before it: nothing ever runs beside anything else, so every
+  // activity starts when the previous one has ended everywhere, at full speed.
+  void run_chain(LoneCollectiveTime& network) {
+    double now = schedule_->start;
+    for (int a = 0; a < static_cast<int>(activities_.size()); ++a) {
+      const Activity& activity = activities_[a];
+      ActivityTiming& t = schedule_->activities[a];
+      t.release = now;
+      t.released_by = a - 1;
+      t.queued_behind = -1;
+      if (activity.kind == ActivityKind::kCompute) {
+        // Device d runs [now, now + seconds[d]]: the step keeps no per-device arrays for a chain.
+        double end = now;
+        for (const double seconds : activity.seconds) end = std::max(end, now + seconds);
+        now = end;
+      } else {
+        t.transfer_start = now + activity.collective.overhead;
+        t.transfer_seconds = network.seconds(activity.collective.traffic);
+        now = t.transfer_start + t.transfer_seconds;
+      }
+      t.end = now;
+    }
+    schedule_->end = now;
+  }
+
+  double work(int activity, int device) const { return activities_[activity].seconds[device]; }
+
+  void release(int activity, double now, int by) {
+    ActivityTiming& t = schedule_->activities[activity];
+    t.release = now;
+    t.released_by = by;
+    if (activities_[activity].kind == ActivityKind::kCollective) {
+      ++in_flight_;
+      set_rate(now);
+      overheads_.emplace_back(now + activities_[activity].collective.overhead, activity);
+      return;
+    }
+    for (int device = 0; device < devices_; ++device) try_start(device, now);
+  }
+
+  // Starts the device's next compute activity if it is released and the device is free.
+  void try_start(int device, double now) {
+    if (running_[device] || position_[device] == compute_order_.size()) return;
+    const int activity = compute_order_[position_[device]];
+    if (pending_[activity] > 0) return;
+    const ActivityTiming& t = schedule_->activities[activity];
+    const std::size_t cell = schedule_->at(activity, device);
+    schedule_->device_start[cell] = now;
+    if (position_[device] > 0 && previous_end_[device] >= t.release)
+      schedule_->stream_bound[cell] = compute_order_[position_[device] - 1];
+    schedule_->slowed[cell] = rate_ < 1.0;
+    running_[device] = true;
+    anchor_[device] = now;
+    done_[device] = 0;
+    heap_.emplace(now + work(activity, device) / rate_, device);
+  }
+
+  void end_on_device(int device, double now) {
+    const int activity = compute_order_[position_[device]];
+    schedule_->device_end[schedule_->at(activity, device)] = now;
+    running_[device] = false;
+    previous_end_[device] = now;
+    ++position_[device];
+    if (--devices_left_[activity] == 0) complete(activity, now);
+    try_start(device, now);
+  }
+
+  void end_transfer(int activity, double now) {
+    --in_flight_;
+    set_rate(now);
+    complete(activity, now);
+  }
+
+  void complete(int activity, double now) {
+    schedule_->activities[activity].end = now;
+    end_ = std::max(end_, now);
+    ++completed_;
+    for (std::size_t i = successor_begin_[activity]; i < successor_begin_[activity + 1]; ++i)
+      if (--pending_[successors_[i]] == 0) release(successors_[i], now, activity);
+  }
+
+  // Compute speed from the collectives in flight; re-projects the running compute when it changes.
+  void set_rate(double now) {
+    double rate = 1.0;
+    if (units_.total > 0 && in_flight_ > 0) {
+      const int held = std::min(units_.total - 1, in_flight_ * units_.per_collective);
+      rate = static_cast<double>(units_.total - held) / units_.total;
+    }
+    if (rate == rate_) return;
+    heap_ = {};
+    for (int device = 0; device < devices_; ++device) {
+      if (!running_[device]) continue;
+      const int activity = compute_order_[position_[device]];
+      done_[device] += (now - anchor_[device]) * rate_;
+      anchor_[device] = now;
+      if (rate < 1.0) schedule_->slowed[schedule_->at(activity, device)] = 1;
+      const double left = std::max(0.0, work(activity, device) - done_[device]);
+      heap_.emplace(now + left / rate, device);
+    }
+    rate_ = rate;
+  }
+
+  ComputeUnits units_;
+  bool chain_ = false;
+  std::span<const Activity> activities_;
+  StepSchedule* schedule_ = nullptr;
+  int devices_ = 0;
+  std::vector<int> pending_;       // [activity] dependencies not yet ended
+  std::vector<int> devices_left_;  // [compute activity] devices still running it
+  std::vector<std::size_t> successor_begin_, fill_;
+  std::vector<int> successors_;
+  std::vector<int> compute_order_;
+  std::vector<std::size_t> position_;  // [device] index into compute_order_ of its current activity
+  std::vector<bool> running_;
+  std::vector<double> anchor_, done_;  // [device] last rate change and the work done before it
+  std::vector<double> previous_end_;   // [device] when its previous compute activity ended
+  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> heap_;
+  std::vector<std::pair<double, int>> overheads_;  // (end, collective) paying their overhead
+  int in_flight_ = 0;
+  double rate_ = 1.0;
+  std::size_t completed_ = 0;
+  double end_ = 0;
+};
+
+class BottleneckExecutor final : public StepExecutor {
+ public:
+  BottleneckExecutor(LoneCollectiveTime network, ComputeUnits units)
+      : network_(std::move(network)), transfers_(network_), loop_(units) {}
+
+  void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
+    loop_.run(graph, clock.now(), network_, transfers_, schedule);
+    schedule.simgrid = false;
+    clock.advance_to(schedule.end);
+  }
+
+ private:
+  LoneCollectiveTime network_;
+  QueuedTransfers transfers_;
+  EventLoop loop_;
+};
+
+class FlowExecutor final : public StepExecutor {
+ public:
+  FlowExecutor(LoneCollectiveTime network, ComputeUnits units, const Topology& topology)
+      : network_(std::move(network)), lone_(network_), shared_(network_, topology), loop_(units) {}
+
+  void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
+    lone_.clear();
+    loop_.run(graph, clock.now(), network_, lone_, schedule);
+    schedule.simgrid = lone_.overlapped();
+    if (schedule.simgrid) {
+      clock.sync();  // the step's first transfer must start at its simulated date
+      loop_.run(graph, clock.now(), network_, shared_, schedule);
+    }
+    clock.advance_to(schedule.end);
+  }
+
+ private:
+  LoneCollectiveTime network_;
+  LoneTransfers lone_;
+  SimGridTransfers shared_;
+  EventLoop loop_;
+};
+
+}  // namespace
+
+int StepSchedule::last_device(int activity) const {
+  const auto row = device_end.begin() + static_cast<std::ptrdiff_t>(at(activity, 0));
+  return static_cast<int>(std::max_element(row, row + devices) - row);
+}
+
+std::unique_ptr<StepExecutor> make_bottleneck_executor(LoneCollectiveTime network, ComputeUnits units) {
+  return std::make_unique<BottleneckExecutor>(std::move(network), units);
+}
+
+std::unique_ptr<StepExecutor> make_flow_executor(LoneCollectiveTime network, ComputeUnits units,
+                                                 const Topology& topology) {
+  return std::make_unique<FlowExecutor>(std::move(network), units, topology);
+}
+
+}  // namespace semsim

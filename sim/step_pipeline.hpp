@@ -1,0 +1,33 @@
+#pragma once
+// One step, end to end: the builder emits its activity graph, the fidelity's executor schedules it,
+// the recorder writes what happened. The serving loop calls run() once per step.
+#include <memory>
+
+#include "sim/step_builder.hpp"
+#include "sim/step_executor.hpp"
+#include "sim/step_recorder.hpp"
+
+namespace semsim {
+
+class StepPipeline {
+ public:
+  StepPipeline(StepBuilder& builder, StepExecutor& executor, StepRecorder& recorder, int devices)
+      : builder_(builder), executor_(executor), recorder_(recorder), graph_(devices) {}
+
+  // Simulates the step: advances `clock` to its end and fills the record (see StepBuilder::build).
+  void run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+           const std::vector<int>& token_rank, StepClock& clock, StepRecord& record) {
+    builder_.build(batches, tokens, token_rank, graph_, record);
+    executor_.run(graph_, clock, schedule_);
+    recorder_.record(graph_, schedule_, record);
+  }
+
+ private:
+  StepBuilder& builder_;
+  StepExecutor& executor_;
+  StepRecorder& recorder_;
+  StepGraph graph_;
+  StepSchedule schedule_;
+};
+
+}  // namespace semsim

@@ -1,0 +1,152 @@
+#include "sim/step_recorder.hpp"
+
+#include <algorithm>
+
+namespace semsim {
+StepRecorder::StepRecorder(const MoeModel& model, int devices, StepWindow timeline)
+    : moe_index_(model.layers, -1), devices_(devices), window_(timeline) {
+  for (int layer = 0; layer < model.layers; ++layer)
+    if (model.is_moe_layer(layer)) {
+      moe_index_[layer] = static_cast<int>(layers_.size());
+      layers_.push_back({layer, {}, std::vector<long long>(devices, 0)});
+    }
+}
+
+// Walks back from the activity that ends the step along what bound each start: the previous
+// activity of the same device's stream, the dependency that ended last, or the transfer a
+// collective queued behind. Each activity on the way is attributed the time from that bound to its
+// end: a compute activity its bound device's run time (its own seconds unless it ran beside a
+// collective), a collective its overhead and transfer (only the transfer after queueing).
+void StepRecorder::walk_critical_path(const StepGraph& graph, const StepSchedule& schedule) {
+  critical_.clear();
+  const auto activities = graph.activities();
+
+  int current = -1;
+  for (int a = 0; a < static_cast<int>(activities.size()); ++a)
+    if (current < 0 || schedule.activities[a].end >= schedule.activities[current].end) current = a;
+  int device = current >= 0 && activities[current].kind == ActivityKind::kCompute
+                   ? schedule.last_device(current)
+                   : 0;
+  while (current >= 0) {
+    const Activity& a = activities[current];
+    const ActivityTiming& t = schedule.activities[current];
+    int next = -1;
+    if (a.kind == ActivityKind::kCompute) {
+      const std::size_t cell = schedule.at(current, device);
+      const double start = schedule.device_start[cell], end = schedule.device_end[cell];
+      critical_.push_back({current, schedule.slowed[cell] ? end - start : a.seconds[device], start, end});
+      if (schedule.stream_bound[cell] >= 0) {
+        current = schedule.stream_bound[cell];
+        continue;
+      }
+      next = t.released_by;
+    } else if (t.queued_behind >= 0) {
+      critical_.push_back({current, t.transfer_seconds, t.transfer_start, t.end});
+      next = t.queued_behind;
+    } else {
+      critical_.push_back({current, a.collective.overhead + t.transfer_seconds, t.release, t.end});
+      next = t.released_by;
+    }
+    current = next;
+    if (current >= 0 && activities[current].kind == ActivityKind::kCompute)
+      device = schedule.last_device(current);
+  }
+  std::reverse(critical_.begin(), critical_.end());
+}
+
+// Time on the critical path spent in compute while a collective was in flight: the communication
+// that overlap hid.
+double StepRecorder::hidden_communication(const StepGraph& graph, const StepSchedule& schedule) {
+  const auto activities = graph.activities();
+  communicating_.clear();
+  for (std::size_t a = 0; a < activities.size(); ++a)
+    if (activities[a].kind == ActivityKind::kCollective)
+      communicating_.emplace_back(schedule.activities[a].release, schedule.activities[a].end);
+  if (communicating_.empty()) return 0;
+  std::sort(communicating_.begin(), communicating_.end());
+  std::size_t merged = 0;  // merge into disjoint intervals, in place
+  for (std::size_t i = 1; i < communicating_.size(); ++i) {
+    if (communicating_[i].first <= communicating_[merged].second)
+      communicating_[merged].second = std::max(communicating_[merged].second, communicating_[i].second);
+    else
+      communicating_[++merged] = communicating_[i];
+  }
+  communicating_.resize(merged + 1);
+  double hidden = 0;
+  std::size_t i = 0;
+  for (const Segment& s : critical_) {
+    if (activities[s.activity].kind != ActivityKind::kCompute) continue;
+    while (i < communicating_.size() && communicating_[i].second <= s.start) ++i;
+    for (std::size_t j = i; j < communicating_.size() && communicating_[j].first < s.end; ++j)
+      hidden += std::max(0.0, std::min(s.end, communicating_[j].second) - std::max(s.start, communicating_[j].first));
+  }
+  return hidden;
+}
+
+void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedule) {
+  StepSpans& spans = timeline_.emplace_back();
+  spans.step = steps_;
+  spans.start = schedule.start;
+  spans.end = schedule.end;
+  const auto activities = graph.activities();
+  for (std::size_t i = 0; i < activities.size(); ++i) {
+    const Activity& a = activities[i];
+    const ActivityTiming& t = schedule.activities[i];
+    spans.micro_batches = std::max(spans.micro_batches, a.micro_batch + 1);
+    ActivitySpan span{a.phase, a.kind == ActivityKind::kCollective, a.layer, a.micro_batch, -1, t.release,
+                      t.end - t.release};
+    if (a.kind == ActivityKind::kCollective) {
+      spans.spans.push_back(span);
+      continue;
+    }
+    for (int device = 0; device < devices_; ++device) {
+      span.device = device;
+      if (schedule.chain) {
+        span.start = t.release;
+        span.seconds = a.seconds[device];
+      } else {
+        const std::size_t cell = schedule.at(static_cast<int>(i), device);
+        span.start = schedule.device_start[cell];
+        span.seconds = schedule.device_end[cell] - schedule.device_start[cell];
+      }
+      spans.spans.push_back(span);
+    }
+  }
+}
+
+void StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step) {
+  const auto activities = graph.activities();
+  if (schedule.chain) {
+    record_chain(activities, schedule, step);
+  } else {
+    walk_critical_path(graph, schedule);
+    record_path(activities, step);
+    step.comm_hidden = hidden_communication(graph, schedule);
+  }
+  if (window_.contains(steps_)) add_spans(graph, schedule);
+  ++steps_;
+}
+
+void StepRecorder::add(const Activity& a, double seconds, StepRecord& step) {
+  step.phases[a.phase] += seconds;
+  if (a.layer >= 0 && moe_index_[a.layer] >= 0) layers_[moe_index_[a.layer]].phases[a.phase] += seconds;
+  if (a.kind == ActivityKind::kCollective) step.comm_exposed += seconds;
+}
+
+// A chain's critical path is every activity, each for its slowest device's seconds; nothing is hidden.
+void StepRecorder::record_chain(std::span<const Activity> activities, const StepSchedule& schedule,
+                                StepRecord& step) {
+  for (std::size_t i = 0; i < activities.size(); ++i) {
+    const Activity& a = activities[i];
+    add(a,
+        a.kind == ActivityKind::kCompute ? *std::max_element(a.seconds.begin(), a.seconds.end())
+                                         : a.collective.overhead + schedule.activities[i].transfer_seconds,
+        step);
+  }
+}
+
+void StepRecorder::record_path(std::span<const Activity> activities, StepRecord& step) {
+  for (const Segment& s : critical_) add(activities[s.activity], s.seconds, step);
+}
+
+}  // namespace semsim

@@ -1,0 +1,49 @@
+#pragma once
+// The one recorder both executors report to: from a step's graph and schedule it writes the step's
+// phase times along its critical path (so they add up to the step's duration), its exposed and
+// hidden communication, the per-layer totals and, for steps in the timeline window, every
+// activity's spans.
+#include <span>
+#include <vector>
+
+#include "models/moe_model.hpp"
+#include "sim/run_result.hpp"
+#include "sim/step_executor.hpp"
+#include "sim/step_graph.hpp"
+
+namespace semsim {
+
+class StepRecorder {
+ public:
+  StepRecorder(const MoeModel& model, int devices, StepWindow timeline);
+
+  void record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step);
+
+  // Per MoE layer, summed over the steps so far (phases only; the builder counts device loads).
+  const std::vector<LayerTotals>& layer_totals() const { return layers_; }
+  const std::vector<StepSpans>& timeline() const { return timeline_; }
+
+ private:
+  struct Segment {
+    int activity;
+    double seconds;  // attributed to the activity's phase
+    double start, end;
+  };
+  void add(const Activity& a, double seconds, StepRecord& step);
+  void record_chain(std::span<const Activity> activities, const StepSchedule& schedule, StepRecord& step);
+  void walk_critical_path(const StepGraph& graph, const StepSchedule& schedule);
+  void record_path(std::span<const Activity> activities, StepRecord& step);
+  double hidden_communication(const StepGraph& graph, const StepSchedule& schedule);
+  void add_spans(const StepGraph& graph, const StepSchedule& schedule);
+
+  std::vector<int> moe_index_;  // [model layer] its MoE layer index, -1 for dense layers
+  int devices_;
+  std::vector<LayerTotals> layers_;
+  StepWindow window_;
+  std::vector<StepSpans> timeline_;
+  long long steps_ = 0;
+  std::vector<Segment> critical_;                         // reused: the last step's critical path
+  std::vector<std::pair<double, double>> communicating_;  // reused: collective in-flight intervals
+};
+
+}  // namespace semsim
