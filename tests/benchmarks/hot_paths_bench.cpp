@@ -103,9 +103,8 @@ void BM_BottleneckCollective(benchmark::State& state) {
   TrafficMatrix traffic(topology.devices);
   std::mt19937_64 rng(5);
   for (double& b : traffic.bytes) b = static_cast<double>(rng() % 100000);
-  const auto network = make_bottleneck_network(topology);
-  StepClock clock;
-  for (auto _ : state) benchmark::DoNotOptimize(network->run(traffic, clock));
+  LoneCollectiveTime network(topology);
+  for (auto _ : state) benchmark::DoNotOptimize(network.seconds(traffic));
 }
 BENCHMARK(BM_BottleneckCollective)->Arg(1)->Arg(32);
 

@@ -99,8 +99,8 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
     Json out = Json::array();
     for (const StepRecord& step : run.steps)
       out.push_back({step.phases.total(), step.local_activations, step.activations, step.a2a_scale_up_bytes,
-                     step.tp_collective_bytes, step.phases.reduce_scatter, step.phases.all_gather,
-                     step.phases.permute});
+                     step.tp_collective_bytes, step.phases[Phase::kReduceScatter], step.phases[Phase::kAllGather],
+                     step.phases[Phase::kPermute]});
     return out;
   });
   fs::remove(trace_file);
@@ -166,7 +166,7 @@ Json lar_and_a2a(const RunResult& run) {
   return {summary.lar,
           summary.a2a_scale_up_bytes + summary.a2a_scale_out_bytes,
           summary.tp_collective_bytes,
-          summary.phase_totals.permute,
+          summary.phase_totals[Phase::kPermute],
           summary.phase_totals.total(),
           summary.requests_completed};
 }
