@@ -129,7 +129,8 @@ void StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, 
 
 void StepRecorder::add(const Activity& a, double seconds, StepRecord& step) {
   step.phases[a.phase] += seconds;
-  if (a.layer >= 0 && moe_index_[a.layer] >= 0) layers_[moe_index_[a.layer]].phases[a.phase] += seconds;
+  if (a.layer >= 0 && a.layer < static_cast<int>(moe_index_.size()) && moe_index_[a.layer] >= 0)
+    layers_[moe_index_[a.layer]].phases[a.phase] += seconds;
   if (a.kind == ActivityKind::kCollective) step.comm_exposed += seconds;
 }
 

@@ -14,30 +14,19 @@
 
 #include "sim/isolated_process.hpp"
 #include "sim/platform.hpp"
+#include "tests/sim/topology_fixture.hpp"
 
 namespace semsim {
 namespace {
 
 namespace sg4 = simgrid::s4u;
 
-constexpr double kNvlBandwidth = 450e9;
-constexpr double kNvlLatency = 1e-6;
-constexpr double kNicBandwidth = 50e9;
-constexpr double kNicLatency = 5e-6;
+using test::build_topology;
+using test::kNicBandwidth;
+using test::kNicLatency;
+using test::kNvlBandwidth;
+using test::kNvlLatency;
 constexpr double kBytes = 16.0 * (1 << 20);
-
-Topology build_topology(int nodes, FabricKind fabric) {
-  Cluster cluster;
-  cluster.name = "test";
-  cluster.nodes = nodes;
-  cluster.gpus_per_node = 8;
-  cluster.scaleup_bandwidth = kNvlBandwidth;
-  cluster.scaleup_latency = kNvlLatency;
-  cluster.fabric = fabric;
-  cluster.nic_bandwidth = kNicBandwidth;
-  cluster.network_latency = kNicLatency;
-  return Topology::build(cluster, cluster.devices());
-}
 
 TrafficMatrix all_to_all(int devices, double bytes) {
   TrafficMatrix traffic(devices);
