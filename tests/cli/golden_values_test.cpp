@@ -1,0 +1,105 @@
+// Pinned values: the default scenario's key results, to the bit, and a few of its steps. A change of
+// the engine that moves any of them fails here loudly; if the change is meant, say in its commit why
+// the numbers moved and update them from a run of the new binary.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+using Json = nlohmann::json;
+
+struct GoldenRun {
+  Json summary;
+  std::vector<std::string> steps;  // steps.csv lines, header first
+};
+
+GoldenRun run_default(const TempDir& tmp, const std::vector<std::string>& sets) {
+  std::vector<std::string> args{"run", "default", "--out", tmp / "out"};
+  for (const std::string& set : sets) args.insert(args.end(), {"--set", set});
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  const fs::path out = tmp / "out";
+  GoldenRun run{Json::parse(read_file(out / "summary.json")), {}};
+  std::istringstream steps(read_file(out / "steps.csv"));
+  for (std::string line; std::getline(steps, line);) run.steps.push_back(line);
+  return run;
+}
+
+void expect_distribution(const Json& d, double mean, double p50, double p90, double p99) {
+  EXPECT_EQ(d["mean"].get<double>(), mean);
+  EXPECT_EQ(d["p50"].get<double>(), p50);
+  EXPECT_EQ(d["p90"].get<double>(), p90);
+  EXPECT_EQ(d["p99"].get<double>(), p99);
+}
+
+// `semsim run default`: DeepSeek-V2-Lite, 8 x H200, Attention-DP, EP8, 2,000 requests.
+TEST(cliGoldenValues, DefaultScenario) {
+  TempDir tmp;
+  const GoldenRun run = run_default(tmp, {});
+  const Json& s = run.summary;
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.73341734045894);
+  EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14527.10068997504);
+  expect_distribution(s["ttft_s"], 0.006078362561321949, 0.006007761873451756, 0.00706759647305617,
+                      0.008920008355187345);
+  expect_distribution(s["tpot_s"], 0.0025607489948691123, 0.002567129549985, 0.002679287310373637,
+                      0.0027549959999079634);
+  expect_distribution(s["e2e_s"], 0.6590693562529439, 0.6604952013912992, 0.6894268773832961,
+                      0.7097528083140371);
+  EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6343587069167251);
+  EXPECT_EQ(s["steps"].get<int>(), 41836);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.002526583153311422);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 18.424234524844987);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 13.718796288000263);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 52.175844684791684);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 14.344399103999866);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 7.038858200299838);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.284434056190697);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 28.063195391998647);
+  EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 0.0);
+  ASSERT_EQ(run.steps.size(), 41837u);
+  EXPECT_EQ(run.steps[1],
+            "0,0.0312845332,0.00476181134,0.00112583673,0.000621542933,0.00184674879,0.000912325689,"
+            "0.000255357198,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00153386862,0");
+  EXPECT_EQ(run.steps[100],
+            "99,0.229361841,0.00199104866,0.0004009928,0.000312715733,0.0008002832,0.000313388089,"
+            "0.000163668833,0,3,1998976,0,0.096154,2.222222,0,0,0,0,0.000626103822,0");
+  EXPECT_EQ(run.steps[1000],
+            "999,2.40636644,0.00241221732,0.000406287267,0.000313366933,0.0012139728,0.000314651022,"
+            "0.0001639393,0,10,6419072,0,0.123077,1.574359,0,0,0,0,0.000628017956,0");
+}
+
+// The same with two-batch overlap, 300 requests: micro-batches, hidden communication, SM slowdown.
+TEST(cliGoldenValues, DefaultScenarioWithTwoBatchOverlap) {
+  TempDir tmp;
+  const GoldenRun run = run_default(tmp, {"serving.overlap=two_batch", "workload.requests=300"});
+  const Json& s = run.summary;
+  EXPECT_EQ(s["overlap"], "two_batch");
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 17.20833851589489);
+  EXPECT_EQ(s["steps"].get<int>(), 5139);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.003342489586047139);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 10.84688944783644);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 1.0418550364444443);
+  EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 5.375441211551352);
+  expect_distribution(s["tpot_s"], 0.003464465322234333, 0.0035068626551155984, 0.003753995120332988,
+                      0.0038229794548434288);
+  ASSERT_EQ(run.steps.size(), 5140u);
+  EXPECT_EQ(run.steps[1],
+            "0,0.0312845332,0.00506769966,0.00159026766,0,0.00318798978,2.36736e-05,0.000265768611,512,0,"
+            "327552704,0,0.127116,1.567909,0,0,0,0,2.36736e-05,0.00213419502");
+  EXPECT_EQ(run.steps[200],
+            "199,0.476274204,0.00308936129,0.000702607306,0.000144434133,0.00189085283,2.41251556e-05,"
+            "0.000327341867,0,11,6959168,0,0.139860,1.682984,0,0,0,0,0.000168559289,0.00108416569");
+}
+
+}  // namespace
+}  // namespace semsim

@@ -1,0 +1,166 @@
+// The step builder's graphs: which activities each attention mode emits, their dependencies, and the
+// two-batch overlap's split of each rank's batch into micro-batches.
+#include "sim/step_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sim/simulation.hpp"
+#include "workloads/workload.hpp"
+
+namespace semsim {
+namespace {
+
+struct Fixture {
+  Scenario scenario;
+  std::unique_ptr<RoutingSource> routing;
+  RooflineCostModel cost;
+  RooflineCostModel rank_cost;
+  MoeModel rank_model;
+  Topology topology;
+
+  explicit Fixture(std::vector<std::string> overrides)
+      : scenario(load_scenario(default_scenario_text(), "<default>", "", with_small(std::move(overrides)))),
+        routing(make_routing_source(scenario.workload, scenario.model)),
+        cost(scenario.model, scenario.cluster.device, scenario.calibration, scenario.precision),
+        rank_cost(rank_model_of(scenario), scenario.cluster.device, scenario.calibration, scenario.precision),
+        topology(effective_topology(scenario)) {}
+
+  static std::vector<std::string> with_small(std::vector<std::string> overrides) {
+    overrides.insert(overrides.begin(), {"workload.requests=4", "parallelism.ep=2"});
+    return overrides;
+  }
+  // RooflineCostModel keeps a reference to its model: the TP shard must outlive it.
+  static const MoeModel& rank_model_of(const Scenario& s) {
+    static MoeModel shard;
+    shard = s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model;
+    return shard;
+  }
+
+  StepGraph build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+                  const std::vector<int>& token_rank) {
+    StepBuilder builder(scenario, scenario.placement_plan->placement, *routing, cost, rank_cost, topology);
+    StepGraph graph(scenario.ep);
+    StepRecord record;
+    builder.build(batches, tokens, token_rank, graph, record);
+    return graph;
+  }
+};
+
+// Rank 0 prefills 7 prompt tokens of request 0 (the chunk ends the prompt); rank 1 decodes one
+// token of request 1 at position 20.
+struct Step {
+  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1}, RankBatch{{{1, 20}}, {true}, 1, 1}};
+  std::vector<TokenRef> tokens;
+  std::vector<int> token_rank;
+  Step() {
+    for (int p = 0; p < 7; ++p) tokens.push_back({0, 0, p});
+    tokens.push_back({1, 0, 20});
+    token_rank = {0, 0, 0, 0, 0, 0, 0, 1};
+  }
+};
+
+std::vector<Phase> phases_of(const StepGraph& g) {
+  std::vector<Phase> phases;
+  for (const Activity& a : g.activities()) phases.push_back(a.phase);
+  return phases;
+}
+
+int moe_layers(const MoeModel& m) {
+  int n = 0;
+  for (int layer = 0; layer < m.layers; ++layer) n += m.is_moe_layer(layer) ? 1 : 0;
+  return n;
+}
+
+TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
+  Fixture f({});
+  const Step step;
+  const StepGraph g = f.build(step.batches, step.tokens, step.token_rank);
+  const int layers = moe_layers(f.scenario.model);
+  ASSERT_EQ(g.activities().size(), static_cast<std::size_t>(1 + 4 * layers));
+  EXPECT_EQ(g.activities()[0].phase, Phase::kOther);
+  EXPECT_TRUE(g.activities()[0].after().empty());
+  for (int a = 1; a < static_cast<int>(g.activities().size()); ++a) {
+    const Activity& activity = g.activities()[a];
+    ASSERT_EQ(activity.after().size(), 1u) << a;
+    EXPECT_EQ(activity.after()[0], a - 1) << a;
+    const Phase expected[] = {Phase::kAttention, Phase::kDispatch, Phase::kExperts, Phase::kCombine};
+    EXPECT_EQ(activity.phase, expected[(a - 1) % 4]) << a;
+    EXPECT_EQ(activity.kind == ActivityKind::kCollective,
+              activity.phase == Phase::kDispatch || activity.phase == Phase::kCombine);
+  }
+  // Rank 1's attention is its own decode token's; rank 0's its 7-token prefill.
+  const Activity& attention = g.activities()[1];
+  EXPECT_EQ(attention.seconds[1], f.rank_cost.attention(attention.layer, step.batches[1].chunks) + f.cost.gate(1));
+  EXPECT_EQ(attention.seconds[0], f.rank_cost.attention(attention.layer, step.batches[0].chunks) + f.cost.gate(7));
+}
+
+TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
+  Fixture f({"parallelism.attention=tp"});
+  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
+  Step step;
+  step.token_rank.assign(8, 0);
+  const StepGraph g = f.build({group}, step.tokens, step.token_rank);
+  const int dense = f.scenario.model.layers - moe_layers(f.scenario.model);
+  std::vector<Phase> expected{Phase::kOther};
+  expected.insert(expected.end(), 4 * dense, Phase::kOther);  // two all-reduces per dense layer
+  for (int l = 0; l < moe_layers(f.scenario.model); ++l)
+    expected.insert(expected.end(), {Phase::kAttention, Phase::kReduceScatter, Phase::kDispatch, Phase::kExperts,
+                                     Phase::kCombine, Phase::kAllGather});
+  EXPECT_EQ(phases_of(g), expected);
+  for (int a = 1; a < static_cast<int>(g.activities().size()); ++a) EXPECT_EQ(g.activities()[a].after()[0], a - 1);
+}
+
+// Each rank's first half of tokens (rounded up) is micro-batch 0: rank 0's 7-token chunk splits 4 + 3
+// (the second part after the first's 4 tokens of context, and it yields the token); rank 1's single
+// decode token is all micro-batch 0's.
+TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
+  Fixture f({"serving.overlap=two_batch"});
+  const Step step;
+  const StepGraph g = f.build(step.batches, step.tokens, step.token_rank);
+  const auto activities = g.activities();
+  const int layers = moe_layers(f.scenario.model);
+  ASSERT_EQ(activities.size(), static_cast<std::size_t>(2 + 8 * layers));
+  const MoeModel& m = f.scenario.model;
+  const std::vector<SequenceChunk> first{{4, 0}}, second{{3, 4}};
+  // Dense layers + LM head per micro-batch, ranks meeting after each: the slowest rank's LM head,
+  // then per dense layer the slowest rank's attention + dense FFN. Micro-batch 0 holds rank 0's first
+  // 4 tokens and rank 1's decode token (with its LM head row); micro-batch 1 rank 0's last 3 tokens
+  // (with the prompt's LM head row).
+  const std::vector<SequenceChunk> decode{{1, 20}};
+  double other0 = f.rank_cost.lm_head(1), other1 = f.rank_cost.lm_head(1);
+  for (int layer = 0; layer < m.layers; ++layer)
+    if (!m.is_moe_layer(layer)) {
+      other0 += std::max(f.rank_cost.attention(layer, first) + f.rank_cost.dense_ffn(4),
+                         f.rank_cost.attention(layer, decode) + f.rank_cost.dense_ffn(1));
+      other1 += f.rank_cost.attention(layer, second) + f.rank_cost.dense_ffn(3);
+    }
+  EXPECT_EQ(activities[0].micro_batch, 0);
+  EXPECT_EQ(activities[1].micro_batch, 1);
+  EXPECT_DOUBLE_EQ(activities[0].seconds[0], other0);
+  EXPECT_DOUBLE_EQ(activities[1].seconds[1], other1);
+  // Per MoE layer: A.attention, A.dispatch, B.attention, B.dispatch, A.experts, A.combine, B.experts,
+  // B.combine; each micro-batch's activities chained on its own.
+  const struct {
+    Phase phase;
+    int micro_batch;
+  } order[] = {{Phase::kAttention, 0}, {Phase::kDispatch, 0}, {Phase::kAttention, 1}, {Phase::kDispatch, 1},
+               {Phase::kExperts, 0},   {Phase::kCombine, 0},  {Phase::kExperts, 1},   {Phase::kCombine, 1}};
+  int last[2] = {0, 1};
+  for (int l = 0; l < layers; ++l)
+    for (int i = 0; i < 8; ++i) {
+      const int a = 2 + 8 * l + i;
+      EXPECT_EQ(activities[a].phase, order[i].phase) << a;
+      EXPECT_EQ(activities[a].micro_batch, order[i].micro_batch) << a;
+      ASSERT_EQ(activities[a].after().size(), 1u);
+      EXPECT_EQ(activities[a].after()[0], last[order[i].micro_batch]) << a;
+      last[order[i].micro_batch] = a;
+    }
+  const Activity& attention0 = activities[2];
+  const Activity& attention1 = activities[4];
+  EXPECT_EQ(attention0.seconds[0], f.rank_cost.attention(attention0.layer, first) + f.cost.gate(4));
+  EXPECT_EQ(attention1.seconds[0], f.rank_cost.attention(attention1.layer, second) + f.cost.gate(3));
+  EXPECT_EQ(attention1.seconds[1], 0.0);  // rank 1 has nothing in micro-batch 1
+}
+
+}  // namespace
+}  // namespace semsim
