@@ -1,6 +1,7 @@
 #include "sim/output_files.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -170,12 +171,10 @@ std::string phase_columns(Phase first, Phase last) {
   return header;
 }
 
-std::string phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
-  std::string values;
-  for (int p = static_cast<int>(first); p <= static_cast<int>(last); ++p)
-    fmt::format_to(std::back_inserter(values), "{}{:.9g}", values.empty() ? "" : ",",
-                   phases[static_cast<Phase>(p)]);
-  return values;
+// The seconds of phases [first, last], comma-separated.
+auto phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
+  return fmt::join(phases.seconds.begin() + static_cast<int>(first),
+                   phases.seconds.begin() + static_cast<int>(last) + 1, ",");
 }
 
 }  // namespace
@@ -187,7 +186,7 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
       phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute));
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
-    text += fmt::format("{},{:.9g},{:.9g},{},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{},{:.9g},{:.9g},{:.9g}\n", i,
+    text += fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}\n", i,
                         s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
                         s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
                         local_activation_rate(s.local_activations, s.activations), s.imbalance,
@@ -204,10 +203,10 @@ void write_layers_csv(const std::string& path, const RunResult& run) {
   text += fmt::format(",{}\n", phase_columns(Phase::kReduceScatter, Phase::kPermute));
   for (std::size_t i = 0; i < run.layers.size(); ++i) {
     const LayerTotals& l = run.layers[i];
-    text += fmt::format("{},{},{},{:.6f}", i, l.layer, phase_values(l.phases, Phase::kAttention, Phase::kCombine),
+    text += fmt::format("{},{},{:.9g},{:.6f}", i, l.layer, phase_values(l.phases, Phase::kAttention, Phase::kCombine),
                         load_imbalance(l.device_activations));
     for (const long long served : l.device_activations) text += fmt::format(",{}", served);
-    text += fmt::format(",{}\n", phase_values(l.phases, Phase::kReduceScatter, Phase::kPermute));
+    text += fmt::format(",{:.9g}\n", phase_values(l.phases, Phase::kReduceScatter, Phase::kPermute));
   }
   write_text_file(path, text);
 }

@@ -262,9 +262,10 @@ class EventLoop {
       t.queued_behind = -1;
       if (activity.kind == ActivityKind::kCompute) {
         // Device d runs [now, now + seconds[d]]: the step keeps no per-device arrays for a chain.
-        double end = now;
-        for (const double seconds : activity.seconds) end = std::max(end, now + seconds);
-        now = end;
+        double slowest = 0;
+        for (const double seconds : activity.seconds) slowest = std::max(slowest, seconds);
+        t.slowest_device_seconds = slowest;
+        now += slowest;  // the slowest device's end: max(now + s) is now + max(s), rounding included
       } else {
         t.transfer_start = now + activity.collective.overhead;
         t.transfer_seconds = network.seconds(activity.collective.traffic);

@@ -30,6 +30,7 @@ struct ActivityTiming {
   double end = 0;      // compute: its last device's end
   double transfer_start = 0;    // collective: when its bytes start to move
   double transfer_seconds = 0;  // collective: how long they moved
+  double slowest_device_seconds = 0;  // compute in a chain: its slowest device's seconds
   int released_by = -1;         // the activity whose end released it (-1: the step's start)
   int queued_behind = -1;       // collective: the transfer it waited for (-1: none)
 };

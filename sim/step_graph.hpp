@@ -8,6 +8,7 @@
 // - A collective activity (sim/collectives.hpp) involves every device: it starts once all its
 //   dependencies have ended on every device, and ends at one time for all.
 // Dependencies name earlier activities only, so the order of addition is a topological order.
+#include <algorithm>
 #include <array>
 #include <initializer_list>
 #include <span>
@@ -42,15 +43,37 @@ class StepGraph {
   // Forgets the activities but keeps their storage (a step's graph is rebuilt every step).
   void clear() { size_ = 0; }
   // A compute activity whose per-device seconds (sized to devices()) the caller sets, every one.
-  Activity& add_compute(Phase phase, int layer, int micro_batch, std::initializer_list<int> after);
+  Activity& add_compute(Phase phase, int layer, int micro_batch, std::initializer_list<int> after) {
+    Activity& a = add(ActivityKind::kCompute, phase, layer, micro_batch, after);
+    a.seconds.resize(static_cast<std::size_t>(devices_));
+    return a;
+  }
   Activity& add_collective(Phase phase, int layer, int micro_batch, const Collective& collective,
-                           std::initializer_list<int> after);
+                           std::initializer_list<int> after) {
+    Activity& a = add(ActivityKind::kCollective, phase, layer, micro_batch, after);
+    a.collective = collective;
+    return a;
+  }
   // Index of the activity added last (to name it in later dependencies).
   int last() const { return static_cast<int>(size_) - 1; }
   std::span<const Activity> activities() const { return {activities_.data(), size_}; }
 
  private:
-  Activity& add(ActivityKind kind, Phase phase, int layer, int micro_batch, std::initializer_list<int> after);
+  Activity& add(ActivityKind kind, Phase phase, int layer, int micro_batch, std::initializer_list<int> after) {
+    if (after.size() > Activity::kMaxDependencies) reject_dependency();
+    for (const int dependency : after)
+      if (dependency < 0 || dependency >= static_cast<int>(size_)) reject_dependency();
+    if (size_ == activities_.size()) activities_.emplace_back();
+    Activity& a = activities_[size_++];
+    a.kind = kind;
+    a.phase = phase;
+    a.layer = layer;
+    a.micro_batch = micro_batch;
+    a.dependency_count = static_cast<int>(after.size());
+    std::copy(after.begin(), after.end(), a.dependencies.begin());
+    return a;
+  }
+  [[noreturn]] static void reject_dependency();
 
   int devices_;
   std::vector<Activity> activities_;  // [0, size_) in use; the rest keep their vectors' capacity

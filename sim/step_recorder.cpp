@@ -139,9 +139,8 @@ void StepRecorder::record_chain(std::span<const Activity> activities, const Step
                                 StepRecord& step) {
   for (std::size_t i = 0; i < activities.size(); ++i) {
     const Activity& a = activities[i];
-    add(a,
-        a.kind == ActivityKind::kCompute ? *std::max_element(a.seconds.begin(), a.seconds.end())
-                                         : a.collective.overhead + schedule.activities[i].transfer_seconds,
+    const ActivityTiming& t = schedule.activities[i];
+    add(a, a.kind == ActivityKind::kCompute ? t.slowest_device_seconds : a.collective.overhead + t.transfer_seconds,
         step);
   }
 }
