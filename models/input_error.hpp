@@ -9,9 +9,24 @@
 
 namespace semsim {
 
+// Besides its message, an error about one key carries that key's path ("workload.arrival.rate"),
+// and an error about a value given outside the file (--set, a sweep's axis) carries where it was
+// given: callers decide from these fields, never from the message text.
 class InputError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& message, std::string key_path = "", std::string origin = "")
+      : std::runtime_error(message), key_path_(std::move(key_path)), origin_(std::move(origin)) {}
+
+  const std::string& key_path() const { return key_path_; }
+  const std::string& origin() const { return origin_; }
+  // The same error, saying the value was set by `origin` (its key has no line in the file).
+  InputError set_by(const std::string& origin) const {
+    return InputError(std::string(what()) + " (value set by " + origin + ")", key_path_, origin);
+  }
+
+ private:
+  std::string key_path_;
+  std::string origin_;
 };
 
 // The closest candidate by edit distance, or "" when nothing is close enough to be a likely typo.

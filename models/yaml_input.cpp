@@ -63,7 +63,7 @@ std::string YamlInput::location() const {
 
 void YamlInput::fail(const std::string& message) const {
   const std::string where = key_path_.empty() ? "" : " " + key_path_ + ":";
-  throw InputError(location() + ":" + where + " " + message);
+  throw InputError(location() + ":" + where + " " + message, key_path_);
 }
 
 const YamlInput& YamlInput::expect_map(const std::vector<std::string>& allowed) const {

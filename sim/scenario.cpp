@@ -326,19 +326,18 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     return s;
   } catch (const InputError& e) {
     // Values that came from --set have no line in the file: say where they came from. An error may
-    // name the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
-    const std::string message = e.what();
-    auto names = [&](const std::string& path) {
-      return message.find(" " + path + ":") != std::string::npos ||
-             message.find(" " + path + ".") != std::string::npos;
+    // be about the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
+    const std::string& path = e.key_path();
+    auto within = [](const std::string& key, const std::string& prefix) {
+      return key == prefix || key.starts_with(prefix + ".");
     };
     for (const auto& o : overrides) {
       const std::string& key = o.key_path;
-      bool related = names(key);
+      bool related = !path.empty() && within(path, key);
       for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos;
            dot = key.find('.', dot + 1))
-        related = related || names(key.substr(0, dot));  // parents with at least two segments
-      if (related) throw InputError(message + " (value set by " + o.origin + ")");
+        related = related || path == key.substr(0, dot);  // parents with at least two segments
+      if (related) throw e.set_by(o.origin);
     }
     throw;
   }

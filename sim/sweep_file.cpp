@@ -127,9 +127,8 @@ class Expander {
     try {
       load_scenario(base_.text, base_.file, base_.base_dir, values);
     } catch (const InputError& e) {
-      const std::string message = e.what();
-      if (message.find("(value set by ") != std::string::npos) throw;
-      throw InputError(message + " (with the values of " + where + ")");
+      if (!e.origin().empty()) throw;
+      throw InputError(std::string(e.what()) + " (with the values of " + where + ")", e.key_path());
     }
   }
 
