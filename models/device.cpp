@@ -3,8 +3,9 @@
 namespace semsim {
 
 Device Device::from_yaml(const YamlInput& in) {
-  in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "hbm_bytes", "hbm_bandwidth",
-                 "scaleup_bandwidth", "nic_bandwidth", "compute_units", "communication_units", "notes"});
+  in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "hbm_bytes",
+                 "hbm_bandwidth", "scaleup_bandwidth", "nic_bandwidth", "compute_units",
+                 "communication_units", "notes"});
   if (in.required("kind").as_string() != "device") in.required("kind").fail("expected 'device'");
   Device d;
   d.name = in.required("name").as_string();

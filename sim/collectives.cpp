@@ -9,7 +9,8 @@ Collective all_to_allv(std::span<const long long> copies, int devices, double by
 
 std::vector<long long> every_pair(int devices) {
   std::vector<long long> pairs(static_cast<std::size_t>(devices) * devices, 1);
-  for (int device = 0; device < devices; ++device) pairs[static_cast<std::size_t>(device) * devices + device] = 0;
+  for (int device = 0; device < devices; ++device)
+    pairs[static_cast<std::size_t>(device) * devices + device] = 0;
   return pairs;
 }
 

@@ -228,7 +228,8 @@ LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology) {
       signs |= copies;
       (one_node || topology.same_node(src, dst) ? up : out) += copies;
     }
-  if (signs < 0 || static_cast<double>(up) * per_copy >= 0x1p53 || static_cast<double>(out) * per_copy >= 0x1p53)
+  if (signs < 0 || static_cast<double>(up) * per_copy >= 0x1p53 ||
+      static_cast<double>(out) * per_copy >= 0x1p53)
     return sum_levels(traffic, topology);
   return {static_cast<double>(up) * per_copy, static_cast<double>(out) * per_copy};
 }

@@ -130,8 +130,9 @@ std::string summary_text(const nlohmann::ordered_json& j) {
          fmt::format("{:.1f}% / {:.1f}% / {:.1f}%", share["reduce_scatter"].get<double>() * 100,
                      share["all_gather"].get<double>() * 100, share["permute"].get<double>() * 100));
   if (j["overlap"] != "none")
-    line("Communication exposed / hidden (s):", fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),
-                                                             j["comm_hidden_seconds"].get<double>()));
+    line("Communication exposed / hidden (s):",
+         fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),
+                     j["comm_hidden_seconds"].get<double>()));
   line("All-to-all share of MoE-layer time:",
        fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
   line("Wall time (s):", num(j["wall_seconds"], 3));
@@ -186,24 +187,27 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
       phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute));
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
-    text += fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}\n", i,
-                        s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
-                        s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
-                        local_activation_rate(s.local_activations, s.activations), s.imbalance,
-                        phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
-                        s.comm_exposed, s.comm_hidden);
+    text +=
+        fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}\n",
+                    i, s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
+                    s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+                    local_activation_rate(s.local_activations, s.activations), s.imbalance,
+                    phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
+                    s.comm_exposed, s.comm_hidden);
   }
   write_text_file(path, text);
 }
 
 void write_layers_csv(const std::string& path, const RunResult& run) {
   const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
-  std::string text = fmt::format("moe_layer,layer,{},imbalance", phase_columns(Phase::kAttention, Phase::kCombine));
+  std::string text =
+      fmt::format("moe_layer,layer,{},imbalance", phase_columns(Phase::kAttention, Phase::kCombine));
   for (std::size_t d = 0; d < devices; ++d) text += fmt::format(",activations_device_{}", d);
   text += fmt::format(",{}\n", phase_columns(Phase::kReduceScatter, Phase::kPermute));
   for (std::size_t i = 0; i < run.layers.size(); ++i) {
     const LayerTotals& l = run.layers[i];
-    text += fmt::format("{},{},{:.9g},{:.6f}", i, l.layer, phase_values(l.phases, Phase::kAttention, Phase::kCombine),
+    text += fmt::format("{},{},{:.9g},{:.6f}", i, l.layer,
+                        phase_values(l.phases, Phase::kAttention, Phase::kCombine),
                         load_imbalance(l.device_activations));
     for (const long long served : l.device_activations) text += fmt::format(",{}", served);
     text += fmt::format(",{:.9g}\n", phase_values(l.phases, Phase::kReduceScatter, Phase::kPermute));

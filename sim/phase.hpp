@@ -15,7 +15,7 @@ enum class Phase : int {
   kOther,          // dense layers (Attention-TP: with their all-reduces), LM head
   kReduceScatter,  // Attention-TP: attention output to each rank's slice of tokens
   kAllGather,      // Attention-TP: MoE output back to every rank
-  kPermute,        // Attention-TP, Sem-MoE: the token shuffle before the reduce-scatter and after the all-gather
+  kPermute,  // Attention-TP, Sem-MoE: the token shuffle before the reduce-scatter and after the all-gather
 };
 inline constexpr int kPhaseCount = 8;
 inline constexpr std::array<Phase, kPhaseCount> kPhases{

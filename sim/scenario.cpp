@@ -115,12 +115,15 @@ void read_serving(const YamlInput& in, const Device& device, ServingLimits& limi
   if (const auto f = in.optional("memory_fraction")) limits.memory_fraction = f->as_double_in(0.05, 1.0);
   if (const auto t = in.optional("time_limit")) limits.time_limit = t->as_double_in(0, 1e9);
   if (const auto overlap = in.optional("overlap")) {
-    limits.overlap = overlap->as_choice({"none", "two_batch"}) == "two_batch" ? Overlap::kTwoBatch : Overlap::kNone;
+    limits.overlap =
+        overlap->as_choice({"none", "two_batch"}) == "two_batch" ? Overlap::kTwoBatch : Overlap::kNone;
     // Overlapped compute slows by the units the communication kernels hold: the device must say how many.
-    if (limits.overlap == Overlap::kTwoBatch && (device.compute_units == 0 || device.communication_units == 0))
-      overlap->fail(fmt::format("two_batch needs the device's compute_units and communication_units, which "
-                                "device '{}' does not give",
-                                device.name));
+    if (limits.overlap == Overlap::kTwoBatch &&
+        (device.compute_units == 0 || device.communication_units == 0))
+      overlap->fail(
+          fmt::format("two_batch needs the device's compute_units and communication_units, which "
+                      "device '{}' does not give",
+                      device.name));
   }
 }
 

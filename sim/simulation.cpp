@@ -39,7 +39,8 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const CalibratedCostModel rank_cost_model(rank_model, scenario.cluster.device, scenario.calibration,
                                             scenario.precision, scenario.calibration_extrapolation);
   LoneCollectiveTime network(topology, BandwidthFactors(scenario.calibration, topology));
-  const ComputeUnits units{scenario.cluster.device.compute_units, scenario.cluster.device.communication_units};
+  const ComputeUnits units{scenario.cluster.device.compute_units,
+                           scenario.cluster.device.communication_units};
   const auto executor = scenario.fidelity == NetworkFidelity::kFlow
                             ? make_flow_executor(std::move(network), units, topology)
                             : make_bottleneck_executor(std::move(network), units);

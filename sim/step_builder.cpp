@@ -159,9 +159,11 @@ const std::vector<int>& StepBuilder::reshuffled_ranks(MicroBatch& mb, int moe) {
 
 Collective StepBuilder::slice_collective(const MicroBatch& mb, StepRecord& record) {
   // NCCL's reduce-scatter and all-gather move equal shards: slices are padded to the largest one.
-  const double shard_bytes = static_cast<double>(*std::max_element(mb.rank_tokens.begin(), mb.rank_tokens.end())) *
-                             scenario_.model.hidden * scenario_.precision.activation_bytes;
-  const Collective collective = equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, collective_overhead_);
+  const double shard_bytes =
+      static_cast<double>(*std::max_element(mb.rank_tokens.begin(), mb.rank_tokens.end())) *
+      scenario_.model.hidden * scenario_.precision.activation_bytes;
+  const Collective collective =
+      equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, collective_overhead_);
   const LevelBytes moved = level_bytes(collective.traffic, topology_);
   record.tp_collective_bytes += moved.scale_up + moved.scale_out;
   return collective;
@@ -179,7 +181,8 @@ void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, 
     ++dense_layers;
     double slowest = 0;
     for (int r = 0; r < scenario_.ep; ++r)
-      slowest = std::max(slowest, (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.dense[r]);
+      slowest = std::max(slowest,
+                         (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.dense[r]);
     other += slowest;
   }
   Activity& dense = graph.add_compute(Phase::kOther, -1, index, {});
@@ -233,7 +236,8 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
     local_counts_.clear();
     for (int expert : placement_.slots[moe][device])
-      local_counts_.push_back(dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts + expert]);
+      local_counts_.push_back(
+          dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts + expert]);
     mb.device_experts[device] += cost_.routed_experts(local_counts_);
   }
   // The executor reads this layer's copies after every layer is built: keep them, and give the
@@ -325,7 +329,8 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
     if (tensor_parallel_)
       for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
   }
-  record.imbalance = moe_layer_ids_.empty() ? 1.0 : imbalance_sum_ / static_cast<double>(moe_layer_ids_.size());
+  record.imbalance =
+      moe_layer_ids_.empty() ? 1.0 : imbalance_sum_ / static_cast<double>(moe_layer_ids_.size());
 }
 
 }  // namespace semsim

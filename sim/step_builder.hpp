@@ -60,7 +60,7 @@ class StepBuilder {
     const std::vector<int>* token_rank = nullptr;  // Attention-DP: each token's rank
     std::vector<RankBatch> own_batches;
     std::vector<int> own_token_rank;
-    std::vector<int> source;      // index of each token among the step's
+    std::vector<int> source;  // index of each token among the step's
     // Per rank: attention of full and windowed layers, dense FFN, LM head; gate and shared experts.
     std::vector<double> attention_full, attention_windowed, dense, head, gate, shared;
     std::vector<int> rank_tokens;  // per rank: tokens it gates (and runs shared experts on)
@@ -71,7 +71,7 @@ class StepBuilder {
     std::vector<std::vector<long long>> copies;  // [moe layer] dispatch copies, kept for the executor
     std::vector<double> device_experts;          // per device: routed + shared expert seconds
     std::vector<std::int32_t> token_ids;         // Sem-MoE's reshuffle
-    std::vector<int> majority;  // [moe layer * tokens + token] majority device this step
+    std::vector<int> majority;                   // [moe layer * tokens + token] majority device this step
     std::vector<int> previous_devices;
     TokenReshuffle reshuffle;
     int last = -1;  // its last activity so far

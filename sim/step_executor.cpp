@@ -20,8 +20,8 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 
 struct TransferEnd {
   double time = kNever;
-  int activity = -1;     // -1: none ended by the time asked
-  double seconds = 0;    // how long its bytes moved
+  int activity = -1;   // -1: none ended by the time asked
+  double seconds = 0;  // how long its bytes moved
 };
 
 // How the transfers in flight share the network. A model records in the schedule when each
@@ -49,7 +49,8 @@ class LoneTransfers final : public TransferModel {
     const double seconds = network_.seconds(traffic);
     schedule.activities[activity].transfer_start = now;
     if (seconds > 0)
-      for (const TransferEnd& other : in_flight_) overlapped_ = overlapped_ || (other.seconds > 0 && other.time > now);
+      for (const TransferEnd& other : in_flight_)
+        overlapped_ = overlapped_ || (other.seconds > 0 && other.time > now);
     in_flight_.push_back({now + seconds, activity, seconds});
   }
 
@@ -236,7 +237,8 @@ class EventLoop {
     successors_.resize(successor_begin_[n]);
     fill_.assign(successor_begin_.begin(), successor_begin_.end() - 1);
     for (std::size_t a = 0; a < n; ++a)
-      for (const int dependency : activities_[a].after()) successors_[fill_[dependency]++] = static_cast<int>(a);
+      for (const int dependency : activities_[a].after())
+        successors_[fill_[dependency]++] = static_cast<int>(a);
     position_.assign(devices_, 0);
     running_.assign(devices_, false);
     anchor_.assign(devices_, start);

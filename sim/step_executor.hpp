@@ -26,13 +26,13 @@ struct ComputeUnits {
 };
 
 struct ActivityTiming {
-  double release = 0;  // every dependency has ended
-  double end = 0;      // compute: its last device's end
-  double transfer_start = 0;    // collective: when its bytes start to move
-  double transfer_seconds = 0;  // collective: how long they moved
+  double release = 0;                 // every dependency has ended
+  double end = 0;                     // compute: its last device's end
+  double transfer_start = 0;          // collective: when its bytes start to move
+  double transfer_seconds = 0;        // collective: how long they moved
   double slowest_device_seconds = 0;  // compute in a chain: its slowest device's seconds
-  int released_by = -1;         // the activity whose end released it (-1: the step's start)
-  int queued_behind = -1;       // collective: the transfer it waited for (-1: none)
+  int released_by = -1;               // the activity whose end released it (-1: the step's start)
+  int queued_behind = -1;             // collective: the transfer it waited for (-1: none)
 };
 
 // When every activity ran. Per-device values of compute activities are flat arrays indexed
@@ -46,8 +46,8 @@ struct StepSchedule {
   bool chain = false;    // each activity depends on the one before: nothing ran beside anything
   std::vector<ActivityTiming> activities;
   std::vector<double> device_start, device_end;
-  std::vector<char> slowed;         // ran at least partly beside a collective
-  std::vector<int> stream_bound;    // the device's previous activity if its end bound the start, else -1
+  std::vector<char> slowed;       // ran at least partly beside a collective
+  std::vector<int> stream_bound;  // the device's previous activity if its end bound the start, else -1
 
   std::size_t at(int activity, int device) const {
     return static_cast<std::size_t>(activity) * devices + device;

@@ -24,15 +24,17 @@ enum class ActivityKind { kCompute, kCollective };
 struct Activity {
   ActivityKind kind = ActivityKind::kCompute;
   Phase phase = Phase::kOther;
-  int layer = -1;       // model layer index; -1: not one layer's
-  int micro_batch = 0;  // two-batch overlap: 0 or 1
+  int layer = -1;               // model layer index; -1: not one layer's
+  int micro_batch = 0;          // two-batch overlap: 0 or 1
   std::vector<double> seconds;  // compute: per device, with every compute unit (SM) of the device
   Collective collective;        // collective: its traffic and fixed overhead
   // Earlier activities that must end first (a step's activities are rebuilt every step: kept inline).
   static constexpr int kMaxDependencies = 4;
   std::array<int, kMaxDependencies> dependencies{};
   int dependency_count = 0;
-  std::span<const int> after() const { return {dependencies.data(), static_cast<std::size_t>(dependency_count)}; }
+  std::span<const int> after() const {
+    return {dependencies.data(), static_cast<std::size_t>(dependency_count)};
+  }
 };
 
 class StepGraph {
@@ -59,7 +61,8 @@ class StepGraph {
   std::span<const Activity> activities() const { return {activities_.data(), size_}; }
 
  private:
-  Activity& add(ActivityKind kind, Phase phase, int layer, int micro_batch, std::initializer_list<int> after) {
+  Activity& add(ActivityKind kind, Phase phase, int layer, int micro_batch,
+                std::initializer_list<int> after) {
     if (after.size() > Activity::kMaxDependencies) reject_dependency();
     for (const int dependency : after)
       if (dependency < 0 || dependency >= static_cast<int>(size_)) reject_dependency();

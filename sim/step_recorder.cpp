@@ -24,9 +24,8 @@ void StepRecorder::walk_critical_path(const StepGraph& graph, const StepSchedule
   int current = -1;
   for (int a = 0; a < static_cast<int>(activities.size()); ++a)
     if (current < 0 || schedule.activities[a].end >= schedule.activities[current].end) current = a;
-  int device = current >= 0 && activities[current].kind == ActivityKind::kCompute
-                   ? schedule.last_device(current)
-                   : 0;
+  int device =
+      current >= 0 && activities[current].kind == ActivityKind::kCompute ? schedule.last_device(current) : 0;
   while (current >= 0) {
     const Activity& a = activities[current];
     const ActivityTiming& t = schedule.activities[current];
@@ -78,7 +77,8 @@ double StepRecorder::hidden_communication(const StepGraph& graph, const StepSche
     if (activities[s.activity].kind != ActivityKind::kCompute) continue;
     while (i < communicating_.size() && communicating_[i].second <= s.start) ++i;
     for (std::size_t j = i; j < communicating_.size() && communicating_[j].first < s.end; ++j)
-      hidden += std::max(0.0, std::min(s.end, communicating_[j].second) - std::max(s.start, communicating_[j].first));
+      hidden += std::max(
+          0.0, std::min(s.end, communicating_[j].second) - std::max(s.start, communicating_[j].first));
   }
   return hidden;
 }
@@ -93,8 +93,9 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
     const Activity& a = activities[i];
     const ActivityTiming& t = schedule.activities[i];
     spans.micro_batches = std::max(spans.micro_batches, a.micro_batch + 1);
-    ActivitySpan span{a.phase, a.kind == ActivityKind::kCollective, a.layer, a.micro_batch, -1, t.release,
-                      t.end - t.release};
+    ActivitySpan span{
+        a.phase,          a.kind == ActivityKind::kCollective, a.layer, a.micro_batch, -1, t.release,
+        t.end - t.release};
     if (a.kind == ActivityKind::kCollective) {
       spans.spans.push_back(span);
       continue;
@@ -140,7 +141,9 @@ void StepRecorder::record_chain(std::span<const Activity> activities, const Step
   for (std::size_t i = 0; i < activities.size(); ++i) {
     const Activity& a = activities[i];
     const ActivityTiming& t = schedule.activities[i];
-    add(a, a.kind == ActivityKind::kCompute ? t.slowest_device_seconds : a.collective.overhead + t.transfer_seconds,
+    add(a,
+        a.kind == ActivityKind::kCompute ? t.slowest_device_seconds
+                                         : a.collective.overhead + t.transfer_seconds,
         step);
   }
 }

@@ -1,5 +1,7 @@
 #include "sim/timeline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -59,23 +61,33 @@ class TraceBuilder {
   std::vector<Event> events_;
 };
 
-// Per device: the step, each MoE layer (per micro-batch) and every activity that ran on it; a
-// collective shows on every device.
+// Per device: the step, each MoE layer and every activity that ran on it (a collective shows on every
+// device). One track per device holds its compute stream; under two-batch overlap each micro-batch
+// also gets a track per device for its layers and collectives, which run beside the other's compute
+// (spans on one track must nest).
 void add_steps(const RunResult& run, TraceBuilder& trace) {
-  const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
-  for (std::size_t d = 0; d < devices; ++d)
-    trace.name_track(kDevicesPid, static_cast<int>(d), "devices", "device " + std::to_string(d));
+  const int devices = run.layers.empty() ? 0 : static_cast<int>(run.layers.front().device_activations.size());
+  const int micro_batches = run.timeline.empty() ? 1 : run.timeline.front().micro_batches;
+  for (int d = 0; d < devices; ++d) {
+    trace.name_track(kDevicesPid, d, "devices", "device " + std::to_string(d));
+    for (int m = 0; m < (micro_batches > 1 ? micro_batches : 0); ++m)
+      trace.name_track(kDevicesPid, devices + d * micro_batches + m, "devices",
+                       fmt::format("device {} micro-batch {}", d, m));
+  }
+  auto track = [&](int device, bool collective, int micro_batch) {
+    return micro_batches > 1 && collective ? devices + device * micro_batches + micro_batch : device;
+  };
   for (const StepSpans& step : run.timeline) {
-    for (std::size_t d = 0; d < devices; ++d) {
-      const int device = static_cast<int>(d);
-      trace.span(kDevicesPid, device, "step " + std::to_string(step.step), step.start, step.end - step.start,
+    for (int d = 0; d < devices; ++d) {
+      trace.span(kDevicesPid, d, "step " + std::to_string(step.step), step.start, step.end - step.start,
                  {{"step", step.step}});
       std::map<std::pair<int, int>, std::pair<double, double>> layers;  // (layer, micro-batch) -> extent
       for (const ActivitySpan& s : step.spans) {
-        if (s.device >= 0 && s.device != device) continue;
+        if (s.device >= 0 && s.device != d) continue;
         Json args = {{"step", step.step}, {"layer", s.layer}};
-        if (step.micro_batches > 1) args["micro_batch"] = s.micro_batch;
-        trace.span(kDevicesPid, device, std::string(phase_name(s.phase).label), s.start, s.seconds, args);
+        if (micro_batches > 1) args["micro_batch"] = s.micro_batch;
+        trace.span(kDevicesPid, track(d, s.collective, s.micro_batch), std::string(phase_name(s.phase).label),
+                   s.start, s.seconds, args);
         if (s.layer < 0) continue;
         auto [extent, inserted] = layers.try_emplace({s.layer, s.micro_batch}, s.start, s.start + s.seconds);
         if (!inserted) {
@@ -85,12 +97,9 @@ void add_steps(const RunResult& run, TraceBuilder& trace) {
       }
       for (const auto& [key, extent] : layers) {
         Json args = {{"step", step.step}, {"layer", key.first}};
-        std::string name = "layer " + std::to_string(key.first);
-        if (step.micro_batches > 1) {
-          args["micro_batch"] = key.second;
-          name += " (micro-batch " + std::to_string(key.second) + ")";
-        }
-        trace.span(kDevicesPid, device, name, extent.first, extent.second - extent.first, args);
+        if (micro_batches > 1) args["micro_batch"] = key.second;
+        trace.span(kDevicesPid, track(d, true, key.second), "layer " + std::to_string(key.first),
+                   extent.first, extent.second - extent.first, args);
       }
     }
   }

@@ -102,4 +102,4 @@ TEST(cliGoldenValues, DefaultScenarioWithTwoBatchOverlap) {
 }
 
 }  // namespace
-}  // namespace semsim
+}  // namespace semsim::cli_test

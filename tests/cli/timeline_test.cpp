@@ -105,6 +105,39 @@ TEST(cliTimeline, IsTraceEventJsonWithRequiredFieldsAndTimeOrderPerTrack) {
   EXPECT_FALSE(lane_end.empty());
 }
 
+// Two-batch overlap: each device's compute stream on its own track, each micro-batch's layers and
+// collectives on one more per device; on every track spans nest (Perfetto draws them so).
+TEST(cliTimeline, TwoBatchOverlapGivesEachMicroBatchATrackWhoseSpansNest) {
+  TempDir tmp;
+  const Json trace =
+      run_with_timeline(tmp, {"--timeline-steps", "20:2", "--set", "serving.overlap=two_batch"});
+  std::map<int, std::vector<std::pair<double, double>>> tracks;
+  std::map<int, std::string> names;
+  for (const Json& e : trace["traceEvents"]) {
+    if (e["pid"] != 1) continue;
+    if (e["ph"] == "M" && e["name"] == "thread_name") names[e["tid"]] = e["args"]["name"];
+    if (e["ph"] == "X")
+      tracks[e["tid"]].emplace_back(e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  ASSERT_EQ(names.size(), static_cast<std::size_t>(3 * kDevices));
+  EXPECT_EQ(names[kDevices + 2 * 3 + 1], "device 3 micro-batch 1");
+  for (auto& [tid, spans] : tracks) {
+    std::sort(spans.begin(), spans.end(),
+              [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+    std::vector<double> open_ends;
+    for (const auto& [begin, end] : spans) {
+      while (!open_ends.empty() && open_ends.back() <= begin + 1e-6) open_ends.pop_back();
+      if (!open_ends.empty()) {
+        EXPECT_LE(end, open_ends.back() + 1e-6) << names[tid] << " span [" << begin << ", " << end << "]";
+      }
+      open_ends.push_back(end);
+    }
+  }
+  for (int m = 0; m < 2; ++m)
+    EXPECT_EQ(spans_named(trace, "dispatch", 1, kDevices + m).size(), 2u * kMoeLayers) << m;
+  EXPECT_EQ(spans_named(trace, "experts", 1, 0).size(), 2u * 2 * kMoeLayers);
+}
+
 TEST(cliTimeline, WindowAndRequestCapBoundTheSize) {
   TempDir tmp;
   const Json one = run_with_timeline(tmp, {"--timeline-steps", "40:1", "--timeline-requests", "2"});

@@ -90,8 +90,10 @@ TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
   }
   // Rank 1's attention is its own decode token's; rank 0's its 7-token prefill.
   const Activity& attention = g.activities()[1];
-  EXPECT_EQ(attention.seconds[1], f.rank_cost.attention(attention.layer, step.batches[1].chunks) + f.cost.gate(1));
-  EXPECT_EQ(attention.seconds[0], f.rank_cost.attention(attention.layer, step.batches[0].chunks) + f.cost.gate(7));
+  EXPECT_EQ(attention.seconds[1],
+            f.rank_cost.attention(attention.layer, step.batches[1].chunks) + f.cost.gate(1));
+  EXPECT_EQ(attention.seconds[0],
+            f.rank_cost.attention(attention.layer, step.batches[0].chunks) + f.cost.gate(7));
 }
 
 TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
@@ -104,10 +106,11 @@ TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
   std::vector<Phase> expected{Phase::kOther};
   expected.insert(expected.end(), 4 * dense, Phase::kOther);  // two all-reduces per dense layer
   for (int l = 0; l < moe_layers(f.scenario.model); ++l)
-    expected.insert(expected.end(), {Phase::kAttention, Phase::kReduceScatter, Phase::kDispatch, Phase::kExperts,
-                                     Phase::kCombine, Phase::kAllGather});
+    expected.insert(expected.end(), {Phase::kAttention, Phase::kReduceScatter, Phase::kDispatch,
+                                     Phase::kExperts, Phase::kCombine, Phase::kAllGather});
   EXPECT_EQ(phases_of(g), expected);
-  for (int a = 1; a < static_cast<int>(g.activities().size()); ++a) EXPECT_EQ(g.activities()[a].after()[0], a - 1);
+  for (int a = 1; a < static_cast<int>(g.activities().size()); ++a)
+    EXPECT_EQ(g.activities()[a].after()[0], a - 1);
 }
 
 // Each rank's first half of tokens (rounded up) is micro-batch 0: rank 0's 7-token chunk splits 4 + 3

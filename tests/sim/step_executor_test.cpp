@@ -29,7 +29,9 @@ struct PointToPoint {
   PointToPoint(int devices, int src, int dst) : copies(static_cast<std::size_t>(devices) * devices, 0) {
     copies[static_cast<std::size_t>(src) * devices + dst] = 1;
   }
-  Collective collective(double overhead = 0) const { return {CopyTraffic{copies, 8, kBytes, false}, overhead}; }
+  Collective collective(double overhead = 0) const {
+    return {CopyTraffic{copies, 8, kBytes, false}, overhead};
+  }
 };
 
 // Builds a graph with `build`, runs it once from time 0 with the fidelity's executor in a fresh
@@ -76,7 +78,9 @@ double lone_seconds() {
   return LoneCollectiveTime(build_topology(1, FabricKind::kNone)).seconds(p.collective().traffic);
 }
 
-void fill(Activity& a, double seconds) { std::fill(a.seconds.begin(), a.seconds.end(), seconds); }
+void fill(Activity& a, double seconds) {
+  std::fill(a.seconds.begin(), a.seconds.end(), seconds);
+}
 
 TEST(StepExecutor, TwoEqualTransfersSharingOneLinkTakeTwiceOne) {
   const double one = lone_seconds();
@@ -171,14 +175,14 @@ TEST(StepExecutor, TwoBatchOverlapFollowsTheHandSchedule) {
   const double t = lone_seconds();
   const PointToPoint p(8, 0, 1);
   const Json r = execute(NetworkFidelity::kBottleneck, {}, [&](StepGraph& g) {
-    fill(g.add_compute(Phase::kAttention, 0, 0, {}), 2 * t);                   // 0 A.attn
-    g.add_collective(Phase::kDispatch, 0, 0, p.collective(2 * t), {0});       // 1 A.disp
-    fill(g.add_compute(Phase::kAttention, 0, 1, {}), 2 * t);                   // 2 B.attn
-    g.add_collective(Phase::kDispatch, 0, 1, p.collective(2 * t), {2});       // 3 B.disp
-    fill(g.add_compute(Phase::kExperts, 0, 0, {1}), 4 * t);                    // 4 A.exp
-    g.add_collective(Phase::kCombine, 0, 0, p.collective(2 * t), {4});        // 5 A.comb
-    fill(g.add_compute(Phase::kExperts, 0, 1, {3}), 4 * t);                    // 6 B.exp
-    g.add_collective(Phase::kCombine, 0, 1, p.collective(2 * t), {6});        // 7 B.comb
+    fill(g.add_compute(Phase::kAttention, 0, 0, {}), 2 * t);             // 0 A.attn
+    g.add_collective(Phase::kDispatch, 0, 0, p.collective(2 * t), {0});  // 1 A.disp
+    fill(g.add_compute(Phase::kAttention, 0, 1, {}), 2 * t);             // 2 B.attn
+    g.add_collective(Phase::kDispatch, 0, 1, p.collective(2 * t), {2});  // 3 B.disp
+    fill(g.add_compute(Phase::kExperts, 0, 0, {1}), 4 * t);              // 4 A.exp
+    g.add_collective(Phase::kCombine, 0, 0, p.collective(2 * t), {4});   // 5 A.comb
+    fill(g.add_compute(Phase::kExperts, 0, 1, {3}), 4 * t);              // 6 B.exp
+    g.add_collective(Phase::kCombine, 0, 1, p.collective(2 * t), {6});   // 7 B.comb
   });
   const double ends[] = {2, 5, 4, 7, 9, 12, 13, 16};
   for (int a = 0; a < 8; ++a) EXPECT_NEAR(r["ends"][a].get<double>(), ends[a] * t, 1e-12 * t) << a;
