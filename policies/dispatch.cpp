@@ -6,21 +6,6 @@
 
 namespace semsim {
 
-const std::vector<PolicyInfo>& dispatch_modes() {
-  static const std::vector<PolicyInfo> modes = {
-      {"dedup", "one copy per token and remote device (high-throughput EP kernels)", {}},
-      {"per_expert", "one copy per token and remote expert (low-latency decode kernels)", {}},
-      {"allgather", "every token to every device, independent of routing", {}},
-  };
-  return modes;
-}
-
-DispatchMode dispatch_mode_named(const std::string& name) {
-  if (name == "per_expert") return DispatchMode::kPerExpert;
-  if (name == "allgather") return DispatchMode::kAllGather;
-  return DispatchMode::kDedup;
-}
-
 LayerDispatch::LayerDispatch(int device_count, int expert_count)
     : devices(device_count),
       experts(expert_count),

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "policies/placement.hpp"
-#include "policies/policy_params.hpp"
 #include "workloads/routing_source.hpp"
 
 namespace semsim {
@@ -16,9 +15,6 @@ namespace semsim {
 // kernels). kPerExpert: once per remote expert (low-latency decode kernels). kAllGather: every
 // token to every other device, whatever its routing.
 enum class DispatchMode { kDedup, kPerExpert, kAllGather };
-
-const std::vector<PolicyInfo>& dispatch_modes();
-DispatchMode dispatch_mode_named(const std::string& name);
 
 struct LayerDispatch {
   int devices = 0;

@@ -5,17 +5,6 @@
 
 namespace semsim {
 
-const std::vector<std::string>& replica_choice_names() {
-  static const std::vector<std::string> names = {"round_robin", "uniform"};
-  return names;
-}
-
-ReplicaChoice replica_choice_named(const std::string& name) {
-  if (name == "round_robin") return ReplicaChoice::kRoundRobin;
-  if (name == "uniform") return ReplicaChoice::kUniform;
-  throw std::logic_error("unknown replica choice '" + name + "'");
-}
-
 void Placement::seal() {
   auto fail = [](const std::string& what) { throw std::logic_error("placement: " + what); };
   if (moe_layers <= 0 || experts <= 0 || devices <= 0) fail("layers, experts and devices must be positive");

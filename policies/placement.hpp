@@ -4,7 +4,6 @@
 // node (replica choice prefers a replica in the token's node).
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
 namespace semsim {
@@ -13,9 +12,6 @@ namespace semsim {
 // one (EPLB's static and dynamic choices): kRoundRobin rotates over the replicas (a per-(layer,
 // expert) turn counter), kUniform picks one by a hash of the dispatch and the token's index.
 enum class ReplicaChoice { kRoundRobin, kUniform };
-
-ReplicaChoice replica_choice_named(const std::string& name);  // "round_robin" | "uniform"
-const std::vector<std::string>& replica_choice_names();
 
 struct Placement {
   int moe_layers = 0;

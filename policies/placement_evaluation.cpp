@@ -149,11 +149,9 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
       static_cast<std::size_t>(options.tp_batch_tokens > 0 ? options.tp_batch_tokens : tokens.size());
   TokenReshuffle reshuffle;
   std::vector<int> positional(tokens.size());
-  for (std::size_t first = 0; first < tokens.size(); first += batch) {
-    const std::size_t size = std::min(batch, tokens.size() - first);
-    const std::vector<int> ranks = positional_token_ranks(static_cast<int>(size), devices);
-    std::copy(ranks.begin(), ranks.end(), positional.begin() + static_cast<std::ptrdiff_t>(first));
-  }
+  for (std::size_t first = 0; first < tokens.size(); first += batch)
+    positional_token_ranks(devices,
+                           std::span(positional).subspan(first, std::min(batch, tokens.size() - first)));
   for (int layer = 0; layer < layers; ++layer) {
     const int history = std::min(layer, 4);
     for (std::size_t i = 0; i < tokens.size(); ++i) {

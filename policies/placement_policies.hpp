@@ -1,11 +1,10 @@
 #pragma once
-// Placement policies by name: pure functions from a placement problem (model shape, devices, the
-// profiled routing when the policy needs it) to physical expert slots per device, and — for
-// policies that co-cluster tokens with experts (semmoe, ilp) — a token→device table. A new policy
-// is one file and one line in placement_policies.cpp.
+// Placement policies: pure functions from a placement problem (model shape, devices, the profiled
+// routing when the policy needs it) to physical expert slots per device, and — for policies that
+// co-cluster tokens with experts (semmoe, ilp) — a token→device table. Each is one file, registered
+// in policies/policy_registry.cpp.
 #include <map>
 #include <string>
-#include <vector>
 
 #include "policies/placement.hpp"
 #include "policies/policy_params.hpp"
@@ -29,15 +28,8 @@ struct PlacementResult {
   std::map<std::string, double> solver;  // what the solver reports: objective, gap, iterations, ...
 };
 
-struct PlacementPolicyInfo {
-  PolicyInfo info;
-  bool needs_profile = false;
-  PlacementResult (*place)(const PlacementInput& input, const PolicyChoice& choice) = nullptr;
-};
-
-const std::vector<PolicyInfo>& placement_policies();
-// Runs the named policy. InputError when it needs a profile and `input.profile` is null, or when the
-// profile's shape (layers, experts) differs from the input's.
+// Runs the named policy. InputError when it is unknown, when it needs a profile and `input.profile`
+// is null, or when the profile's shape (layers, experts) differs from the input's.
 PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice);
 
 }  // namespace semsim

@@ -1,13 +1,11 @@
 #pragma once
 // Attention-DP request scheduling: which DP rank serves an arriving request. A scheduler sees only
 // what a real one knows at arrival time: the request, its prompt's token ids and the ranks' current
-// load — never the routing the request will take.
+// load — never the routing the request will take. Built by make_request_scheduler
+// (policies/policy_registry.hpp).
 #include <cstdint>
-#include <memory>
 #include <span>
 
-#include "policies/placement_plan.hpp"
-#include "policies/policy_params.hpp"
 #include "workloads/request.hpp"
 
 namespace semsim {
@@ -26,11 +24,5 @@ class RequestScheduler {
   virtual int choose(const Request& request, std::span<const std::int32_t> prompt_tokens,
                      std::span<const RankLoad> ranks) = 0;
 };
-
-const std::vector<PolicyInfo>& request_scheduling_policies();
-// `plan` supplies the token tables of affinity-based schedulers (semmoe_dp*); InputError when such a
-// scheduler gets a plan without them.
-std::unique_ptr<RequestScheduler> make_request_scheduler(const PolicyChoice& choice,
-                                                         const PlacementPlan& plan);
 
 }  // namespace semsim

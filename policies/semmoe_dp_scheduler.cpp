@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "policies/token_device_table.hpp"
+
 namespace semsim {
 SemMoeDpScheduler::SemMoeDpScheduler(std::vector<std::int16_t> vote_device, int devices)
     : vote_device_(std::move(vote_device)), votes_(devices), masked_(devices, 0) {}

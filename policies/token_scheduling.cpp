@@ -1,35 +1,31 @@
 #include "policies/token_scheduling.hpp"
 
-#include "models/input_error.hpp"
+#include <algorithm>
 
 namespace semsim {
 
-const std::vector<PolicyInfo>& token_scheduling_policies() {
-  static const std::vector<PolicyInfo> policies = {
-      {"positional", "equal contiguous slices by position (vanilla Attention-TP)", {}},
-      {"semmoe_tp",
-       "Sem-MoE: per token T if T_p > A_p else A, aligned to equal slices (shuffled reduce-scatter)",
-       {}},
-  };
-  return policies;
+void positional_token_ranks(int ranks, std::span<int> rank) {
+  const std::size_t tokens = rank.size();
+  const std::size_t slice = (tokens + static_cast<std::size_t>(ranks) - 1) / static_cast<std::size_t>(ranks);
+  for (std::size_t first = 0, r = 0; first < tokens; first += slice, ++r)
+    std::fill_n(rank.begin() + static_cast<std::ptrdiff_t>(first), std::min(slice, tokens - first),
+                static_cast<int>(r));
 }
 
-std::vector<int> positional_token_ranks(int tokens, int ranks) {
-  std::vector<int> rank_of(tokens);
-  const int slice = (tokens + ranks - 1) / ranks;
-  for (int t = 0; t < tokens; ++t) rank_of[t] = t / slice;
-  return rank_of;
+void PositionalTokenScheduler::assign(int, std::span<const std::int32_t> token_ids, std::span<const int>,
+                                      std::vector<int>& rank) {
+  rank.resize(token_ids.size());
+  positional_token_ranks(ranks_, rank);
 }
 
-bool reshuffles_tokens(const PolicyChoice& choice) {
-  return choice.name == "semmoe_tp";
+int SemMoeTpTokenScheduler::history(int layer) const {
+  return std::min(plan_.inter_layer.lookback, layer);
 }
 
-void check_token_scheduling(const PolicyChoice& choice, const PlacementPlan& plan) {
-  if (reshuffles_tokens(choice) && plan.token_devices.empty())
-    throw InputError("token scheduling '" + choice.name +
-                     "' needs the placement's token→device table: a profile-driven placement (semmoe, ...) "
-                     "or a placement file that has one");
+void SemMoeTpTokenScheduler::assign(int layer, std::span<const std::int32_t> token_ids,
+                                    std::span<const int> previous_devices, std::vector<int>& rank) {
+  reshuffle_tokens(plan_, layer, token_ids, previous_devices, history(layer), ranks_, reshuffle_);
+  rank.assign(reshuffle_.rank.begin(), reshuffle_.rank.end());
 }
 
 }  // namespace semsim

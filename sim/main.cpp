@@ -11,10 +11,7 @@
 #include <thread>
 
 #include "models/presets.hpp"
-#include "policies/dispatch.hpp"
-#include "policies/placement_policies.hpp"
-#include "policies/request_scheduling.hpp"
-#include "policies/token_scheduling.hpp"
+#include "policies/policy_registry.hpp"
 #include "sim/calibrate_command.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
@@ -105,15 +102,6 @@ int merge_command(const std::string& file, const std::string& out_dir,
   return 0;
 }
 
-void print_policies(const std::string& kind, const std::vector<semsim::PolicyInfo>& policies) {
-  std::cout << kind << ":\n";
-  for (const auto& p : policies) {
-    std::cout << fmt::format("  {:<18} {}\n", p.name, p.help);
-    for (const auto& param : p.params)
-      std::cout << fmt::format("      {}={} {}\n", param.name, param.default_value, param.help);
-  }
-}
-
 int list_command(const std::string& what) {
   if (what == "models") {
     for (const auto& name : semsim::preset_names(semsim::PresetKind::kModel)) {
@@ -130,10 +118,7 @@ int list_command(const std::string& what) {
       std::cout << fmt::format("{:<18} {} x {} {}\n", name, c.nodes, c.gpus_per_node, c.device.name);
     }
   } else {
-    print_policies("placement", semsim::placement_policies());
-    print_policies("request_scheduling", semsim::request_scheduling_policies());
-    print_policies("token_scheduling", semsim::token_scheduling_policies());
-    print_policies("dispatch", semsim::dispatch_modes());
+    std::cout << semsim::policy_listing();
   }
   return 0;
 }

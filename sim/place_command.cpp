@@ -14,6 +14,7 @@
 #include "policies/placement_evaluation.hpp"
 #include "policies/placement_file.hpp"
 #include "policies/placement_plan.hpp"
+#include "policies/policy_registry.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
@@ -21,12 +22,12 @@ namespace {
 
 // The policy with its defaults, then each key=value of --param checked against its parameters.
 PolicyChoice policy_choice(const std::string& name, const std::vector<std::string>& params) {
-  std::vector<std::string> names;
-  for (const PolicyInfo& info : placement_policies()) names.push_back(info.name);
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError(fmt::format("--policy: unknown placement policy '{}'{}; known: {}", name,
-                                 did_you_mean(name, names), fmt::join(names, ", ")));
-  PolicyChoice choice = default_policy_choice(name, placement_policies());
+  PolicyChoice choice;
+  try {
+    choice = default_policy_choice(PolicyKind::kPlacement, name);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--policy: ") + e.what());
+  }
   std::vector<std::string> keys;
   for (const auto& [key, value] : choice.params) keys.push_back(key);
   for (const std::string& param : params) {

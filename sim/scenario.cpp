@@ -9,9 +9,6 @@
 
 #include "models/presets.hpp"
 #include "policies/placement_file.hpp"
-#include "policies/placement_policies.hpp"
-#include "policies/request_scheduling.hpp"
-#include "policies/token_scheduling.hpp"
 
 namespace semsim {
 namespace scenarios_data {
@@ -136,10 +133,13 @@ std::string existing_path(const YamlInput& value, const std::string& base_dir, c
 }
 
 void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s) {
-  in.expect_map({"placement", "request_scheduling", "token_scheduling", "dispatch", "replica_choice"});
-  auto choice = [&](const char* key, const std::vector<PolicyInfo>& known, const std::string& fallback) {
-    if (const auto node = in.optional(key)) return read_policy_choice(*node, known);
-    return default_policy_choice(fallback, known);
+  std::vector<std::string> keys;
+  for (const PolicyKindInfo& kind : policy_kinds()) keys.push_back(kind.key);
+  in.expect_map(keys);
+  auto choice = [&](PolicyKind kind) {
+    const PolicyKindInfo& info = policy_kind(kind);
+    if (const auto node = in.optional(info.key)) return read_policy_choice(*node, kind);
+    return default_policy_choice(kind, info.default_name);
   };
   // `placement: {file: PATH}` reads a placement file instead of running a policy.
   const auto placement = in.optional("placement");
@@ -148,15 +148,16 @@ void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s
     s.placement_file = existing_path(placement->required("file"), base_dir, "placement file");
     s.placement_file_as_written = placement->required("file").as_string();
   } else {
-    s.placement = choice("placement", placement_policies(), "contiguous");
+    s.placement = choice(PolicyKind::kPlacement);
   }
-  if (const auto replica = in.optional("replica_choice"))
-    s.replica_choice_name = replica->as_choice(replica_choice_names());
-  s.replica_choice = replica_choice_named(s.replica_choice_name);
-  s.request_scheduling = choice("request_scheduling", request_scheduling_policies(), "round_robin");
-  s.token_scheduling = choice("token_scheduling", token_scheduling_policies(), "positional");
-  s.dispatch_name = choice("dispatch", dispatch_modes(), "dedup").name;
-  s.dispatch = dispatch_mode_named(s.dispatch_name);
+  s.request_scheduling = choice(PolicyKind::kRequestScheduling);
+  s.token_scheduling = choice(PolicyKind::kTokenScheduling);
+  const PolicyChoice dispatch = choice(PolicyKind::kDispatch);
+  s.dispatch_name = dispatch.name;
+  s.dispatch = dispatch_mode_of(dispatch);
+  const PolicyChoice replica_choice = choice(PolicyKind::kReplicaChoice);
+  s.replica_choice_name = replica_choice.name;
+  s.replica_choice = replica_choice_of(replica_choice);
 }
 
 // The placement file's plan, checked against the scenario at the `file` key.
@@ -176,30 +177,29 @@ PlacementPlan read_scenario_placement_file(const YamlInput& file_key, const Scen
   return plan;
 }
 
-// Schedulers that read the plan's tables are built now, so a missing table is reported at its key.
-// Attention-DP spreads requests over ranks; Attention-TP has one request queue and spreads tokens.
-void check_schedulers(const YamlInput& root, const Scenario& s) {
+// Where errors about a policy kind are reported: its key under `policies`, or where it would be.
+YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
   const auto policies = root.optional("policies");
-  auto key = [&](const char* name) {
-    const auto node = policies ? policies->optional(name) : std::nullopt;
-    return node ? *node : root;
+  const auto node = policies ? policies->optional(policy_kind(kind).key) : std::nullopt;
+  return node ? *node : policies ? *policies : root;
+}
+
+PolicyContext policy_context(const Scenario& s) {
+  return {s.attention, !s.profile.empty(),
+          s.placement_plan != nullptr && !s.placement_plan->token_devices.empty()};
+}
+
+// The requirements of every policy but the placement, from their registry entries, once the plan
+// says whether it has a token table.
+void check_policies_on_plan(const YamlInput& root, const Scenario& s) {
+  const std::pair<PolicyKind, const std::string&> chosen[] = {
+      {PolicyKind::kRequestScheduling, s.request_scheduling.name},
+      {PolicyKind::kTokenScheduling, s.token_scheduling.name},
+      {PolicyKind::kDispatch, s.dispatch_name},
+      {PolicyKind::kReplicaChoice, s.replica_choice_name},
   };
-  const bool tp = s.attention == AttentionMode::kTensorParallel;
-  if (tp && s.request_scheduling.name != "round_robin")
-    key("request_scheduling")
-        .fail("with attention: tp the group has one request queue: request_scheduling must be round_robin");
-  if (!tp && s.token_scheduling.name != "positional")
-    key("token_scheduling").fail("token_scheduling '" + s.token_scheduling.name + "' needs attention: tp");
-  try {
-    make_request_scheduler(s.request_scheduling, *s.placement_plan);
-  } catch (const InputError& e) {
-    key("request_scheduling").fail(e.what());
-  }
-  try {
-    check_token_scheduling(s.token_scheduling, *s.placement_plan);
-  } catch (const InputError& e) {
-    key("token_scheduling").fail(e.what());
-  }
+  for (const auto& [kind, name] : chosen)
+    check_requirements(policy_entry(kind, name), policy_context(s), policy_key(root, kind));
 }
 
 // Runs the placement policy (or reads the placement file) once, at load time: the memory check
@@ -212,9 +212,12 @@ void place(const YamlInput& root, Scenario& s) {
         root.required("policies").required("placement").required("file"), s, devices_per_node);
     s.placement = plan.policy;
     s.placement_plan = std::make_shared<const PlacementPlan>(std::move(plan));
-    check_schedulers(root, s);
+    check_policies_on_plan(root, s);
     return;
   }
+  // Checked before it runs, on what it reads; a placement file's policy ran where its inputs were.
+  check_requirements(policy_entry(PolicyKind::kPlacement, s.placement.name), policy_context(s),
+                     policy_key(root, PolicyKind::kPlacement));
   std::optional<RoutingProfile> profile;
   if (!s.profile.empty()) {
     profile = RoutingProfile::load(s.profile);
@@ -228,11 +231,9 @@ void place(const YamlInput& root, Scenario& s) {
   try {
     s.placement_plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
   } catch (const InputError& e) {
-    const auto policies = root.optional("policies");
-    const auto key = policies ? policies->optional("placement") : std::nullopt;
-    (key ? *key : root).fail(e.what());
+    policy_key(root, PolicyKind::kPlacement).fail(e.what());
   }
-  check_schedulers(root, s);
+  check_policies_on_plan(root, s);
 }
 
 // Under Attention-TP every rank holds its shard of the attention, dense FFN and vocabulary weights

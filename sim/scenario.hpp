@@ -11,15 +11,12 @@
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "models/operator_costs.hpp"
-#include "policies/dispatch.hpp"
 #include "policies/placement_plan.hpp"
-#include "policies/policy_params.hpp"
+#include "policies/policy_registry.hpp"
 #include "sim/network.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
-
-enum class AttentionMode { kDataParallel, kTensorParallel };
 
 // serving.overlap: two_batch splits each rank's batch into two micro-batches whose communication
 // runs under each other's compute (SGLang's two-batch overlap).
@@ -56,9 +53,9 @@ struct Scenario {
   PolicyChoice request_scheduling;
   PolicyChoice token_scheduling;
   DispatchMode dispatch = DispatchMode::kDedup;
-  std::string dispatch_name = "dedup";
+  std::string dispatch_name;
   ReplicaChoice replica_choice = ReplicaChoice::kRoundRobin;
-  std::string replica_choice_name = "round_robin";
+  std::string replica_choice_name;
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   CalibrationProfile calibration;
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid

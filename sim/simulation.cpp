@@ -3,7 +3,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
-#include "policies/request_scheduling.hpp"
+#include "policies/policy_registry.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/dp_serving_loop.hpp"
 #include "sim/platform.hpp"
@@ -30,6 +30,8 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const Placement& placement = scenario.placement_plan->placement;  // placed when the scenario was loaded
   const auto routing = make_routing_source(scenario.workload, scenario.model);
   const auto scheduler = make_request_scheduler(scenario.request_scheduling, *scenario.placement_plan);
+  const auto token_scheduler =
+      make_token_scheduler(scenario.token_scheduling, *scenario.placement_plan, scenario.ep);
   const CalibratedCostModel cost_model(scenario.model, scenario.cluster.device, scenario.calibration,
                                        scenario.precision, scenario.calibration_extrapolation);
   // Under Attention-TP each rank computes its shard of attention, dense FFN and LM head.
@@ -44,7 +46,7 @@ RunResult simulate(const Scenario& scenario, StepWindow timeline) {
   const auto executor = scenario.fidelity == NetworkFidelity::kFlow
                             ? make_flow_executor(std::move(network), units, topology)
                             : make_bottleneck_executor(std::move(network), units);
-  StepBuilder builder(scenario, placement, *routing, cost_model, rank_cost_model, topology);
+  StepBuilder builder(scenario, placement, *routing, cost_model, rank_cost_model, topology, *token_scheduler);
   StepRecorder recorder(scenario.model, scenario.ep, timeline);
   StepPipeline steps(builder, *executor, recorder, scenario.ep);
   const std::vector<Request> requests = generate_requests(scenario.workload);

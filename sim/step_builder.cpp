@@ -4,7 +4,6 @@
 
 #include "policies/inter_layer_table.hpp"
 #include "policies/routing_metrics.hpp"
-#include "policies/token_scheduling.hpp"
 
 namespace semsim {
 namespace {
@@ -28,15 +27,17 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
       device_experts(devices) {}
 
 StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
-                         const CostModel& cost, const CostModel& rank_cost, const Topology& topology)
+                         const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
+                         TokenScheduler& token_scheduler)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
       cost_(cost),
       rank_cost_(rank_cost),
       topology_(topology),
+      token_scheduler_(token_scheduler),
       tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
-      reshuffle_(tensor_parallel_ && reshuffles_tokens(scenario.token_scheduling)),
+      reshuffle_(tensor_parallel_ && token_scheduler.reshuffles()),
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
       // A group of one device has no collective at all; any larger group launches each one.
       collective_overhead_(scenario.ep > 1 ? cost.collective_overhead() : 0.0),
@@ -129,8 +130,9 @@ void StepBuilder::price_ranks(MicroBatch& mb) {
   for (auto* per_rank : {&mb.attention_full, &mb.attention_windowed, &mb.dense, &mb.head})
     if (tensor_parallel_) std::fill(per_rank->begin() + 1, per_rank->end(), per_rank->front());
   mb.moe_rank = mb.token_rank;
-  if (tensor_parallel_) {
-    mb.positional = positional_token_ranks(static_cast<int>(mb.tokens.size()), ranks);
+  if (tensor_parallel_) {  // the dense layers' all-reduces shard by position
+    mb.positional.resize(mb.tokens.size());
+    positional_token_ranks(ranks, mb.positional);
     mb.moe_rank = &mb.positional;
   }
   price_rank_tokens(mb);
@@ -145,16 +147,15 @@ void StepBuilder::price_rank_tokens(MicroBatch& mb) {
   }
 }
 
-const std::vector<int>& StepBuilder::reshuffled_ranks(MicroBatch& mb, int moe) {
-  const PlacementPlan& plan = *scenario_.placement_plan;
+const std::vector<int>& StepBuilder::scheduled_ranks(MicroBatch& mb, int moe) {
   const std::size_t tokens = mb.token_ids.size();
-  const int history = std::min(plan.inter_layer.lookback, moe);
+  const int history = token_scheduler_.history(moe);
   mb.previous_devices.resize(tokens * history);
   for (std::size_t i = 0; i < tokens; ++i)
     for (int back = 0; back < history; ++back)
       mb.previous_devices[i * history + back] = mb.majority[(moe - 1 - back) * tokens + i];
-  reshuffle_tokens(plan, moe, mb.token_ids, mb.previous_devices, history, scenario_.ep, mb.reshuffle);
-  return mb.reshuffle.rank;
+  token_scheduler_.assign(moe, mb.token_ids, mb.previous_devices, mb.scheduled);
+  return mb.scheduled;
 }
 
 Collective StepBuilder::slice_collective(const MicroBatch& mb, StepRecord& record) {
@@ -210,8 +211,9 @@ void StepBuilder::add_permute(MicroBatch& mb, int index, int layer, StepGraph& g
 void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
   const int k = scenario_.model.top_k;
   const int ranks = scenario_.ep;
-  if (reshuffle_) {
-    mb.moe_rank = &reshuffled_ranks(mb, moe);
+  // Ranks that do not reshuffle hold for every layer of the step.
+  if (tensor_parallel_ && (reshuffle_ || moe == 0)) {
+    mb.moe_rank = &scheduled_ranks(mb, moe);
     price_rank_tokens(mb);
   }
   mb.experts.resize(mb.tokens.size() * k);
@@ -303,11 +305,11 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
   for (int m = 0; m < micro_batches_; ++m) {
     MicroBatch& mb = micro_[m];
     for (TokenRef& token : mb.tokens) token.id = routing_.token_id(token);
-    if (reshuffle_) {
+    if (tensor_parallel_) {
       mb.token_ids.resize(mb.tokens.size());
       for (std::size_t i = 0; i < mb.tokens.size(); ++i) mb.token_ids[i] = mb.tokens[i].id;
-      mb.majority.resize(mb.tokens.size() * moe_layer_ids_.size());
     }
+    if (reshuffle_) mb.majority.resize(mb.tokens.size() * moe_layer_ids_.size());
     price_ranks(mb);
     add_dense_layers(mb, m, graph, record);
   }

@@ -3,8 +3,9 @@
 // - Attention-DP: per MoE layer, each rank's attention + gate, the dispatch all-to-allv built from
 //   the tokens' actual routing, each device's grouped experts, the combine.
 // - Attention-TP: the group runs one batch with heads sharded; a reduce-scatter leaves each rank
-//   its slice of the tokens (positional, or Sem-MoE's reshuffle with its two permutes), the MoE
-//   layer runs from the slices, and an all-gather gives the next attention every token.
+//   its slice of the tokens (the token scheduler's: positional, or a reshuffle with its two
+//   permutes), the MoE layer runs from the slices, and an all-gather gives the next attention every
+//   token.
 // Dense layers and the LM head come first as one compute activity (ranks meet at the first MoE
 // collective); under Attention-TP each dense layer adds two all-reduces (reduce-scatter +
 // all-gather). With two-batch overlap (serving.overlap: two_batch) each rank's batch is split in
@@ -17,7 +18,7 @@
 #include "models/operator_costs.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/placement.hpp"
-#include "policies/semmoe_token_scheduling.hpp"
+#include "policies/token_scheduling.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
@@ -37,10 +38,11 @@ struct RankBatch {
 class StepBuilder {
  public:
   // `rank_cost` prices each rank's attention, dense FFN and LM head: `cost` itself under
-  // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP. Sem-MoE's
-  // reshuffle reads the scenario's placement plan.
+  // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP.
+  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP.
   StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
-              const CostModel& cost, const CostModel& rank_cost, const Topology& topology);
+              const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
+              TokenScheduler& token_scheduler);
 
   // Attention-DP: `tokens[i]` runs on rank `token_rank[i]`, `batches` holds one batch per rank.
   // Attention-TP: `batches` holds the group's one batch (every token on rank 0); the token
@@ -64,17 +66,17 @@ class StepBuilder {
     // Per rank: attention of full and windowed layers, dense FFN, LM head; gate and shared experts.
     std::vector<double> attention_full, attention_windowed, dense, head, gate, shared;
     std::vector<int> rank_tokens;  // per rank: tokens it gates (and runs shared experts on)
-    std::vector<int> positional;   // Attention-TP: each token's slice by position
+    std::vector<int> positional;   // Attention-TP: each token's slice by position (dense layers)
     const std::vector<int>* moe_rank = nullptr;
     std::vector<ExpertId> experts;  // this layer's routing of its tokens
     LayerDispatch dispatch;
     std::vector<std::vector<long long>> copies;  // [moe layer] dispatch copies, kept for the executor
     std::vector<double> device_experts;          // per device: routed + shared expert seconds
-    std::vector<std::int32_t> token_ids;         // Sem-MoE's reshuffle
+    std::vector<std::int32_t> token_ids;         // Attention-TP: what the token scheduler reads
     std::vector<int> majority;                   // [moe layer * tokens + token] majority device this step
     std::vector<int> previous_devices;
-    TokenReshuffle reshuffle;
-    int last = -1;  // its last activity so far
+    std::vector<int> scheduled;  // Attention-TP: each token's rank at this MoE layer
+    int last = -1;               // its last activity so far
     MicroBatch(int devices, int experts, int moe_layers);
   };
 
@@ -82,7 +84,7 @@ class StepBuilder {
              const std::vector<int>& token_rank);
   void price_ranks(MicroBatch& mb);
   void price_rank_tokens(MicroBatch& mb);
-  const std::vector<int>& reshuffled_ranks(MicroBatch& mb, int moe);
+  const std::vector<int>& scheduled_ranks(MicroBatch& mb, int moe);
   // A reduce-scatter or all-gather over the slices of `mb.rank_tokens`.
   Collective slice_collective(const MicroBatch& mb, StepRecord& record);
   void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record);
@@ -99,6 +101,7 @@ class StepBuilder {
   const CostModel& cost_;
   const CostModel& rank_cost_;
   const Topology& topology_;
+  TokenScheduler& token_scheduler_;
   bool tensor_parallel_;
   bool reshuffle_;
   int micro_batches_;

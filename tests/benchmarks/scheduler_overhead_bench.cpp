@@ -7,6 +7,7 @@
 #include <random>
 
 #include "policies/contiguous_placement.hpp"
+#include "policies/policy_registry.hpp"
 #include "policies/request_scheduling.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
 

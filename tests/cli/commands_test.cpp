@@ -64,7 +64,8 @@ TEST(cliCommands, ListPoliciesHasTheDefaults) {
   const CliResult r = run_semsim({"list", "policies"});
   ASSERT_EQ(r.exit_code, 0) << describe({"list", "policies"}, r);
   // Policy lines are indented under their kind ("placement:", "dispatch:", ...).
-  for (const char* kind : {"placement:", "request_scheduling:", "token_scheduling:", "dispatch:"})
+  for (const char* kind :
+       {"placement:", "request_scheduling:", "token_scheduling:", "dispatch:", "replica_choice:"})
     EXPECT_TRUE(has_line_starting_with(r.out, kind)) << kind << " missing from:\n" << r.out;
   for (const char* policy : {"contiguous", "round_robin", "dedup"})
     EXPECT_NE(r.out.find("  " + std::string(policy) + " "), std::string::npos) << policy << " missing from:\n"

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "models/input_error.hpp"
+#include "policies/policy_registry.hpp"
 #include "routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 PlacementResult place(const RoutingProfile& profile, int devices) {
   const PlacementInput input{profile.moe_layers(), profile.experts(), devices, 0, 1, &profile};
-  return place_experts(input, default_policy_choice("coact", placement_policies()));
+  return place_experts(input, default_policy_choice(PolicyKind::kPlacement, "coact"));
 }
 
 TEST(CoactPlacement, ExactlyNOverDExpertsPerDeviceOnRandomInputs) {

@@ -2,13 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "policies/policy_registry.hpp"
 #include "profile_fixture.hpp"
 
 namespace semsim {
 namespace {
 
 PolicyChoice eplb(double redundant, double groups = 0) {
-  PolicyChoice choice = default_policy_choice("eplb", placement_policies());
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "eplb");
   choice.params["redundant"] = redundant;
   choice.params["groups"] = groups;
   return choice;
@@ -59,7 +60,7 @@ TEST(EplbPlacement, DefaultsToOneRedundantSlotPerDeviceAndBalancesRandomShapes) 
     const RoutingProfile profile =
         test::random_profile(3, experts, 2, 400, static_cast<std::uint64_t>(experts));
     const PlacementResult r = place_experts({3, experts, devices, per_node, 1, &profile},
-                                            default_policy_choice("eplb", placement_policies()));
+                                            default_policy_choice(PolicyKind::kPlacement, "eplb"));
     const int per_device = (experts + devices) / devices;
     for (int layer = 0; layer < 3; ++layer) {
       int slots = 0;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "models/input_error.hpp"
+#include "policies/policy_registry.hpp"
 #include "routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
@@ -46,7 +47,7 @@ double brute_force_optimum(const RoutingProfile& profile, int tokens, double bal
 }
 
 PlacementResult solve(const RoutingProfile& profile, double tokens, double balance) {
-  PolicyChoice choice = default_policy_choice("ilp", placement_policies());
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "ilp");
   choice.params["tokens"] = tokens;
   choice.params["balance"] = balance;
   return place_experts({1, 4, 2, 0, 1, &profile}, choice);

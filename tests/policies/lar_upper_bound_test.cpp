@@ -7,6 +7,7 @@
 
 #include "models/input_error.hpp"
 #include "policies/placement_policies.hpp"
+#include "policies/policy_registry.hpp"
 #include "routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
@@ -140,10 +141,10 @@ TEST(LarUpperBound, NeverBelowTheExhaustiveOptimumOrAnyPolicy) {
 
       const RoutingProfile profile = RoutingProfile::build(trace, {});
       const PlacementInput input{2, shape.experts, shape.devices, 0, 1, &profile};
-      for (const PolicyInfo& info : placement_policies()) {
+      for (const PolicyEntry& info : policies_of(PolicyKind::kPlacement)) {
         PlacementResult result;
         try {
-          result = place_experts(input, default_policy_choice(info.name, placement_policies()));
+          result = place_experts(input, default_policy_choice(PolicyKind::kPlacement, info.name));
         } catch (const InputError&) {
           continue;  // the policy does not apply to this shape (e.g. its balance cannot be met)
         }

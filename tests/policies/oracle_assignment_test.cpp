@@ -10,6 +10,7 @@
 #include "policies/placement_evaluation.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/placement_policies.hpp"
+#include "policies/policy_registry.hpp"
 #include "routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
@@ -96,8 +97,8 @@ TEST(HindsightLar, BetweenThePredictedLarAndTheUpperBound) {
     const std::vector<bool> held_out = held_out_requests(trace.requests(), 0.5, seed);
     const RoutingProfile profile = RoutingProfile::build(trace, held_out);
     for (const char* policy : {"contiguous", "semmoe", "coact"}) {
-      const PlacementPlan plan =
-          make_placement_plan({3, 8, 2, 2, 1, &profile}, default_policy_choice(policy, placement_policies()));
+      const PlacementPlan plan = make_placement_plan({3, 8, 2, 2, 1, &profile},
+                                                     default_policy_choice(PolicyKind::kPlacement, policy));
       const EvaluationOptions options{1.5, 8};
       const PlacementEvaluation e = evaluate_placement(plan, trace, held_out, options);
       const double tp_balance = equal_slice_balance(e.tokens, options.tp_batch_tokens, 2);

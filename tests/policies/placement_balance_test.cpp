@@ -5,20 +5,21 @@
 #include <gtest/gtest.h>
 
 #include "policies/placement_policies.hpp"
+#include "policies/policy_registry.hpp"
 #include "profile_fixture.hpp"
 
 namespace semsim {
 namespace {
 
 TEST(PlacementBalance, EveryPolicyGivesEveryDeviceEqualSlotsOnRandomInputs) {
-  for (const PolicyInfo& policy : placement_policies()) {
+  for (const PolicyEntry& policy : policies_of(PolicyKind::kPlacement)) {
     for (const auto& [experts, devices] :
          std::vector<std::pair<int, int>>{{8, 2}, {12, 4}, {16, 4}, {24, 8}}) {
       SCOPED_TRACE(fmt::format("{} with {} experts on {} devices", policy.name, experts, devices));
       const RoutingProfile profile =
           test::random_profile(2, experts, 2, 300, static_cast<std::uint64_t>(devices));
       const PlacementInput input{2, experts, devices, devices / 2, 1, &profile};
-      PolicyChoice choice = default_policy_choice(policy.name, placement_policies());
+      PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, policy.name);
       // ilp: a small, quick instance; a CBC run stopped by its time limit depends on the machine's
       // speed, so its determinism is only asserted where it proves optimality (ilp_placement_test).
       const bool time_limited = policy.name == "ilp";

@@ -9,6 +9,7 @@
 #include "policies/inter_layer_table.hpp"
 #include "policies/placement_evaluation.hpp"
 #include "policies/placement_plan.hpp"
+#include "policies/policy_registry.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
 #include "policies/token_device_prediction.hpp"
 
@@ -264,7 +265,7 @@ TEST(PlacementEvaluation, PlantedRoutingIsFullyLocalWithTheTables) {
   const std::vector<bool> held_out = held_out_requests(trace.requests(), 0.5, 3);
   const RoutingProfile profile = RoutingProfile::build(trace, held_out);
   const PlacementPlan plan = make_placement_plan({1, 4, 2, 2, 1, &profile},
-                                                 default_policy_choice("contiguous", placement_policies()));
+                                                 default_policy_choice(PolicyKind::kPlacement, "contiguous"));
   const PlacementEvaluation e = evaluate_placement(plan, trace, held_out, {1.10, 16});
   EXPECT_EQ(e.requests, 8);
   EXPECT_EQ(e.tokens, 64);

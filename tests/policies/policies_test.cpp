@@ -6,8 +6,7 @@
 
 #include "policies/contiguous_placement.hpp"
 #include "policies/dispatch.hpp"
-#include "policies/placement_policies.hpp"
-#include "policies/request_scheduling.hpp"
+#include "policies/policy_registry.hpp"
 #include "policies/routing_metrics.hpp"
 #include "policies/token_scheduling.hpp"
 
@@ -190,18 +189,26 @@ TEST(RequestScheduling, RoundRobinCyclesShortestQueuePicksLeastLoaded) {
 }
 
 TEST(TokenScheduling, PositionalSlicesAreContiguousAndEqual) {
-  EXPECT_EQ(positional_token_ranks(8, 4), (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}));
-  EXPECT_EQ(positional_token_ranks(5, 2), (std::vector<int>{0, 0, 0, 1, 1}));
+  std::vector<int> eight(8), five(5);
+  positional_token_ranks(4, eight);
+  positional_token_ranks(2, five);
+  EXPECT_EQ(eight, (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(five, (std::vector<int>{0, 0, 0, 1, 1}));
+  PositionalTokenScheduler scheduler(2);
+  std::vector<int> rank;
+  scheduler.assign(3, std::vector<std::int32_t>(5, -1), {}, rank);
+  EXPECT_EQ(rank, five);
+  EXPECT_FALSE(scheduler.reshuffles());
 }
 
 TEST(PolicyChoice, NamesAndParametersAreChecked) {
-  const std::vector<PolicyInfo> known = {{"eplb", "", {{"redundant", 0, ""}}}, {"contiguous", "", {}}};
   auto parse = [&](const std::string& text) {
-    return read_policy_choice(YamlInput::parse(text, "p.yaml"), known);
+    return read_policy_choice(YamlInput::parse(text, "p.yaml"), PolicyKind::kPlacement);
   };
   EXPECT_EQ(parse("contiguous").name, "contiguous");
   EXPECT_DOUBLE_EQ(parse("{name: eplb, redundant: 8}").param("redundant"), 8);
-  EXPECT_DOUBLE_EQ(parse("{name: eplb}").param("redundant"), 0);
+  EXPECT_DOUBLE_EQ(parse("{name: eplb}").param("redundant"), -1);
+  EXPECT_DOUBLE_EQ(parse("{name: eplb}").param("groups"), 0);
   try {
     parse("contiguos");
     FAIL();

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 
+#include "policies/policy_registry.hpp"
+
 namespace semsim {
 namespace {
 
 PolicyChoice random_seed(double seed) {
-  PolicyChoice choice = default_policy_choice("random", placement_policies());
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "random");
   choice.params["seed"] = seed;
   return choice;
 }
@@ -33,8 +35,9 @@ TEST(RandomPlacement, SeedDecidesLayersDiffer) {
   EXPECT_EQ(a, place_experts(input, random_seed(1)).placement);
   EXPECT_NE(a.slots, place_experts(input, random_seed(2)).placement.slots);
   EXPECT_NE(a.slots[0], a.slots[1]);
-  EXPECT_NE(a.slots,
-            place_experts(input, default_policy_choice("contiguous", placement_policies())).placement.slots);
+  EXPECT_NE(
+      a.slots,
+      place_experts(input, default_policy_choice(PolicyKind::kPlacement, "contiguous")).placement.slots);
 }
 
 TEST(RandomPlacement, RejectsAFractionalSeed) {

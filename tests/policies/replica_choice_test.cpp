@@ -103,11 +103,5 @@ TEST(ReplicaChoice, UniformIsDeterministicAndSpreadsEvenly) {
   EXPECT_EQ(a.device_tokens[2] + a.device_tokens[3], 0);
 }
 
-TEST(ReplicaChoice, NamesMapToChoices) {
-  EXPECT_EQ(replica_choice_named("uniform"), ReplicaChoice::kUniform);
-  EXPECT_EQ(replica_choice_named("round_robin"), ReplicaChoice::kRoundRobin);
-  EXPECT_EQ(replica_choice_names().size(), 2u);
-}
-
 }  // namespace
 }  // namespace semsim

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "policies/policy_registry.hpp"
+
 namespace semsim {
 namespace {
 
 TEST(RoundRobinPlacement, ExpertOnDeviceEModD) {
   const PlacementResult r =
-      place_experts({2, 10, 4, 2, 1, nullptr}, default_policy_choice("round_robin", placement_policies()));
+      place_experts({2, 10, 4, 2, 1, nullptr}, default_policy_choice(PolicyKind::kPlacement, "round_robin"));
   const Placement& p = r.placement;
   EXPECT_EQ(p.slots[0][0], (std::vector<int>{0, 4, 8}));
   EXPECT_EQ(p.slots[1][1], (std::vector<int>{1, 5, 9}));

@@ -2,6 +2,7 @@
 
 #include "models/input_error.hpp"
 #include "policies/contiguous_placement.hpp"
+#include "policies/policy_registry.hpp"
 #include "policies/request_scheduling.hpp"
 
 namespace semsim {

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "models/input_error.hpp"
+#include "policies/policy_registry.hpp"
 
 namespace semsim {
 namespace {
@@ -114,7 +115,7 @@ RoutingTrace planted_trace() {
 TEST(SemMoePlacement, RecoversPlantedClusters) {
   const RoutingProfile profile = RoutingProfile::build(planted_trace(), {});
   const PlacementResult result =
-      place_experts(input_for(profile, 4), default_policy_choice("semmoe", placement_policies()));
+      place_experts(input_for(profile, 4), default_policy_choice(PolicyKind::kPlacement, "semmoe"));
   for (int layer = 0; layer < 2; ++layer) {
     for (int d = 0; d < 4; ++d) {
       std::vector<int> experts = result.placement.slots[layer][d];
@@ -223,7 +224,7 @@ TEST(SemMoePlacement, SharedTokensGiveOneDeviceForAllLayersAndBeatTheConsensus) 
 
 TEST(SemMoePlacement, SharedTokensRecoverPlantedClusters) {
   const RoutingProfile profile = RoutingProfile::build(planted_trace(), {});
-  PolicyChoice choice = default_policy_choice("semmoe", placement_policies());
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "semmoe");
   choice.params["shared_tokens"] = 1;
   const PlacementResult result = place_experts(input_for(profile, 4), choice);
   for (int layer = 0; layer < 2; ++layer)
@@ -247,15 +248,15 @@ TEST(SemMoePlacement, SharedTokensDeterministicForASeed) {
 TEST(SemMoePlacement, RejectsUnevenSplitsAndBadParameters) {
   const RoutingProfile profile = RoutingProfile::build(random_trace(1, 16, 2, 20, 0.8, 1), {});
   EXPECT_THROW(semmoe_placement(input_for(profile, 3), SemMoeParams{}), InputError);
-  PolicyChoice choice = default_policy_choice("semmoe", placement_policies());
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "semmoe");
   choice.params["theta"] = 1.5;
   EXPECT_THROW(place_experts(input_for(profile, 4), choice), InputError);
-  choice = default_policy_choice("semmoe", placement_policies());
+  choice = default_policy_choice(PolicyKind::kPlacement, "semmoe");
   choice.params["balance"] = 0.9;
   EXPECT_THROW(place_experts(input_for(profile, 4), choice), InputError);
   PlacementInput without_profile = input_for(profile, 4);
   without_profile.profile = nullptr;
-  EXPECT_THROW(place_experts(without_profile, default_policy_choice("semmoe", placement_policies())),
+  EXPECT_THROW(place_experts(without_profile, default_policy_choice(PolicyKind::kPlacement, "semmoe")),
                InputError);
 }
 

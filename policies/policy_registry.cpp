@@ -1,0 +1,300 @@
+#include "policies/policy_registry.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
+
+#include "models/input_error.hpp"
+#include "policies/coact_placement.hpp"
+#include "policies/contiguous_placement.hpp"
+#include "policies/eplb_placement.hpp"
+#include "policies/ilp_placement.hpp"
+#include "policies/random_placement.hpp"
+#include "policies/round_robin_placement.hpp"
+#include "policies/round_robin_scheduler.hpp"
+#include "policies/semmoe_dp_scheduler.hpp"
+#include "policies/semmoe_placement.hpp"
+#include "policies/shortest_queue_scheduler.hpp"
+
+namespace semsim {
+namespace {
+
+constexpr std::size_t kKinds = std::variant_size_v<PolicyFactory>;
+
+PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice&) {
+  return {contiguous_placement(input.moe_layers, input.experts, input.devices), {}, {}};
+}
+
+PlacementResult place_semmoe(const PlacementInput& input, const PolicyChoice& choice) {
+  return semmoe_placement(input, semmoe_params(choice));
+}
+
+// A request scheduler that reads neither parameters nor tables.
+template <typename Scheduler>
+std::unique_ptr<RequestScheduler> make_plain_scheduler(const PolicyChoice&, const PlacementPlan&) {
+  return std::make_unique<Scheduler>();
+}
+
+std::unique_ptr<RequestScheduler> make_semmoe_dp(const PolicyChoice&, const PlacementPlan& plan) {
+  const int devices = plan.placement.devices;
+  return std::make_unique<SemMoeDpScheduler>(dp_vote_devices(plan.token_devices, devices), devices);
+}
+
+std::unique_ptr<RequestScheduler> make_semmoe_dp_balanced(const PolicyChoice& choice,
+                                                          const PlacementPlan& plan) {
+  const int devices = plan.placement.devices;
+  return std::make_unique<SemMoeDpBalancedScheduler>(dp_vote_devices(plan.token_devices, devices), devices,
+                                                     choice.param("load_weight"));
+}
+
+std::unique_ptr<TokenScheduler> make_positional(const PolicyChoice&, const PlacementPlan&, int ranks) {
+  return std::make_unique<PositionalTokenScheduler>(ranks);
+}
+
+std::unique_ptr<TokenScheduler> make_semmoe_tp(const PolicyChoice&, const PlacementPlan& plan, int ranks) {
+  return std::make_unique<SemMoeTpTokenScheduler>(plan, ranks);
+}
+
+constexpr PolicyRequirements kProfile{.needs_profile = true};
+constexpr PolicyRequirements kDataParallel{.only_in = AttentionMode::kDataParallel};
+constexpr PolicyRequirements kTokenTableDataParallel{.needs_token_table = true,
+                                                     .only_in = AttentionMode::kDataParallel};
+constexpr PolicyRequirements kTokenTableTensorParallel{.needs_token_table = true,
+                                                       .only_in = AttentionMode::kTensorParallel};
+
+// Grouped by kind, in PolicyKind's order.
+const std::vector<PolicyEntry>& registry() {
+  static const std::vector<PolicyEntry> entries = {
+      // Placement (policies/placement_policies.hpp, one file per policy).
+      {"contiguous", "expert e on device floor(e*D/N) (vanilla EP)", {}, {}, place_contiguous},
+      {"round_robin", "expert e on device e mod D", {}, {}, round_robin_placement},
+      {"random",
+       "a seeded random permutation per layer, N/D experts per device",
+       {{"seed", 1, "permutation seed"}},
+       {},
+       random_placement},
+      {"eplb",
+       "DeepSeek's EPLB on the profile's expert loads, with redundant replicas",
+       {{"redundant", -1, "extra physical slots per layer (-1: one per device)"},
+        {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}},
+       kProfile,
+       eplb_placement},
+      {"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device", semmoe_param_specs(),
+       kProfile, place_semmoe},
+      {"coact",
+       "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device",
+       {{"seed", 1, "METIS random seed"}},
+       kProfile,
+       coact_placement},
+      {"ilp",
+       "exact token-expert co-clustering of the most frequent tokens with CBC (small instances)",
+       {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
+        {"balance", 1.10, "token load per device at most balance x mean"},
+        {"time_limit", 10, "CBC seconds per layer; the gap is reported"}},
+       kProfile,
+       ilp_placement},
+
+      // Request scheduling (policies/request_scheduling.hpp).
+      {"round_robin",
+       "request i to rank i mod D (SGLang default)",
+       {},
+       {},
+       &make_plain_scheduler<RoundRobinScheduler>},
+      {"shortest_queue",
+       "rank with the fewest outstanding tokens",
+       {},
+       kDataParallel,
+       &make_plain_scheduler<ShortestQueueScheduler>},
+      {"semmoe_dp",
+       "Sem-MoE: most prompt-token votes among ranks not yet masked; mask resets every D requests",
+       {},
+       kTokenTableDataParallel,
+       make_semmoe_dp},
+      {"semmoe_dp_balanced",
+       "ours: prompt-token vote share minus load_weight x relative excess load (no mask)",
+       {{"load_weight", 1.0, "weight of a rank's outstanding tokens above the mean, relative to the mean"}},
+       kTokenTableDataParallel,
+       make_semmoe_dp_balanced},
+
+      // Token scheduling (policies/token_scheduling.hpp).
+      {"positional", "equal contiguous slices by position (vanilla Attention-TP)", {}, {}, make_positional},
+      {"semmoe_tp",
+       "Sem-MoE: per token T if T_p > A_p else A, aligned to equal slices (shuffled reduce-scatter)",
+       {},
+       kTokenTableTensorParallel,
+       make_semmoe_tp},
+
+      // Dispatch (policies/dispatch.hpp).
+      {"dedup",
+       "one copy per token and remote device (high-throughput EP kernels)",
+       {},
+       {},
+       DispatchMode::kDedup},
+      {"per_expert",
+       "one copy per token and remote expert (low-latency decode kernels)",
+       {},
+       {},
+       DispatchMode::kPerExpert},
+      {"allgather", "every token to every device, independent of routing", {}, {}, DispatchMode::kAllGather},
+
+      // Replica choice (policies/placement.hpp).
+      {"round_robin",
+       "rotate over the replicas (one turn counter per layer and expert)",
+       {},
+       {},
+       ReplicaChoice::kRoundRobin},
+      {"uniform",
+       "a replica by a hash of the dispatch, the token and the expert",
+       {},
+       {},
+       ReplicaChoice::kUniform},
+  };
+  return entries;
+}
+
+const char* attention_name(AttentionMode mode) {
+  return mode == AttentionMode::kDataParallel ? "dp" : "tp";
+}
+
+std::vector<std::string> names_of(PolicyKind kind) {
+  std::vector<std::string> names;
+  for (const PolicyEntry& entry : policies_of(kind)) names.push_back(entry.name);
+  return names;
+}
+
+PolicyChoice defaults_of(const PolicyEntry& entry) {
+  PolicyChoice choice{entry.name, {}};
+  for (const ParamSpec& param : entry.params) choice.params[param.name] = param.default_value;
+  return choice;
+}
+
+std::string policy_named(const PolicyEntry& entry) {
+  return fmt::format("{} '{}'", policy_kind(entry.kind()).label, entry.name);
+}
+
+// The entry of `choice`, checked to meet the tables `plan` gives it.
+const PolicyEntry& entry_for_plan(PolicyKind kind, const PolicyChoice& choice, const PlacementPlan& plan) {
+  const PolicyEntry& entry = policy_entry(kind, choice.name);
+  const std::string unmet = unmet_requirement(entry, {std::nullopt, false, !plan.token_devices.empty()});
+  if (!unmet.empty()) throw InputError(unmet);
+  return entry;
+}
+
+}  // namespace
+
+const std::vector<PolicyKindInfo>& policy_kinds() {
+  static const std::vector<PolicyKindInfo> kinds = {
+      {PolicyKind::kPlacement, "placement", "placement policy",
+       "expert slots per device, by a policy run at load time or from `{file: PATH}`", "contiguous"},
+      {PolicyKind::kRequestScheduling, "request_scheduling", "request scheduling",
+       "Attention-DP: the rank that serves each arriving request", "round_robin"},
+      {PolicyKind::kTokenScheduling, "token_scheduling", "token scheduling",
+       "Attention-TP: the rank whose slice of each MoE layer a token joins", "positional"},
+      {PolicyKind::kDispatch, "dispatch", "dispatch mode", "which token copies the MoE all-to-all moves",
+       "dedup"},
+      {PolicyKind::kReplicaChoice, "replica_choice", "replica choice",
+       "the replica of an expert a token uses when neither its device nor its node hosts one", "round_robin"},
+  };
+  return kinds;
+}
+
+const PolicyKindInfo& policy_kind(PolicyKind kind) {
+  return policy_kinds().at(static_cast<std::size_t>(kind));
+}
+
+const std::vector<PolicyEntry>& policies_of(PolicyKind kind) {
+  static const std::array<std::vector<PolicyEntry>, kKinds> by_kind = [] {
+    std::array<std::vector<PolicyEntry>, kKinds> out;
+    for (const PolicyEntry& entry : registry()) out[static_cast<std::size_t>(entry.kind())].push_back(entry);
+    return out;
+  }();
+  return by_kind.at(static_cast<std::size_t>(kind));
+}
+
+const PolicyEntry& policy_entry(PolicyKind kind, const std::string& name) {
+  for (const PolicyEntry& entry : policies_of(kind))
+    if (entry.name == name) return entry;
+  const std::vector<std::string> names = names_of(kind);
+  throw InputError(fmt::format("unknown {} '{}'{}; known: {}", policy_kind(kind).label, name,
+                               did_you_mean(name, names), fmt::join(names, ", ")));
+}
+
+PolicyChoice default_policy_choice(PolicyKind kind, const std::string& name) {
+  return defaults_of(policy_entry(kind, name));
+}
+
+PolicyChoice read_policy_choice(const YamlInput& in, PolicyKind kind) {
+  const YamlInput name_node = in.is_map() ? in.required("name") : in;
+  const PolicyEntry& entry = policy_entry(kind, name_node.as_choice(names_of(kind)));
+  PolicyChoice choice = defaults_of(entry);
+  if (in.is_map()) {
+    std::vector<std::string> allowed{"name"};
+    for (const ParamSpec& param : entry.params) allowed.push_back(param.name);
+    in.expect_map(allowed);
+    for (const ParamSpec& param : entry.params)
+      if (const auto value = in.optional(param.name)) choice.params[param.name] = value->as_double();
+  } else if (!in.is_scalar()) {
+    in.fail("expected a policy name or a map with 'name' and parameters");
+  }
+  return choice;
+}
+
+std::string unmet_requirement(const PolicyEntry& entry, const PolicyContext& given) {
+  const PolicyRequirements& needs = entry.requirements;
+  if (needs.only_in && given.attention && *needs.only_in != *given.attention)
+    return fmt::format("{} needs attention: {}", policy_named(entry), attention_name(*needs.only_in));
+  if (needs.needs_profile && !given.has_profile)
+    return policy_named(entry) + " needs a routing profile (semsim profile)";
+  if (needs.needs_token_table && !given.has_token_table)
+    return policy_named(entry) +
+           " needs the placement's token→device table: a profile-driven placement (semmoe, ...) or a "
+           "placement file that has one";
+  return "";
+}
+
+void check_requirements(const PolicyEntry& entry, const PolicyContext& given, const YamlInput& key) {
+  const std::string unmet = unmet_requirement(entry, given);
+  if (!unmet.empty()) key.fail(unmet);
+}
+
+std::unique_ptr<RequestScheduler> make_request_scheduler(const PolicyChoice& choice,
+                                                         const PlacementPlan& plan) {
+  return std::get<RequestSchedulerFactory>(
+      entry_for_plan(PolicyKind::kRequestScheduling, choice, plan).factory)(choice, plan);
+}
+
+std::unique_ptr<TokenScheduler> make_token_scheduler(const PolicyChoice& choice, const PlacementPlan& plan,
+                                                     int ranks) {
+  return std::get<TokenSchedulerFactory>(entry_for_plan(PolicyKind::kTokenScheduling, choice, plan).factory)(
+      choice, plan, ranks);
+}
+
+DispatchMode dispatch_mode_of(const PolicyChoice& choice) {
+  return std::get<DispatchMode>(policy_entry(PolicyKind::kDispatch, choice.name).factory);
+}
+
+ReplicaChoice replica_choice_of(const PolicyChoice& choice) {
+  return std::get<ReplicaChoice>(policy_entry(PolicyKind::kReplicaChoice, choice.name).factory);
+}
+
+std::string policy_listing() {
+  std::string out;
+  for (const PolicyKindInfo& kind : policy_kinds()) {
+    out += fmt::format("{}: {}; default {}\n", kind.key, kind.help, kind.default_name);
+    for (const PolicyEntry& entry : policies_of(kind.kind)) {
+      out += fmt::format("  {:<18} {}\n", entry.name, entry.help);
+      std::vector<std::string> needs;
+      if (entry.requirements.needs_profile) needs.emplace_back("a routing profile");
+      if (entry.requirements.needs_token_table) needs.emplace_back("the placement's token table");
+      if (entry.requirements.only_in)
+        needs.push_back(fmt::format("attention: {}", attention_name(*entry.requirements.only_in)));
+      if (!needs.empty()) out += fmt::format("      needs {}\n", fmt::join(needs, ", "));
+      for (const ParamSpec& param : entry.params)
+        out += fmt::format("      {}={} {}\n", param.name, param.default_value, param.help);
+    }
+  }
+  return out;
+}
+
+}  // namespace semsim
