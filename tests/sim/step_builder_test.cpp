@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "policies/policy_registry.hpp"
 #include "sim/simulation.hpp"
 #include "workloads/workload.hpp"
 
@@ -38,7 +39,10 @@ struct Fixture {
 
   StepGraph build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                   const std::vector<int>& token_rank) {
-    StepBuilder builder(scenario, scenario.placement_plan->placement, *routing, cost, rank_cost, topology);
+    const auto token_scheduler =
+        make_token_scheduler(scenario.token_scheduling, *scenario.placement_plan, scenario.ep);
+    StepBuilder builder(scenario, scenario.placement_plan->placement, *routing, cost, rank_cost, topology,
+                        *token_scheduler);
     StepGraph graph(scenario.ep);
     StepRecord record;
     builder.build(batches, tokens, token_rank, graph, record);
