@@ -23,9 +23,11 @@ struct Rank {
 
 class DataParallelServer {
  public:
-  DataParallelServer(const Scenario& scenario, const std::vector<Request>& requests,
-                     RequestScheduler& scheduler, const RoutingSource& routing, StepPipeline& steps)
+  DataParallelServer(const Scenario& scenario, long long kv_capacity_tokens,
+                     const std::vector<Request>& requests, RequestScheduler& scheduler,
+                     const RoutingSource& routing, StepPipeline& steps)
       : scenario_(scenario),
+        kv_capacity_tokens_(kv_capacity_tokens),
         requests_(requests),
         scheduler_(scheduler),
         routing_(routing),
@@ -109,7 +111,7 @@ class DataParallelServer {
              static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests) {
         const Request& next = requests_[rank.waiting.front()];
         const long long need = next.input_tokens + next.output_tokens;
-        if (rank.kv_reserved + need > scenario_.kv_capacity_tokens) break;  // wait for KV to free up
+        if (rank.kv_reserved + need > kv_capacity_tokens_) break;  // wait for KV to free up
         rank.kv_reserved += need;
         LiveRequest live;
         live.index = rank.waiting.front();
@@ -175,6 +177,7 @@ class DataParallelServer {
   }
 
   const Scenario& scenario_;
+  long long kv_capacity_tokens_;
   const std::vector<Request>& requests_;
   RequestScheduler& scheduler_;
   const RoutingSource& routing_;
@@ -192,10 +195,10 @@ class DataParallelServer {
 
 }  // namespace
 
-RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
-                              RequestScheduler& scheduler, const RoutingSource& routing,
-                              StepPipeline& steps) {
-  return DataParallelServer(scenario, requests, scheduler, routing, steps).run();
+RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
+                              const std::vector<Request>& requests, RequestScheduler& scheduler,
+                              const RoutingSource& routing, StepPipeline& steps) {
+  return DataParallelServer(scenario, kv_capacity_tokens, requests, scheduler, routing, steps).run();
 }
 
 }  // namespace semsim

@@ -14,7 +14,9 @@ namespace semsim {
 
 // Runs the loop to completion (or the scenario's time limit). Must run inside a SimGrid actor.
 // `routing` gives the prompt token ids schedulers read at arrival.
-RunResult serve_data_parallel(const Scenario& scenario, const std::vector<Request>& requests,
-                              RequestScheduler& scheduler, const RoutingSource& routing, StepPipeline& steps);
+// `kv_capacity_tokens` per rank (the memory plan's).
+RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
+                              const std::vector<Request>& requests, RequestScheduler& scheduler,
+                              const RoutingSource& routing, StepPipeline& steps);
 
 }  // namespace semsim

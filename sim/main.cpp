@@ -17,6 +17,7 @@
 #include "sim/output_files.hpp"
 #include "sim/place_command.hpp"
 #include "sim/plot_command.hpp"
+#include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
 #include "sim/staged_run.hpp"
 #include "sim/sweep_runner.hpp"
@@ -46,6 +47,7 @@ int run_command(const std::string& scenario_ref, std::string out_dir,
 
 int check_command(const std::string& scenario_ref, const std::vector<std::string>& overrides) {
   const Scenario s = semsim::load_scenario_file(scenario_ref, overrides, -1);
+  const semsim::RunPlan plan = semsim::build_run(s);
   std::cout << fmt::format(
       "{}: ok\n  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
       "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
@@ -56,10 +58,11 @@ int check_command(const std::string& scenario_ref, const std::vector<std::string
       "  workload: {} requests, seed {}\n",
       s.file, s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
-      s.attention == semsim::AttentionMode::kDataParallel ? "dp" : "tp", s.weight_bytes_per_device / 1e9,
-      s.kv_capacity_tokens, s.attention == semsim::AttentionMode::kDataParallel ? "rank" : "TP group",
-      s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
-      s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
+      s.attention == semsim::AttentionMode::kDataParallel ? "dp" : "tp",
+      plan.memory.weight_bytes_per_device / 1e9, plan.memory.kv_capacity_tokens,
+      s.attention == semsim::AttentionMode::kDataParallel ? "rank" : "TP group", s.placement.name,
+      s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file), s.request_scheduling.name,
+      s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
       s.fidelity == semsim::NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name,
       s.workload.requests, s.workload.seed);
   return 0;

@@ -26,7 +26,7 @@ std::string attention_name(AttentionMode mode) {
 
 }  // namespace
 
-nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) {
+nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
   const PhaseSeconds& t = s.phase_totals;
@@ -73,8 +73,8 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& s) 
   j["overlap"] = scenario.serving.overlap == Overlap::kTwoBatch ? "two_batch" : "none";
   j["comm_exposed_seconds"] = s.comm_exposed_seconds;
   j["comm_hidden_seconds"] = s.comm_hidden_seconds;
-  j["kv_capacity_tokens_per_rank"] = scenario.kv_capacity_tokens;
-  j["weight_bytes_per_device"] = scenario.weight_bytes_per_device;
+  j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
+  j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
   return j;
 }
 

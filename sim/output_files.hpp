@@ -12,7 +12,8 @@
 
 namespace semsim {
 
-nlohmann::ordered_json summary_json(const Scenario& scenario, const Summary& summary);
+nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory,
+                                    const Summary& summary);
 std::string summary_text(const nlohmann::ordered_json& summary);
 
 void write_requests_csv(const std::string& path, const RunResult& run);

@@ -184,14 +184,13 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
   return node ? *node : policies ? *policies : root;
 }
 
-PolicyContext policy_context(const Scenario& s) {
-  return {s.attention, !s.profile.empty(),
-          s.placement_plan != nullptr && !s.placement_plan->token_devices.empty()};
+PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
+  return {s.attention, !s.profile.empty(), plan != nullptr && !plan->token_devices.empty()};
 }
 
 // The requirements of every policy but the placement, from their registry entries, once the plan
 // says whether it has a token table.
-void check_policies_on_plan(const YamlInput& root, const Scenario& s) {
+void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan) {
   const std::pair<PolicyKind, const std::string&> chosen[] = {
       {PolicyKind::kRequestScheduling, s.request_scheduling.name},
       {PolicyKind::kTokenScheduling, s.token_scheduling.name},
@@ -199,25 +198,32 @@ void check_policies_on_plan(const YamlInput& root, const Scenario& s) {
       {PolicyKind::kReplicaChoice, s.replica_choice_name},
   };
   for (const auto& [kind, name] : chosen)
-    check_requirements(policy_entry(kind, name), policy_context(s), policy_key(root, kind));
+    check_requirements(policy_entry(kind, name), policy_context(s, &plan), policy_key(root, kind));
 }
 
-// Runs the placement policy (or reads the placement file) once, at load time: the memory check
-// counts the placement's slots, and the simulation uses the same plan.
-void place(const YamlInput& root, Scenario& s) {
-  // Replicas in the token's node are preferred; an EP group smaller than a node is one node.
-  const int devices_per_node = std::min(s.cluster.gpus_per_node, s.ep);
-  if (!s.placement_file.empty()) {
-    PlacementPlan plan = read_scenario_placement_file(
-        root.required("policies").required("placement").required("file"), s, devices_per_node);
-    s.placement = plan.policy;
-    s.placement_plan = std::make_shared<const PlacementPlan>(std::move(plan));
-    check_policies_on_plan(root, s);
+// Replicas in the token's node are preferred; an EP group smaller than a node is one node.
+int placement_devices_per_node(const Scenario& s) {
+  return std::min(s.cluster.gpus_per_node, s.ep);
+}
+
+// A placement file is an input: read and checked when the scenario is loaded.
+void read_placement_input(const YamlInput& root, Scenario& s) {
+  if (s.placement_file.empty()) {
+    // Checked before it runs, on what it reads; a placement file's policy ran where its inputs were.
+    check_requirements(policy_entry(PolicyKind::kPlacement, s.placement.name), policy_context(s, nullptr),
+                       policy_key(root, PolicyKind::kPlacement));
     return;
   }
-  // Checked before it runs, on what it reads; a placement file's policy ran where its inputs were.
-  check_requirements(policy_entry(PolicyKind::kPlacement, s.placement.name), policy_context(s),
-                     policy_key(root, PolicyKind::kPlacement));
+  PlacementPlan plan = read_scenario_placement_file(
+      root.required("policies").required("placement").required("file"), s, placement_devices_per_node(s));
+  s.placement = plan.policy;
+  check_policies_on_plan(root, s, plan);
+  s.placement_from_file = std::make_shared<const PlacementPlan>(std::move(plan));
+}
+
+// Runs the placement policy (the plan of a placement file is the scenario's own).
+std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s) {
+  if (s.placement_from_file) return s.placement_from_file;
   std::optional<RoutingProfile> profile;
   if (!s.profile.empty()) {
     profile = RoutingProfile::load(s.profile);
@@ -226,39 +232,62 @@ void place(const YamlInput& root, Scenario& s) {
           "the routing profile has {} MoE layers of {} experts, model '{}' {} of {}", profile->moe_layers(),
           profile->experts(), s.model.name, s.model.moe_layers(), s.model.routed_experts));
   }
-  const PlacementInput input{s.model.moe_layers(), s.model.routed_experts, s.ep,
-                             devices_per_node,     s.model.expert_groups,  profile ? &*profile : nullptr};
+  const PlacementInput input{
+      s.model.moe_layers(),          s.model.routed_experts, s.ep,
+      placement_devices_per_node(s), s.model.expert_groups,  profile ? &*profile : nullptr};
+  std::shared_ptr<const PlacementPlan> plan;
   try {
-    s.placement_plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
+    plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
   } catch (const InputError& e) {
     policy_key(root, PolicyKind::kPlacement).fail(e.what());
   }
-  check_policies_on_plan(root, s);
+  check_policies_on_plan(root, s, *plan);
+  return plan;
 }
 
 // Under Attention-TP every rank holds its shard of the attention, dense FFN and vocabulary weights
 // and of every token's KV cache (attention_tp_shard: GQA/MHA KV split by min(tp, kv_heads), MLA's
 // latent KV replicated), so the group's token capacity is what one rank's share allows.
-void check_memory(const YamlInput& root, Scenario& s) {
+MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement& placement) {
   const MoeModel rank_model =
       s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model;
-  s.weight_bytes_per_device =
-      weight_bytes_per_device(rank_model, s.placement_plan->placement.max_slots_per_device(), s.precision);
+  MemoryPlan m;
+  m.weight_bytes_per_device =
+      weight_bytes_per_device(rank_model, placement.max_slots_per_device(), s.precision);
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
   const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
       static_cast<long long>(s.workload.input_len.upper_bound()) + s.workload.output_len.upper_bound();
-  s.kv_capacity_tokens = static_cast<long long>((usable - s.weight_bytes_per_device) / kv_per_token);
-  if (s.kv_capacity_tokens < longest) {
+  m.kv_capacity_tokens = static_cast<long long>((usable - m.weight_bytes_per_device) / kv_per_token);
+  if (m.kv_capacity_tokens < longest) {
     std::ostringstream msg;
     msg.precision(3);
-    msg << "model '" << s.model.name << "' does not fit: " << s.weight_bytes_per_device / 1e9
+    msg << "model '" << s.model.name << "' does not fit: " << m.weight_bytes_per_device / 1e9
         << " GB of weights per device at EP" << s.ep << " plus the KV cache of one longest request ("
         << longest << " tokens, " << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9
         << " GB usable (" << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9
         << " GB on " << s.cluster.device.name << ")";
     (root.has("model") ? root.required("model") : root).fail(msg.str());
   }
+  return m;
+}
+
+// Values that came from --set have no line in the file: say where they came from. An error may be
+// about the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
+[[noreturn]] void rethrow_with_origin(const InputError& e, const std::vector<ScenarioOverride>& overrides) {
+  const std::string& path = e.key_path();
+  auto within = [](const std::string& key, const std::string& prefix) {
+    return key == prefix || key.starts_with(prefix + ".");
+  };
+  for (const auto& o : overrides) {
+    const std::string& key = o.key_path;
+    bool related = !path.empty() && within(path, key);
+    for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos;
+         dot = key.find('.', dot + 1))
+      related = related || path == key.substr(0, dot);  // parents with at least two segments
+    if (related) throw e.set_by(o.origin);
+  }
+  throw e;
 }
 
 }  // namespace
@@ -325,25 +354,23 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       s.write_steps_csv = outputs->get_bool("steps_csv", true);
       s.write_layers_csv = outputs->get_bool("layers_csv", false);
     }
-    place(root, s);
-    check_memory(root, s);
+    read_placement_input(root, s);
+    s.document = root;
+    s.overrides = overrides;
     return s;
   } catch (const InputError& e) {
-    // Values that came from --set have no line in the file: say where they came from. An error may
-    // be about the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
-    const std::string& path = e.key_path();
-    auto within = [](const std::string& key, const std::string& prefix) {
-      return key == prefix || key.starts_with(prefix + ".");
-    };
-    for (const auto& o : overrides) {
-      const std::string& key = o.key_path;
-      bool related = !path.empty() && within(path, key);
-      for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos;
-           dot = key.find('.', dot + 1))
-        related = related || path == key.substr(0, dot);  // parents with at least two segments
-      if (related) throw e.set_by(o.origin);
-    }
-    throw;
+    rethrow_with_origin(e, overrides);
+  }
+}
+
+ScenarioPlan plan_scenario(const Scenario& s) {
+  try {
+    ScenarioPlan plan;
+    plan.placement = place(*s.document, s);
+    plan.memory = plan_memory(*s.document, s, plan.placement->placement);
+    return plan;
+  } catch (const InputError& e) {
+    rethrow_with_origin(e, s.overrides);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "models/operator_costs.hpp"
+#include "models/yaml_input.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/network.hpp"
@@ -28,6 +30,15 @@ struct ServingLimits {
   double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
   Overlap overlap = Overlap::kNone;
+};
+
+// A value for a key path ("workload.arrival.rate"), applied to the scenario document before
+// validation. `origin` says where it was given ("--set k=v", "sweep.yaml:7:30"): errors about the
+// key end with "(value set by ORIGIN)", since the value has no line in the scenario file.
+struct ScenarioOverride {
+  std::string key_path;
+  YAML::Node value;
+  std::string origin;
 };
 
 struct Scenario {
@@ -48,8 +59,7 @@ struct Scenario {
   std::string placement_file_as_written;  // PATH as the scenario gives it: outputs name it so, and
                                           // stay the same wherever the scenario is run from
   std::string profile;  // `profile: DIR`, resolved: routing profile for profile-driven policies
-  // Computed (or read) when the scenario is loaded: the memory check counts its slots.
-  std::shared_ptr<const PlacementPlan> placement_plan;
+  std::shared_ptr<const PlacementPlan> placement_from_file;  // `placement: {file: PATH}`, read and checked
   PolicyChoice request_scheduling;
   PolicyChoice token_scheduling;
   DispatchMode dispatch = DispatchMode::kDedup;
@@ -63,20 +73,29 @@ struct Scenario {
   bool write_steps_csv = true;
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
 
+  // Where the values came from, for the errors plan_scenario() can still raise at their keys.
+  std::optional<YamlInput> document;
+  std::vector<ScenarioOverride> overrides;
+};
+
+// What a scenario's placement costs in memory.
+struct MemoryPlan {
   // KV-cache capacity of one DP rank in tokens, after weights (validated > one longest request).
   // Attention-TP: of the group, each device holding its shard of every token's KV.
   long long kv_capacity_tokens = 0;
   double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
 };
 
-// A value for a key path ("workload.arrival.rate"), applied to the scenario document before
-// validation. `origin` says where it was given ("--set k=v", "sweep.yaml:7:30"): errors about the
-// key end with "(value set by ORIGIN)", since the value has no line in the scenario file.
-struct ScenarioOverride {
-  std::string key_path;
-  YAML::Node value;
-  std::string origin;
+struct ScenarioPlan {
+  std::shared_ptr<const PlacementPlan> placement;
+  MemoryPlan memory;
 };
+
+// Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its
+// placement file's plan, checks the policies that need the plan, and checks that weights (replicas
+// cost slots) plus one longest request's KV cache fit. Errors are InputErrors at the scenario's
+// keys. Called once per run, inside the run's own process (see build_run in sim/run_plan.hpp).
+ScenarioPlan plan_scenario(const Scenario& scenario);
 
 // Parses a --set "key.path=value" string; `file` names the scenario in errors.
 ScenarioOverride parse_override(const std::string& assignment, const std::string& file);

@@ -1,18 +1,15 @@
 #pragma once
 // One simulation, end to end: scenario in, run result out. SimGrid allows one Engine per process,
 // so `simulate` must run in a process of its own (see run_isolated).
+#include "sim/run_plan.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
 
 namespace semsim {
 
-// The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration
-// profile's achievable fractions.
-Topology effective_topology(const Scenario& scenario);
-
 // Builds the platform and the policies, runs the serving loop in a SimGrid actor, returns what
 // happened (with per-device phase spans of the steps in `timeline`). Creates a SimGrid Engine: call
 // at most once per process.
-RunResult simulate(const Scenario& scenario, StepWindow timeline = {});
+RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline = {});
 
 }  // namespace semsim

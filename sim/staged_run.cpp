@@ -1,5 +1,7 @@
 #include "sim/staged_run.hpp"
 
+#include "sim/run_plan.hpp"
+
 #include <chrono>
 
 #include "sim/serving_metrics.hpp"
@@ -19,14 +21,15 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
 
 std::string StagedRun::simulate_and_write() const {
   const auto started = std::chrono::steady_clock::now();
-  const RunResult run = simulate(scenario_, timeline_json_.empty() ? StepWindow{} : timeline_.steps);
+  const RunPlan plan = build_run(scenario_);
+  const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps);
   const double simulation_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);
   if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run);
   if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run);
   if (!timeline_json_.empty()) write_text_file(timeline_json_, timeline_json(run, timeline_).dump() + "\n");
-  nlohmann::ordered_json summary = summary_json(scenario_, summarize(run));
+  nlohmann::ordered_json summary = summary_json(scenario_, plan.memory, summarize(run));
   summary["wall_seconds"] = simulation_seconds;
   return summary.dump();
 }

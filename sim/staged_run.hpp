@@ -16,9 +16,9 @@ class StagedRun {
   // With a timeline path, the trace of its window of steps is staged beside that path.
   StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {});
 
-  // For the child process (SimGrid allows one Engine per process): simulates, writes the CSV
-  // outputs the scenario asks for, and returns summary.json's text with wall_seconds set to the
-  // time simulate() itself took (what a sweep's per-point summary.json keeps).
+  // For the child process (SimGrid allows one Engine per process): builds the run (placement
+  // included), simulates, writes the CSV outputs the scenario asks for, and returns summary.json's
+  // text with wall_seconds set to the time that took (what a sweep's per-point summary.json keeps).
   std::string simulate_and_write() const;
 
   // For the parent: writes `summary` as summary.json and renames every output into the folder.

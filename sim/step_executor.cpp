@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <functional>
 #include <queue>
 #include <stdexcept>
 #include <utility>
@@ -175,7 +176,7 @@ class EventLoop {
     for (int a = 0; a < static_cast<int>(pending_.size()); ++a)
       if (pending_[a] == 0) release(a, start, -1);
     while (completed_ < pending_.size()) {
-      const double compute_next = heap_.empty() ? kNever : heap_.top().first;
+      const double compute_next = ends_.empty() ? kNever : ends_.front().first;
       const auto overhead_next = std::min_element(overheads_.begin(), overheads_.end());
       const double overhead_time = overhead_next == overheads_.end() ? kNever : overhead_next->first;
       const double analytic_next = std::min(compute_next, overhead_time);
@@ -190,8 +191,9 @@ class EventLoop {
         overheads_.erase(overhead_next);
         transfers.start(activity, activities_[activity].collective.traffic, overhead_time, *schedule_);
       } else {
-        const int device = heap_.top().second;
-        heap_.pop();
+        std::pop_heap(ends_.begin(), ends_.end(), std::greater<>{});
+        const int device = ends_.back().second;
+        ends_.pop_back();
         end_on_device(device, compute_next);
       }
     }
@@ -244,7 +246,7 @@ class EventLoop {
     anchor_.assign(devices_, start);
     done_.assign(devices_, 0.0);
     previous_end_.assign(devices_, start);
-    heap_ = {};
+    ends_.clear();
     overheads_.clear();
     in_flight_ = 0;
     rate_ = 1.0;
@@ -307,7 +309,8 @@ class EventLoop {
     running_[device] = true;
     anchor_[device] = now;
     done_[device] = 0;
-    heap_.emplace(now + work(activity, device) / rate_, device);
+    ends_.emplace_back(now + work(activity, device) / rate_, device);
+    std::push_heap(ends_.begin(), ends_.end(), std::greater<>{});
   }
 
   void end_on_device(int device, double now) {
@@ -342,7 +345,7 @@ class EventLoop {
       rate = static_cast<double>(units_.total - held) / units_.total;
     }
     if (rate == rate_) return;
-    heap_ = {};
+    ends_.clear();
     for (int device = 0; device < devices_; ++device) {
       if (!running_[device]) continue;
       const int activity = compute_order_[position_[device]];
@@ -350,8 +353,9 @@ class EventLoop {
       anchor_[device] = now;
       if (rate < 1.0) schedule_->slowed[schedule_->at(activity, device)] = 1;
       const double left = std::max(0.0, work(activity, device) - done_[device]);
-      heap_.emplace(now + left / rate, device);
+      ends_.emplace_back(now + left / rate, device);
     }
+    std::make_heap(ends_.begin(), ends_.end(), std::greater<>{});
     rate_ = rate;
   }
 
@@ -369,7 +373,8 @@ class EventLoop {
   std::vector<bool> running_;
   std::vector<double> anchor_, done_;  // [device] last rate change and the work done before it
   std::vector<double> previous_end_;   // [device] when its previous compute activity ended
-  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>> heap_;
+  // (projected end, device) of the running compute, a min-heap kept in a vector that keeps its storage.
+  std::vector<std::pair<double, int>> ends_;
   std::vector<std::pair<double, int>> overheads_;  // (end, collective) paying their overhead
   int in_flight_ = 0;
   double rate_ = 1.0;

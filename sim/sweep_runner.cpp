@@ -46,7 +46,8 @@ std::vector<std::pair<std::string, std::string>> flatten(const Json& j, const st
 std::vector<std::string> header_fields(const Sweep& sweep) {
   std::vector<std::string> fields{"point_id", "status"};
   fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
-  for (const auto& [name, value] : flatten(summary_json(Scenario{}, Summary{}))) fields.push_back(name);
+  for (const auto& [name, value] : flatten(summary_json(Scenario{}, MemoryPlan{}, Summary{})))
+    fields.push_back(name);
   fields.push_back("error");
   return fields;
 }

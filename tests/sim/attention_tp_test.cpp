@@ -14,6 +14,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/isolated_process.hpp"
 #include "sim/output_files.hpp"
+#include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
@@ -68,7 +69,7 @@ Scenario tp_scenario(const fs::path& trace_file, std::vector<std::string> overri
 }
 
 Json simulate_isolated(const Scenario& scenario, const std::function<Json(const RunResult&)>& extract) {
-  return Json::parse(run_isolated([&] { return extract(simulate(scenario)).dump(); }));
+  return Json::parse(run_isolated([&] { return extract(simulate(scenario, build_run(scenario))).dump(); }));
 }
 
 // The traffic of an Attention-TP reduce-scatter (or all-gather) of equal slices of `slice` tokens.
@@ -99,8 +100,8 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
     Json out = Json::array();
     for (const StepRecord& step : run.steps)
       out.push_back({step.phases.total(), step.local_activations, step.activations, step.a2a_scale_up_bytes,
-                     step.tp_collective_bytes, step.phases[Phase::kReduceScatter], step.phases[Phase::kAllGather],
-                     step.phases[Phase::kPermute]});
+                     step.tp_collective_bytes, step.phases[Phase::kReduceScatter],
+                     step.phases[Phase::kAllGather], step.phases[Phase::kPermute]});
     return out;
   });
   fs::remove(trace_file);
@@ -236,15 +237,16 @@ TEST(AttentionTp, WeightsAndKvCacheAreThoseOfOneRanksShard) {
   const Scenario tp = tp_scenario(trace_file, {});
   fs::remove(trace_file);
   const MoeModel shard = attention_tp_shard(tp.model, kRanks);
-  const long long slots = tp.placement_plan->placement.max_slots_per_device();
-  EXPECT_EQ(tp.weight_bytes_per_device, weight_bytes_per_device(shard, slots, tp.precision));
-  EXPECT_LT(tp.weight_bytes_per_device, weight_bytes_per_device(tp.model, slots, tp.precision));
+  const ScenarioPlan plan = plan_scenario(tp);
+  const long long slots = plan.placement->placement.max_slots_per_device();
+  EXPECT_EQ(plan.memory.weight_bytes_per_device, weight_bytes_per_device(shard, slots, tp.precision));
+  EXPECT_LT(plan.memory.weight_bytes_per_device, weight_bytes_per_device(tp.model, slots, tp.precision));
   // MLA keeps its latent KV whole on every rank.
   EXPECT_EQ(kv_bytes_per_token(shard, tp.precision), kv_bytes_per_token(tp.model, tp.precision));
-  EXPECT_EQ(tp.kv_capacity_tokens,
-            static_cast<long long>(
-                (tp.cluster.device.hbm_bytes * tp.serving.memory_fraction - tp.weight_bytes_per_device) /
-                kv_bytes_per_token(shard, tp.precision)));
+  EXPECT_EQ(plan.memory.kv_capacity_tokens,
+            static_cast<long long>((tp.cluster.device.hbm_bytes * tp.serving.memory_fraction -
+                                    plan.memory.weight_bytes_per_device) /
+                                   kv_bytes_per_token(shard, tp.precision)));
 }
 
 }  // namespace

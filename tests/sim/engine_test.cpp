@@ -26,7 +26,7 @@ Scenario scenario_with(std::vector<std::string> overrides) {
 
 // Simulates in a child process and returns what `extract` makes of the result.
 Json simulate_isolated(const Scenario& scenario, const std::function<Json(const RunResult&)>& extract) {
-  return Json::parse(run_isolated([&] { return extract(simulate(scenario)).dump(); }));
+  return Json::parse(run_isolated([&] { return extract(simulate(scenario, build_run(scenario))).dump(); }));
 }
 
 TEST(Engine, SingleDeviceHasNoAllToAllAndStepsAreComputeOnly) {
@@ -34,9 +34,10 @@ TEST(Engine, SingleDeviceHasNoAllToAllAndStepsAreComputeOnly) {
   const Json steps = simulate_isolated(s, [](const RunResult& run) {
     Json out = Json::array();
     for (const StepRecord& step : run.steps)
-      out.push_back({step.phases[Phase::kDispatch], step.phases[Phase::kCombine], step.a2a_scale_up_bytes,
-                     step.a2a_scale_out_bytes, step.local_activations == step.activations,
-                     step.phases.total(), step.phases[Phase::kAttention] + step.phases[Phase::kExperts] + step.phases[Phase::kOther]});
+      out.push_back(
+          {step.phases[Phase::kDispatch], step.phases[Phase::kCombine], step.a2a_scale_up_bytes,
+           step.a2a_scale_out_bytes, step.local_activations == step.activations, step.phases.total(),
+           step.phases[Phase::kAttention] + step.phases[Phase::kExperts] + step.phases[Phase::kOther]});
     return out;
   });
   ASSERT_GT(steps.size(), 100u);
@@ -100,12 +101,12 @@ TEST(Engine, FullKvCacheMakesRequestsWait) {
   // Capacity of the single rank in tokens, then allow exactly two 1,000-token requests at a time.
   const Scenario probe = scenario_with({"parallelism.ep=1"});
   const double kv_per_token = kv_bytes_per_token(probe.model, probe.precision);
-  const double fraction =
-      (probe.weight_bytes_per_device + 2.5 * 1000 * kv_per_token) / probe.cluster.device.hbm_bytes;
+  const double fraction = (plan_scenario(probe).memory.weight_bytes_per_device + 2.5 * 1000 * kv_per_token) /
+                          probe.cluster.device.hbm_bytes;
   const Scenario s = scenario_with({"parallelism.ep=1", "serving.memory_fraction=" + std::to_string(fraction),
                                     "workload.input_len.value=500", "workload.output_len.value=500",
                                     "workload.arrival.rate=1000", "workload.requests=6"});
-  ASSERT_EQ(s.kv_capacity_tokens / 1000, 2);
+  ASSERT_EQ(plan_scenario(s).memory.kv_capacity_tokens / 1000, 2);
   const Json r = simulate_isolated(s, [](const RunResult& run) {
     int most_decoding = 0;
     for (const StepRecord& step : run.steps) most_decoding = std::max(most_decoding, step.decode_tokens);
@@ -122,8 +123,8 @@ TEST(Engine, FlowEqualsBottleneckWhereNothingOverlaps) {
   std::vector<Json> runs;
   for (const char* overlap : {"serving.overlap=none", "serving.overlap=two_batch"})
     for (const char* fidelity : {"network.fidelity=bottleneck", "network.fidelity=flow"}) {
-      const Scenario s = scenario_with(
-          {"cluster=h200-2x8", "parallelism.ep=16", fidelity, overlap, "workload.requests=60"});
+      const Scenario s =
+          scenario_with({"cluster=h200-2x8", "parallelism.ep=16", fidelity, overlap, "workload.requests=60"});
       runs.push_back(simulate_isolated(s, [](const RunResult& run) {
         Json starts = Json::array();
         for (const StepRecord& step : run.steps) starts.push_back(step.start);
@@ -159,7 +160,8 @@ TEST(Engine, StepTimeChangesAsTheProfileSaysWhenTwoProfilesDifferInOneKernel) {
     runs.push_back(simulate_isolated(s, [](const RunResult& run) {
       Json steps = Json::array();
       for (const StepRecord& step : run.steps)
-        steps.push_back({step.phases[Phase::kAttention], step.phases[Phase::kDispatch], step.phases[Phase::kCombine], step.phases[Phase::kOther],
+        steps.push_back({step.phases[Phase::kAttention], step.phases[Phase::kDispatch],
+                         step.phases[Phase::kCombine], step.phases[Phase::kOther],
                          step.phases[Phase::kExperts]});
       return steps;
     }));
@@ -192,21 +194,24 @@ TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
   const Scenario contiguous = scenario_with({});
   const Scenario eplb =
       scenario_with({"profile=" + profile, "policies.placement={name: eplb, redundant: 8}"});
+  const ScenarioPlan eplb_plan = plan_scenario(eplb), contiguous_plan = plan_scenario(contiguous);
   // 64 + 8 slots per layer over 8 devices: 9 expert slots per device per layer instead of 8.
-  EXPECT_EQ(eplb.placement_plan->placement.max_slots_per_device(), 26 * 9);
-  EXPECT_EQ(eplb.weight_bytes_per_device, weight_bytes_per_device(eplb.model, 26 * 9, eplb.precision));
-  EXPECT_EQ(eplb.weight_bytes_per_device - contiguous.weight_bytes_per_device,
+  EXPECT_EQ(eplb_plan.placement->placement.max_slots_per_device(), 26 * 9);
+  EXPECT_EQ(eplb_plan.memory.weight_bytes_per_device,
+            weight_bytes_per_device(eplb.model, 26 * 9, eplb.precision));
+  EXPECT_EQ(eplb_plan.memory.weight_bytes_per_device - contiguous_plan.memory.weight_bytes_per_device,
             weight_bytes_per_device(eplb.model, 26 * 9, eplb.precision) -
                 weight_bytes_per_device(eplb.model, 26 * 8, eplb.precision));
-  EXPECT_LT(eplb.kv_capacity_tokens, contiguous.kv_capacity_tokens);
+  EXPECT_LT(eplb_plan.memory.kv_capacity_tokens, contiguous_plan.memory.kv_capacity_tokens);
 
   const auto file =
       std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-eplb.txt", getpid());
-  write_placement_file(*eplb.placement_plan, file.string());
+  write_placement_file(*eplb_plan.placement, file.string());
   const Scenario from_file = scenario_with({"policies.placement={file: " + file.string() + "}"});
   EXPECT_EQ(from_file.placement.name, "eplb");
-  EXPECT_EQ(from_file.placement_plan->placement, eplb.placement_plan->placement);
-  EXPECT_EQ(from_file.weight_bytes_per_device, eplb.weight_bytes_per_device);
+  const ScenarioPlan file_plan = plan_scenario(from_file);
+  EXPECT_EQ(file_plan.placement->placement, eplb_plan.placement->placement);
+  EXPECT_EQ(file_plan.memory.weight_bytes_per_device, eplb_plan.memory.weight_bytes_per_device);
 
   const Json inline_run = simulate_isolated(eplb, serving_summary);
   EXPECT_EQ(inline_run[2].get<int>(), 40);
@@ -219,7 +224,7 @@ TEST(Engine, PlacementFileOfAnotherShapeIsRejectedAtItsKey) {
   const Scenario eplb = scenario_with({"parallelism.ep=4"});
   const auto file =
       std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-ep4.txt", getpid());
-  write_placement_file(*eplb.placement_plan, file.string());
+  write_placement_file(*plan_scenario(eplb).placement, file.string());
   try {
     scenario_with({"policies.placement={file: " + file.string() + "}"});
     FAIL();

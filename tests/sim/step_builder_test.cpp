@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "policies/policy_registry.hpp"
-#include "sim/simulation.hpp"
+#include "sim/run_plan.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
@@ -39,9 +39,10 @@ struct Fixture {
 
   StepGraph build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                   const std::vector<int>& token_rank) {
+    const ScenarioPlan plan = plan_scenario(scenario);
     const auto token_scheduler =
-        make_token_scheduler(scenario.token_scheduling, *scenario.placement_plan, scenario.ep);
-    StepBuilder builder(scenario, scenario.placement_plan->placement, *routing, cost, rank_cost, topology,
+        make_token_scheduler(scenario.token_scheduling, *plan.placement, scenario.ep);
+    StepBuilder builder(scenario, plan.placement->placement, *routing, cost, rank_cost, topology,
                         *token_scheduler);
     StepGraph graph(scenario.ep);
     StepRecord record;

@@ -1,0 +1,37 @@
+#include "sim/run_plan.hpp"
+
+#include "policies/policy_registry.hpp"
+#include "workloads/workload.hpp"
+
+namespace semsim {
+
+Topology effective_topology(const Scenario& scenario) {
+  Topology topology = Topology::build(scenario.cluster, scenario.ep);
+  for (TopologyLink& link : topology.links)
+    link.bandwidth *= link.level == LinkLevel::kScaleUp ? scenario.calibration.scaleup_efficiency
+                                                        : scenario.calibration.scaleout_efficiency;
+  return topology;
+}
+
+RunPlan build_run(const Scenario& scenario) {
+  ScenarioPlan planned = plan_scenario(scenario);
+  RunPlan run;
+  run.placement = std::move(planned.placement);
+  run.memory = planned.memory;
+  run.topology = effective_topology(scenario);
+  run.routing = make_routing_source(scenario.workload, scenario.model);
+  run.request_scheduler = make_request_scheduler(scenario.request_scheduling, *run.placement);
+  run.token_scheduler = make_token_scheduler(scenario.token_scheduling, *run.placement, scenario.ep);
+  run.rank_model = std::make_unique<const MoeModel>(scenario.attention == AttentionMode::kTensorParallel
+                                                        ? attention_tp_shard(scenario.model, scenario.tp)
+                                                        : scenario.model);
+  run.cost =
+      std::make_unique<CalibratedCostModel>(scenario.model, scenario.cluster.device, scenario.calibration,
+                                            scenario.precision, scenario.calibration_extrapolation);
+  run.rank_cost =
+      std::make_unique<CalibratedCostModel>(*run.rank_model, scenario.cluster.device, scenario.calibration,
+                                            scenario.precision, scenario.calibration_extrapolation);
+  return run;
+}
+
+}  // namespace semsim

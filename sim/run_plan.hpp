@@ -1,0 +1,37 @@
+#pragma once
+// Everything one simulation needs, made once from a validated scenario: the placement plan, the
+// memory plan, the request and token schedulers, the routing source, the cost models and the
+// topology. `check`, `run` and every sweep point call build_run exactly once, inside the process
+// that simulates (a sweep's parent only validates its points). Needs no SimGrid engine.
+#include <memory>
+
+#include "policies/request_scheduling.hpp"
+#include "policies/token_scheduling.hpp"
+#include "sim/calibrated_cost_model.hpp"
+#include "sim/scenario.hpp"
+#include "workloads/routing_source.hpp"
+
+namespace semsim {
+
+struct RunPlan {
+  std::shared_ptr<const PlacementPlan> placement;
+  MemoryPlan memory;
+  Topology topology;  // the EP group's, link bandwidths scaled by the calibration's achievable fractions
+  std::unique_ptr<RoutingSource> routing;
+  std::unique_ptr<RequestScheduler> request_scheduler;
+  std::unique_ptr<TokenScheduler> token_scheduler;
+  // Under Attention-TP each rank computes its shard of attention, dense FFN and LM head
+  // (`rank_cost`, over `rank_model`); `cost` prices the MoE layer.
+  std::unique_ptr<const MoeModel> rank_model;
+  std::unique_ptr<CalibratedCostModel> cost, rank_cost;
+};
+
+// The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration
+// profile's achievable fractions.
+Topology effective_topology(const Scenario& scenario);
+
+// InputError at the scenario's keys when the placement cannot be made or does not fit in memory.
+// The plan refers to `scenario`, which must outlive it.
+RunPlan build_run(const Scenario& scenario);
+
+}  // namespace semsim
