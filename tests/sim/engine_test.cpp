@@ -220,6 +220,24 @@ TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
   std::filesystem::remove_all(profile);
 }
 
+// Loading validates the inputs only: the placement policy runs (and its inputs are checked) when
+// the run is built, inside the process that simulates; a sweep's parent never places.
+TEST(Engine, LoadingValidatesAndBuildingTheRunPlaces) {
+  const std::string profile = write_v2_lite_profile();
+  const Scenario s = scenario_with({"model=qwen3-30b-a3b", "profile=" + profile, "policies.placement=eplb"});
+  try {
+    plan_scenario(s);
+    FAIL() << "a DeepSeek-V2-Lite profile cannot place Qwen3-30B-A3B";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key_path(), "profile");
+    EXPECT_NE(std::string(e.what()).find("the routing profile has 26 MoE layers of 64 experts"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(value set by --set profile="), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(profile);
+}
+
 TEST(Engine, PlacementFileOfAnotherShapeIsRejectedAtItsKey) {
   const Scenario eplb = scenario_with({"parallelism.ep=4"});
   const auto file =
