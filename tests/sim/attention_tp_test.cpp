@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "sim/cost_model.hpp"
-#include "sim/isolated_process.hpp"
-#include "sim/output_files.hpp"
+#include "sim/cli/isolated_process.hpp"
+#include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"

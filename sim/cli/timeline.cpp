@@ -1,4 +1,4 @@
-#include "sim/timeline.hpp"
+#include "sim/cli/timeline.hpp"
 
 #include <algorithm>
 #include <map>

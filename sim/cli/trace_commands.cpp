@@ -1,4 +1,4 @@
-#include "sim/trace_commands.hpp"
+#include "sim/cli/trace_commands.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "models/presets.hpp"
-#include "sim/output_files.hpp"
+#include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/compressed_file.hpp"
 #include "workloads/routing_fit.hpp"

@@ -15,15 +15,15 @@
 #include "policies/placement_policies.hpp"
 #include "policies/request_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
-#include "sim/calibrate_command.hpp"
-#include "sim/isolated_process.hpp"
-#include "sim/output_files.hpp"
-#include "sim/place_command.hpp"
-#include "sim/plot_command.hpp"
+#include "sim/cli/calibrate_command.hpp"
+#include "sim/cli/isolated_process.hpp"
+#include "sim/cli/output_files.hpp"
+#include "sim/cli/place_command.hpp"
+#include "sim/cli/plot_command.hpp"
 #include "sim/scenario.hpp"
-#include "sim/staged_run.hpp"
-#include "sim/sweep_runner.hpp"
-#include "sim/trace_commands.hpp"
+#include "sim/cli/staged_run.hpp"
+#include "sim/cli/sweep_runner.hpp"
+#include "sim/cli/trace_commands.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/sweep_file.hpp"
+#include "sim/cli/sweep_file.hpp"
 
 namespace semsim {
 

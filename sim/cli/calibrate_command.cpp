@@ -1,4 +1,4 @@
-#include "sim/calibrate_command.hpp"
+#include "sim/cli/calibrate_command.hpp"
 
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -13,7 +13,7 @@
 #include "calibrate/measured_profile.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
-#include "sim/output_files.hpp"
+#include "sim/cli/output_files.hpp"
 
 namespace semsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/staged_run.hpp"
+#include "sim/cli/staged_run.hpp"
 
 #include <chrono>
 

@@ -1,4 +1,4 @@
-#include "policies/lar_upper_bound.hpp"
+#include "policies/analysis/lar_upper_bound.hpp"
 
 #include <ClpSimplex.hpp>
 

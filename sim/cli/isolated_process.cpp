@@ -1,4 +1,4 @@
-#include "sim/isolated_process.hpp"
+#include "sim/cli/isolated_process.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>

@@ -1,11 +1,11 @@
-#include "policies/placement_evaluation.hpp"
+#include "policies/analysis/placement_evaluation.hpp"
 
 #include <algorithm>
 
 #include "models/input_error.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/inter_layer_table.hpp"
-#include "policies/oracle_assignment.hpp"
+#include "policies/analysis/oracle_assignment.hpp"
 #include "policies/routing_metrics.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
 #include "policies/token_scheduling.hpp"

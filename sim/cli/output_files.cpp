@@ -1,4 +1,4 @@
-#include "sim/output_files.hpp"
+#include "sim/cli/output_files.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "sim/plot_command.hpp"
+#include "sim/cli/plot_command.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "sim/sweep_file.hpp"
+#include "sim/cli/sweep_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

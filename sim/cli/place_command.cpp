@@ -1,4 +1,4 @@
-#include "sim/place_command.hpp"
+#include "sim/cli/place_command.hpp"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
 #include "models/presets.hpp"
-#include "policies/lar_upper_bound.hpp"
-#include "policies/placement_evaluation.hpp"
+#include "policies/analysis/lar_upper_bound.hpp"
+#include "policies/analysis/placement_evaluation.hpp"
 #include "policies/placement_file.hpp"
 #include "policies/placement_plan.hpp"
 #include "workloads/routing_profile.hpp"

@@ -1,4 +1,4 @@
-#include "sim/points_csv.hpp"
+#include "sim/cli/points_csv.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "policies/lar_upper_bound.hpp"
+#include "policies/analysis/lar_upper_bound.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "models/input_error.hpp"
 #include "policies/placement_policies.hpp"
-#include "routing_fixture.hpp"
+#include "../routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {

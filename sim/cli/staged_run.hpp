@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/output_files.hpp"
+#include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
-#include "sim/timeline.hpp"
+#include "sim/cli/timeline.hpp"
 
 namespace semsim {
 

@@ -1,4 +1,4 @@
-#include "policies/oracle_assignment.hpp"
+#include "policies/analysis/oracle_assignment.hpp"
 
 #include <ClpSimplex.hpp>
 

@@ -1,4 +1,4 @@
-#include "sim/sweep_runner.hpp"
+#include "sim/cli/sweep_runner.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,10 +15,10 @@
 #include <memory>
 #include <stdexcept>
 
-#include "sim/isolated_process.hpp"
-#include "sim/points_csv.hpp"
+#include "sim/cli/isolated_process.hpp"
+#include "sim/cli/points_csv.hpp"
 #include "sim/serving_metrics.hpp"
-#include "sim/staged_run.hpp"
+#include "sim/cli/staged_run.hpp"
 
 namespace semsim {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "policies/oracle_assignment.hpp"
+#include "policies/analysis/oracle_assignment.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,11 +6,11 @@
 #include <random>
 #include <stdexcept>
 
-#include "policies/lar_upper_bound.hpp"
-#include "policies/placement_evaluation.hpp"
+#include "policies/analysis/lar_upper_bound.hpp"
+#include "policies/analysis/placement_evaluation.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/placement_policies.hpp"
-#include "routing_fixture.hpp"
+#include "../routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
