@@ -1,11 +1,13 @@
 #include "policies/analysis/placement_evaluation.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <span>
 
 #include "models/input_error.hpp"
+#include "policies/analysis/oracle_assignment.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/inter_layer_table.hpp"
-#include "policies/analysis/oracle_assignment.hpp"
 #include "policies/routing_metrics.hpp"
 #include "policies/semmoe_token_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
@@ -37,27 +39,26 @@ double share(long long part, long long whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-// DP style: one device per request, chosen from its prompt's votes (dp_vote_devices, as semmoe_dp
-// reads them) under a token-load cap.
-std::vector<int> assign_requests(const PlacementPlan& plan, const RoutingTrace& trace,
-                                 const std::vector<std::size_t>& requests, long long tokens, double balance) {
-  const int devices = plan.placement.devices;
-  const std::vector<std::int16_t> vote = dp_vote_devices(plan.token_devices, devices);
-  const double cap = balance * static_cast<double>(tokens) / devices;
-  std::vector<long long> load(devices, 0);
-  std::vector<int> votes(devices);
+// DP style: each request's rank as the engine's scheduler chooses it (see the header).
+std::vector<int> schedule_requests(const PlacementPlan& plan, const RoutingTrace& trace,
+                                   const std::vector<std::size_t>& requests, const PolicyChoice& choice) {
+  const std::unique_ptr<RequestScheduler> scheduler = make_request_scheduler(choice, plan);
+  std::vector<RankLoad> loads(static_cast<std::size_t>(plan.placement.devices));
   std::vector<int> chosen;
-  for (std::size_t r : requests) {
-    const long long size = trace.first_token(r + 1) - trace.first_token(r);
-    count_prompt_votes(vote, trace.token_ids().subspan(trace.first_token(r), size), votes);
-    int best = -1;
-    for (int d = 0; d < devices; ++d) {
-      if (static_cast<double>(load[d] + size) > cap) continue;
-      if (best < 0 || votes[d] > votes[best] || (votes[d] == votes[best] && load[d] < load[best])) best = d;
-    }
-    if (best < 0) best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[best] += size;
-    chosen.push_back(best);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const TraceRequest& recorded = trace.request(requests[i]);
+    Request request;
+    request.id = static_cast<int>(i);
+    request.input_tokens = recorded.input_tokens;
+    request.output_tokens = recorded.output_tokens;
+    const std::span<const std::int32_t> prompt =
+        scheduler->reads_prompt() && recorded.prefill_routed
+            ? trace.token_ids().subspan(static_cast<std::size_t>(trace.first_token(requests[i])),
+                                        static_cast<std::size_t>(recorded.input_tokens))
+            : std::span<const std::int32_t>();
+    const int rank = scheduler->choose(request, prompt, loads);
+    loads[static_cast<std::size_t>(rank)].add(request);
+    chosen.push_back(rank);
   }
   return chosen;
 }
@@ -123,7 +124,7 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
       majority[i * layers + layer] = majority_device(placement, layer, trace.experts_of(tokens[i], layer), k);
 
   const std::vector<int> request_device =
-      assign_requests(plan, trace, requests, out.tokens, options.dp_balance);
+      schedule_requests(plan, trace, requests, options.request_scheduling);
   std::vector<int> dp_device;
   std::vector<long long> dp_load(devices, 0), request_size;
   for (std::size_t i = 0; i < requests.size(); ++i) {

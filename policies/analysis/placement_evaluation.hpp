@@ -6,16 +6,22 @@
 //   by the token's actual majority devices at the previous layers), then each batch of
 //   tp_batch_tokens consecutive tokens is aligned to equal slices per rank (align_to_equal_slices),
 //   as the shuffled reduce-scatter requires. The unaligned predictions are reported beside.
-// - DP style: a request sits on one device for all its tokens and layers: requests in trace order,
-//   each to the device most of its prompt tokens vote for (dp_vote_devices, as semmoe_dp) among
-//   the devices whose token load stays within dp_balance × mean, else the least loaded one. Uses
-//   only the prompt's token ids, as a scheduler at arrival time would.
-// Beside each, the LAR of the same placement when devices are chosen with hindsight under the same
-// load rules (oracle_assignment.hpp): what the placement allows, so the predicted LAR ÷ hindsight
-// LAR is what prediction keeps, and no valid upper bound can be below the hindsight LAR.
+// - DP style: a request sits on one device for all its tokens and layers, the rank the engine's own
+//   request scheduler gives it (make_request_scheduler: semmoe_dp, round_robin, ...). It sees the
+//   requests in trace order, the recorded prompt's token ids and the loads the serving loop gives it
+//   (RankLoad::add) when every request arrives before the first step: all of each rank's requests
+//   outstanding. So the DP LAR is what `semsim run` reports replaying these requests once each,
+//   prefill only, with this plan and scheduler; exactly so for any arrival process when the scheduler
+//   ignores loads (semmoe_dp, round_robin), and for a burst of arrivals with any scheduler. (A request
+//   whose prefill the trace did not record has no known prompt ids here; a run draws them.)
+// Beside each, the LAR of the same placement when devices are chosen with hindsight (TP: the same
+// equal slices; DP: within dp_balance × the mean token load; oracle_assignment.hpp): what the
+// placement allows, so the predicted LAR ÷ hindsight LAR is what prediction keeps, and no valid
+// upper bound can be below the hindsight LAR.
 #include <vector>
 
 #include "policies/placement_plan.hpp"
+#include "policies/request_scheduling.hpp"
 #include "workloads/routing_trace.hpp"
 
 namespace semsim {
@@ -44,15 +50,17 @@ struct PlacementEvaluation {
 };
 
 struct EvaluationOptions {
-  double dp_balance = 1.10;
+  double dp_balance = 1.10;    // DP-style hindsight: request token load per device within this × mean
   int tp_batch_tokens = 4096;  // tokens aligned together (a step's batch); 0: all at once
+  PolicyChoice request_scheduling = default_policy_choice("semmoe_dp", request_scheduling_policies());
 };
 
 // The load tolerance TP-style evaluation keeps: at most ceil(n/R) of each batch's n tokens per rank,
 // summed over the batches of `tokens`, ÷ the mean tokens / devices.
 double equal_slice_balance(long long tokens, int tp_batch_tokens, int devices);
 
-// Evaluates `plan` on the requests of `trace` with `evaluate[r]` true (empty: all of them).
+// Evaluates `plan` on the requests of `trace` with `evaluate[r]` true (empty: all of them). InputError
+// when the request scheduler needs token tables the plan lacks.
 PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingTrace& trace,
                                        const std::vector<bool>& evaluate,
                                        const EvaluationOptions& options = {});

@@ -1,11 +1,11 @@
-#include "sim/cli/calibrate_command.hpp"
-
+// `semsim calibrate`: runs the CUDA/NCCL microbenchmarks (semsim-calibrate-bench) on this machine's
+// GPUs and fits a measured profile from what they wrote, or fits results measured elsewhere. No GPU,
+// no CUDA in this build, or bad raw results are InputErrors (exit code 2).
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -13,12 +13,25 @@
 #include "calibrate/measured_profile.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
+#include "sim/cli/child_process.hpp"
+#include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
 
 namespace semsim {
 namespace {
 
 namespace fs = std::filesystem;
+
+struct CalibrateOptions {
+  std::string out;         // the profile to write
+  std::string raw;         // where the raw CSVs go (default: beside the profile, <profile stem>-raw/)
+  std::string from_raw;    // fit these raw results instead of measuring
+  std::string device;      // device preset (default: the one the GPU's name matches)
+  std::string bench;       // the benchmark executable (default: semsim-calibrate-bench beside semsim)
+  std::string write_plan;  // only write the kernel plan (calibrate/kernel-plan.txt) here
+  double budget = 420;     // seconds for the microbenchmarks
+  bool quick = false;      // coarse grids: a smoke test of every path
+};
 
 bool machine_has_nvidia_gpu() {
   const fs::path gpus("/proc/driver/nvidia/gpus");
@@ -29,25 +42,6 @@ bool machine_has_nvidia_gpu() {
 std::string default_bench() {
   std::error_code ignored;
   return (fs::read_symlink("/proc/self/exe", ignored).parent_path() / "semsim-calibrate-bench").string();
-}
-
-// Runs the benchmark with this process's stdout and stderr (its progress shows as it goes).
-int run_bench(const std::vector<std::string>& args) {
-  std::vector<std::string> storage = args;
-  std::vector<char*> argv;
-  for (std::string& arg : storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void measure(const CalibrateOptions& options, const std::string& raw) {
@@ -66,10 +60,12 @@ void measure(const CalibrateOptions& options, const std::string& raw) {
   fs::create_directories(raw);
   const std::string plan = (fs::path(raw) / "kernel-plan.txt").string();
   write_text_file(plan, kernel_plan());
+  const std::string program = fs::absolute(bench).string();  // a bare name is this file, not one on PATH
   std::vector<std::string> args{
-      bench, "--out", raw, "--plan", plan, "--budget", fmt::format("{}", options.budget)};
+      program, "--out", raw, "--plan", plan, "--budget", fmt::format("{}", options.budget)};
   if (options.quick) args.push_back("--quick");
-  const int code = run_bench(args);
+  // Its progress shows as it goes: it writes to this process's stdout and stderr.
+  const int code = ChildProcess::run_program(args).wait().shell_code();
   if (code == 3 && !raw_existed) fs::remove_all(raw);  // nothing was measured: leave nothing behind
   if (code == 3)
     throw InputError(
@@ -109,9 +105,7 @@ void print_summary(const CalibrationProfile& p, const std::string& out, const st
       p.kernel_overhead * 1e6, p.collective_overhead * 1e6, out, raw);
 }
 
-}  // namespace
-
-int calibrate_command(const CalibrateOptions& options) {
+int calibrate(const CalibrateOptions& options) {
   if (!options.write_plan.empty()) {
     write_text_file(options.write_plan, kernel_plan());
     return 0;
@@ -132,6 +126,29 @@ int calibrate_command(const CalibrateOptions& options) {
   staging.commit();
   print_summary(profile, options.out, raw);
   return 0;
+}
+
+}  // namespace
+
+void add_calibrate_command(CommandLine& cli) {
+  auto options = std::make_shared<CalibrateOptions>();
+  CLI::App* calibrate_command =
+      cli.add("calibrate", "measure this machine's GPUs (CUDA/NCCL microbenchmarks) and fit a profile",
+              [options] { return calibrate(*options); });
+  calibrate_command->add_option("--out", options->out, "profile YAML to write");
+  calibrate_command->add_option("--raw", options->raw,
+                                "folder for the raw CSVs (default: <profile stem>-raw/ beside it)");
+  calibrate_command->add_option("--from-raw", options->from_raw,
+                                "fit raw CSVs measured before instead of measuring");
+  calibrate_command->add_option("--device", options->device,
+                                "device preset (default: matched from the GPU's name)");
+  calibrate_command->add_option("--bench", options->bench,
+                                "microbenchmark executable (default: beside semsim)");
+  calibrate_command->add_option("--budget", options->budget, "seconds for the microbenchmarks")
+      ->check(CLI::PositiveNumber);
+  calibrate_command->add_flag("--quick", options->quick, "coarse grids: a smoke test of every path");
+  calibrate_command->add_option("--write-plan", options->write_plan,
+                                "only write the kernel plan of the presets here");
 }
 
 }  // namespace semsim

@@ -1,12 +1,8 @@
 #include "sim/cli/isolated_process.hpp"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -38,73 +34,56 @@ std::string read_all(int fd) {
   return data;
 }
 
-int reap(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
 }  // namespace
 
-ChildProcess ChildProcess::start(const std::function<std::string()>& body) {
+IsolatedProcess IsolatedProcess::start(const std::function<std::string()>& body) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe() failed");
-  std::fflush(nullptr);  // do not duplicate buffered output into the child
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  try {
+    ChildProcess child = ChildProcess::fork([&] {
+      ::close(fds[0]);
+      std::string framed;
+      try {
+        framed.assign(1, 'O').append(body());
+      } catch (const InputError& e) {
+        framed.assign(1, 'I').append(e.what());
+      } catch (const std::exception& e) {
+        framed.assign(1, 'E').append(e.what());
+      }
+      write_all(fds[1], framed);
+      ::close(fds[1]);
+      return 0;
+    });
+    ::close(fds[1]);
+    return IsolatedProcess(std::move(child), fds[0]);
+  } catch (...) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error("fork() failed");
+    throw;
   }
-  if (pid == 0) {
-    // A simulation whose parent was killed has no one to report to: end it too.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    ::close(fds[0]);
-    std::string framed;
-    try {
-      framed.assign(1, 'O').append(body());
-    } catch (const InputError& e) {
-      framed.assign(1, 'I').append(e.what());
-    } catch (const std::exception& e) {
-      framed.assign(1, 'E').append(e.what());
-    }
-    write_all(fds[1], framed);
-    ::close(fds[1]);
-    std::fflush(nullptr);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  return ChildProcess(pid, fds[0]);
 }
 
-ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), fd_(std::exchange(other.fd_, -1)) {}
+IsolatedProcess::IsolatedProcess(IsolatedProcess&& other) noexcept
+    : child_(std::move(other.child_)), fd_(std::exchange(other.fd_, -1)) {}
 
-ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
-  std::swap(pid_, other.pid_);
+IsolatedProcess& IsolatedProcess::operator=(IsolatedProcess&& other) noexcept {
+  std::swap(child_, other.child_);
   std::swap(fd_, other.fd_);
   return *this;
 }
 
-ChildProcess::~ChildProcess() {
+IsolatedProcess::~IsolatedProcess() {
   if (fd_ >= 0) ::close(fd_);
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    reap(pid_);
-  }
 }
 
-std::string ChildProcess::wait() {
+std::string IsolatedProcess::wait() {
   const std::string framed = read_all(fd_);
   ::close(std::exchange(fd_, -1));
-  const int status = reap(std::exchange(pid_, -1));
+  const ExitStatus status = child_.wait();
   if (framed.empty()) {
-    if (WIFSIGNALED(status))
-      throw std::runtime_error("simulation process died with signal " + std::to_string(WTERMSIG(status)));
-    throw std::runtime_error("simulation process exited with status " + std::to_string(WEXITSTATUS(status)) +
+    if (status.signal != 0)
+      throw std::runtime_error("simulation process died with signal " + std::to_string(status.signal));
+    throw std::runtime_error("simulation process exited with status " + std::to_string(status.code) +
                              " without a result");
   }
   const std::string text = framed.substr(1);
@@ -114,7 +93,7 @@ std::string ChildProcess::wait() {
 }
 
 std::string run_isolated(const std::function<std::string()>& body) {
-  return ChildProcess::start(body).wait();
+  return IsolatedProcess::start(body).wait();
 }
 
 }  // namespace semsim

@@ -2,23 +2,23 @@
 // SimGrid allows one Engine per process, so every simulation runs in a forked child. The child
 // returns a byte payload through a pipe; errors come back with their kind so the CLI keeps its
 // exit codes (InputError -> 2, anything else -> 1).
-#include <sys/types.h>
-
 #include <functional>
 #include <string>
+
+#include "sim/cli/child_process.hpp"
 
 namespace semsim {
 
 // A body running in a forked child (which dies with its parent). Several can run at once: poll()
 // their result_fd() and collect each with wait().
-class ChildProcess {
+class IsolatedProcess {
  public:
-  static ChildProcess start(const std::function<std::string()>& body);
-  ChildProcess(ChildProcess&& other) noexcept;
-  ChildProcess& operator=(ChildProcess&& other) noexcept;
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-  ~ChildProcess();  // kills and reaps a child that was never waited for
+  static IsolatedProcess start(const std::function<std::string()>& body);
+  IsolatedProcess(IsolatedProcess&& other) noexcept;
+  IsolatedProcess& operator=(IsolatedProcess&& other) noexcept;
+  IsolatedProcess(const IsolatedProcess&) = delete;
+  IsolatedProcess& operator=(const IsolatedProcess&) = delete;
+  ~IsolatedProcess();  // kills and reaps a child that was never waited for
 
   int result_fd() const { return fd_; }  // readable once the child has sent its result or died
   // Reads what the body returned and reaps the child. Rethrows an InputError raised by the body as
@@ -26,8 +26,8 @@ class ChildProcess {
   std::string wait();
 
  private:
-  ChildProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
-  pid_t pid_ = -1;
+  IsolatedProcess(ChildProcess child, int fd) : child_(std::move(child)), fd_(fd) {}
+  ChildProcess child_;
   int fd_ = -1;
 };
 

@@ -1,8 +1,11 @@
-#include "sim/cli/place_command.hpp"
-
+// `semsim place` (run a placement policy on a routing profile, write a placement file),
+// `semsim place eval` (LAR, imbalance, A2A bytes, replica memory and the LAR upper bounds of a
+// placement file on a trace's requests) and `semsim place bound` (the bounds alone). The logic is in
+// policies/ and policies/analysis/; this is the command line.
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -14,32 +17,85 @@
 #include "policies/analysis/placement_evaluation.hpp"
 #include "policies/placement_file.hpp"
 #include "policies/placement_plan.hpp"
+#include "policies/request_scheduling.hpp"
+#include "sim/cli/commands.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
 namespace {
 
-// The policy with its defaults, then each key=value of --param checked against its parameters.
-PolicyChoice policy_choice(const std::string& name, const std::vector<std::string>& params) {
+// The options of `semsim place`.
+struct PlaceOptions {
+  std::string policy;
+  std::string profile;  // routing profile folder (semsim profile)
+  int ep = 0;
+  int devices_per_node = 0;         // 0: one node
+  std::string model;                // optional preset: the model's expert groups (EPLB)
+  std::vector<std::string> params;  // key=value
+  int lookback = 2;
+  double balance = 1.10;  // token load tolerance of the T table
+  std::string out;
+};
+
+// Which requests of a trace are evaluated, and the load rules both styles keep.
+struct EvaluatedRequests {
+  std::string trace;  // semsim trace
+  double split = 0;   // only the requests `semsim profile --split F --seed S` held out; 0: all
+  long long seed = 1;
+  double balance = 1.10;       // DP-style hindsight and bound: request token load tolerance
+  int tp_batch_tokens = 4096;  // TP style: tokens aligned to equal slices together
+};
+
+// The LAR upper bound's effort (policies/analysis/lar_upper_bound.hpp).
+struct BoundEffort {
+  int triangle_rounds = 2;  // triangle-cut rounds of the TP bound (0: faster, looser)
+  int threads = 0;          // layers bounded in parallel; 0: every core
+};
+
+struct PlaceEvalOptions {
+  std::string plan;  // placement file
+  EvaluatedRequests requests;
+  BoundEffort effort;
+  std::string scheduler = "semmoe_dp";        // DP style: the engine's request scheduler
+  std::vector<std::string> scheduler_params;  // key=value
+  bool bound = true;                          // false: no upper bound (its keys are left out)
+  bool json = false;
+};
+
+// `semsim place bound`: the LAR upper bounds alone, for any placement on `ep` devices.
+struct PlaceBoundOptions {
+  EvaluatedRequests requests;
+  BoundEffort effort;
+  int ep = 0;
+  bool json = false;
+};
+
+// The policy named by `option` (one of `known`, a `kind` policy) with its defaults, then each key=value
+// of `param_option` checked against its parameters.
+PolicyChoice policy_choice(const std::string& option, const std::string& kind, const std::string& name,
+                           const std::vector<PolicyInfo>& known, const std::string& param_option,
+                           const std::vector<std::string>& params) {
   std::vector<std::string> names;
-  for (const PolicyInfo& info : placement_policies()) names.push_back(info.name);
+  for (const PolicyInfo& info : known) names.push_back(info.name);
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError(fmt::format("--policy: unknown placement policy '{}'{}; known: {}", name,
+    throw InputError(fmt::format("{}: unknown {} policy '{}'{}; known: {}", option, kind, name,
                                  did_you_mean(name, names), fmt::join(names, ", ")));
-  PolicyChoice choice = default_policy_choice(name, placement_policies());
+  PolicyChoice choice = default_policy_choice(name, known);
   std::vector<std::string> keys;
   for (const auto& [key, value] : choice.params) keys.push_back(key);
   for (const std::string& param : params) {
     const auto eq = param.find('=');
     const std::string key = param.substr(0, eq);
-    if (eq == std::string::npos) throw InputError(fmt::format("--param {}: expected key=value", param));
+    if (eq == std::string::npos)
+      throw InputError(fmt::format("{} {}: expected key=value", param_option, param));
     if (!choice.params.contains(key))
-      throw InputError(fmt::format(
-          "--param {}: policy '{}' has no parameter '{}'{}{}", param, name, key, did_you_mean(key, keys),
-          keys.empty() ? "" : fmt::format("; its parameters: {}", fmt::join(keys, ", "))));
+      throw InputError(
+          fmt::format("{} {}: policy '{}' has no parameter '{}'{}{}", param_option, param, name, key,
+                      did_you_mean(key, keys),
+                      keys.empty() ? "" : fmt::format("; its parameters: {}", fmt::join(keys, ", "))));
     const auto value = parse_number(param.substr(eq + 1));
     if (!value)
-      throw InputError(fmt::format("--param {}: '{}' is not a number", param, param.substr(eq + 1)));
+      throw InputError(fmt::format("{} {}: '{}' is not a number", param_option, param, param.substr(eq + 1)));
     choice.params[key] = *value;
   }
   return choice;
@@ -77,10 +133,13 @@ void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const Boun
   j["bound_triangle_rounds"] = effort.triangle_rounds;
 }
 
-}  // namespace
-
 int place_command(const PlaceOptions& options) {
-  const PolicyChoice choice = policy_choice(options.policy, options.params);
+  for (const auto& [missing, option] :
+       {std::pair{options.policy.empty(), "--policy"}, std::pair{options.profile.empty(), "--profile"},
+        std::pair{options.ep == 0, "--ep"}, std::pair{options.out.empty(), "--out"}})
+    if (missing) throw InputError(std::string("place: ") + option + " is required (see semsim place --help)");
+  const PolicyChoice choice =
+      policy_choice("--policy", "placement", options.policy, placement_policies(), "--param", options.params);
   const RoutingProfile profile = RoutingProfile::load(options.profile);
   if (options.ep < 1 || profile.experts() % options.ep != 0)
     throw InputError(
@@ -111,8 +170,11 @@ int place_eval_command(const PlaceEvalOptions& options) {
   const EvaluatedRequests& requests = options.requests;
   const RoutingTrace trace = load_trace(requests.trace);
   const std::vector<bool> evaluate = evaluated_mask(requests, trace);
+  const PolicyChoice scheduler =
+      policy_choice("--scheduler", "request scheduling", options.scheduler, request_scheduling_policies(),
+                    "--scheduler-param", options.scheduler_params);
   const PlacementEvaluation e =
-      evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens});
+      evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler});
   const std::optional<LarUpperBound> bound =
       options.bound
           ? std::optional(bound_for(requests, options.effort, trace, evaluate, plan.placement.devices))
@@ -140,6 +202,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["lar_tp_hindsight"] = e.lar_tp_hindsight;
     j["lar_dp_hindsight"] = e.lar_dp_hindsight;
     j["policy"] = plan.policy.name;
+    j["request_scheduling"] = scheduler.name;
     j["devices"] = plan.placement.devices;
     j["requests"] = e.requests;
     j["tokens"] = e.tokens;
@@ -166,7 +229,8 @@ int place_eval_command(const PlaceEvalOptions& options) {
       requests.split > 0 ? fmt::format(" held out (split {}, seed {})", requests.split, requests.seed)
                          : std::string(),
       e.tokens, e.activations);
-  std::cout << fmt::format("                         TP style (per token, layer)   DP style (per request)\n");
+  std::cout << fmt::format(
+      "                         TP style (per token, layer)   DP style (per request, {})\n", scheduler.name);
   std::cout << fmt::format("LAR                      {:<29.4f} {:.4f}\n", e.lar_tp, e.lar_dp);
   std::cout << fmt::format("LAR with hindsight       {:<29.4f} {:.4f}\n", e.lar_tp_hindsight,
                            e.lar_dp_hindsight);
@@ -212,6 +276,77 @@ int place_bound_command(const PlaceBoundOptions& options) {
     std::cout << fmt::format("  MoE layer {:>3}: TP {:.4f}  DP {:.4f}\n", layer, bound.tp_layer[layer],
                              bound.dp_layer[layer]);
   return 0;
+}
+
+// The evaluated requests and the bound's effort: the same options on `place eval` and `place bound`.
+void add_evaluated_requests(CLI::App& command, EvaluatedRequests& requests, BoundEffort& effort) {
+  command.add_option("--trace", requests.trace, "semsim trace whose requests are evaluated")->required();
+  command
+      .add_option("--split", requests.split,
+                  "evaluate only the requests `semsim profile --split F --seed S` held out")
+      ->check(CLI::Range(0.01, 0.99));
+  command.add_option("--seed", requests.seed, "seed of that split (default 1)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  command
+      .add_option("--balance", requests.balance,
+                  "DP style with hindsight, and the bound: request token load per device within this x mean "
+                  "(default 1.10)")
+      ->check(CLI::Range(1.0, 100.0));
+  command
+      .add_option("--tp-batch", requests.tp_batch_tokens,
+                  "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
+      ->check(CLI::Range(0, 1 << 30));
+  command
+      .add_option("--bound-rounds", effort.triangle_rounds,
+                  "triangle-cut rounds of the LAR upper bound (default 2; 0: looser, much faster)")
+      ->check(CLI::Range(0, 20));
+  command.add_option("--threads", effort.threads, "layers bounded in parallel (default: every core)")
+      ->check(CLI::Range(1, 1024));
+}
+
+}  // namespace
+
+void add_place_commands(CommandLine& cli) {
+  auto place = std::make_shared<PlaceOptions>();
+  CLI::App* place_app =
+      cli.add("place", "run a placement policy on a routing profile; write a placement file",
+              [place] { return place_command(*place); });
+  // Not required by CLI11: `place eval` and `place bound` take none of them (checked by place_command).
+  place_app->add_option("--policy", place->policy, "placement policy (semsim list policies)");
+  place_app->add_option("--profile", place->profile, "routing profile folder (semsim profile)");
+  place_app->add_option("--ep", place->ep, "devices (EP size)")->check(CLI::Range(1, 32768));
+  place_app
+      ->add_option("--devices-per-node", place->devices_per_node, "devices per node (default: all in one)")
+      ->check(CLI::Range(1, 32768));
+  place_app->add_option("--model", place->model, "model preset: its expert groups (EPLB) and shape check");
+  place_app->add_option("--param", place->params, "policy parameter key=value (repeatable)");
+  place_app
+      ->add_option("--lookback", place->lookback, "inter-layer table: previous layers per key (default 2)")
+      ->check(CLI::Range(1, 4));
+  place_app->add_option("--balance", place->balance, "token load tolerance of the token table (default 1.10)")
+      ->check(CLI::Range(1.0, 100.0));
+  place_app->add_option("--out", place->out, "placement file to write (.gz: compressed)");
+
+  auto eval = std::make_shared<PlaceEvalOptions>();
+  CLI::App* eval_app = cli.add(
+      "eval", "LAR, imbalance, A2A bytes and LAR bounds of a placement file",
+      [eval] { return place_eval_command(*eval); }, place_app);
+  eval_app->add_option("placement", eval->plan, "placement file (semsim place)")->required();
+  add_evaluated_requests(*eval_app, eval->requests, eval->effort);
+  eval_app->add_option("--scheduler", eval->scheduler,
+                       "DP style: the engine's request scheduler placing the requests (default semmoe_dp)");
+  eval_app->add_option("--scheduler-param", eval->scheduler_params,
+                       "request scheduler parameter key=value (repeatable)");
+  eval_app->add_flag("!--no-bound", eval->bound, "skip the upper bound (semsim place bound gives it)");
+  eval_app->add_flag("--json", eval->json, "print one JSON object instead of the table");
+
+  auto bound = std::make_shared<PlaceBoundOptions>();
+  CLI::App* bound_app = cli.add(
+      "bound", "upper bounds on the LAR any placement on --ep devices reaches on a trace's requests",
+      [bound] { return place_bound_command(*bound); }, place_app);
+  add_evaluated_requests(*bound_app, bound->requests, bound->effort);
+  bound_app->add_option("--ep", bound->ep, "devices (EP size)")->required()->check(CLI::Range(1, 32768));
+  bound_app->add_flag("--json", bound->json, "print one JSON object (with per-layer bounds)");
 }
 
 }  // namespace semsim

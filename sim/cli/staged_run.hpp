@@ -6,8 +6,8 @@
 #include <string>
 
 #include "sim/cli/output_files.hpp"
-#include "sim/scenario.hpp"
 #include "sim/cli/timeline.hpp"
+#include "sim/scenario.hpp"
 
 namespace semsim {
 

@@ -17,8 +17,8 @@
 
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/points_csv.hpp"
-#include "sim/serving_metrics.hpp"
 #include "sim/cli/staged_run.hpp"
+#include "sim/serving_metrics.hpp"
 
 namespace semsim {
 namespace fs = std::filesystem;
@@ -223,7 +223,7 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
   struct Running {
     const SweepPoint* point;
     std::unique_ptr<StagedRun> staged;
-    ChildProcess child;
+    IsolatedProcess child;
   };
   std::vector<Running> running;
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, options.jobs));
@@ -238,7 +238,8 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
       const fs::path dir = out / "points" / p.id;
       remove_leftovers(dir, ".staging-");
       auto staged = std::make_unique<StagedRun>(*p.scenario, dir.string());
-      ChildProcess child = ChildProcess::start([run = staged.get()] { return run->simulate_and_write(); });
+      IsolatedProcess child =
+          IsolatedProcess::start([run = staged.get()] { return run->simulate_and_write(); });
       running.push_back({&p, std::move(staged), std::move(child)});
     }
     if (running.empty()) continue;

@@ -1,12 +1,14 @@
-#include "sim/cli/trace_commands.hpp"
-
+// The routing-trace commands `semsim trace import|fit|synth` and `semsim profile` (see README,
+// "Routing traces"); fit and profile take the same trace split.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "models/presets.hpp"
+#include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/compressed_file.hpp"
@@ -38,8 +40,6 @@ void check_trace_output_name(const std::string& out) {
     throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
 }
 
-}  // namespace
-
 int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
                          const std::string& out) {
   const auto started = std::chrono::steady_clock::now();
@@ -57,6 +57,10 @@ int trace_import_command(const std::string& format, const std::string& input, co
   return 0;
 }
 
+// Records the prompts of requests first_request .. first_request + requests - 1 of a scenario with
+// synthetic routing (lengths, topics and routing exactly as a run of that scenario draws them) as a
+// trace, so that synthetic routing goes through the same profile → place → replay pipeline as a
+// real trace. A first_request beyond a run's request count profiles requests that run never sees.
 int trace_synth_command(const std::string& scenario_ref, const std::vector<std::string>& overrides,
                         int requests, int first_request, const std::string& out) {
   const auto started = std::chrono::steady_clock::now();
@@ -150,6 +154,83 @@ int trace_fit_command(const std::string& trace_path, double split, std::uint64_t
                                : "(no token ids)");
   std::cout << fmt::format("Parameters and report in {}/ ({:.1f} s)\n", out_dir, seconds_since(started));
   return 0;
+}
+
+// A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
+struct SplitTraceOptions {
+  std::string trace;
+  double split = 0.2;  // held-out fraction
+  long long seed = 1;
+  std::string out;
+};
+
+void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
+  command.add_option("trace", options.trace, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
+  command.add_option("--split", options.split, "held-out fraction of requests")
+      ->check(CLI::Range(0.01, 0.99));
+  command.add_option("--seed", options.seed, "seed of the split (and of the fit)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  command.add_option("--out", options.out, "output folder")->required();
+}
+
+}  // namespace
+
+void add_trace_commands(CommandLine& cli) {
+  CLI::App* trace =
+      cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator");
+
+  struct ImportOptions {
+    std::string format, input, model, out;
+  };
+  auto import = std::make_shared<ImportOptions>();
+  CLI::App* import_command = cli.add(
+      "import", "convert a routing dump into a checked semsim trace",
+      [import] { return trace_import_command(import->format, import->input, import->model, import->out); },
+      trace);
+  import_command->add_option("--from", import->format, "deepseek-csv | llama4-json | mixtral-jsonl | sglang")
+      ->required();
+  import_command->add_option("input", import->input, "file or folder to import")->required();
+  import_command->add_option("--model", import->model, "model preset the routing must match")->required();
+  import_command->add_option("--out", import->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
+      ->required();
+
+  auto fit = std::make_shared<SplitTraceOptions>();
+  CLI::App* fit_command = cli.add(
+      "fit", "fit the synthetic generator to a trace; writes params + report",
+      [fit] { return trace_fit_command(fit->trace, fit->split, fit->seed, fit->out); }, trace);
+  add_split_trace_options(*fit_command, *fit);
+
+  struct SynthOptions {
+    std::string scenario;
+    std::vector<std::string> overrides;
+    int requests = 1000;
+    int first_request = 0;
+    std::string out;
+  };
+  auto synth = std::make_shared<SynthOptions>();
+  CLI::App* synth_command = cli.add(
+      "synth", "record the prompts of a synthetic-routing scenario's requests as a trace",
+      [synth] {
+        return trace_synth_command(synth->scenario, synth->overrides, synth->requests, synth->first_request,
+                                   synth->out);
+      },
+      trace);
+  add_scenario_arguments(*synth_command, synth->scenario, synth->overrides);
+  synth_command->add_option("--requests", synth->requests, "requests to record (default 1000)")
+      ->check(CLI::Range(1, 10000000));
+  synth_command
+      ->add_option("--first-request", synth->first_request,
+                   "id of the first recorded request (default 0); beyond a run's requests, the "
+                   "trace holds requests that run never sees")
+      ->check(CLI::Range(0, 100000000));
+  synth_command->add_option("--out", synth->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
+      ->required();
+
+  auto profile = std::make_shared<SplitTraceOptions>();
+  CLI::App* profile_app = cli.add(
+      "profile", "token-expert affinity tables and Table-1 statistics of a trace",
+      [profile] { return profile_command(profile->trace, profile->split, profile->seed, profile->out); });
+  add_split_trace_options(*profile_app, *profile);
 }
 
 }  // namespace semsim

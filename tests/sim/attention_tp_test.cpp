@@ -11,9 +11,9 @@
 #include <random>
 #include <sstream>
 
-#include "sim/cost_model.hpp"
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <functional>
 
+#include "../routing_fixture.hpp"
 #include "models/input_error.hpp"
 #include "policies/placement_policies.hpp"
-#include "../routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {

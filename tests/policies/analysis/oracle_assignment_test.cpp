@@ -6,11 +6,11 @@
 #include <random>
 #include <stdexcept>
 
+#include "../routing_fixture.hpp"
 #include "policies/analysis/lar_upper_bound.hpp"
 #include "policies/analysis/placement_evaluation.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/placement_policies.hpp"
-#include "../routing_fixture.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {

@@ -6,6 +6,7 @@
 #include "policies/contiguous_placement.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/placement_policies.hpp"
+#include "policies/request_scheduling.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
@@ -52,7 +53,9 @@ TEST(PlacementEvaluation, WithoutTablesTokensSpreadAndLarIsTheExpertShare) {
   const RoutingTrace trace = planted_trace(16);
   PlacementPlan plan;
   plan.placement = contiguous_placement(1, 4, 2);
-  const PlacementEvaluation e = evaluate_placement(plan, trace, {}, {1.10, 0});
+  // Round robin: it needs no token table.
+  const PlacementEvaluation e = evaluate_placement(
+      plan, trace, {}, {1.10, 0, default_policy_choice("round_robin", request_scheduling_policies())});
   // Every token's two experts share a device, and tokens alternate devices: half are local.
   EXPECT_DOUBLE_EQ(e.tp_unpredicted, 1.0);
   EXPECT_DOUBLE_EQ(e.lar_tp, 0.5);
