@@ -13,6 +13,13 @@ namespace semsim {
 struct RankLoad {
   long long outstanding_tokens = 0;  // prompt tokens not yet prefilled + output tokens not yet generated
   int requests = 0;                  // queued + running
+
+  // A request given to the rank: all of it outstanding. The serving loop and offline evaluation
+  // (policies/analysis/placement_evaluation.hpp) both count a new request this way.
+  void add(const Request& request) {
+    outstanding_tokens += request.input_tokens + request.output_tokens;
+    ++requests;
+  }
 };
 
 class RequestScheduler {

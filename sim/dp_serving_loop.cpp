@@ -77,8 +77,7 @@ class DataParallelServer {
           prompt_.push_back(routing_.token_id({request.id, request.topic, position}));
       const int r = scheduler_.choose(request, prompt_, loads);
       ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
-      ranks_[r].load.outstanding_tokens += request.input_tokens + request.output_tokens;
-      ++ranks_[r].load.requests;
+      ranks_[r].load.add(request);
       result_.requests[next_arrival_].rank = r;
       ++next_arrival_;
     }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,70 @@ TEST_F(cliPlace, EvalRejectsACorruptPlacementFileWithItsLine) {
   const CliResult r = run_semsim(eval);
   EXPECT_EQ(r.exit_code, 2) << describe(eval, r);
   EXPECT_NE(r.err.find(plan + ":"), std::string::npos) << describe(eval, r);
+}
+
+// `place eval` places DP-style requests with the engine's own schedulers, so its DP LAR is the LAR a
+// run replaying the same held-out requests (prefill only: every processed token is a routed token of
+// the trace) reports with the same plan and scheduler: exactly, for load-blind semmoe_dp under Poisson
+// arrivals, and for load-aware schedulers when every request arrives at once (the loads eval assumes).
+TEST(cliPlaceEval, DpLarEqualsTheLarOfARunWithTheSameScheduler) {
+  TempDir dir;
+  const std::string model =
+      "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
+  std::ofstream(dir / "synthetic.yaml")
+      << "schema: 1\n"
+      << model
+      << "workload:\n  requests: 160\n  arrival: {process: fixed, rate: 100}\n"
+         "  input_len: {dist: uniform, min: 8, max: 48}\n  output_len: {dist: fixed, value: 1}\n"
+         "  routing: {source: synthetic, vocabulary: 256, topics: 4}\n";
+  const std::string trace = dir / "t.semtrace", plan = dir / "plan.semplace";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"trace", "synth", dir / "synthetic.yaml", "--requests", "160", "--out", trace},
+           {"profile", trace, "--split", "0.5", "--seed", "1", "--out", dir / "prof"},
+           {"place", "--policy", "semmoe", "--param", "shared_tokens=1", "--profile", dir / "prof", "--ep",
+            "8", "--model", "deepseek-v2-lite", "--out", plan}}) {
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  }
+  struct Case {
+    std::string scheduler;
+    bool burst;  // every request arrives at time 0
+  };
+  std::set<double> lars;
+  for (const Case& c :
+       {Case{"semmoe_dp", false}, Case{"semmoe_dp_balanced", true}, Case{"shortest_queue", true}}) {
+    SCOPED_TRACE(c.scheduler);
+    const std::vector<std::string> eval{"place",     "eval",       plan,     "--trace", trace,
+                                        "--split",   "0.5",        "--seed", "1",       "--scheduler",
+                                        c.scheduler, "--no-bound", "--json"};
+    const CliResult e = run_semsim(eval);
+    ASSERT_EQ(e.exit_code, 0) << describe(eval, e);
+    const auto evaluated = nlohmann::json::parse(e.out);
+    const int requests = evaluated["requests"].get<int>();
+    ASSERT_GT(requests, 40);
+
+    if (c.burst) {
+      std::ofstream arrivals(dir / "arrivals.txt");
+      for (int i = 0; i < requests; ++i) arrivals << "0\n";
+    }
+    const std::string scenario = dir / (c.scheduler + ".yaml");
+    std::ofstream(scenario)
+        << "schema: 1\n"
+        << model << "workload:\n  requests: " << requests << "\n"
+        << (c.burst ? "  arrival: {process: trace, file: arrivals.txt}\n"
+                    : "  arrival: {process: poisson, rate: 200}\n")
+        << "  routing: {source: trace, file: t.semtrace, held_out: {split: 0.5, seed: 1}}\n"
+           "policies: {placement: {file: plan.semplace}, request_scheduling: "
+        << c.scheduler << "}\noutputs: {steps_csv: false}\n";
+    const std::vector<std::string> run{"run", scenario, "--out", dir / c.scheduler};
+    const CliResult r = run_semsim(run);
+    ASSERT_EQ(r.exit_code, 0) << describe(run, r);
+    const auto summary = nlohmann::json::parse(read_file(fs::path(dir / c.scheduler) / "summary.json"));
+    EXPECT_EQ(summary["requests_completed"].get<int>(), requests);
+    EXPECT_EQ(summary["lar"].get<double>(), evaluated["lar_dp"].get<double>());
+    lars.insert(evaluated["lar_dp"].get<double>());
+  }
+  EXPECT_EQ(lars.size(), 3u) << "each scheduler places the requests its own way";
 }
 
 }  // namespace

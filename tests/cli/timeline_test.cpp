@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
-#include "sim/points_csv.hpp"
+#include "sim/cli/points_csv.hpp"
 
 namespace semsim::cli_test {
 namespace {

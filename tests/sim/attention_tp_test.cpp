@@ -11,9 +11,9 @@
 #include <random>
 #include <sstream>
 
+#include "sim/cli/isolated_process.hpp"
+#include "sim/cli/output_files.hpp"
 #include "sim/cost_model.hpp"
-#include "sim/isolated_process.hpp"
-#include "sim/output_files.hpp"
 #include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"

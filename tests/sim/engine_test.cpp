@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policies/placement_file.hpp"
-#include "sim/isolated_process.hpp"
+#include "sim/cli/isolated_process.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"

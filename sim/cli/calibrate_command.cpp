@@ -1,0 +1,154 @@
+// `semsim calibrate`: runs the CUDA/NCCL microbenchmarks (semsim-calibrate-bench) on this machine's
+// GPUs and fits a measured profile from what they wrote, or fits results measured elsewhere. No GPU,
+// no CUDA in this build, or bad raw results are InputErrors (exit code 2).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "calibrate/kernels.hpp"
+#include "calibrate/measured_profile.hpp"
+#include "models/input_error.hpp"
+#include "models/presets.hpp"
+#include "sim/cli/child_process.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/output_files.hpp"
+
+namespace semsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CalibrateOptions {
+  std::string out;         // the profile to write
+  std::string raw;         // where the raw CSVs go (default: beside the profile, <profile stem>-raw/)
+  std::string from_raw;    // fit these raw results instead of measuring
+  std::string device;      // device preset (default: the one the GPU's name matches)
+  std::string bench;       // the benchmark executable (default: semsim-calibrate-bench beside semsim)
+  std::string write_plan;  // only write the kernel plan (calibrate/kernel-plan.txt) here
+  double budget = 420;     // seconds for the microbenchmarks
+  bool quick = false;      // coarse grids: a smoke test of every path
+};
+
+bool machine_has_nvidia_gpu() {
+  const fs::path gpus("/proc/driver/nvidia/gpus");
+  std::error_code ignored;
+  return fs::is_directory(gpus, ignored) && !fs::is_empty(gpus, ignored);
+}
+
+std::string default_bench() {
+  std::error_code ignored;
+  return (fs::read_symlink("/proc/self/exe", ignored).parent_path() / "semsim-calibrate-bench").string();
+}
+
+void measure(const CalibrateOptions& options, const std::string& raw) {
+  const std::string bench = options.bench.empty() ? default_bench() : options.bench;
+  if (!fs::exists(bench)) {
+    if (!machine_has_nvidia_gpu())
+      throw InputError(
+          "calibrate: no CUDA GPU on this machine, and this semsim was built without CUDA; run it on the "
+          "GPU machine to calibrate (scripts/calibrate-device), or fit results measured there with "
+          "--from-raw DIR");
+    throw InputError(
+        "calibrate: this semsim was built without CUDA (no " + bench +
+        "): build it with -DSEMSIM_WITH_CUDA=ON (scripts/calibrate-device does), or pass --bench PATH");
+  }
+  const bool raw_existed = fs::exists(raw);
+  fs::create_directories(raw);
+  const std::string plan = (fs::path(raw) / "kernel-plan.txt").string();
+  write_text_file(plan, kernel_plan());
+  const std::string program = fs::absolute(bench).string();  // a bare name is this file, not one on PATH
+  std::vector<std::string> args{
+      program, "--out", raw, "--plan", plan, "--budget", fmt::format("{}", options.budget)};
+  if (options.quick) args.push_back("--quick");
+  // Its progress shows as it goes: it writes to this process's stdout and stderr.
+  const int code = ChildProcess::run_program(args).wait().shell_code();
+  if (code == 3 && !raw_existed) fs::remove_all(raw);  // nothing was measured: leave nothing behind
+  if (code == 3)
+    throw InputError(
+        "calibrate: no CUDA GPU on this machine (the microbenchmarks found none); run it on the GPU "
+        "machine, or fit results measured there with --from-raw DIR");
+  if (code != 0)
+    throw std::runtime_error(
+        fmt::format("calibrate: {} exited with {}; what it measured is in {} (fit it with "
+                    "--from-raw {})",
+                    bench, code, raw, raw));
+}
+
+Device named_device(const std::string& name) {
+  return load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--device"), "device"),
+                     "");
+}
+
+void print_summary(const CalibrationProfile& p, const std::string& out, const std::string& raw) {
+  std::cout << fmt::format("profile {} for {} ({}, {}): {} kernel tables, {} collective fits\n", p.name,
+                           p.device, p.provenance->gpu, p.provenance->date, p.kernels.size(),
+                           p.collectives.size());
+  for (const KernelTable& t : p.kernels)
+    std::cout << fmt::format("  {:<22} {:<4} {:<58} residuals median {:5.1f}% p95 {:5.1f}% ({} points)\n",
+                             t.kernel, t.dtype, t.shape, 100 * t.residuals.median, 100 * t.residuals.p95,
+                             t.residuals.samples);
+  for (const CollectiveFit& f : p.collectives)
+    std::cout << fmt::format(
+        "  {:<15} {} x{:<3} alpha {:6.1f} us, bus {:6.1f} GB/s ({:3.0f}% of the link), residuals median "
+        "{:5.1f}% "
+        "p95 {:5.1f}%\n",
+        f.collective, f.level, f.ranks, f.alpha * 1e6, f.bus_bandwidth / 1e9, 100 * f.efficiency,
+        100 * f.residuals.median, 100 * f.residuals.p95);
+  std::cout << fmt::format(
+      "  efficiency gemm {:.2f} attention {:.2f} memory {:.2f} scaleup {:.2f}; overhead kernel {:.1f} us, "
+      "collective {:.1f} us\nWrote {} (raw results in {})\n",
+      p.gemm_efficiency, p.attention_efficiency, p.memory_efficiency, p.scaleup_efficiency,
+      p.kernel_overhead * 1e6, p.collective_overhead * 1e6, out, raw);
+}
+
+int calibrate(const CalibrateOptions& options) {
+  if (!options.write_plan.empty()) {
+    write_text_file(options.write_plan, kernel_plan());
+    return 0;
+  }
+  if (options.out.empty()) throw InputError("calibrate: --out FILE is required (the profile to write)");
+  const fs::path out(options.out);
+  const std::string raw = !options.from_raw.empty() ? options.from_raw
+                          : !options.raw.empty()
+                              ? options.raw
+                              : (out.parent_path() / (out.stem().string() + "-raw")).string();
+  if (options.from_raw.empty()) measure(options, raw);
+  if (!fs::is_directory(raw)) throw InputError("calibrate: --from-raw " + raw + ": no such folder");
+  const Device device =
+      named_device(options.device.empty() ? device_preset_for_gpu(raw_gpu_name(raw)) : options.device);
+  const CalibrationProfile profile = fit_measured_profile(raw, device);
+  OutputStaging staging(out.parent_path().empty() ? "." : out.parent_path().string());
+  write_text_file(staging.staged(out.filename().string()), profile.to_yaml());
+  staging.commit();
+  print_summary(profile, options.out, raw);
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate_command(CommandLine& cli) {
+  auto options = std::make_shared<CalibrateOptions>();
+  CLI::App* calibrate_command =
+      cli.add("calibrate", "measure this machine's GPUs (CUDA/NCCL microbenchmarks) and fit a profile",
+              [options] { return calibrate(*options); });
+  calibrate_command->add_option("--out", options->out, "profile YAML to write");
+  calibrate_command->add_option("--raw", options->raw,
+                                "folder for the raw CSVs (default: <profile stem>-raw/ beside it)");
+  calibrate_command->add_option("--from-raw", options->from_raw,
+                                "fit raw CSVs measured before instead of measuring");
+  calibrate_command->add_option("--device", options->device,
+                                "device preset (default: matched from the GPU's name)");
+  calibrate_command->add_option("--bench", options->bench,
+                                "microbenchmark executable (default: beside semsim)");
+  calibrate_command->add_option("--budget", options->budget, "seconds for the microbenchmarks")
+      ->check(CLI::PositiveNumber);
+  calibrate_command->add_flag("--quick", options->quick, "coarse grids: a smoke test of every path");
+  calibrate_command->add_option("--write-plan", options->write_plan,
+                                "only write the kernel plan of the presets here");
+}
+
+}  // namespace semsim

@@ -1,0 +1,50 @@
+// `semsim check`: validates a scenario and prints what it resolves to, without simulating.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "sim/cli/commands.hpp"
+#include "sim/run_plan.hpp"
+#include "sim/scenario.hpp"
+
+namespace semsim {
+namespace {
+
+struct CheckOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;
+};
+
+int check_scenario(const CheckOptions& options) {
+  const Scenario s = load_scenario_file(options.scenario, options.overrides, -1);
+  const RunPlan plan = build_run(s);  // what a run builds, its placement and memory plan included
+  std::cout << fmt::format(
+      "{}: ok\n  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
+      "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
+      "  policies: placement {}{}, request scheduling {}, token scheduling {}, dispatch {} (replica choice "
+      "{}); "
+      "fidelity {}; "
+      "calibration {}\n"
+      "  workload: {} requests, seed {}\n",
+      s.file, s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
+      s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
+      s.attention == AttentionMode::kDataParallel ? "dp" : "tp", plan.memory.weight_bytes_per_device / 1e9,
+      plan.memory.kv_capacity_tokens, s.attention == AttentionMode::kDataParallel ? "rank" : "TP group",
+      s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
+      s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
+      s.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name, s.workload.requests,
+      s.workload.seed);
+  return 0;
+}
+
+}  // namespace
+
+void add_check_command(CommandLine& cli) {
+  auto options = std::make_shared<CheckOptions>();
+  CLI::App* check = cli.add("check", "validate a scenario and print what it resolves to",
+                            [options] { return check_scenario(*options); });
+  add_scenario_arguments(*check, options->scenario, options->overrides);
+}
+
+}  // namespace semsim

@@ -1,0 +1,73 @@
+#include "sim/cli/command_line.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <iostream>
+
+#include "models/input_error.hpp"
+
+namespace semsim {
+
+CommandLine::CommandLine()
+    : app_("semsim: simulate MoE serving with expert parallelism on GPU/NPU clusters (SimGrid)") {
+  app_.set_version_flag("--version", std::string("semsim ") + SEMSIM_VERSION);
+  app_.require_subcommand(1);
+}
+
+CLI::App* CommandLine::add(const std::string& name, const std::string& description,
+                           std::function<int()> action, CLI::App* parent) {
+  CLI::App* command = (parent != nullptr ? *parent : app_).add_subcommand(name, description);
+  actions_.emplace_back(command, std::move(action));
+  return command;
+}
+
+CLI::App* CommandLine::add_group(const std::string& name, const std::string& description) {
+  CLI::App* group = app_.add_subcommand(name, description);
+  group->require_subcommand(1);
+  return group;
+}
+
+int CommandLine::run(int argc, char** argv) {
+  // Anything but a registered command in first position is a typo worth naming.
+  std::vector<std::string> commands;
+  std::string command_list;
+  for (const CLI::App* sub : app_.get_subcommands([](CLI::App*) { return true; })) {
+    commands.push_back(sub->get_name());
+    command_list += (command_list.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::cerr << "error: unknown command '" << argv[1] << "'" << did_you_mean(argv[1], commands)
+              << "; commands: " << command_list << " (see --help)\n";
+    return 2;
+  }
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app_.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app_.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  try {
+    for (const auto& [command, action] : actions_)
+      if (command->parsed() && command->get_subcommands().empty()) return action();
+    throw std::logic_error("no command was chosen");  // require_subcommand makes this unreachable
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vector<std::string>& overrides) {
+  command.add_option("scenario", scenario, "scenario YAML file, or 'default' for the embedded one")
+      ->required();
+  command.add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
+}
+
+}  // namespace semsim

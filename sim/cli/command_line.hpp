@@ -1,0 +1,35 @@
+#pragma once
+// The semsim command line. Each command adds its own subcommand, options and action (one file per
+// command, listed in commands.hpp); run() parses, runs the chosen command and turns what went wrong
+// into the exit code: 0 ok, 2 bad input (InputError or a bad command line), 1 internal error.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace semsim {
+
+class CommandLine {
+ public:
+  CommandLine();
+
+  // Adds subcommand `name` of `parent` (the top level when null), run by `action` when it is the one
+  // chosen (not one of its own subcommands). `action` returns the exit code.
+  CLI::App* add(const std::string& name, const std::string& description, std::function<int()> action,
+                CLI::App* parent = nullptr);
+  // Adds a subcommand that only groups others: one of them must be chosen.
+  CLI::App* add_group(const std::string& name, const std::string& description);
+
+  int run(int argc, char** argv);
+
+ private:
+  CLI::App app_;
+  std::vector<std::pair<CLI::App*, std::function<int()>>> actions_;
+};
+
+// The scenario argument ("default" or a file) and its --set overrides, as every command that loads a
+// scenario takes them.
+void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vector<std::string>& overrides);
+
+}  // namespace semsim

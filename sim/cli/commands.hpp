@@ -1,0 +1,17 @@
+#pragma once
+// The commands of `semsim`, in the order --help lists them; each file adds its command's options and
+// what runs it (see command_line.hpp).
+#include "sim/cli/command_line.hpp"
+
+namespace semsim {
+
+void add_run_command(CommandLine& cli);        // run_command.cpp
+void add_check_command(CommandLine& cli);      // check_command.cpp
+void add_list_command(CommandLine& cli);       // list_command.cpp
+void add_calibrate_command(CommandLine& cli);  // calibrate_command.cpp
+void add_sweep_commands(CommandLine& cli);     // sweep_command.cpp: sweep, sweep merge
+void add_plot_command(CommandLine& cli);       // plot_command.cpp
+void add_trace_commands(CommandLine& cli);     // trace_commands.cpp: trace import|fit|synth, profile
+void add_place_commands(CommandLine& cli);     // place_command.cpp: place, place eval, place bound
+
+}  // namespace semsim

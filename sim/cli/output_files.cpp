@@ -1,0 +1,252 @@
+#include "sim/cli/output_files.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/input_error.hpp"
+
+#include "policies/routing_metrics.hpp"
+
+namespace semsim {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::ordered_json distribution_json(const Distribution& d) {
+  return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}};
+}
+
+std::string attention_name(AttentionMode mode) {
+  return mode == AttentionMode::kDataParallel ? "dp" : "tp";
+}
+
+}  // namespace
+
+nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory, const Summary& s) {
+  const double phases = s.phase_totals.total();
+  auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
+  const PhaseSeconds& t = s.phase_totals;
+  // Every phase but the dense layers and LM head.
+  double moe = 0;
+  for (const Phase p : kPhases)
+    if (p != Phase::kOther) moe += t[p];
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario.name;
+  j["model"] = scenario.model.name;
+  j["cluster"] = scenario.cluster.name;
+  j["ep"] = scenario.ep;
+  j["attention"] = attention_name(scenario.attention);
+  // Every summary has the same keys in the same order (points.csv columns): what does not apply is "".
+  const bool tensor_parallel = scenario.attention == AttentionMode::kTensorParallel;
+  j["placement"] = scenario.placement.name;
+  j["placement_file"] = scenario.placement_file_as_written;
+  j["request_scheduling"] = scenario.request_scheduling.name;
+  j["tp"] = scenario.tp;
+  j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
+  j["dispatch"] = scenario.dispatch_name;
+  j["replica_choice"] = scenario.replica_choice_name;
+  j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
+  j["calibration"] = scenario.calibration.name;
+  j["seed"] = scenario.workload.seed;
+  j["routing"] = scenario.workload.routing_description();
+  j["simulated_seconds"] = s.simulated_seconds;
+  j["wall_seconds"] = 0.0;  // filled in by the process that timed the run
+  j["requests"] = s.requests;
+  j["requests_completed"] = s.requests_completed;
+  j["throughput_tok_s"] = {{"input", s.input_tok_s}, {"output", s.output_tok_s}, {"total", s.total_tok_s}};
+  j["ttft_s"] = distribution_json(s.ttft);
+  j["tpot_s"] = distribution_json(s.tpot);
+  j["e2e_s"] = distribution_json(s.e2e);
+  j["lar"] = s.lar;
+  j["a2a_bytes"] = {{"scale_up", s.a2a_scale_up_bytes}, {"scale_out", s.a2a_scale_out_bytes}};
+  j["imbalance"] = s.imbalance;
+  j["steps"] = s.steps;
+  j["mean_step_seconds"] = s.mean_step_seconds;
+  for (const Phase p : kPhases) j["phase_seconds"][std::string(phase_name(p).key)] = t[p];
+  for (const Phase p : kPhases) j["phase_share"][std::string(phase_name(p).key)] = share(t[p]);
+  j["a2a_share_of_moe_time"] = moe > 0 ? (t[Phase::kDispatch] + t[Phase::kCombine]) / moe : 0.0;
+  j["tp_collective_bytes"] = s.tp_collective_bytes;
+  j["overlap"] = scenario.serving.overlap == Overlap::kTwoBatch ? "two_batch" : "none";
+  j["comm_exposed_seconds"] = s.comm_exposed_seconds;
+  j["comm_hidden_seconds"] = s.comm_hidden_seconds;
+  j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
+  j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
+  return j;
+}
+
+std::string summary_text(const nlohmann::ordered_json& j) {
+  std::string out;
+  auto line = [&](const std::string& label, const std::string& value) {
+    out += fmt::format("{:<40}{}\n", label, value);
+  };
+  auto num = [](double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); };
+  auto section = [&](const std::string& title) { out += fmt::format("{:-^50}\n", title); };
+  const double duration = j["simulated_seconds"];
+  out += fmt::format("{:=^50}\n", " Serving Benchmark Result (simulated) ");
+  line("Scenario:", j["scenario"].get<std::string>());
+  line("Model / cluster:",
+       j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
+           fmt::format(" (EP{}, attention {})", j["ep"].get<int>(), j["attention"].get<std::string>()));
+  line("Policies:", j["placement"].get<std::string>() + " placement, " +
+                        j["request_scheduling"].get<std::string>() + " scheduling, " +
+                        j["dispatch"].get<std::string>() + " dispatch");
+  line("Network fidelity / calibration:",
+       j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
+  line("Successful requests:",
+       fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
+  line("Benchmark duration (s):", num(duration));
+  line("Request throughput (req/s):",
+       num(duration > 0 ? j["requests_completed"].get<int>() / duration : 0.0));
+  line("Input token throughput (tok/s):", num(j["throughput_tok_s"]["input"]));
+  line("Output token throughput (tok/s):", num(j["throughput_tok_s"]["output"]));
+  line("Total token throughput (tok/s):", num(j["throughput_tok_s"]["total"]));
+  for (const auto& [key, title] :
+       {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "E2E Latency"}}) {
+    section(fmt::format(" {} ", title));
+    const auto& d = j[key];
+    line(fmt::format("Mean {} (ms):", title), num(d["mean"].get<double>() * 1e3));
+    line(fmt::format("Median {} (ms):", title), num(d["p50"].get<double>() * 1e3));
+    line(fmt::format("P90 {} (ms):", title), num(d["p90"].get<double>() * 1e3));
+    line(fmt::format("P99 {} (ms):", title), num(d["p99"].get<double>() * 1e3));
+  }
+  section(" MoE ");
+  line("Local activation rate:", num(j["lar"], 4));
+  line("A2A bytes scale-up / scale-out (GB):", num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
+                                                   num(j["a2a_bytes"]["scale_out"].get<double>() / 1e9));
+  line("Expert load imbalance (max/mean):", num(j["imbalance"], 3));
+  line("Steps / mean step (ms):",
+       fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
+  const auto& share = j["phase_share"];
+  line("Step time attn/disp/expert/comb/other:",
+       fmt::format("{:.1f}% / {:.1f}% / {:.1f}% / {:.1f}% / {:.1f}%", share["attention"].get<double>() * 100,
+                   share["dispatch"].get<double>() * 100, share["experts"].get<double>() * 100,
+                   share["combine"].get<double>() * 100, share["other"].get<double>() * 100));
+  if (j["attention"] == "tp")
+    line("Step time RS / AG / permute:",
+         fmt::format("{:.1f}% / {:.1f}% / {:.1f}%", share["reduce_scatter"].get<double>() * 100,
+                     share["all_gather"].get<double>() * 100, share["permute"].get<double>() * 100));
+  if (j["overlap"] != "none")
+    line("Communication exposed / hidden (s):",
+         fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),
+                     j["comm_hidden_seconds"].get<double>()));
+  line("All-to-all share of MoE-layer time:",
+       fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
+  line("Wall time (s):", num(j["wall_seconds"], 3));
+  out += std::string(50, '=') + "\n";
+  return out;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+void write_requests_csv(const std::string& path, const RunResult& run) {
+  std::string text = "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed\n";
+  for (const RequestRecord& r : run.requests) {
+    const bool done = r.completed();
+    const double tpot = time_per_output_token(r);
+    text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens,
+                        r.output_tokens,
+                        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
+                        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
+                        done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0);
+  }
+  write_text_file(path, text);
+}
+
+namespace {
+
+// Phase columns of steps.csv and layers.csv: the phases [first, last] as "KEY_s".
+std::string phase_columns(Phase first, Phase last) {
+  std::string header;
+  for (int p = static_cast<int>(first); p <= static_cast<int>(last); ++p)
+    fmt::format_to(std::back_inserter(header), "{}{}_s", header.empty() ? "" : ",",
+                   phase_name(static_cast<Phase>(p)).key);
+  return header;
+}
+
+// The seconds of phases [first, last], comma-separated.
+auto phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
+  return fmt::join(phases.seconds.begin() + static_cast<int>(first),
+                   phases.seconds.begin() + static_cast<int>(last) + 1, ",");
+}
+
+}  // namespace
+
+void write_steps_csv(const std::string& path, const RunResult& run) {
+  std::string text = fmt::format(
+      "step,start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
+      "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s\n",
+      phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute));
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    const StepRecord& s = run.steps[i];
+    text +=
+        fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}\n",
+                    i, s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
+                    s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+                    local_activation_rate(s.local_activations, s.activations), s.imbalance,
+                    phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
+                    s.comm_exposed, s.comm_hidden);
+  }
+  write_text_file(path, text);
+}
+
+void write_layers_csv(const std::string& path, const RunResult& run) {
+  const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
+  std::string text =
+      fmt::format("moe_layer,layer,{},imbalance", phase_columns(Phase::kAttention, Phase::kCombine));
+  for (std::size_t d = 0; d < devices; ++d) text += fmt::format(",activations_device_{}", d);
+  text += fmt::format(",{}\n", phase_columns(Phase::kReduceScatter, Phase::kPermute));
+  for (std::size_t i = 0; i < run.layers.size(); ++i) {
+    const LayerTotals& l = run.layers[i];
+    text += fmt::format("{},{},{:.9g},{:.6f}", i, l.layer,
+                        phase_values(l.phases, Phase::kAttention, Phase::kCombine),
+                        load_imbalance(l.device_activations));
+    for (const long long served : l.device_activations) text += fmt::format(",{}", served);
+    text += fmt::format(",{:.9g}\n", phase_values(l.phases, Phase::kReduceScatter, Phase::kPermute));
+  }
+  write_text_file(path, text);
+}
+
+OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
+  staging_dir_ = (fs::path(out_dir_) / fmt::format(".staging-{}", ::getpid())).string();
+  try {
+    fs::create_directories(out_dir_);
+    fs::remove_all(staging_dir_);
+    fs::create_directories(staging_dir_);
+  } catch (const fs::filesystem_error& e) {
+    throw InputError("--out '" + out_dir_ + "': cannot create the output folder (" + e.code().message() +
+                     ")");
+  }
+}
+
+OutputStaging::~OutputStaging() {
+  std::error_code ignored;
+  fs::remove_all(staging_dir_, ignored);
+  for (const auto& [staged, destination] : outside_) fs::remove(staged, ignored);
+}
+
+std::string OutputStaging::staged(const std::string& file_name) {
+  files_.push_back(file_name);
+  return (fs::path(staging_dir_) / file_name).string();
+}
+
+std::string OutputStaging::staged_at(const std::string& destination) {
+  outside_.emplace_back(fmt::format("{}.partial-{}", destination, ::getpid()), destination);
+  return outside_.back().first;
+}
+
+void OutputStaging::commit() {
+  for (const auto& name : files_) fs::rename(fs::path(staging_dir_) / name, fs::path(out_dir_) / name);
+  for (const auto& [staged, destination] : outside_) fs::rename(staged, destination);
+  outside_.clear();
+}
+
+}  // namespace semsim

@@ -1,0 +1,351 @@
+// `semsim place` (run a placement policy on a routing profile, write a placement file),
+// `semsim place eval` (LAR, imbalance, A2A bytes, replica memory and the LAR upper bounds of a
+// placement file on a trace's requests) and `semsim place bound` (the bounds alone). The logic is in
+// policies/ and policies/analysis/; this is the command line.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "models/input_error.hpp"
+#include "models/operator_costs.hpp"
+#include "models/presets.hpp"
+#include "policies/analysis/lar_upper_bound.hpp"
+#include "policies/analysis/placement_evaluation.hpp"
+#include "policies/placement_file.hpp"
+#include "policies/placement_plan.hpp"
+#include "policies/policy_registry.hpp"
+#include "sim/cli/commands.hpp"
+#include "workloads/routing_profile.hpp"
+
+namespace semsim {
+namespace {
+
+// The options of `semsim place`.
+struct PlaceOptions {
+  std::string policy;
+  std::string profile;  // routing profile folder (semsim profile)
+  int ep = 0;
+  int devices_per_node = 0;         // 0: one node
+  std::string model;                // optional preset: the model's expert groups (EPLB)
+  std::vector<std::string> params;  // key=value
+  int lookback = 2;
+  double balance = 1.10;  // token load tolerance of the T table
+  std::string out;
+};
+
+// Which requests of a trace are evaluated, and the load rules both styles keep.
+struct EvaluatedRequests {
+  std::string trace;  // semsim trace
+  double split = 0;   // only the requests `semsim profile --split F --seed S` held out; 0: all
+  long long seed = 1;
+  double balance = 1.10;       // DP-style hindsight and bound: request token load tolerance
+  int tp_batch_tokens = 4096;  // TP style: tokens aligned to equal slices together
+};
+
+// The LAR upper bound's effort (policies/analysis/lar_upper_bound.hpp).
+struct BoundEffort {
+  int triangle_rounds = 2;  // triangle-cut rounds of the TP bound (0: faster, looser)
+  int threads = 0;          // layers bounded in parallel; 0: every core
+};
+
+struct PlaceEvalOptions {
+  std::string plan;  // placement file
+  EvaluatedRequests requests;
+  BoundEffort effort;
+  std::string scheduler = "semmoe_dp";        // DP style: the engine's request scheduler
+  std::vector<std::string> scheduler_params;  // key=value
+  bool bound = true;                          // false: no upper bound (its keys are left out)
+  bool json = false;
+};
+
+// `semsim place bound`: the LAR upper bounds alone, for any placement on `ep` devices.
+struct PlaceBoundOptions {
+  EvaluatedRequests requests;
+  BoundEffort effort;
+  int ep = 0;
+  bool json = false;
+};
+
+// The policy named by `option` (one of `known`, a `kind` policy) with its defaults, then each key=value
+// of `param_option` checked against its parameters.
+PolicyChoice policy_choice(const std::string& option, PolicyKind kind, const std::string& name,
+                           const std::string& param_option, const std::vector<std::string>& params) {
+  PolicyChoice choice;
+  try {
+    choice = default_policy_choice(kind, name);
+  } catch (const InputError& e) {
+    throw InputError(option + ": " + e.what());
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : choice.params) keys.push_back(key);
+  for (const std::string& param : params) {
+    const auto eq = param.find('=');
+    const std::string key = param.substr(0, eq);
+    if (eq == std::string::npos)
+      throw InputError(fmt::format("{} {}: expected key=value", param_option, param));
+    if (!choice.params.contains(key))
+      throw InputError(
+          fmt::format("{} {}: policy '{}' has no parameter '{}'{}{}", param_option, param, name, key,
+                      did_you_mean(key, keys),
+                      keys.empty() ? "" : fmt::format("; its parameters: {}", fmt::join(keys, ", "))));
+    const auto value = parse_number(param.substr(eq + 1));
+    if (!value)
+      throw InputError(fmt::format("{} {}: '{}' is not a number", param_option, param, param.substr(eq + 1)));
+    choice.params[key] = *value;
+  }
+  return choice;
+}
+
+// Physical expert slots beyond N/D on the fullest device, summed over layers.
+long long extra_slots_on_fullest_device(const Placement& placement) {
+  long long most = 0;
+  for (int device = 0; device < placement.devices; ++device)
+    most = std::max(most, placement.slots_on_device(device));
+  return most - static_cast<long long>(placement.moe_layers) * placement.experts / placement.devices;
+}
+
+std::vector<bool> evaluated_mask(const EvaluatedRequests& requests, const RoutingTrace& trace) {
+  return requests.split > 0
+             ? held_out_requests(trace.requests(), requests.split, static_cast<std::uint64_t>(requests.seed))
+             : std::vector<bool>{};
+}
+
+// What any placement with N/D experts per device could reach on these requests under the
+// evaluation's load rules: TP's equal slices, DP's balance.
+LarUpperBound bound_for(const EvaluatedRequests& requests, const BoundEffort& effort,
+                        const RoutingTrace& trace, const std::vector<bool>& evaluate, int devices) {
+  const int threads = effort.threads > 0 ? effort.threads
+                                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const double tp_balance =
+      equal_slice_balance(routed_tokens(trace, evaluate), requests.tp_batch_tokens, devices);
+  return lar_upper_bound(trace, evaluate, devices,
+                         {tp_balance, requests.balance, 100, effort.triangle_rounds, threads});
+}
+
+void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const BoundEffort& effort) {
+  j["upper_bound_dp"] = bound.dp;
+  j["upper_bound_tp"] = bound.tp;
+  j["bound_triangle_rounds"] = effort.triangle_rounds;
+}
+
+int place_command(const PlaceOptions& options) {
+  for (const auto& [missing, option] :
+       {std::pair{options.policy.empty(), "--policy"}, std::pair{options.profile.empty(), "--profile"},
+        std::pair{options.ep == 0, "--ep"}, std::pair{options.out.empty(), "--out"}})
+    if (missing) throw InputError(std::string("place: ") + option + " is required (see semsim place --help)");
+  const PolicyChoice choice =
+      policy_choice("--policy", PolicyKind::kPlacement, options.policy, "--param", options.params);
+  const RoutingProfile profile = RoutingProfile::load(options.profile);
+  if (options.ep < 1 || profile.experts() % options.ep != 0)
+    throw InputError(
+        fmt::format("--ep {}: must divide the profile's {} experts", options.ep, profile.experts()));
+  const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
+  if (options.ep % per_node != 0)
+    throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
+  PlacementInput input{profile.moe_layers(), profile.experts(), options.ep, per_node, 1, &profile};
+  if (!options.model.empty()) {
+    const MoeModel model = model_preset(options.model);
+    if (model.moe_layers() != profile.moe_layers() || model.routed_experts != profile.experts())
+      throw InputError(fmt::format("--model {}: {} MoE layers of {} experts, the profile {} of {}",
+                                   options.model, model.moe_layers(), model.routed_experts,
+                                   profile.moe_layers(), profile.experts()));
+    input.expert_groups = model.expert_groups;
+  }
+  const PlacementPlan plan = make_placement_plan(input, choice, {options.lookback, options.balance});
+  write_placement_file(plan, options.out);
+  std::cout << fmt::format(
+      "{}: policy {} on {} devices ({} per node), {} MoE layers x {} experts; solver {:.3f} s\n", options.out,
+      choice.name, options.ep, per_node, profile.moe_layers(), profile.experts(), plan.solver_seconds);
+  for (const auto& [key, value] : plan.solver) std::cout << fmt::format("  {}: {:.6g}\n", key, value);
+  return 0;
+}
+
+int place_eval_command(const PlaceEvalOptions& options) {
+  const PlacementPlan plan = read_placement_file(options.plan);
+  const EvaluatedRequests& requests = options.requests;
+  const RoutingTrace trace = load_trace(requests.trace);
+  const std::vector<bool> evaluate = evaluated_mask(requests, trace);
+  const PolicyChoice scheduler =
+      policy_choice("--scheduler", PolicyKind::kRequestScheduling, options.scheduler,
+                    "--scheduler-param", options.scheduler_params);
+  const PlacementEvaluation e =
+      evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler});
+  const std::optional<LarUpperBound> bound =
+      options.bound
+          ? std::optional(bound_for(requests, options.effort, trace, evaluate, plan.placement.devices))
+          : std::nullopt;
+
+  // Bytes need the model: the preset the trace was checked against.
+  const MoeModel model = model_preset(trace.header().model);
+  const Precision precision;
+  const double dispatch_bytes = model.hidden * (1.0 + 4.0 / 128);  // FP8 + a 4-byte scale per 128 elements
+  const double combine_bytes = model.hidden * precision.activation_bytes;
+  const double a2a_tp = static_cast<double>(e.remote_copies_tp) * (dispatch_bytes + combine_bytes);
+  const double a2a_dp = static_cast<double>(e.remote_copies_dp) * (dispatch_bytes + combine_bytes);
+  const long long extra_slots = extra_slots_on_fullest_device(plan.placement);
+  const double replica_bytes =
+      static_cast<double>(extra_slots) * static_cast<double>(expert_params(model)) * precision.weight_bytes;
+
+  if (options.json) {
+    nlohmann::ordered_json j;
+    j["lar_dp"] = e.lar_dp;
+    j["lar_tp"] = e.lar_tp;
+    j["imbalance_dp"] = e.imbalance_dp;
+    j["imbalance_tp"] = e.imbalance_tp;
+    j["solver_seconds"] = plan.solver_seconds;
+    if (bound) add_bound(j, *bound, options.effort);
+    j["lar_tp_hindsight"] = e.lar_tp_hindsight;
+    j["lar_dp_hindsight"] = e.lar_dp_hindsight;
+    j["policy"] = plan.policy.name;
+    j["request_scheduling"] = scheduler.name;
+    j["devices"] = plan.placement.devices;
+    j["requests"] = e.requests;
+    j["tokens"] = e.tokens;
+    j["activations"] = e.activations;
+    j["lar_tp_unaligned"] = e.lar_tp_unaligned;
+    j["lar_tp_positional"] = e.lar_tp_positional;
+    j["imbalance_tp_unaligned"] = e.imbalance_tp_unaligned;
+    j["imbalance_tp_max"] = e.imbalance_tp_max;
+    j["expert_imbalance"] = e.expert_imbalance;
+    j["a2a_bytes_tp"] = a2a_tp;
+    j["a2a_bytes_dp"] = a2a_dp;
+    j["replica_slots_extra"] = extra_slots;
+    j["replica_bytes_extra"] = replica_bytes;
+    j["tp_by_token_table"] = e.tp_by_token_table;
+    j["tp_by_inter_layer"] = e.tp_by_inter_layer;
+    j["tp_unpredicted"] = e.tp_unpredicted;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: policy {}, {} devices, solver {:.3f} s\n", options.plan, plan.policy.name,
+                           plan.placement.devices, plan.solver_seconds);
+  std::cout << fmt::format(
+      "{}: {} requests{}, {} tokens, {} routed activations\n", requests.trace, e.requests,
+      requests.split > 0 ? fmt::format(" held out (split {}, seed {})", requests.split, requests.seed)
+                         : std::string(),
+      e.tokens, e.activations);
+  std::cout << fmt::format(
+      "                         TP style (per token, layer)   DP style (per request, {})\n", scheduler.name);
+  std::cout << fmt::format("LAR                      {:<29.4f} {:.4f}\n", e.lar_tp, e.lar_dp);
+  std::cout << fmt::format("LAR with hindsight       {:<29.4f} {:.4f}\n", e.lar_tp_hindsight,
+                           e.lar_dp_hindsight);
+  if (bound) {
+    std::cout << fmt::format("upper bound on LAR       {:<29.4f} {:.4f}\n", bound->tp, bound->dp);
+    std::cout << fmt::format("fraction of the bound    {:<29.3f} {:.3f}\n", e.lar_tp / bound->tp,
+                             e.lar_dp / bound->dp);
+  }
+  std::cout << fmt::format("token load imbalance     {:<29.3f} {:.3f}\n", e.imbalance_tp, e.imbalance_dp);
+  std::cout << fmt::format("remote A2A bytes         {:<29.4g} {:.4g}\n", a2a_tp, a2a_dp);
+  std::cout << fmt::format(
+      "TP before alignment: LAR {:.4f}, imbalance {:.3f}; devices from T {:.1f}%, A {:.1f}%, "
+      "none {:.1f}%\n",
+      e.lar_tp_unaligned, e.imbalance_tp_unaligned, 100 * e.tp_by_token_table, 100 * e.tp_by_inter_layer,
+      100 * e.tp_unpredicted);
+  std::cout << fmt::format(
+      "expert-side load imbalance {:.3f}; replica memory +{} expert slots on the fullest device "
+      "({:.3g} GB)\n",
+      e.expert_imbalance, extra_slots, replica_bytes / 1e9);
+  return 0;
+}
+
+int place_bound_command(const PlaceBoundOptions& options) {
+  const RoutingTrace trace = load_trace(options.requests.trace);
+  if (options.ep <= 0 || trace.header().experts % options.ep != 0)
+    throw InputError(
+        fmt::format("--ep {}: must divide the trace's {} experts", options.ep, trace.header().experts));
+  const std::vector<bool> evaluate = evaluated_mask(options.requests, trace);
+  const LarUpperBound bound = bound_for(options.requests, options.effort, trace, evaluate, options.ep);
+  if (options.json) {
+    nlohmann::ordered_json j;
+    add_bound(j, bound, options.effort);
+    j["devices"] = options.ep;
+    j["tokens"] = routed_tokens(trace, evaluate);
+    j["upper_bound_tp_layer"] = bound.tp_layer;
+    j["upper_bound_dp_layer"] = bound.dp_layer;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: upper bound on LAR with {} devices: TP style {:.4f}, DP style {:.4f}\n",
+                           options.requests.trace, options.ep, bound.tp, bound.dp);
+  for (std::size_t layer = 0; layer < bound.tp_layer.size(); ++layer)
+    std::cout << fmt::format("  MoE layer {:>3}: TP {:.4f}  DP {:.4f}\n", layer, bound.tp_layer[layer],
+                             bound.dp_layer[layer]);
+  return 0;
+}
+
+// The evaluated requests and the bound's effort: the same options on `place eval` and `place bound`.
+void add_evaluated_requests(CLI::App& command, EvaluatedRequests& requests, BoundEffort& effort) {
+  command.add_option("--trace", requests.trace, "semsim trace whose requests are evaluated")->required();
+  command
+      .add_option("--split", requests.split,
+                  "evaluate only the requests `semsim profile --split F --seed S` held out")
+      ->check(CLI::Range(0.01, 0.99));
+  command.add_option("--seed", requests.seed, "seed of that split (default 1)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  command
+      .add_option("--balance", requests.balance,
+                  "DP style with hindsight, and the bound: request token load per device within this x mean "
+                  "(default 1.10)")
+      ->check(CLI::Range(1.0, 100.0));
+  command
+      .add_option("--tp-batch", requests.tp_batch_tokens,
+                  "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
+      ->check(CLI::Range(0, 1 << 30));
+  command
+      .add_option("--bound-rounds", effort.triangle_rounds,
+                  "triangle-cut rounds of the LAR upper bound (default 2; 0: looser, much faster)")
+      ->check(CLI::Range(0, 20));
+  command.add_option("--threads", effort.threads, "layers bounded in parallel (default: every core)")
+      ->check(CLI::Range(1, 1024));
+}
+
+}  // namespace
+
+void add_place_commands(CommandLine& cli) {
+  auto place = std::make_shared<PlaceOptions>();
+  CLI::App* place_app =
+      cli.add("place", "run a placement policy on a routing profile; write a placement file",
+              [place] { return place_command(*place); });
+  // Not required by CLI11: `place eval` and `place bound` take none of them (checked by place_command).
+  place_app->add_option("--policy", place->policy, "placement policy (semsim list policies)");
+  place_app->add_option("--profile", place->profile, "routing profile folder (semsim profile)");
+  place_app->add_option("--ep", place->ep, "devices (EP size)")->check(CLI::Range(1, 32768));
+  place_app
+      ->add_option("--devices-per-node", place->devices_per_node, "devices per node (default: all in one)")
+      ->check(CLI::Range(1, 32768));
+  place_app->add_option("--model", place->model, "model preset: its expert groups (EPLB) and shape check");
+  place_app->add_option("--param", place->params, "policy parameter key=value (repeatable)");
+  place_app
+      ->add_option("--lookback", place->lookback, "inter-layer table: previous layers per key (default 2)")
+      ->check(CLI::Range(1, 4));
+  place_app->add_option("--balance", place->balance, "token load tolerance of the token table (default 1.10)")
+      ->check(CLI::Range(1.0, 100.0));
+  place_app->add_option("--out", place->out, "placement file to write (.gz: compressed)");
+
+  auto eval = std::make_shared<PlaceEvalOptions>();
+  CLI::App* eval_app = cli.add(
+      "eval", "LAR, imbalance, A2A bytes and LAR bounds of a placement file",
+      [eval] { return place_eval_command(*eval); }, place_app);
+  eval_app->add_option("placement", eval->plan, "placement file (semsim place)")->required();
+  add_evaluated_requests(*eval_app, eval->requests, eval->effort);
+  eval_app->add_option("--scheduler", eval->scheduler,
+                       "DP style: the engine's request scheduler placing the requests (default semmoe_dp)");
+  eval_app->add_option("--scheduler-param", eval->scheduler_params,
+                       "request scheduler parameter key=value (repeatable)");
+  eval_app->add_flag("!--no-bound", eval->bound, "skip the upper bound (semsim place bound gives it)");
+  eval_app->add_flag("--json", eval->json, "print one JSON object instead of the table");
+
+  auto bound = std::make_shared<PlaceBoundOptions>();
+  CLI::App* bound_app = cli.add(
+      "bound", "upper bounds on the LAR any placement on --ep devices reaches on a trace's requests",
+      [bound] { return place_bound_command(*bound); }, place_app);
+  add_evaluated_requests(*bound_app, bound->requests, bound->effort);
+  bound_app->add_option("--ep", bound->ep, "devices (EP size)")->required()->check(CLI::Range(1, 32768));
+  bound_app->add_flag("--json", bound->json, "print one JSON object (with per-layer bounds)");
+}
+
+}  // namespace semsim

@@ -1,0 +1,42 @@
+#include "sim/cli/staged_run.hpp"
+
+#include "sim/run_plan.hpp"
+
+#include <chrono>
+
+#include "sim/serving_metrics.hpp"
+#include "sim/simulation.hpp"
+
+namespace semsim {
+
+StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline)
+    : scenario_(scenario),
+      staging_(out_dir),
+      requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
+      steps_csv_(scenario.write_steps_csv ? staging_.staged("steps.csv") : ""),
+      layers_csv_(scenario.write_layers_csv ? staging_.staged("layers.csv") : ""),
+      summary_json_(staging_.staged("summary.json")),
+      timeline_(std::move(timeline)),
+      timeline_json_(timeline_.path.empty() ? "" : staging_.staged_at(timeline_.path)) {}
+
+std::string StagedRun::simulate_and_write() const {
+  const auto started = std::chrono::steady_clock::now();
+  const RunPlan plan = build_run(scenario_);
+  const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps);
+  const double simulation_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);
+  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run);
+  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run);
+  if (!timeline_json_.empty()) write_text_file(timeline_json_, timeline_json(run, timeline_).dump() + "\n");
+  nlohmann::ordered_json summary = summary_json(scenario_, plan.memory, summarize(run));
+  summary["wall_seconds"] = simulation_seconds;
+  return summary.dump();
+}
+
+void StagedRun::commit(const nlohmann::ordered_json& summary) {
+  write_text_file(summary_json_, summary.dump(2) + "\n");
+  staging_.commit();
+}
+
+}  // namespace semsim

@@ -1,0 +1,38 @@
+#pragma once
+// One simulation with its output files, staged in the output folder: the child process simulates
+// and writes the CSV files, then the parent writes summary.json and renames everything into place,
+// so the folder never holds a partial run (see OutputStaging).
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/cli/output_files.hpp"
+#include "sim/cli/timeline.hpp"
+#include "sim/scenario.hpp"
+
+namespace semsim {
+
+class StagedRun {
+ public:
+  // With a timeline path, the trace of its window of steps is staged beside that path.
+  StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {});
+
+  // For the child process (SimGrid allows one Engine per process): builds the run (placement
+  // included), simulates, writes the CSV outputs the scenario asks for, and returns summary.json's
+  // text with wall_seconds set to the time that took (what a sweep's per-point summary.json keeps).
+  std::string simulate_and_write() const;
+
+  // For the parent: writes `summary` as summary.json and renames every output into the folder.
+  void commit(const nlohmann::ordered_json& summary);
+
+ private:
+  const Scenario& scenario_;
+  OutputStaging staging_;
+  std::string requests_csv_;  // "" when the scenario turns the file off
+  std::string steps_csv_;
+  std::string layers_csv_;
+  std::string summary_json_;
+  TimelineOptions timeline_;
+  std::string timeline_json_;
+};
+
+}  // namespace semsim

@@ -1,0 +1,91 @@
+// `semsim sweep` (every point of a sweep file, N at a time, resumably) and `semsim sweep merge` (the
+// output folders of a sharded sweep combined).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "models/input_error.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/sweep_runner.hpp"
+
+namespace semsim {
+namespace {
+
+struct SweepCommandOptions {
+  std::string file;
+  std::string out_dir;  // sweep: default out/<sweep file name>
+  int jobs = 0;         // 0: every core
+  std::string shard;    // i/n
+  bool retry_failed = false;
+  bool dry_run = false;
+  std::vector<std::string> shard_dirs;  // merge
+};
+
+int sweep_points(const SweepCommandOptions& o) {
+  if (o.file.empty()) throw InputError("sweep: a sweep file is required (see semsim sweep --help)");
+  SweepOptions options;
+  if (!o.shard.empty()) options.shard = SweepShard::parse(o.shard);
+  const Sweep sweep = load_sweep(o.file);
+  if (o.dry_run) {
+    std::cout << fmt::format("{}: {} points; point_id {}\n", o.file, sweep.points.size(),
+                             fmt::join(sweep.columns, " "));
+    for (const auto& p : sweep.points)
+      if (options.shard.contains(p.index))
+        std::cout << fmt::format("{} {}{}\n", p.id, fmt::join(p.labels, " "),
+                                 p.error.empty() ? "" : " (invalid: " + p.error + ")");
+    return 0;
+  }
+  options.out_dir = o.out_dir.empty() ? "out/" + std::filesystem::path(o.file).stem().string() : o.out_dir;
+  options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.retry_failed = o.retry_failed;
+  const SweepOutcome done = run_sweep(sweep, options);
+  std::cout << fmt::format("{} points{}: {} done before, {} ran, {} failed; results in {}/points.csv\n",
+                           done.points, o.shard.empty() ? "" : " in shard " + o.shard, done.already_done,
+                           done.ran, done.failed, options.out_dir);
+  return 0;
+}
+
+int merge_shards(const SweepCommandOptions& o) {
+  const Sweep sweep = load_sweep(o.file);
+  const std::size_t merged = merge_sweep(sweep, o.out_dir, o.shard_dirs);
+  std::cout << fmt::format("merged {} of {} points from {} shard folders into {}/points.csv\n", merged,
+                           sweep.points.size(), o.shard_dirs.size(), o.out_dir);
+  if (merged < sweep.points.size())
+    std::cerr << fmt::format(
+        "warning: {} points are in no shard yet: run the missing shards again, then merge\n",
+        sweep.points.size() - merged);
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep_commands(CommandLine& cli) {
+  auto options = std::make_shared<SweepCommandOptions>();
+  CLI::App* sweep_command = cli.add("sweep", "simulate every point of a sweep file, N at a time, resumably",
+                                    [options] { return sweep_points(*options); });
+  // Not required here: `sweep merge` takes its own.
+  sweep_command->add_option("sweep_file", options->file,
+                            "sweep YAML file (base scenario, set, series, axes)");
+  sweep_command->add_option("-j,--jobs", options->jobs, "simulations at once (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  sweep_command->add_option("--out", options->out_dir, "output folder (default: out/<sweep file name>)");
+  sweep_command->add_option("--shard", options->shard,
+                            "run only shard i of n (i/n, 0 <= i < n), e.g. one Slurm array task");
+  sweep_command->add_flag("--retry-failed", options->retry_failed, "run again the points recorded as failed");
+  sweep_command->add_flag("--dry-run", options->dry_run,
+                          "check the sweep file and list its points (id, values) without running");
+
+  CLI::App* merge_command = cli.add(
+      "merge", "combine the output folders of a sharded sweep", [options] { return merge_shards(*options); },
+      sweep_command);
+  merge_command->add_option("sweep_file", options->file, "the sweep YAML file the shards ran")->required();
+  merge_command->add_option("shard_dirs", options->shard_dirs, "the shards' output folders")->required();
+  merge_command->add_option("--out", options->out_dir, "output folder")->required();
+}
+
+}  // namespace semsim

@@ -1,0 +1,333 @@
+#include "sim/cli/sweep_runner.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+
+#include "sim/cli/isolated_process.hpp"
+#include "sim/cli/points_csv.hpp"
+#include "sim/cli/staged_run.hpp"
+#include "sim/serving_metrics.hpp"
+
+namespace semsim {
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// summary.json's values by dotted key path, in its order, without wall_seconds (it differs between
+// identical runs and would make points.csv differ too).
+std::vector<std::pair<std::string, std::string>> flatten(const Json& j, const std::string& prefix = "") {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (path == "wall_seconds") continue;
+    if (value.is_object()) {
+      const auto inner = flatten(value, path);
+      out.insert(out.end(), inner.begin(), inner.end());
+    } else {
+      out.emplace_back(path, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> header_fields(const Sweep& sweep) {
+  std::vector<std::string> fields{"point_id", "status"};
+  fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
+  for (const auto& [name, value] : flatten(summary_json(Scenario{}, MemoryPlan{}, Summary{})))
+    fields.push_back(name);
+  fields.push_back("error");
+  return fields;
+}
+
+// One row: id, status, the point's labels, its metrics (empty when it failed), the error. Metrics go
+// by name into the header's columns, so a summary with a key the header lacks is a bug, not a shift.
+std::vector<std::string> point_row(const std::vector<std::string>& header, const SweepPoint& point,
+                                   const Json* summary, const std::string& error) {
+  std::vector<std::string> row{point.id, summary ? "ok" : "failed"};
+  row.insert(row.end(), point.labels.begin(), point.labels.end());
+  const std::size_t first_metric = row.size();
+  row.resize(header.size() - 1);
+  if (summary)
+    for (const auto& [name, value] : flatten(*summary)) {
+      const auto column =
+          std::find(header.begin() + static_cast<std::ptrdiff_t>(first_metric), header.end() - 1, name);
+      if (column == header.end() - 1)
+        throw std::logic_error("summary key '" + name + "' has no points.csv column");
+      row[static_cast<std::size_t>(column - header.begin())] = value;
+    }
+  std::string one_line = error;  // rows stay single lines, which is what makes a torn row detectable
+  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
+  row.push_back(one_line);
+  return row;
+}
+
+// One writer per output folder: held for the process's life, released by the kernel however it ends.
+class FolderLock {
+ public:
+  explicit FolderLock(const fs::path& dir) {
+    const std::string path = (dir / ".lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError(dir.string() + ": cannot create " + path);
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw InputError(dir.string() + ": another semsim sweep is writing to this folder");
+    }
+  }
+  ~FolderLock() { ::close(fd_); }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+fs::path prepare_out_dir(const std::string& out_dir) {
+  const fs::path out(out_dir);
+  try {
+    fs::create_directories(out / "points");
+  } catch (const fs::filesystem_error& e) {
+    throw InputError("--out '" + out_dir + "': cannot create the output folder (" + e.code().message() + ")");
+  }
+  return out;
+}
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+// done/total, failures and ETA on stderr: redrawn in place on a terminal, a line per point in a log.
+class Progress {
+ public:
+  Progress(std::size_t total, std::size_t done, std::size_t failed)
+      : total_(total), done_(done), failed_(failed), terminal_(::isatty(STDERR_FILENO) == 1) {}
+
+  void point_finished(bool ok) {
+    ++done_;
+    ++ran_;
+    failed_ += ok ? 0 : 1;
+    if (!terminal_) print('\n');
+  }
+  void tick() {
+    if (terminal_) print('\r');
+  }
+  void close() {
+    if (terminal_ && ran_ > 0) std::fputc('\n', stderr);
+  }
+
+ private:
+  void print(char mode) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const std::string eta =
+        ran_ == 0
+            ? "--"
+            : format_duration(elapsed / static_cast<double>(ran_) * static_cast<double>(total_ - done_));
+    const std::string counts = fmt::format("{}/{} done, {} failed, ETA {}", done_, total_, failed_, eta);
+    if (mode == '\n') {
+      std::fprintf(stderr, "sweep: %s\n", counts.c_str());
+    } else {
+      constexpr std::size_t kWidth = 30;
+      const std::size_t filled = total_ == 0 ? kWidth : kWidth * done_ / total_;
+      std::fprintf(stderr, "\r[%s%s] %s   ", std::string(filled, '#').c_str(),
+                   std::string(kWidth - filled, '.').c_str(), counts.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  std::size_t total_, done_, failed_, ran_ = 0;
+  bool terminal_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+// What a run killed mid-way left half-written (its staging folder in a point's folder, a temporary
+// copy of points.csv), removed by the next run, which holds the folder's lock.
+void remove_leftovers(const fs::path& dir, const std::string& prefix) {
+  std::error_code ignored;
+  if (!fs::is_directory(dir, ignored)) return;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().starts_with(prefix)) fs::remove_all(entry.path(), ignored);
+}
+
+bool row_failed(const std::string& row) {
+  return split_csv_line(row)[1] != "ok";
+}
+
+}  // namespace
+
+SweepShard SweepShard::parse(const std::string& text) {
+  SweepShard shard;
+  const auto slash = text.find('/');
+  const auto index = parse_number(text.substr(0, slash));
+  const auto count = slash == std::string::npos ? std::nullopt : parse_number(text.substr(slash + 1));
+  if (!index || !count || *index != static_cast<int>(*index) || *count != static_cast<int>(*count) ||
+      *count < 1 || *index < 0 || *index >= *count)
+    throw InputError("--shard '" + text + "': expected i/n with 0 <= i < n (e.g. 0/4)");
+  shard.index = static_cast<int>(*index);
+  shard.count = static_cast<int>(*count);
+  return shard;
+}
+
+std::string points_header(const Sweep& sweep) {
+  return csv_line(header_fields(sweep));
+}
+
+SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
+  const fs::path out = prepare_out_dir(options.out_dir);
+  const FolderLock lock(out);
+  remove_leftovers(out, "points.csv.tmp-");
+  PointsCsv table((out / "points.csv").string(), points_header(sweep));
+  if (table.torn_rows_dropped() > 0)
+    std::fprintf(stderr,
+                 "sweep: dropped %zu torn row(s) of points.csv left by an interrupted run; they run again\n",
+                 table.torn_rows_dropped());
+  if (options.retry_failed) table.drop_failed();
+
+  SweepOutcome outcome;
+  std::vector<std::string> shard_ids;
+  std::deque<const SweepPoint*> queue;
+  for (const SweepPoint& p : sweep.points) {
+    if (!options.shard.contains(p.index)) continue;
+    ++outcome.points;
+    shard_ids.push_back(p.id);
+    const auto& existing = table.existing();
+    if (const auto it = existing.by_id.find(p.id); it != existing.by_id.end()) {
+      ++outcome.already_done;
+      outcome.failed += row_failed(existing.rows[it->second]) ? 1 : 0;
+    } else {
+      queue.push_back(&p);
+    }
+  }
+
+  Progress progress(outcome.points, outcome.already_done, outcome.failed);
+  const std::vector<std::string> header = header_fields(sweep);
+  auto record = [&](const SweepPoint& p, const Json* summary, const std::string& error) {
+    table.append(point_row(header, p, summary, error));
+    ++outcome.ran;
+    outcome.failed += summary ? 0 : 1;
+    progress.point_finished(summary != nullptr);
+  };
+  struct Running {
+    const SweepPoint* point;
+    std::unique_ptr<StagedRun> staged;
+    IsolatedProcess child;
+  };
+  std::vector<Running> running;
+  const std::size_t jobs = static_cast<std::size_t>(std::max(1, options.jobs));
+  while (!queue.empty() || !running.empty()) {
+    while (running.size() < jobs && !queue.empty()) {
+      const SweepPoint& p = *queue.front();
+      queue.pop_front();
+      if (!p.scenario) {
+        record(p, nullptr, p.error);
+        continue;
+      }
+      const fs::path dir = out / "points" / p.id;
+      remove_leftovers(dir, ".staging-");
+      auto staged = std::make_unique<StagedRun>(*p.scenario, dir.string());
+      IsolatedProcess child =
+          IsolatedProcess::start([run = staged.get()] { return run->simulate_and_write(); });
+      running.push_back({&p, std::move(staged), std::move(child)});
+    }
+    if (running.empty()) continue;
+    std::vector<pollfd> fds;
+    for (const Running& r : running) fds.push_back({r.child.result_fd(), POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) throw std::runtime_error("poll() failed");
+    for (std::size_t i = running.size(); i-- > 0;) {
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      Running finished = std::move(running[i]);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      Json summary;
+      std::string error;
+      try {
+        summary = Json::parse(finished.child.wait());
+        finished.staged->commit(summary);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      record(*finished.point, error.empty() ? &summary : nullptr, error);
+    }
+    progress.tick();
+  }
+  progress.close();
+  // Rows went in as points finished; once the shard is complete, put them in expansion order so
+  // that the file does not depend on -j or on timing.
+  const auto& recorded = table.existing().by_id;
+  if (std::all_of(shard_ids.begin(), shard_ids.end(),
+                  [&](const std::string& id) { return recorded.contains(id); }))
+    table.reorder(shard_ids);
+  return outcome;
+}
+
+std::size_t merge_sweep(const Sweep& sweep, const std::string& out_dir,
+                        const std::vector<std::string>& shard_dirs) {
+  const fs::path out = prepare_out_dir(out_dir);
+  const FolderLock lock(out);
+  const std::string header = points_header(sweep);
+  struct Found {
+    std::string row;
+    fs::path shard;
+  };
+  std::map<std::string, Found> found;
+  std::vector<std::string> read_order;
+  for (const std::string& dir : shard_dirs) {
+    if (fs::exists(dir) && fs::equivalent(dir, out))
+      throw InputError(dir + ": the merge output cannot be one of the shards");
+    const PointsRows shard = read_points_csv((fs::path(dir) / "points.csv").string());
+    if (shard.header.empty()) throw InputError(dir + ": no points.csv (not a sweep output folder)");
+    if (shard.header != header)
+      throw InputError(dir + "/points.csv: its columns differ from those of " + sweep.file +
+                       " (another sweep?)");
+    for (const std::string& row : shard.rows) {
+      const std::string id = split_csv_line(row)[0];
+      if (const auto it = found.find(id); it != found.end())
+        throw InputError("point " + id + " is in both " + it->second.shard.string() + " and " + dir);
+      found.emplace(id, Found{row, dir});
+      read_order.push_back(id);
+    }
+  }
+  std::vector<std::string> ordered_ids;
+  for (const SweepPoint& p : sweep.points) ordered_ids.push_back(p.id);
+  std::vector<std::string> rows;
+  std::size_t merged = 0;
+  auto take = [&](const std::string& id) {
+    const auto it = found.find(id);
+    if (it == found.end()) return;
+    rows.push_back(it->second.row);
+    const fs::path source = it->second.shard / "points" / id, target = out / "points" / id;
+    if (fs::exists(source)) {
+      fs::remove_all(target);
+      // Hard links where the file system allows: point outputs are replaced by rename, never edited.
+      std::error_code linked;
+      fs::copy(source, target, fs::copy_options::recursive | fs::copy_options::create_hard_links, linked);
+      if (linked) {
+        fs::remove_all(target);
+        fs::copy(source, target, fs::copy_options::recursive);
+      }
+    }
+    found.erase(it);
+  };
+  for (const std::string& id : ordered_ids) {
+    merged += found.contains(id) ? 1 : 0;
+    take(id);
+  }
+  for (const std::string& id : read_order) take(id);  // rows of points no longer in the sweep, as they were
+  replace_points_csv((out / "points.csv").string(), header, rows);
+  return merged;
+}
+
+}  // namespace semsim

@@ -1,0 +1,236 @@
+// The routing-trace commands `semsim trace import|fit|synth` and `semsim profile` (see README,
+// "Routing traces"); fit and profile take the same trace split.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "models/presets.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/output_files.hpp"
+#include "sim/scenario.hpp"
+#include "workloads/compressed_file.hpp"
+#include "workloads/routing_fit.hpp"
+#include "workloads/routing_profile.hpp"
+#include "workloads/trace_import.hpp"
+
+namespace semsim {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A trace and its seeded split into profiled and held-out requests.
+struct SplitTrace {
+  RoutingTrace trace;
+  std::vector<bool> held_out;
+};
+
+SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t seed) {
+  SplitTrace s{load_trace(trace_path), {}};
+  s.held_out = held_out_requests(s.trace.requests(), split, seed);
+  return s;
+}
+
+void check_trace_output_name(const std::string& out) {
+  if (!is_trace_file_name(out))
+    throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
+}
+
+int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
+                         const std::string& out) {
+  const auto started = std::chrono::steady_clock::now();
+  const TraceImportFormat from = trace_import_format_named(format);
+  check_trace_output_name(out);
+  const MoeModel model = model_preset(model_name);
+  const RoutingTrace trace = import_trace(from, input, model);
+  write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  std::cout << fmt::format(
+      "{}: {} requests, {} routed tokens, {} token texts; {} MoE layers x top-{} of {} experts{}\n"
+      "  written to {} in {:.2f} s\n",
+      input, trace.requests(), trace.tokens(), trace.vocabulary().size(), trace.header().moe_layers,
+      trace.header().top_k, trace.header().experts, trace.header().gate_weights ? ", with gate weights" : "",
+      out, seconds_since(started));
+  return 0;
+}
+
+// Records the prompts of requests first_request .. first_request + requests - 1 of a scenario with
+// synthetic routing (lengths, topics and routing exactly as a run of that scenario draws them) as a
+// trace, so that synthetic routing goes through the same profile → place → replay pipeline as a
+// real trace. A first_request beyond a run's request count profiles requests that run never sees.
+int trace_synth_command(const std::string& scenario_ref, const std::vector<std::string>& overrides,
+                        int requests, int first_request, const std::string& out) {
+  const auto started = std::chrono::steady_clock::now();
+  check_trace_output_name(out);
+  const Scenario scenario = load_scenario_file(scenario_ref, overrides);
+  WorkloadSpec spec = scenario.workload;
+  if (spec.trace)
+    throw InputError(scenario.file +
+                     ": workload.routing: trace synth records synthetic routing, but the "
+                     "scenario replays a trace");
+  spec.requests = first_request + requests;
+  std::vector<TraceRequest> shapes;
+  std::vector<int> topics;
+  for (const Request& r : generate_requests(spec))
+    if (r.id >= first_request) {
+      shapes.push_back({r.input_tokens, r.output_tokens, true, 0});
+      topics.push_back(r.topic);
+    }
+  const RoutingTrace trace = synthesize_trace(
+      shapes, topics, make_synthetic_routing(spec, scenario.model),
+      {scenario.model.name,
+       fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
+                   scenario.file, spec.seed, first_request, first_request + requests - 1)},
+      first_request);
+  write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  std::cout << fmt::format(
+      "{}: {} synthetic requests, {} routed prompt tokens; {} MoE layers x top-{} of {} "
+      "experts\n  written to {} in {:.2f} s\n",
+      scenario.file, trace.requests(), trace.tokens(), trace.header().moe_layers, trace.header().top_k,
+      trace.header().experts, out, seconds_since(started));
+  return 0;
+}
+
+int profile_command(const std::string& trace_path, double split, std::uint64_t seed,
+                    const std::string& out_dir) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto [trace, held_out] = load_split(trace_path, split, seed);
+  const RoutingProfile profile = RoutingProfile::build(trace, held_out);
+  const std::vector<AffinityStatistics> statistics = held_out_statistics(trace, profile, held_out);
+  const std::vector<double> skew = expert_load_skew(profile);
+
+  OutputStaging staging(out_dir);
+  const std::string staged_profile = staging.staged("profile.json");
+  const std::filesystem::path staged_dir = std::filesystem::path(staged_profile).parent_path();
+  for (const char* name :
+       {"tokens.tsv", "token_experts.tsv", "expert_load.csv", "coactivation.csv", "paths.semtrace"})
+    staging.staged(name);
+  profile.write(staged_dir.string());
+  write_statistics_csv(statistics, skew, staging.staged("table1.csv"));
+  staging.commit();
+
+  const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
+  std::cout << fmt::format("{}: profiled {} requests, held out {} (split {}, seed {})\n", trace_path,
+                           trace.requests() - held, held, split, seed);
+  std::cout << "layer  predictor        F1 p25/p50/p75      cum top-k hotness p50  max non-top-k p50  load "
+               "max/mean\n";
+  for (const AffinityStatistics& s : statistics)
+    if (s.predictor != "popularity")
+      std::cout << fmt::format(
+          "{:>5}  {:<15} {:.3f}/{:.3f}/{:.3f}   {:.3f}                  {:.3f}              {:.3f}\n",
+          s.layer, s.predictor, s.f1.p25, s.f1.p50, s.f1.p75, s.cumulative_hotness.p50,
+          s.max_other_hotness.p50, skew[s.layer]);
+  std::cout << fmt::format("Tables in {}/ ({:.2f} s)\n", out_dir, seconds_since(started));
+  return 0;
+}
+
+int trace_fit_command(const std::string& trace_path, double split, std::uint64_t seed,
+                      const std::string& out_dir) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto [trace, held_out] = load_split(trace_path, split, seed);
+  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed);
+
+  OutputStaging staging(out_dir);
+  write_text_file(
+      staging.staged("fit.yaml"),
+      fmt::format("# semsim trace fit {} --split {} --seed {} (model {}): paste under a scenario's "
+                  "workload:\n# per-layer lists resample to other models (workloads/ROUTING_FIT.md)\n{}",
+                  trace_path, split, seed, trace.header().model, fit.params.to_yaml()));
+  write_fit_report(fit, staging.staged("fit_report.csv"), staging.staged("fit_summary.json"));
+  staging.commit();
+
+  std::cout << fmt::format(
+      "{}: fitted in {} evaluations; topics {} (boost {}), token skew {:.3f}, layer correlation {:.3f}\n",
+      trace_path, fit.evaluations, fit.params.topics, fit.params.topic_boost, fit.params.token_skew,
+      fit.params.layer_correlation);
+  std::cout << "layer  load max/mean real/synth   F1 p50 real/synth\n";
+  for (std::size_t l = 0; l < fit.real.load_skew.size(); ++l)
+    std::cout << fmt::format(
+        "{:>5}  {:.3f} / {:.3f}            {}\n", l, fit.real.load_skew[l], fit.synthetic.load_skew[l],
+        fit.real.has_token_ids ? fmt::format("{:.3f} / {:.3f}", fit.real.f1_p50[l], fit.synthetic.f1_p50[l])
+                               : "(no token ids)");
+  std::cout << fmt::format("Parameters and report in {}/ ({:.1f} s)\n", out_dir, seconds_since(started));
+  return 0;
+}
+
+// A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
+struct SplitTraceOptions {
+  std::string trace;
+  double split = 0.2;  // held-out fraction
+  long long seed = 1;
+  std::string out;
+};
+
+void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
+  command.add_option("trace", options.trace, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
+  command.add_option("--split", options.split, "held-out fraction of requests")
+      ->check(CLI::Range(0.01, 0.99));
+  command.add_option("--seed", options.seed, "seed of the split (and of the fit)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  command.add_option("--out", options.out, "output folder")->required();
+}
+
+}  // namespace
+
+void add_trace_commands(CommandLine& cli) {
+  CLI::App* trace =
+      cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator");
+
+  struct ImportOptions {
+    std::string format, input, model, out;
+  };
+  auto import = std::make_shared<ImportOptions>();
+  CLI::App* import_command = cli.add(
+      "import", "convert a routing dump into a checked semsim trace",
+      [import] { return trace_import_command(import->format, import->input, import->model, import->out); },
+      trace);
+  import_command->add_option("--from", import->format, "deepseek-csv | llama4-json | mixtral-jsonl | sglang")
+      ->required();
+  import_command->add_option("input", import->input, "file or folder to import")->required();
+  import_command->add_option("--model", import->model, "model preset the routing must match")->required();
+  import_command->add_option("--out", import->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
+      ->required();
+
+  auto fit = std::make_shared<SplitTraceOptions>();
+  CLI::App* fit_command = cli.add(
+      "fit", "fit the synthetic generator to a trace; writes params + report",
+      [fit] { return trace_fit_command(fit->trace, fit->split, fit->seed, fit->out); }, trace);
+  add_split_trace_options(*fit_command, *fit);
+
+  struct SynthOptions {
+    std::string scenario;
+    std::vector<std::string> overrides;
+    int requests = 1000;
+    int first_request = 0;
+    std::string out;
+  };
+  auto synth = std::make_shared<SynthOptions>();
+  CLI::App* synth_command = cli.add(
+      "synth", "record the prompts of a synthetic-routing scenario's requests as a trace",
+      [synth] {
+        return trace_synth_command(synth->scenario, synth->overrides, synth->requests, synth->first_request,
+                                   synth->out);
+      },
+      trace);
+  add_scenario_arguments(*synth_command, synth->scenario, synth->overrides);
+  synth_command->add_option("--requests", synth->requests, "requests to record (default 1000)")
+      ->check(CLI::Range(1, 10000000));
+  synth_command
+      ->add_option("--first-request", synth->first_request,
+                   "id of the first recorded request (default 0); beyond a run's requests, the "
+                   "trace holds requests that run never sees")
+      ->check(CLI::Range(0, 100000000));
+  synth_command->add_option("--out", synth->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
+      ->required();
+
+  auto profile = std::make_shared<SplitTraceOptions>();
+  CLI::App* profile_app = cli.add(
+      "profile", "token-expert affinity tables and Table-1 statistics of a trace",
+      [profile] { return profile_command(profile->trace, profile->split, profile->seed, profile->out); });
+  add_split_trace_options(*profile_app, *profile);
+}
+
+}  // namespace semsim
