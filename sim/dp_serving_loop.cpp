@@ -62,6 +62,7 @@ class DataParallelServer {
     }
     clock_.sync();
     result_.end_time = clock_.now();
+    result_.stopped_at_time_limit = completed_ < requests_.size() && result_.end_time >= limit;
     return std::move(result_);
   }
 

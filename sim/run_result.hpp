@@ -16,6 +16,7 @@ struct RequestRecord {
   double first_token = -1;  // simulated time of the first output token; -1 if never produced
   double finish = -1;       // simulated time of the last output token; -1 if unfinished
   bool completed() const { return finish >= 0; }
+  bool arrived() const { return rank >= 0; }  // given a rank at arrival; never, when the run stopped first
 };
 
 struct StepRecord {
@@ -74,9 +75,10 @@ struct StepSpans {
 struct RunResult {
   std::vector<RequestRecord> requests;
   std::vector<StepRecord> steps;
-  std::vector<LayerTotals> layers;  // one per MoE layer
-  std::vector<StepSpans> timeline;  // the steps of the requested window
-  double end_time = 0;              // simulated time when the run stopped
+  std::vector<LayerTotals> layers;     // one per MoE layer
+  std::vector<StepSpans> timeline;     // the steps of the requested window
+  double end_time = 0;                 // simulated time when the run stopped
+  bool stopped_at_time_limit = false;  // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
 };

@@ -19,6 +19,7 @@ double percentile(std::vector<double> values, double q) {
 
 Distribution distribution_of(const std::vector<double>& values) {
   Distribution d;
+  d.count = static_cast<long long>(values.size());
   if (values.empty()) return d;
   d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
   d.p50 = percentile(values, 50);
@@ -36,11 +37,17 @@ Summary summarize(const RunResult& run) {
   Summary s;
   s.simulated_seconds = run.end_time;
   s.requests = static_cast<int>(run.requests.size());
+  s.stopped_at_time_limit = run.stopped_at_time_limit;
   std::vector<double> ttft, tpot, e2e;
   for (const RequestRecord& r : run.requests) {
-    if (!r.completed()) continue;
+    if (!r.arrived()) continue;
+    ++s.requests_arrived;
+    if (r.first_token >= 0) ttft.push_back(r.first_token - r.arrival);
+    if (!r.completed()) {
+      ++s.requests_unfinished;
+      continue;
+    }
     ++s.requests_completed;
-    ttft.push_back(r.first_token - r.arrival);
     e2e.push_back(r.finish - r.arrival);
     if (const double t = time_per_output_token(r); t >= 0) tpot.push_back(t);
   }

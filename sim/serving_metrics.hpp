@@ -8,7 +8,9 @@
 
 namespace semsim {
 
+// Over `count` values; the statistics mean nothing when count is 0 (outputs write null).
 struct Distribution {
+  long long count = 0;
   double mean = 0, p50 = 0, p90 = 0, p99 = 0;
 };
 
@@ -19,18 +21,23 @@ Distribution distribution_of(const std::vector<double>& values);
 struct Summary {
   double simulated_seconds = 0;  // until the last completion, or the time limit
   int requests = 0;
+  int requests_arrived = 0;  // by the end of the run (a time limit can stop it before the last arrival)
   int requests_completed = 0;
+  int requests_unfinished = 0;  // arrived but not completed
+  bool stopped_at_time_limit = false;
   // Tokens processed per simulated second: prompt tokens prefilled, output tokens generated. When
   // every request completes this equals bench_serving's completed-request definition.
   double input_tok_s = 0, output_tok_s = 0, total_tok_s = 0;
-  Distribution ttft, tpot, e2e;  // over completed requests; TPOT excludes the first token
-  double lar = 0;                // all routed activations of the run
+  // TTFT over the requests that got a first token, TPOT (without the first token) and E2E over the
+  // completed ones: a run stopped by its time limit reports what happened, not zeros.
+  Distribution ttft, tpot, e2e;
+  double lar = 0;  // all routed activations of the run
   double a2a_scale_up_bytes = 0, a2a_scale_out_bytes = 0;
   double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers
   double imbalance = 1;            // activation-weighted mean of the steps' imbalance
   int steps = 0;
   double mean_step_seconds = 0;
-  PhaseSeconds phase_totals;     // along each step's critical path: they add up to the steps' time
+  PhaseSeconds phase_totals;        // along each step's critical path: they add up to the steps' time
   double comm_exposed_seconds = 0;  // collectives on the critical path
   double comm_hidden_seconds = 0;   // collectives in flight under critical-path compute
 };

@@ -16,8 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// null statistics over an empty set (a run stopped before any request got there), never 0.
 nlohmann::ordered_json distribution_json(const Distribution& d) {
-  return {{"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}};
+  auto value = [&](double v) { return d.count > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  return {{"count", d.count},
+          {"mean", value(d.mean)},
+          {"p50", value(d.p50)},
+          {"p90", value(d.p90)},
+          {"p99", value(d.p99)}};
 }
 
 std::string attention_name(AttentionMode mode) {
@@ -56,7 +62,10 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["simulated_seconds"] = s.simulated_seconds;
   j["wall_seconds"] = 0.0;  // filled in by the process that timed the run
   j["requests"] = s.requests;
+  j["requests_arrived"] = s.requests_arrived;
   j["requests_completed"] = s.requests_completed;
+  j["requests_unfinished"] = s.requests_unfinished;
+  j["stopped_at"] = s.stopped_at_time_limit ? "time_limit" : "";
   j["throughput_tok_s"] = {{"input", s.input_tok_s}, {"output", s.output_tok_s}, {"total", s.total_tok_s}};
   j["ttft_s"] = distribution_json(s.ttft);
   j["tpot_s"] = distribution_json(s.tpot);
@@ -98,6 +107,10 @@ std::string summary_text(const nlohmann::ordered_json& j) {
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
   line("Successful requests:",
        fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
+  if (j["stopped_at"] == "time_limit")
+    out += fmt::format("  stopped at the time limit: {} arrived, {} unfinished, {} never arrived\n",
+                       j["requests_arrived"].get<int>(), j["requests_unfinished"].get<int>(),
+                       j["requests"].get<int>() - j["requests_arrived"].get<int>());
   line("Benchmark duration (s):", num(duration));
   line("Request throughput (req/s):",
        num(duration > 0 ? j["requests_completed"].get<int>() / duration : 0.0));
@@ -108,10 +121,13 @@ std::string summary_text(const nlohmann::ordered_json& j) {
        {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "E2E Latency"}}) {
     section(fmt::format(" {} ", title));
     const auto& d = j[key];
-    line(fmt::format("Mean {} (ms):", title), num(d["mean"].get<double>() * 1e3));
-    line(fmt::format("Median {} (ms):", title), num(d["p50"].get<double>() * 1e3));
-    line(fmt::format("P90 {} (ms):", title), num(d["p90"].get<double>() * 1e3));
-    line(fmt::format("P99 {} (ms):", title), num(d["p99"].get<double>() * 1e3));
+    auto ms = [&](const char* stat) {
+      return d[stat].is_null() ? std::string("n/a") : num(d[stat].get<double>() * 1e3);
+    };
+    line(fmt::format("Mean {} (ms):", title), ms("mean"));
+    line(fmt::format("Median {} (ms):", title), ms("p50"));
+    line(fmt::format("P90 {} (ms):", title), ms("p90"));
+    line(fmt::format("P99 {} (ms):", title), ms("p99"));
   }
   section(" MoE ");
   line("Local activation rate:", num(j["lar"], 4));
@@ -150,6 +166,7 @@ void write_text_file(const std::string& path, const std::string& text) {
 void write_requests_csv(const std::string& path, const RunResult& run) {
   std::string text = "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed\n";
   for (const RequestRecord& r : run.requests) {
+    if (!r.arrived()) continue;  // the run stopped before it arrived: nothing to say about it
     const bool done = r.completed();
     const double tpot = time_per_output_token(r);
     text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens,

@@ -37,7 +37,9 @@ std::vector<std::pair<std::string, std::string>> flatten(const Json& j, const st
       const auto inner = flatten(value, path);
       out.insert(out.end(), inner.begin(), inner.end());
     } else {
-      out.emplace_back(path, value.is_string() ? value.get<std::string>() : value.dump());
+      out.emplace_back(path, value.is_string() ? value.get<std::string>()
+                             : value.is_null() ? ""
+                                               : value.dump());
     }
   }
   return out;

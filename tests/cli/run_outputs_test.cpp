@@ -115,7 +115,8 @@ TEST(cliRunOutputs, OutputSwitchesLeaveOutTheCsvFiles) {
   EXPECT_EQ(entries_under(out), std::vector<std::string>{"summary.json"});
 }
 
-TEST(cliRunOutputs, FlowFidelityMeanStepWithin5PercentOfBottleneck) {
+// Nothing overlaps without two-batch overlap, and a lone collective takes its closed form in both.
+TEST(cliRunOutputs, FlowFidelityEqualsBottleneckWithoutOverlap) {
   TempDir tmp;
   const std::string bottleneck = tmp / "bottleneck", flow = tmp / "flow";
   run_default(bottleneck, {"--set", "workload.requests=50"});
@@ -126,8 +127,44 @@ TEST(cliRunOutputs, FlowFidelityMeanStepWithin5PercentOfBottleneck) {
   EXPECT_EQ(f["fidelity"], "flow");
   const double tb = b["mean_step_seconds"], tf = f["mean_step_seconds"];
   ASSERT_GT(tb, 0);
-  EXPECT_LE(std::abs(tf - tb), 0.05 * tb) << "flow " << tf << " s vs bottleneck " << tb << " s";
+  EXPECT_EQ(tf, tb);
+  EXPECT_EQ(read_file(fs::path(flow) / "steps.csv"), read_file(fs::path(bottleneck) / "steps.csv"));
   EXPECT_EQ(f["requests_completed"], 50);
+}
+
+// A run its time limit stops says so: how many requests arrived, finished or did not; latencies over
+// the requests that have one, null where none has; requests.csv lists only those that arrived.
+TEST(cliRunOutputs, ARunStoppedByItsTimeLimitSaysSo) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  const CliResult r =
+      run_default(out, {"--set", "serving.time_limit=0.05", "--set", "workload.arrival.rate=2000"});
+  const Json s = read_summary(out);
+  EXPECT_EQ(s["stopped_at"], "time_limit");
+  EXPECT_EQ(s["requests"], 2000);
+  const int arrived = s["requests_arrived"];
+  EXPECT_GT(arrived, 0);
+  EXPECT_LT(arrived, 2000);
+  EXPECT_EQ(s["requests_completed"].get<int>() + s["requests_unfinished"].get<int>(), arrived);
+  EXPECT_GT(s["ttft_s"]["count"].get<int>(), 0);
+  EXPECT_TRUE(s["ttft_s"]["mean"].is_number());
+  EXPECT_EQ(s["e2e_s"]["count"], 0);
+  EXPECT_TRUE(s["e2e_s"]["mean"].is_null());
+  EXPECT_EQ(split_lines(read_file(fs::path(out) / "requests.csv")).size(),
+            static_cast<std::size_t>(arrived) + 1);
+  EXPECT_NE(r.out.find("stopped at the time limit: " + std::to_string(arrived) + " arrived"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Mean E2E Latency (ms):                  n/a"), std::string::npos) << r.out;
+
+  // A run that completes is not stopped, and counts every request.
+  const std::string full = tmp / "full";
+  run_default(full, {"--set", "workload.requests=20"});
+  const Json f = read_summary(full);
+  EXPECT_EQ(f["stopped_at"], "");
+  EXPECT_EQ(f["requests_arrived"], 20);
+  EXPECT_EQ(f["requests_unfinished"], 0);
+  EXPECT_EQ(f["e2e_s"]["count"], 20);
 }
 
 }  // namespace
