@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -232,8 +233,35 @@ void write_layers_csv(const std::string& path, const RunResult& run) {
   write_text_file(path, text);
 }
 
+namespace {
+
+// Every file a run writes into its folder. An earlier run's are replaced; nothing else is touched.
+constexpr const char* kRunFiles[] = {"summary.json", "requests.csv", "steps.csv", "layers.csv"};
+
+bool is_run_file(const std::string& name) {
+  return std::find(std::begin(kRunFiles), std::end(kRunFiles), name) != std::end(kRunFiles);
+}
+
+// A folder that holds anything but an earlier run's outputs (or a killed run's staging folder) is
+// someone else's: refuse it rather than mix or delete.
+void check_out_dir_is_ours(const std::string& out_dir) {
+  std::error_code error;
+  if (!fs::is_directory(out_dir, error)) return;
+  for (const auto& entry : fs::directory_iterator(out_dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (is_run_file(name) || (entry.is_directory() && name.starts_with(".staging-"))) continue;
+    throw InputError(fmt::format(
+        "--out '{}': holds '{}', which semsim did not write; semsim writes only into an empty folder or "
+        "one holding an earlier run's outputs (which it replaces)",
+        out_dir, name));
+  }
+}
+
+}  // namespace
+
 OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
   staging_dir_ = (fs::path(out_dir_) / fmt::format(".staging-{}", ::getpid())).string();
+  check_out_dir_is_ours(out_dir_);
   try {
     fs::create_directories(out_dir_);
     fs::remove_all(staging_dir_);
@@ -262,6 +290,10 @@ std::string OutputStaging::staged_at(const std::string& destination) {
 
 void OutputStaging::commit() {
   for (const auto& name : files_) fs::rename(fs::path(staging_dir_) / name, fs::path(out_dir_) / name);
+  // An earlier run's file this run does not write (its outputs switched off) would be stale beside
+  // the new ones.
+  for (const char* name : kRunFiles)
+    if (std::find(files_.begin(), files_.end(), name) == files_.end()) fs::remove(fs::path(out_dir_) / name);
   for (const auto& [staged, destination] : outside_) fs::rename(staged, destination);
   outside_.clear();
 }

@@ -2,6 +2,8 @@
 // flow-level network agreeing with the bottleneck model on one node.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -165,6 +167,29 @@ TEST(cliRunOutputs, ARunStoppedByItsTimeLimitSaysSo) {
   EXPECT_EQ(f["requests_arrived"], 20);
   EXPECT_EQ(f["requests_unfinished"], 0);
   EXPECT_EQ(f["e2e_s"]["count"], 20);
+}
+
+// A second run into the same --out replaces the first's outputs, leaving none of them stale; a
+// folder holding anything semsim did not write is refused and left as it was.
+TEST(cliRunOutputs, ARunReplacesAnEarlierRunsOutputsAndRefusesAForeignFolder) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  run_default(out, {"--set", "workload.requests=10", "--set", "outputs.layers_csv=true"});
+  ASSERT_TRUE(fs::exists(fs::path(out) / "layers.csv"));
+  run_default(out, {"--set", "workload.requests=12", "--set", "outputs.steps_csv=false"});
+  EXPECT_FALSE(fs::exists(fs::path(out) / "layers.csv"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "steps.csv"));
+  EXPECT_EQ(read_summary(out)["requests"], 12);
+
+  const fs::path foreign = tmp / "foreign";
+  fs::create_directories(foreign);
+  std::ofstream(foreign / "notes.txt") << "mine\n";
+  const std::vector<std::string> args{"run", "default", "--out", foreign.string()};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_NE(r.err.find("holds 'notes.txt', which semsim did not write"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(foreign / "notes.txt"), "mine\n");
+  EXPECT_FALSE(fs::exists(foreign / "summary.json"));
 }
 
 }  // namespace
