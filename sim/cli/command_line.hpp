@@ -1,7 +1,8 @@
 #pragma once
 // The semsim command line. Each command adds its own subcommand, options and action (one file per
 // command, listed in commands.hpp); run() parses, runs the chosen command and turns what went wrong
-// into the exit code: 0 ok, 2 bad input (InputError or a bad command line), 1 internal error.
+// into the exit code: 0 ok, 2 bad input (InputError or a bad command line), 1 internal error, and
+// kIncompleteExitCode when a command wrote a result it knows is incomplete.
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
@@ -9,6 +10,9 @@
 #include <vector>
 
 namespace semsim {
+
+// A result was written but is not whole (a sweep merge missing points): the output says what is missing.
+inline constexpr int kIncompleteExitCode = 3;
 
 class CommandLine {
  public:

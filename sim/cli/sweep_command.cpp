@@ -55,11 +55,14 @@ int merge_shards(const SweepCommandOptions& o) {
   const std::size_t merged = merge_sweep(sweep, o.out_dir, o.shard_dirs);
   std::cout << fmt::format("merged {} of {} points from {} shard folders into {}/points.csv\n", merged,
                            sweep.points.size(), o.shard_dirs.size(), o.out_dir);
-  if (merged < sweep.points.size())
-    std::cerr << fmt::format(
-        "warning: {} points are in no shard yet: run the missing shards again, then merge\n",
-        sweep.points.size() - merged);
-  return 0;
+  if (merged == sweep.points.size()) return 0;
+  // The points found are merged, but the sweep is not whole: say so in the exit code too, so a
+  // script (or the Slurm merge job) cannot take it for complete.
+  std::cerr << fmt::format(
+      "error: incomplete merge: {} of {} points are in no shard yet: run the missing shards again, then "
+      "merge\n",
+      sweep.points.size() - merged, sweep.points.size());
+  return kIncompleteExitCode;
 }
 
 }  // namespace

@@ -244,6 +244,13 @@ axes:
     EXPECT_EQ(read_file(fs::path(tmp / "merged") / "points" / id / "requests.csv"),
               read_file(fs::path(tmp / "whole") / "points" / id / "requests.csv"));
 
+  // A shard missing: what the others hold is merged, and the exit code says the sweep is not whole.
+  const CliResult partial = sweep({"merge", file, "--out", tmp / "partial", shard_dirs[0], shard_dirs[1]});
+  EXPECT_EQ(partial.exit_code, 3) << partial.err;
+  EXPECT_NE(partial.err.find("incomplete merge: 3 of 10 points are in no shard yet"), std::string::npos)
+      << partial.err;
+  EXPECT_EQ(column(tmp / "partial/points.csv", 0).size(), 7u);
+
   // A shard given twice has its points twice: refused.
   const CliResult twice = sweep({"merge", file, "--out", tmp / "twice", shard_dirs[0], shard_dirs[0]});
   EXPECT_EQ(twice.exit_code, 2);
