@@ -22,6 +22,7 @@ struct SweepCommandOptions {
   int jobs = 0;         // 0: every core
   std::string shard;    // i/n
   bool retry_failed = false;
+  bool force = false;
   bool dry_run = false;
   std::vector<std::string> shard_dirs;  // merge
 };
@@ -43,6 +44,7 @@ int sweep_points(const SweepCommandOptions& o) {
   options.out_dir = o.out_dir.empty() ? "out/" + std::filesystem::path(o.file).stem().string() : o.out_dir;
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.retry_failed = o.retry_failed;
+  options.force = o.force;
   const SweepOutcome done = run_sweep(sweep, options);
   std::cout << fmt::format("{} points{}: {} done before, {} ran, {} failed; results in {}/points.csv\n",
                            done.points, o.shard.empty() ? "" : " in shard " + o.shard, done.already_done,
@@ -80,6 +82,9 @@ void add_sweep_commands(CommandLine& cli) {
   sweep_command->add_option("--shard", options->shard,
                             "run only shard i of n (i/n, 0 <= i < n), e.g. one Slurm array task");
   sweep_command->add_flag("--retry-failed", options->retry_failed, "run again the points recorded as failed");
+  sweep_command->add_flag(
+      "--force", options->force,
+      "--out holds another sweep's points: remove them (points.csv, points/) and start over");
   sweep_command->add_flag("--dry-run", options->dry_run,
                           "check the sweep file and list its points (id, values) without running");
 

@@ -1,5 +1,7 @@
 #include "sim/cli/sweep_file.hpp"
 
+#include <string_view>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -156,13 +158,18 @@ class Expander {
 
 }  // namespace
 
-std::string point_id(const YAML::Node& scenario_document) {
+// 16 hex digits of the 64-bit FNV-1a hash of `text`.
+std::string fnv1a_hex(std::string_view text) {
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
-  for (const char c : canonical(scenario_document).dump()) {
+  for (const char c : text) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 1099511628211ull;  // FNV-1a 64 prime
   }
   return fmt::format("{:016x}", hash);
+}
+
+std::string point_id(const YAML::Node& scenario_document) {
+  return fnv1a_hex(canonical(scenario_document).dump());
 }
 
 Sweep load_sweep(const std::string& path) {
@@ -238,6 +245,9 @@ Sweep load_sweep(const std::string& path) {
       if (a == 0) break;
     }
   }
+  std::string expansion = fmt::format("{}\n", fmt::join(sweep.columns, ","));
+  for (const SweepPoint& p : sweep.points) expansion += p.id + "\n";
+  sweep.fingerprint = fnv1a_hex(expansion);
   return sweep;
 }
 

@@ -38,6 +38,9 @@ struct Sweep {
   std::string file;
   std::vector<std::string> columns;  // "series" when the sweep has series, then every axis key path
   std::vector<SweepPoint> points;
+  // Of the whole expansion (columns and every point's id, in order): an output folder records it, so
+  // points of two different sweeps never mix in one points.csv.
+  std::string fingerprint;
 };
 
 // Reads, validates and expands a sweep file. A malformed file, a key path the scenario schema does

@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "sim/cli/isolated_process.hpp"
@@ -188,9 +190,46 @@ std::string points_header(const Sweep& sweep) {
   return csv_line(header_fields(sweep));
 }
 
+namespace {
+
+constexpr const char* kFingerprintFile = "sweep.fingerprint";
+
+// The fingerprint of the sweep whose points a folder holds ("" when it records none).
+std::string recorded_fingerprint(const fs::path& dir) {
+  std::ifstream in(dir / kFingerprintFile);
+  std::string fingerprint;
+  in >> fingerprint;
+  return fingerprint;
+}
+
+// A folder holds one sweep's points only. Without a recorded fingerprint (a folder of an earlier
+// semsim), its rows must all be points of this sweep.
+void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
+  std::string held = recorded_fingerprint(out);
+  if (held.empty() && fs::exists(out / "points.csv")) {
+    std::set<std::string> ids;
+    for (const SweepPoint& p : sweep.points) ids.insert(p.id);
+    for (const std::string& row : read_points_csv((out / "points.csv").string()).rows)
+      if (!ids.contains(split_csv_line(row)[0])) held = "unrecorded";
+  }
+  if (!held.empty() && held != sweep.fingerprint) {
+    if (!force)
+      throw InputError(
+          fmt::format("--out '{}': holds the points of another sweep (fingerprint {}, this one's {}): "
+                      "choose another --out, or --force to remove them and start over",
+                      out.string(), held, sweep.fingerprint));
+    fs::remove(out / "points.csv");
+    fs::remove_all(out / "points");
+  }
+  write_text_file((out / kFingerprintFile).string(), sweep.fingerprint + "\n");
+}
+
+}  // namespace
+
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
   const fs::path out = prepare_out_dir(options.out_dir);
   const FolderLock lock(out);
+  claim_out_dir(out, sweep, options.force);
   remove_leftovers(out, "points.csv.tmp-");
   PointsCsv table((out / "points.csv").string(), points_header(sweep));
   if (table.torn_rows_dropped() > 0)
@@ -291,6 +330,9 @@ std::size_t merge_sweep(const Sweep& sweep, const std::string& out_dir,
       throw InputError(dir + ": the merge output cannot be one of the shards");
     const PointsRows shard = read_points_csv((fs::path(dir) / "points.csv").string());
     if (shard.header.empty()) throw InputError(dir + ": no points.csv (not a sweep output folder)");
+    if (const std::string held = recorded_fingerprint(dir); !held.empty() && held != sweep.fingerprint)
+      throw InputError(fmt::format("{}: holds the points of another sweep (fingerprint {}, {}'s {})", dir,
+                                   held, sweep.file, sweep.fingerprint));
     if (shard.header != header)
       throw InputError(dir + "/points.csv: its columns differ from those of " + sweep.file +
                        " (another sweep?)");

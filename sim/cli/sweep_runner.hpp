@@ -26,6 +26,7 @@ struct SweepOptions {
   int jobs = 1;  // simulations at once
   SweepShard shard;
   bool retry_failed = false;  // run again the points recorded as failed
+  bool force = false;         // a folder holding another sweep's points: remove them and start over
 };
 
 struct SweepOutcome {

@@ -257,6 +257,32 @@ axes:
   EXPECT_NE(twice.err.find("is in both"), std::string::npos) << twice.err;
 }
 
+// An edited sweep run into the folder of the first: refused, nothing touched; --force starts over
+// with only the new sweep's points. The same sweep again resumes (nothing runs).
+TEST(cliSweep, AnotherSweepsFolderIsRefusedUnlessForced) {
+  TempDir tmp;
+  const std::string first = write_sweep(tmp, kSmallSweep);
+  const std::string out = tmp / "out";
+  ASSERT_EQ(sweep({first, "--out", out}).exit_code, 0);
+  const std::string rows_before = read_file(out + "/points.csv");
+  const CliResult again = sweep({first, "--out", out});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("4 done before, 0 ran"), std::string::npos) << again.out;
+
+  std::string edited_text = kSmallSweep;
+  edited_text.replace(edited_text.find("[10, 40]"), 8, "[10, 20, 40]");
+  const std::string edited = write_sweep(tmp, edited_text, "edited.yaml");
+  const CliResult refused = sweep({edited, "--out", out});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("holds the points of another sweep"), std::string::npos) << refused.err;
+  EXPECT_EQ(read_file(out + "/points.csv"), rows_before);
+
+  const CliResult forced = sweep({edited, "--out", out, "--force"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("6 points: 0 done before, 6 ran"), std::string::npos) << forced.out;
+  EXPECT_EQ(column(out + "/points.csv", 0).size(), 6u);
+}
+
 TEST(cliSweep, DryRunListsAShardsPointsAndWritesNothing) {
   TempDir tmp;
   const std::string file = write_sweep(tmp, kSmallSweep);
