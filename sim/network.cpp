@@ -214,24 +214,7 @@ LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
 }
 
 LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology) {
-  // Whole copies of an integral payload: count copies per level and multiply once. Every pair's
-  // bytes and every partial sum are then integers below 2^53, so this is sum_levels bit for bit.
-  const double per_copy = traffic.bytes_per_copy;
-  if (!(per_copy > 0) || per_copy != std::floor(per_copy)) return sum_levels(traffic, topology);
-  check_devices(traffic.devices, topology.devices);
-  const bool one_node = topology.devices <= topology.devices_per_node;
-  long long up = 0, out = 0, signs = 0;
-  for (int src = 0; src < traffic.devices; ++src)
-    for (int dst = 0; dst < traffic.devices; ++dst) {
-      if (src == dst) continue;
-      const long long copies = traffic.copies_at(src, dst);
-      signs |= copies;
-      (one_node || topology.same_node(src, dst) ? up : out) += copies;
-    }
-  if (signs < 0 || static_cast<double>(up) * per_copy >= 0x1p53 ||
-      static_cast<double>(out) * per_copy >= 0x1p53)
-    return sum_levels(traffic, topology);
-  return {static_cast<double>(up) * per_copy, static_cast<double>(out) * per_copy};
+  return sum_levels(traffic, topology);
 }
 
 void CopyTraffic::fill(TrafficMatrix& traffic) const {

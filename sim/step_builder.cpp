@@ -296,15 +296,19 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
 void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                         const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record) {
   graph.clear();
-  split(batches, tokens, token_rank);
-  if (micro_batches_ > 1) {
+  // Each token's vocabulary id, once: on the micro-batch's copy, or (two micro-batches, routed as one
+  // step) on the step's copy the micro-batches are split from.
+  if (micro_batches_ == 1) {
+    split(batches, tokens, token_rank);
+    for (TokenRef& token : micro_[0].tokens) token.id = routing_.token_id(token);
+  } else {
     tokens_ = tokens;
     for (TokenRef& token : tokens_) token.id = routing_.token_id(token);
     experts_.resize(tokens_.size() * scenario_.model.top_k);
+    split(batches, tokens_, token_rank);
   }
   for (int m = 0; m < micro_batches_; ++m) {
     MicroBatch& mb = micro_[m];
-    for (TokenRef& token : mb.tokens) token.id = routing_.token_id(token);
     if (tensor_parallel_) {
       mb.token_ids.resize(mb.tokens.size());
       for (std::size_t i = 0; i < mb.tokens.size(); ++i) mb.token_ids[i] = mb.tokens[i].id;
