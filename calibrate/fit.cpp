@@ -1,8 +1,11 @@
 #include "calibrate/fit.hpp"
 
+#include <Eigen/Dense>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include "calibrate/interpolation.hpp"
 #include "calibrate/quantile.hpp"
@@ -58,6 +61,111 @@ double factor_through(const CollectiveFit& fit, const CollectiveSample& s) {
   const double transfer = s.seconds - fit.alpha;
   if (!(transfer > 0)) return cap;
   return std::clamp(s.bus_bytes / fit.bus_bandwidth / transfer, 1e-3, cap);
+}
+
+
+// Half-octave knots over [first, last], both ends included.
+std::vector<double> half_octave_knots(double first, double last) {
+  std::vector<double> knots{first};
+  for (double power = std::exp2(std::floor(std::log2(first))); power < last; power *= 2)
+    for (const double knot : {power, 1.5 * power})
+      if (knot > first * (1 + 1e-9) && knot < last * (1 - 1e-9)) knots.push_back(knot);
+  if (last > first) knots.push_back(last);
+  return knots;
+}
+
+// Pool adjacent violators: the non-decreasing sequence closest to `values` in least squares.
+void make_non_decreasing(std::vector<double>& values) {
+  std::vector<double> level;
+  std::vector<int> width;
+  for (const double v : values) {
+    level.push_back(v);
+    width.push_back(1);
+    while (level.size() > 1 && level[level.size() - 2] > level.back()) {
+      const int w = width.back() + width[width.size() - 2];
+      const double merged = (level.back() * width.back() + level[level.size() - 2] * width[width.size() - 2]) / w;
+      level.pop_back(), width.pop_back();
+      level.back() = merged, width.back() = w;
+    }
+  }
+  values.clear();
+  for (std::size_t i = 0; i < level.size(); ++i) values.insert(values.end(), width[i], level[i]);
+}
+
+// Log seconds at `knots` (log x) of the penalised least-squares linear spline through (u, v).
+std::vector<double> fit_linear_spline(const std::vector<double>& knots, const std::vector<double>& u,
+                                      const std::vector<double>& v) {
+  const auto n = static_cast<Eigen::Index>(knots.size());
+  Eigen::MatrixXd normal = Eigen::MatrixXd::Zero(n, n);
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n);
+  for (std::size_t s = 0; s < u.size(); ++s) {
+    const auto upper = std::upper_bound(knots.begin(), knots.end(), u[s]) - knots.begin();
+    const Eigen::Index right = std::clamp<Eigen::Index>(upper, 1, n - 1);
+    const Eigen::Index left = right - 1;
+    const double t = (u[s] - knots[left]) / (knots[right] - knots[left]);
+    const double w[2] = {1 - t, t};
+    const Eigen::Index at[2] = {left, right};
+    for (int a = 0; a < 2; ++a) {
+      rhs(at[a]) += w[a] * v[s];
+      for (int b = 0; b < 2; ++b) normal(at[a], at[b]) += w[a] * w[b];
+    }
+  }
+  // Curvature penalty: small next to the data where samples are, decisive between sparse ones.
+  constexpr double kPenalty = 1e-3;
+  for (Eigen::Index i = 1; i + 1 < n; ++i) {
+    const Eigen::Index at[3] = {i - 1, i, i + 1};
+    const double d[3] = {1, -2, 1};
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) normal(at[a], at[b]) += kPenalty * d[a] * d[b];
+  }
+  if (n == 2 && u.size() < 2) normal += 1e-9 * Eigen::MatrixXd::Identity(n, n);
+  const Eigen::VectorXd solution = normal.ldlt().solve(rhs);
+  return {solution.data(), solution.data() + n};
+}
+
+// The rows of a scattered table: for each first-axis value, its (x, seconds) samples.
+using ScatteredRows = std::map<double, std::vector<std::pair<double, double>>>;
+
+std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const ScatteredRows& rows) {
+  const bool two_axes = spec.axes.size() == 2;
+  std::vector<double> grid;
+  std::map<double, std::vector<double>> fitted_knots, fitted_values;
+  for (const auto& [row, points] : rows) {
+    double first = points.front().first, last = first;
+    for (const auto& [x, seconds] : points) first = std::min(first, x), last = std::max(last, x);
+    if (!(last > first)) continue;
+    const std::vector<double> knots = half_octave_knots(first, last);
+    std::vector<double> log_knots, u, v;
+    for (const double k : knots) log_knots.push_back(std::log(k));
+    for (const auto& [x, seconds] : points) u.push_back(std::log(x)), v.push_back(std::log(seconds));
+    std::vector<double> values = fit_linear_spline(log_knots, u, v);
+    make_non_decreasing(values);
+    fitted_knots[row] = knots;
+    fitted_values[row] = values;
+    grid.insert(grid.end(), knots.begin(), knots.end());
+  }
+  if (fitted_knots.empty()) return std::nullopt;
+  grid = distinct(grid);
+  KernelTable table;
+  table.kernel = std::string(spec.name);
+  std::vector<double> row_values;
+  for (const auto& [row, knots] : fitted_knots) {
+    row_values.push_back(row);
+    const std::vector<double>& values = fitted_values[row];
+    // Grid points inside the row's range that are another row's knots: on the row's own spline.
+    const MonotoneCurve own(knots, [&] {
+      std::vector<double> seconds;
+      for (const double value : values) seconds.push_back(std::exp(value));
+      return seconds;
+    }());
+    for (const double x : grid) {
+      const bool inside = x >= knots.front() && x <= knots.back();
+      table.seconds.push_back(inside ? std::optional<double>(own(x)) : std::nullopt);
+    }
+  }
+  if (two_axes) table.axes.push_back({std::string(spec.axes[0]), row_values});
+  table.axes.push_back({std::string(spec.axes.back()), grid});
+  return table;
 }
 
 }  // namespace
@@ -134,6 +242,46 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
     }
   }
   table.residuals = residuals_of(errors);
+  return table;
+}
+
+std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
+                                               const std::string& dtype, const std::string& implementation,
+                                               const std::vector<KernelSample>& samples, int folds,
+                                               std::vector<double>* all_errors) {
+  const bool two_axes = spec.axes.size() == 2;
+  auto rows_of = [&](auto&& keep) {
+    ScatteredRows rows;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const KernelSample& s = samples[i];
+      if (!keep(i) || !(s.seconds > 0) || !(s.x > 0) || (two_axes && !(s.y > 0))) continue;
+      rows[two_axes ? s.x : 0].emplace_back(two_axes ? s.y : s.x, s.seconds);
+    }
+    return rows;
+  };
+  std::optional<KernelTable> table = table_from_rows(spec, rows_of([](std::size_t) { return true; }));
+  if (!table) return std::nullopt;
+  table->shape = shape;
+  table->dtype = dtype;
+  table->implementation = implementation;
+  std::vector<double> errors;
+  for (int fold = 0; fold < folds && folds >= 2; ++fold) {
+    // Samples go to folds in a fixed interleaved order (the database's row order is its own).
+    const auto held_out = [&](std::size_t i) { return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold; };
+    const std::optional<KernelTable> without = table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }));
+    if (!without) continue;
+    // Held-out points beyond 2x of what the rest measured are no test of interpolation: skipped.
+    const KernelTableLookup lookup(*without, table->kernel, false);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (!held_out(i) || !(samples[i].seconds > 0)) continue;
+      try {
+        errors.push_back(relative_error(lookup.seconds(samples[i].x, samples[i].y), samples[i].seconds));
+      } catch (const InputError&) {
+      }
+    }
+  }
+  if (all_errors != nullptr) all_errors->insert(all_errors->end(), errors.begin(), errors.end());
+  table->residuals = residuals_of(std::move(errors));
   return table;
 }
 

@@ -30,6 +30,20 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
                                             const std::vector<KernelSample>& grid,
                                             const std::vector<KernelSample>& held_out = {});
 
+// The table of one kernel on one shape from samples scattered over its axes (a database's rows):
+// rows at every distinct value of the first axis (two-axis kernels), and along the last axis a
+// smoothed curve: the least-squares piecewise-linear fit of log seconds over log x at half-octave
+// knots (2^j and 1.5 * 2^j, plus each row's ends), lightly penalised in curvature so knots between
+// sparse samples follow their neighbours, then made non-decreasing (pool adjacent violators): more
+// work never takes less time. Each row covers its own measured range; a row with fewer than two
+// distinct values is dropped. Residuals: `folds`-fold cross-validation over the samples (each fold
+// predicted by the table fitted without it), their relative errors also appended to `errors` when
+// given; folds < 2 leaves them empty. Nothing when no row has two distinct values.
+std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
+                                               const std::string& dtype, const std::string& implementation,
+                                               const std::vector<KernelSample>& samples, int folds = 5,
+                                               std::vector<double>* errors = nullptr);
+
 // One measured collective, nccl-tests conventions.
 struct CollectiveSample {
   double bus_bytes = 0;      // bytes over the busiest link direction (algorithm bytes x bus factor)

@@ -29,6 +29,56 @@ const std::vector<KernelSpec>& kernel_specs() {
       {"token_permute", {"rows"}, "gather token copies into expert-contiguous order"},
       {"token_unpermute", {"rows"}, "scatter expert outputs back and sum each token's copies"},
       {"copy", {"bytes"}, "device-to-device copy"},
+      {"gemm",
+       {"tokens"},
+       "one dense GEMM: `tokens` x k activations times a k x n weight",
+       KernelScope::kKernel,
+       {"n", "k"}},
+      {"moe_experts",
+       {"experts", "tokens"},
+       "fused routed-expert SwiGLU FFN of one rank: `tokens` token copies over its `experts` local experts",
+       KernelScope::kKernel,
+       {"hidden", "ffn", "distribution"}},
+      {"mla_prefill",
+       {"batch", "tokens"},
+       "MLA attention core of `batch` prompts of `tokens` new tokens each, no cached prefix",
+       KernelScope::kKernel,
+       {"heads"}},
+      {"mla_decode",
+       {"batch", "context"},
+       "MLA attention core of one new token per sequence over `context` cached tokens",
+       KernelScope::kKernel,
+       {"heads"}},
+      {"gqa_prefill",
+       {"batch", "tokens"},
+       "GQA/MHA attention core of `batch` prompts of `tokens` new tokens each, no cached prefix",
+       KernelScope::kKernel,
+       {"heads", "kv_heads", "head_dim", "window"}},
+      {"gqa_decode",
+       {"batch", "context"},
+       "GQA/MHA attention core of one new token per sequence over `context` cached tokens",
+       KernelScope::kKernel,
+       {"heads", "kv_heads", "head_dim", "window"}},
+      {"deepep_ll_dispatch",
+       {"tokens"},
+       "DeepEP low-latency dispatch of `tokens` tokens per rank (EP over one node's GPUs)",
+       KernelScope::kKernel,
+       {"hidden", "experts", "top_k"}},
+      {"deepep_ll_combine",
+       {"tokens"},
+       "DeepEP low-latency combine of `tokens` tokens per rank",
+       KernelScope::kKernel,
+       {"hidden", "experts", "top_k"}},
+      {"deepep_normal_dispatch",
+       {"tokens"},
+       "DeepEP normal (high-throughput) dispatch of `tokens` tokens per rank on `sms` SMs",
+       KernelScope::kKernel,
+       {"hidden", "experts", "top_k", "sms"}},
+      {"deepep_normal_combine",
+       {"tokens"},
+       "DeepEP normal combine of `tokens` tokens per rank on `sms` SMs",
+       KernelScope::kKernel,
+       {"hidden", "experts", "top_k", "sms"}},
   };
   return specs;
 }
@@ -82,13 +132,19 @@ std::string kernel_plan() {
     const MoeModel model = model_preset(name);
     std::string lines;
     for (const KernelSpec& spec : kernel_specs()) {
-      if (spec.name == "copy") continue;  // a device property: measured once, not per model
+      // copy is a device property (measured once, not per model); kernel-scope tables come from databases
+      if (spec.name == "copy" || spec.scope == KernelScope::kKernel) continue;
       const std::string line = std::string(spec.name) + " " + kernel_shape(spec.name, model);
       if (!kernel_shape(spec.name, model).empty() && seen.insert(line).second) lines += line + "\n";
     }
     if (!lines.empty()) plan += "# " + name + "\n" + lines;
   }
   return plan;
+}
+
+const std::vector<std::string>& kernel_dtype_names() {
+  static const std::vector<std::string> names{"bf16", "fp8", "fp8_block"};
+  return names;
 }
 
 const std::vector<std::string>& collective_names() {

@@ -9,10 +9,18 @@
 
 namespace semsim {
 
+// Operator tables are keyed by a model's shape (kernel_shape(); the project's microbenchmarks
+// measure them per model preset); kernel tables by the kernel's own shape ("n=4096 k=7168"), as
+// public per-kernel databases measure them over many shapes, so that a model's operators are
+// composed from them and shapes in between are interpolated (calibrate/kernel_library.hpp).
+enum class KernelScope { kOperator, kKernel };
+
 struct KernelSpec {
   std::string_view name;
   std::vector<std::string_view> axes;  // table axes, in order (the first indexes the rows)
-  std::string_view what;               // one line: what the microbenchmark times
+  std::string_view what;               // one line: what is timed
+  KernelScope scope = KernelScope::kOperator;
+  std::vector<std::string_view> shape_keys = {};  // kernel scope: the keys of its shape, in order
 };
 
 // Every kernel a profile may carry a table for.
@@ -28,6 +36,10 @@ std::string kernel_shape(std::string_view kernel, const MoeModel& model);
 // What the microbenchmarks measure (calibrate/kernel-plan.txt): every kernel shape of every model
 // preset, one "kernel shape" line each, under a comment naming the first preset that has it.
 std::string kernel_plan();
+
+// The dtypes a kernel table may be of: bf16, fp8 (per-tensor scales), fp8_block (128-wide block
+// scales, DeepGEMM's).
+const std::vector<std::string>& kernel_dtype_names();
 
 // Every collective a profile may carry a fit for, and the link levels a fit belongs to.
 const std::vector<std::string>& collective_names();

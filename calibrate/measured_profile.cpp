@@ -205,7 +205,8 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
   p.provenance =
       ProfileProvenance{env("date"),   env("gpu"),  static_cast<int>(parse_number(env("gpus")).value_or(0)),
                         env("driver"), env("cuda"), env("cublas"),
-                        env("nccl")};
+                        env("nccl"),   "",          "",
+                        {}};
 
   std::string failed_checks;
   const CsvFile checks((dir / kRawChecks).string(), false);

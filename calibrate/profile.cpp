@@ -16,7 +16,9 @@ const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+// Version 2 added kernel-scope tables, family residuals and database provenance; version 1 files
+// (a subset) read unchanged.
+constexpr int kFormatVersion = 2;
 
 std::vector<double> read_increasing(const YamlInput& in, std::size_t min_size) {
   std::vector<double> values;
@@ -66,7 +68,7 @@ KernelTable read_kernel_table(const YamlInput& in) {
   t.kernel = in.required("kernel").as_choice(kernel_names());
   const KernelSpec& spec = *find_kernel_spec(t.kernel);
   t.shape = in.get_string("shape", "");
-  t.dtype = in.required("dtype").as_choice({"bf16", "fp8"});
+  t.dtype = in.required("dtype").as_choice(kernel_dtype_names());
   t.implementation = in.get_string("implementation", "");
   const YamlInput axes = in.required("axes");
   const std::vector<YamlInput> axis_items = axes.items();
@@ -119,8 +121,20 @@ CollectiveFit read_collective_fit(const YamlInput& in) {
   return f;
 }
 
+SourceTable read_source_table(const YamlInput& in) {
+  in.expect_map({"file", "rows", "used", "skipped"});
+  SourceTable t;
+  t.file = in.required("file").as_string();
+  t.rows = static_cast<int>(in.required("rows").as_int_in(0, 1 << 30));
+  t.used = static_cast<int>(in.required("used").as_int_in(0, t.rows));
+  if (const auto skipped = in.optional("skipped"))
+    for (const std::string& reason : skipped->keys())
+      t.skipped[reason] = static_cast<int>(skipped->required(reason).as_int_in(1, t.rows));
+  return t;
+}
+
 ProfileProvenance read_provenance(const YamlInput& in) {
-  in.expect_map({"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl"});
+  in.expect_map({"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl", "database", "frameworks", "tables"});
   ProfileProvenance p;
   p.date = in.get_string("date", "");
   p.gpu = in.get_string("gpu", "");
@@ -129,17 +143,30 @@ ProfileProvenance read_provenance(const YamlInput& in) {
   p.cuda = in.get_string("cuda", "");
   p.cublas = in.get_string("cublas", "");
   p.nccl = in.get_string("nccl", "");
+  p.database = in.get_string("database", "");
+  p.frameworks = in.get_string("frameworks", "");
+  if (const auto tables = in.optional("tables"))
+    for (const YamlInput& item : tables->items()) p.tables.push_back(read_source_table(item));
   return p;
+}
+
+FamilyResiduals read_family_residuals(const YamlInput& in) {
+  in.expect_map({"family", "within_shape", "across_shapes"});
+  FamilyResiduals r;
+  r.family = in.required("family").as_string();
+  if (const auto within = in.optional("within_shape")) r.within_shape = read_residuals(*within);
+  if (const auto across = in.optional("across_shapes")) r.across_shapes = read_residuals(*across);
+  return r;
 }
 
 // Reads `in` over `base` (the values a key left out keeps).
 CalibrationProfile read_profile(const YamlInput& in, const Device& device, CalibrationProfile p) {
   in.expect_map({"kind", "version", "name", "source", "device", "provenance", "efficiency", "overhead",
-                 "kernels", "collectives", "notes"});
+                 "kernels", "collectives", "residuals", "notes"});
   if (in.required("kind").as_string() != "profile") in.required("kind").fail("expected 'profile'");
-  if (in.required("version").as_int() != kFormatVersion)
+  if (const long long version = in.required("version").as_int(); version != 1 && version != kFormatVersion)
     in.required("version").fail(
-        fmt::format("unsupported profile version (this semsim reads {})", kFormatVersion));
+        fmt::format("unsupported profile version (this semsim reads 1 and {})", kFormatVersion));
   p.name = in.get_string("name", in.file());
   p.source = in.required("source").as_choice({"datasheet", "measured"});
   p.device = in.required("device").as_string();
@@ -184,6 +211,9 @@ CalibrationProfile read_profile(const YamlInput& in, const Device& device, Calib
       p.collectives.push_back(std::move(fit));
     }
   }
+  p.residuals.clear();
+  if (const auto residuals = in.optional("residuals"))
+    for (const YamlInput& item : residuals->items()) p.residuals.push_back(read_family_residuals(item));
   // Block scalars (`notes: >` or `|`) end in a newline that is no part of the text.
   p.notes = in.get_string("notes", "");
   while (p.notes.ends_with('\n')) p.notes.pop_back();
@@ -201,8 +231,8 @@ void emit_numbers(YAML::Emitter& out, const std::vector<double>& values) {
   out << YAML::EndSeq;
 }
 
-void emit_residuals(YAML::Emitter& out, const FitResiduals& r) {
-  out << YAML::Key << "residuals" << YAML::Value << YAML::Flow << YAML::BeginMap;
+void emit_residuals(YAML::Emitter& out, const FitResiduals& r, const char* key = "residuals") {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "median" << YAML::Value << number(r.median);
   out << YAML::Key << "p95" << YAML::Value << number(r.p95);
   out << YAML::Key << "samples" << YAML::Value << r.samples;
@@ -302,6 +332,24 @@ std::string CalibrationProfile::to_yaml() const {
     for (const auto& [key, value] : fields)
       out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << *value;
     out << YAML::Key << "gpus" << YAML::Value << provenance->gpus;
+    if (!provenance->database.empty())
+      out << YAML::Key << "database" << YAML::Value << YAML::DoubleQuoted << provenance->database;
+    if (!provenance->frameworks.empty())
+      out << YAML::Key << "frameworks" << YAML::Value << YAML::DoubleQuoted << provenance->frameworks;
+    if (!provenance->tables.empty()) {
+      out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
+      for (const SourceTable& t : provenance->tables) {
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << t.file << YAML::Key
+            << "rows" << YAML::Value << t.rows << YAML::Key << "used" << YAML::Value << t.used;
+        if (!t.skipped.empty()) {
+          out << YAML::Key << "skipped" << YAML::Value << YAML::BeginMap;
+          for (const auto& [reason, rows] : t.skipped) out << YAML::Key << reason << YAML::Value << rows;
+          out << YAML::EndMap;
+        }
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
     out << YAML::EndMap;
   }
   out << YAML::Key << "efficiency" << YAML::Value << YAML::BeginMap;
@@ -323,6 +371,16 @@ std::string CalibrationProfile::to_yaml() const {
   if (!collectives.empty()) {
     out << YAML::Key << "collectives" << YAML::Value << YAML::BeginSeq;
     for (const CollectiveFit& fit : collectives) emit_collective_fit(out, fit);
+    out << YAML::EndSeq;
+  }
+ if (!residuals.empty()) {
+    out << YAML::Key << "residuals" << YAML::Value << YAML::BeginSeq;
+    for (const FamilyResiduals& r : residuals) {
+      out << YAML::BeginMap << YAML::Key << "family" << YAML::Value << r.family;
+      emit_residuals(out, r.within_shape, "within_shape");
+      emit_residuals(out, r.across_shapes, "across_shapes");
+      out << YAML::EndMap;
+    }
     out << YAML::EndSeq;
   }
   if (!notes.empty()) out << YAML::Key << "notes" << YAML::Value << YAML::Literal << notes;

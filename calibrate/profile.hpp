@@ -5,6 +5,7 @@
 // benchmarked grid and per-collective fits, each with the residuals of its fit. `source: datasheet`
 // profiles (calibrate/profiles/*-datasheet.yaml, embedded) carry documented assumptions so the
 // simulator runs before any measurement.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,16 +60,38 @@ struct CollectiveFit {
   bool operator==(const CollectiveFit&) const = default;
 };
 
+// What one source table gave a profile: its rows, those used, and why the others were not.
+struct SourceTable {
+  std::string file;
+  int rows = 0;
+  int used = 0;
+  std::map<std::string, int> skipped;  // reason -> rows
+  bool operator==(const SourceTable&) const = default;
+};
+
 // Where a measured profile came from.
 struct ProfileProvenance {
-  std::string date;    // ISO 8601, UTC
+  std::string date;    // ISO 8601, UTC: when it was measured ("" when the source does not say)
   std::string gpu;     // CUDA device name
   int gpus = 0;        // devices on the machine (the largest rank count measured)
   std::string driver;  // driver version
   std::string cuda;    // CUDA runtime version
   std::string cublas;
   std::string nccl;
+  std::string database;    // a public database the tables came from ("" for the project's own suite)
+  std::string frameworks;  // serving frameworks and versions whose kernels were timed
+  std::vector<SourceTable> tables;
   bool operator==(const ProfileProvenance&) const = default;
+};
+
+// How well a profile's model predicts measurements it did not fit, per kernel (or collective)
+// family: within a measured shape (k-fold over its samples) and across shapes (each shape left
+// out and predicted from its neighbours by the cross-shape model).
+struct FamilyResiduals {
+  std::string family;  // a kernel name, or nccl
+  FitResiduals within_shape;
+  FitResiduals across_shapes;
+  bool operator==(const FamilyResiduals&) const = default;
 };
 
 struct CalibrationProfile {
@@ -85,6 +108,7 @@ struct CalibrationProfile {
   double collective_overhead = 10e-6;  // seconds of software setup per collective
   std::vector<KernelTable> kernels;
   std::vector<CollectiveFit> collectives;
+  std::vector<FamilyResiduals> residuals;
   std::string notes;
 
   // The device's embedded datasheet profile (calibrate/profiles/<device>-datasheet.yaml), or the

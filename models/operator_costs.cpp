@@ -102,6 +102,32 @@ long long attention_params_per_layer(const MoeModel& model) {
   return q + 2 * kv + o;
 }
 
+std::vector<GemmShape> attention_projection_gemms(const MoeModel& model) {
+  const AttentionShape& a = model.attention;
+  const long long hidden = model.hidden, heads = a.heads;
+  if (a.kind == AttentionKind::kMla) {
+    const long long qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    std::vector<GemmShape> gemms;
+    if (a.q_lora_rank > 0)
+      gemms = {{a.q_lora_rank, hidden}, {heads * qk_head, a.q_lora_rank}};
+    else
+      gemms = {{heads * qk_head, hidden}};
+    gemms.push_back({a.kv_lora_rank + a.qk_rope_head_dim, hidden});
+    gemms.push_back({heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank});
+    gemms.push_back({hidden, heads * a.v_head_dim});
+    return gemms;
+  }
+  return {{(heads + 2LL * a.kv_heads) * a.head_dim, hidden}, {hidden, heads * a.head_dim}};
+}
+
+std::vector<GemmShape> swiglu_gemms(const MoeModel& model, long long ffn) {
+  return {{2 * ffn, model.hidden}, {model.hidden, ffn}};
+}
+
+GemmShape gate_gemm(const MoeModel& model) { return {model.routed_experts, model.hidden}; }
+
+GemmShape lm_head_gemm(const MoeModel& model) { return {model.vocabulary, model.hidden}; }
+
 long long expert_params(const MoeModel& model) {
   return 3LL * model.hidden * model.expert_ffn;
 }

@@ -3,6 +3,7 @@
 // what the roofline cost model (and later calibration tables) turn into time; they are pure
 // functions of the model shape, the batch and the precision.
 #include <span>
+#include <vector>
 
 #include "models/moe_model.hpp"
 
@@ -74,6 +75,20 @@ OpCost token_permutation_cost(const MoeModel& model, long long tokens, const Pre
 // routed experts are unchanged: they run on a rank's slice of the tokens with full weights (routed
 // experts placed by EP).
 MoeModel attention_tp_shard(const MoeModel& model, int tp);
+
+// The dense GEMMs an operator is made of, each `tokens` x k activations times a k x n weight
+// (weights as the parameter counts above count them): what per-kernel measurements of GEMMs price.
+struct GemmShape {
+  long long n = 0;
+  long long k = 0;
+  bool operator==(const GemmShape&) const = default;
+};
+// MLA: q (or q_a, q_b), kv_a, kv_b, o; GQA/MHA: fused qkv, o.
+std::vector<GemmShape> attention_projection_gemms(const MoeModel& model);
+// A SwiGLU FFN of intermediate size `ffn`: fused gate/up, down.
+std::vector<GemmShape> swiglu_gemms(const MoeModel& model, long long ffn);
+GemmShape gate_gemm(const MoeModel& model);
+GemmShape lm_head_gemm(const MoeModel& model);
 
 // Memory.
 // KV-cache bytes one token occupies over all layers.

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "models/input_error.hpp"
-#include "workloads/compressed_file.hpp"
+#include "models/compressed_file.hpp"
 
 namespace semsim {
 namespace {

@@ -2,48 +2,181 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
-#include <vector>
+#include <unordered_map>
 
 #include "calibrate/kernels.hpp"
 
 namespace semsim {
+
+// An operator as the sum of its parts (one table, or the GEMMs it is made of), each priced by a
+// curve of the profile or, where the profile has none, by the roofline; memoised, because the
+// engine asks the same few points again and again.
+class CalibratedCostModel::Operator {
+ public:
+  struct Part {
+    std::string what;
+    Coverage coverage = Coverage::kRoofline;
+    std::string source;
+    std::function<double(double, double)> seconds;
+  };
+
+  Operator(std::string name, std::vector<Part> parts) : name_(std::move(name)), parts_(std::move(parts)) {}
+
+  double seconds(double x, double y = 0) const {
+    const std::pair<double, double> key(x, y);
+    if (const auto at = memo_.find(key); at != memo_.end()) return at->second;
+    double total = 0;
+    for (const Part& part : parts_) total += part.seconds(x, y);
+    memo_.emplace(key, total);
+    return total;
+  }
+
+  // The least calibrated of its parts stands for the whole.
+  OperatorCoverage coverage() const {
+    OperatorCoverage c{name_, Coverage::kMeasured, ""};
+    std::vector<std::string> sources;
+    for (const Part& part : parts_) {
+      c.coverage = std::max(c.coverage, part.coverage);
+      sources.push_back(fmt::format("{} [{}: {}]", part.what, coverage_name(part.coverage), part.source));
+    }
+    c.source = fmt::format("{}", fmt::join(sources, " + "));
+    return c;
+  }
+
+ private:
+  struct PairHash {
+    std::size_t operator()(const std::pair<double, double>& p) const {
+      return std::hash<double>()(p.first) * 31 + std::hash<double>()(p.second);
+    }
+  };
+  std::string name_;
+  std::vector<Part> parts_;
+  mutable std::unordered_map<std::pair<double, double>, double, PairHash> memo_;
+};
+
 namespace {
 
-std::optional<KernelTableLookup> find_table(const CalibrationProfile& profile, const MoeModel& model,
-                                            const char* kernel, const std::string& dtype,
-                                            bool allow_extrapolation) {
+using Operator = CalibratedCostModel::Operator;
+using Part = Operator::Part;
+
+Part curve_part(std::string what, std::shared_ptr<KernelCurve> curve) {
+  Part part{std::move(what), curve->coverage(), curve->source(), {}};
+  part.seconds = [curve](double x, double y) { return curve->seconds(x, y); };
+  return part;
+}
+
+// An operator-scope table of the model's own shape, or nothing.
+std::unique_ptr<Operator> operator_table(const KernelLibrary& library, const MoeModel& model, const char* kernel,
+                                         const std::string& dtype, const char* name) {
   const std::string shape = kernel_shape(kernel, model);
-  const KernelTable* table = shape.empty() ? nullptr : profile.find_kernel(kernel, shape, dtype);
-  if (table == nullptr) return std::nullopt;
-  return KernelTableLookup(
-      *table, fmt::format("calibration profile '{}': {} '{}' {}", profile.name, kernel, shape, dtype),
-      allow_extrapolation);
+  std::shared_ptr<KernelCurve> curve = shape.empty() ? nullptr : library.curve(kernel, shape, dtype);
+  if (!curve) return nullptr;
+  return std::make_unique<Operator>(name, std::vector<Part>{curve_part(kernel, std::move(curve))});
 }
 
 }  // namespace
 
+CalibratedCostModel::~CalibratedCostModel() = default;
+
 CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& device,
                                          const CalibrationProfile& profile, const Precision& precision,
                                          bool allow_extrapolation)
-    : model_(model), precision_(precision), roofline_(model, device, profile, precision) {
-  // Weight GEMMs run in FP8 where the roofline prices them at FP8 peak; the router and the token
-  // shuffles stay in BF16 as serving engines run them.
-  const std::string gemm = precision.weight_bytes < 2.0 && device.fp8_flops > 0 ? "fp8" : "bf16";
+    : model_(model),
+      precision_(precision),
+      roofline_(model, device, profile, precision),
+      library_(profile, device, allow_extrapolation) {
+  // Weight GEMMs run in FP8 where the roofline prices them at FP8 peak: with 128-wide block scales
+  // (DeepGEMM, as SGLang serves FP8 checkpoints) where the profile measured those; the router and
+  // the LM head stay in BF16 as serving engines run them.
+  const bool fp8 = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
+  const std::string weights = !fp8 ? "bf16" : library_.has("gemm", "fp8_block") ? "fp8_block" : "fp8";
+  const std::string operator_weights = fp8 ? "fp8" : "bf16";
   const std::string kv = precision.kv_bytes < 2.0 ? "fp8" : "bf16";
-  auto table = [&](const char* kernel, const std::string& dtype) {
-    return find_table(profile, model, kernel, dtype, allow_extrapolation);
+  const double weight_bytes = precision.weight_bytes, activation_bytes = precision.activation_bytes;
+
+  auto gemm_part = [&](const GemmShape& g, const std::string& dtype, double bytes_per_weight) {
+    const std::string shape = fmt::format("n={} k={}", g.n, g.k);
+    if (std::shared_ptr<KernelCurve> curve = library_.curve("gemm", shape, dtype))
+      return curve_part("gemm " + shape, std::move(curve));
+    Part part{"gemm " + shape, Coverage::kRoofline, "efficiency.gemm", {}};
+    part.seconds = [this, g, bytes_per_weight, activation_bytes](double tokens, double) {
+      const double n = static_cast<double>(g.n), k = static_cast<double>(g.k);
+      return roofline_.seconds({2 * tokens * n * k, n * k * bytes_per_weight + tokens * (n + k) * activation_bytes},
+                               KernelKind::kGemm);
+    };
+    return part;
   };
-  projections_ = table("attention_projections", gemm);
-  decode_ = table("attention_decode", kv);
-  prefill_ = table("attention_prefill", kv);
-  gate_ = table("gate", "bf16");
-  routed_ = table("routed_experts", gemm);
-  permute_ = table("token_permute", "bf16");
-  unpermute_ = table("token_unpermute", "bf16");
-  shared_ = table("shared_experts", gemm);
-  dense_ = table("dense_ffn", gemm);
-  head_ = table("lm_head", gemm);
+  // The operator's own table, else its GEMMs (when the profile has GEMM tables), else nothing.
+  auto composed = [&](const char* kernel, const char* name, const std::vector<GemmShape>& gemms,
+                      const std::string& dtype, double bytes_per_weight) -> std::unique_ptr<Operator> {
+    if (auto table = operator_table(library_, model, kernel, dtype == "bf16" ? "bf16" : operator_weights, name))
+      return table;
+    if (gemms.empty() || !library_.has("gemm", dtype)) return nullptr;
+    std::vector<Part> parts;
+    for (const GemmShape& g : gemms) parts.push_back(gemm_part(g, dtype, bytes_per_weight));
+    return std::make_unique<Operator>(name, std::move(parts));
+  };
+
+  projections_ = composed("attention_projections", "attention projections", attention_projection_gemms(model),
+                          weights, weight_bytes);
+  gate_ = composed("gate", "router", {gate_gemm(model)}, "bf16", 2.0);
+  head_ = composed("lm_head", "LM head", {lm_head_gemm(model)}, "bf16", 2.0);
+  if (model.shared_experts > 0)
+    shared_ = composed("shared_experts", "shared experts",
+                       swiglu_gemms(model, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn),
+                       weights, weight_bytes);
+  if (model.moe_layers() < model.layers && model.dense_ffn > 0)
+    dense_ = composed("dense_ffn", "dense FFN", swiglu_gemms(model, model.dense_ffn), weights, weight_bytes);
+
+  // Routed experts: the operator table (plus permutes when measured), else the fused MoE kernel
+  // over a balanced histogram.
+  if (operator_table(library_, model, "routed_experts", operator_weights, "routed experts")) {
+    std::vector<Part> parts;
+    for (const char* kernel : {"routed_experts", "token_permute", "token_unpermute"}) {
+      const std::string shape = kernel_shape(kernel, model);
+      std::shared_ptr<KernelCurve> curve =
+          library_.curve(kernel, shape, kernel == std::string("routed_experts") ? operator_weights : "bf16");
+      if (!curve) continue;
+      Part part = curve_part(kernel, curve);
+      if (kernel != std::string("routed_experts"))
+        part.seconds = [curve](double, double rows) { return curve->seconds(rows); };
+      parts.push_back(std::move(part));
+    }
+    routed_ = std::make_unique<Operator>("routed experts", std::move(parts));
+  } else if (std::shared_ptr<KernelCurve> curve = library_.curve(
+                 "moe_experts", fmt::format("hidden={} ffn={} distribution=balanced", model.hidden, model.expert_ffn),
+                 weights)) {
+    routed_ = std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
+  }
+
+  // Attention cores: the operator tables, else the MLA or GQA kernel at this rank's heads.
+  const AttentionShape& a = model.attention;
+  const bool mla = a.kind == AttentionKind::kMla;
+  const std::string core_shape = mla ? fmt::format("heads={}", a.heads)
+                                     : fmt::format("heads={} kv_heads={} head_dim={} window=0", a.heads,
+                                                   std::max(1, a.kv_heads), a.head_dim);
+  auto core = [&](const char* kernel, const char* family, const char* name) -> std::unique_ptr<Operator> {
+    if (auto table = operator_table(library_, model, kernel, kv, name)) return table;
+    std::shared_ptr<KernelCurve> curve = library_.curve(fmt::format("{}_{}", mla ? "mla" : "gqa", family), core_shape, kv);
+    if (!curve) return nullptr;
+    return std::make_unique<Operator>(name, std::vector<Part>{curve_part(family, curve)});
+  };
+  decode_ = core("attention_decode", "decode", "attention decode");
+  prefill_ = core("attention_prefill", "prefill", "attention prefill");
+  prefill_from_prompts_ = prefill_ && !operator_table(library_, model, "attention_prefill", kv, "");
+}
+
+double CalibratedCostModel::prefill_chunk(int new_tokens, long long visible_prior) const {
+  const auto n = static_cast<double>(new_tokens), prior = static_cast<double>(visible_prior);
+  if (!prefill_from_prompts_) return prefill_->seconds(n, prior + n);
+  // A kernel table times prompts without a cached prefix: a chunk after `prior` cached tokens is
+  // priced as the prompt of prior + n tokens less the part before the chunk (causal work grows
+  // with the square of the length), as aiconfigurator's SDK does.
+  const double full = prior + n;
+  return prefill_->seconds(1, full) * (full * full - prior * prior) / (full * full);
 }
 
 double CalibratedCostModel::attention(int layer, std::span<const SequenceChunk> batch) const {
@@ -59,7 +192,7 @@ double CalibratedCostModel::attention(int layer, std::span<const SequenceChunk> 
       decodes.push_back(chunk);
       decode_context += visible + 1;
     } else if (prefill_) {
-      seconds += prefill_->seconds(chunk.new_tokens, static_cast<double>(visible + chunk.new_tokens));
+      seconds += prefill_chunk(chunk.new_tokens, visible);
     } else {
       prefills.push_back(chunk);
     }
@@ -86,15 +219,42 @@ double CalibratedCostModel::routed_experts(std::span<const int> tokens_per_exper
   const auto active =
       std::count_if(tokens_per_expert.begin(), tokens_per_expert.end(), [](int t) { return t > 0; });
   if (tokens <= 0) return 0.0;
-  const auto rows = static_cast<double>(tokens);
-  return routed_->seconds(static_cast<double>(active), rows) + (permute_ ? permute_->seconds(rows) : 0.0) +
-         (unpermute_ ? unpermute_->seconds(rows) : 0.0);
+  return routed_->seconds(static_cast<double>(active), static_cast<double>(tokens));
 }
 
-double CalibratedCostModel::by_tokens(const Table& table, long long tokens,
-                                      double (RooflineCostModel::*roofline)(long long) const) const {
-  if (tokens <= 0 || !table) return (roofline_.*roofline)(tokens);
-  return table->seconds(static_cast<double>(tokens));
+double CalibratedCostModel::gate(long long tokens) const {
+  return tokens > 0 && gate_ ? gate_->seconds(static_cast<double>(tokens)) : roofline_.gate(tokens);
+}
+
+double CalibratedCostModel::shared_experts(long long tokens) const {
+  return tokens > 0 && shared_ ? shared_->seconds(static_cast<double>(tokens)) : roofline_.shared_experts(tokens);
+}
+
+double CalibratedCostModel::dense_ffn(long long tokens) const {
+  return tokens > 0 && dense_ ? dense_->seconds(static_cast<double>(tokens)) : roofline_.dense_ffn(tokens);
+}
+
+double CalibratedCostModel::lm_head(long long tokens) const {
+  return tokens > 0 && head_ ? head_->seconds(static_cast<double>(tokens)) : roofline_.lm_head(tokens);
+}
+
+std::vector<OperatorCoverage> CalibratedCostModel::coverage() const {
+  std::vector<OperatorCoverage> all;
+  const std::pair<const char*, const Operator*> operators[] = {
+      {"attention projections", projections_.get()}, {"attention decode", decode_.get()},
+      {"attention prefill", prefill_.get()},         {"router", gate_.get()},
+      {"routed experts", routed_.get()},             {"shared experts", shared_.get()},
+      {"dense FFN", dense_.get()},                   {"LM head", head_.get()}};
+  for (const auto& [name, op] : operators) {
+    if (op) {
+      all.push_back(op->coverage());
+      continue;
+    }
+    const bool absent = (name == std::string("shared experts") && model_.shared_experts == 0) ||
+                        (name == std::string("dense FFN") && !(model_.moe_layers() < model_.layers && model_.dense_ffn > 0));
+    if (!absent) all.push_back({name, Coverage::kRoofline, "the profile's efficiencies"});
+  }
+  return all;
 }
 
 }  // namespace semsim

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "models/input_error.hpp"
-#include "workloads/compressed_file.hpp"
+#include "models/compressed_file.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/load_imbalance.hpp"
 

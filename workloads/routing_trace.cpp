@@ -15,7 +15,7 @@
 #include <unordered_map>
 
 #include "models/input_error.hpp"
-#include "workloads/compressed_file.hpp"
+#include "models/compressed_file.hpp"
 
 namespace semsim {
 

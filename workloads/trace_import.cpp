@@ -13,7 +13,7 @@
 #include <regex>
 
 #include "models/input_error.hpp"
-#include "workloads/compressed_file.hpp"
+#include "models/compressed_file.hpp"
 
 namespace semsim {
 namespace {

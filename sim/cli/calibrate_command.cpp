@@ -11,6 +11,7 @@
 
 #include "calibrate/kernels.hpp"
 #include "calibrate/measured_profile.hpp"
+#include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/child_process.hpp"
@@ -121,9 +122,8 @@ int calibrate(const CalibrateOptions& options) {
   const Device device =
       named_device(options.device.empty() ? device_preset_for_gpu(raw_gpu_name(raw)) : options.device);
   const CalibrationProfile profile = fit_measured_profile(raw, device);
-  OutputStaging staging(out.parent_path().empty() ? "." : out.parent_path().string());
-  write_text_file(staging.staged(out.filename().string()), profile.to_yaml());
-  staging.commit();
+  // One file, not a run's folder: written whole or not at all, beside whatever else is there.
+  write_atomically(options.out, [&](const std::string& path) { write_text_file(path, profile.to_yaml()); });
   print_summary(profile, options.out, raw);
   return 0;
 }
@@ -149,6 +149,7 @@ void add_calibrate_command(CommandLine& cli) {
   calibrate_command->add_flag("--quick", options->quick, "coarse grids: a smoke test of every path");
   calibrate_command->add_option("--write-plan", options->write_plan,
                                 "only write the kernel plan of the presets here");
+  add_calibrate_table_commands(cli, calibrate_command);
 }
 
 }  // namespace semsim

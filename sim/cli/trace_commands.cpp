@@ -11,7 +11,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
-#include "workloads/compressed_file.hpp"
+#include "models/compressed_file.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/trace_import.hpp"

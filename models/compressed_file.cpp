@@ -1,4 +1,4 @@
-#include "workloads/compressed_file.hpp"
+#include "models/compressed_file.hpp"
 
 #include <filesystem>
 

@@ -1,0 +1,248 @@
+#include "calibrate/database_import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/kernel_library.hpp"
+#include "calibrate/kernels.hpp"
+#include "models/input_error.hpp"
+
+namespace semsim {
+namespace {
+
+struct PointRef {
+  const MeasuredPoint* point;
+  std::size_t table;
+  std::size_t row;
+};
+
+// (kernel, shape, dtype) -> implementation -> its points.
+using KernelGroups =
+    std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::vector<PointRef>>>;
+
+std::string joined_values(const std::vector<MeasuredTable>& tables, const std::string& column,
+                          const std::string& kind_prefix = "") {
+  std::set<std::string> values;
+  for (const MeasuredTable& t : tables) {
+    if (!t.kind.starts_with(kind_prefix)) continue;
+    const auto at = t.provenance.find(column);
+    if (at != t.provenance.end()) values.insert(at->second.begin(), at->second.end());
+  }
+  return fmt::format("{}", fmt::join(values, ", "));
+}
+
+void check_device(const std::vector<MeasuredTable>& tables, const Device& device) {
+  for (const MeasuredTable& t : tables) {
+    const auto at = t.provenance.find("device");
+    if (at == t.provenance.end()) continue;
+    for (const std::string& gpu : at->second) {
+      // The table's GPU must be the preset's: every word of its name but the vendor's.
+      std::string wanted = device.display_name;
+      bool matches = true;
+      for (std::size_t start = 0; start < gpu.size();) {
+        const std::size_t end = std::min(gpu.find(' ', start), gpu.size());
+        const std::string word = gpu.substr(start, end - start);
+        if (word != "NVIDIA" && !word.empty() && wanted.find(word) == std::string::npos) matches = false;
+        start = end + 1;
+      }
+      if (!matches)
+        throw InputError(fmt::format("{}: measured on '{}', not on the {} (--device {})", t.path, gpu,
+                                     device.display_name, device.name));
+    }
+  }
+}
+
+}  // namespace
+
+bool preferred_implementation(const std::string& a, const std::string& b) {
+  auto rank = [](const std::string& name) { return name == "fa3" ? 0 : name == "triton" ? 2 : 1; };
+  return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
+}
+
+double nccl_bus_bytes(const std::string& collective, int ranks, double bytes) {
+  const double n = ranks;
+  return collective == "all_reduce" ? bytes * 2 * (n - 1) / n : bytes * (n - 1) / n;
+}
+
+double nccl_message_bytes(const std::string& collective, int ranks, double bytes) {
+  return collective == "all_to_all" ? bytes / ranks : bytes;
+}
+
+CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tables, const Device& device,
+                                          const ImportOptions& options) {
+  check_device(tables, device);
+  CalibrationProfile profile = CalibrationProfile::datasheet(device);
+  profile.name = options.name.empty() ? device.name + "-measured" : options.name;
+  profile.source = "measured";
+  profile.kernels.clear();
+  profile.collectives.clear();
+
+  KernelGroups kernels;
+  std::map<std::pair<std::string, int>, std::vector<PointRef>> collectives;  // (collective, ranks)
+  std::vector<std::vector<std::string>> skipped(tables.size());  // per table: reason per row ("" = used)
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    skipped[t].resize(tables[t].rows.size());
+    for (std::size_t r = 0; r < tables[t].rows.size(); ++r) {
+      const MeasuredRow& row = tables[t].rows[r];
+      skipped[t][r] = row.skipped;
+      for (const MeasuredPoint& p : row.points) {
+        if (p.kernel.starts_with("nccl_"))
+          collectives[{p.kernel.substr(5), p.ranks}].push_back({&p, t, r});
+        else
+          kernels[{p.kernel, p.shape, p.dtype}][p.implementation].push_back({&p, t, r});
+      }
+    }
+  }
+
+  std::map<std::string, std::vector<double>> within;  // family -> k-fold errors
+  for (auto& [key, implementations] : kernels) {
+    const auto& [kernel, shape, dtype] = key;
+    const std::string* kept = nullptr;
+    for (const auto& [implementation, points] : implementations)
+      if (kept == nullptr || preferred_implementation(implementation, *kept)) kept = &implementation;
+    for (const auto& [implementation, points] : implementations)
+      if (implementation != *kept)
+        for (const PointRef& ref : points) skipped[ref.table][ref.row] = "another implementation of the shape kept";
+    std::vector<KernelSample> samples;
+    for (const PointRef& ref : implementations[*kept])
+      samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
+    const KernelSpec& spec = *find_kernel_spec(kernel);
+    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, samples, options.folds, &within[kernel]))
+      profile.kernels.push_back(std::move(*table));
+    else
+      for (const PointRef& ref : implementations[*kept]) skipped[ref.table][ref.row] = "too few points for a curve";
+  }
+
+  for (const auto& [key, points] : collectives) {
+    const auto& [collective, ranks] = key;
+    std::vector<CollectiveSample> samples;
+    // Several dtypes time the same byte counts: the fit keeps one sample per size.
+    for (const PointRef& ref : points)
+      samples.push_back({nccl_bus_bytes(collective, ranks, ref.point->x),
+                         nccl_message_bytes(collective, ranks, ref.point->x), ref.point->seconds});
+    auto fit = fit_collective(collective, "scaleup", ranks, samples, device.scaleup_bandwidth);
+    if (!fit) {
+      for (const PointRef& ref : points) skipped[ref.table][ref.row] = "too few sizes for a fit";
+      continue;
+    }
+    profile.collectives.push_back(std::move(*fit));
+  }
+
+  // Across shapes: each table left out and predicted by its neighbours.
+  const KernelLibrary library(profile, device, false);
+  std::map<std::string, std::vector<double>> across;
+  for (const auto& [key, implementations] : kernels) {
+    const auto& [kernel, shape, dtype] = key;
+    const auto curve = library.curve(kernel, shape, dtype, /*without_own_shape=*/true);
+    if (!curve) continue;
+    const std::string& kept = std::min_element(implementations.begin(), implementations.end(),
+                                               [](const auto& a, const auto& b) {
+                                                 return preferred_implementation(a.first, b.first);
+                                               })
+                                  ->first;
+    for (const PointRef& ref : implementations.at(kept)) {
+      try {
+        across[kernel].push_back(std::abs(curve->seconds(ref.point->x, ref.point->y) - ref.point->seconds) /
+                                 ref.point->seconds);
+      } catch (const InputError&) {
+        // beyond every neighbour's measured range: not a prediction the model makes
+      }
+    }
+  }
+  for (const KernelSpec& spec : kernel_specs()) {
+    const std::string kernel(spec.name);
+    if (!within.contains(kernel) && !across.contains(kernel)) continue;
+    profile.residuals.push_back({kernel, residuals_of(within[kernel]), residuals_of(across[kernel])});
+  }
+  if (!profile.collectives.empty()) {
+    std::vector<double> errors;
+    for (const auto& [key, points] : collectives) {
+      const auto fit = std::find_if(profile.collectives.begin(), profile.collectives.end(), [&](const CollectiveFit& f) {
+        return f.collective == key.first && f.ranks == key.second;
+      });
+      if (fit == profile.collectives.end()) continue;
+      for (std::size_t skip = 0; skip < fit->factor_bytes.size(); ++skip) {
+        if (skip == 0 || skip + 1 == fit->factor_bytes.size()) continue;  // ends are not interpolated
+        CollectiveFit without = *fit;
+        without.factor_bytes.erase(without.factor_bytes.begin() + static_cast<std::ptrdiff_t>(skip));
+        without.factor.erase(without.factor.begin() + static_cast<std::ptrdiff_t>(skip));
+        for (const PointRef& ref : points) {
+          const double message = nccl_message_bytes(key.first, key.second, ref.point->x);
+          if (message != fit->factor_bytes[skip]) continue;
+          const double predicted =
+              collective_seconds(without, nccl_bus_bytes(key.first, key.second, ref.point->x), message);
+          errors.push_back(std::abs(predicted - ref.point->seconds) / ref.point->seconds);
+        }
+      }
+    }
+    profile.residuals.push_back({"nccl", residuals_of(errors), {}});
+  }
+
+  // The roofline's figures, for operators no table covers, from the same rows.
+  double best_gemm = 0, fastest_kernel = 1;
+  for (const auto& [key, implementations] : kernels) {
+    const auto& [kernel, shape, dtype] = key;
+    for (const auto& [implementation, points] : implementations)
+      for (const PointRef& ref : points) {
+        fastest_kernel = std::min(fastest_kernel, ref.point->seconds);
+        if (kernel == "gemm" && dtype == "bf16")
+          best_gemm = std::max(best_gemm, kernel_roofline_seconds(kernel, shape, dtype, ref.point->x, 0, device) /
+                                              ref.point->seconds);
+      }
+  }
+  std::vector<std::string> derived;
+  if (best_gemm > 0) {
+    profile.gemm_efficiency = std::clamp(best_gemm, 0.01, 1.0);
+    derived.push_back("efficiency.gemm (fastest BF16 GEMM over BF16 peak)");
+  }
+  if (!kernels.empty()) {
+    profile.kernel_overhead = fastest_kernel;
+    derived.push_back("overhead.kernel (the fastest kernel measured)");
+  }
+  const CollectiveFit* all_to_all = nullptr;
+  for (const CollectiveFit& fit : profile.collectives)
+    if (fit.collective == "all_to_all" && (!all_to_all || fit.ranks > all_to_all->ranks)) all_to_all = &fit;
+  if (all_to_all) {
+    profile.scaleup_efficiency = std::clamp(all_to_all->efficiency, 0.01, 1.0);
+    profile.collective_overhead = all_to_all->alpha;
+    derived.push_back(fmt::format("efficiency.scaleup and overhead.collective (the {}-GPU all-to-all)",
+                                  all_to_all->ranks));
+  }
+
+  ProfileProvenance provenance;
+  provenance.database = options.database;
+  provenance.date = options.collected;
+  provenance.gpu = joined_values(tables, "device");
+  provenance.nccl = joined_values(tables, "version", "nccl");
+  std::set<std::string> frameworks;
+  for (const MeasuredTable& t : tables) {
+    if (t.kind.starts_with("nccl")) continue;
+    const auto names = t.provenance.find("framework"), versions = t.provenance.find("version");
+    if (names == t.provenance.end() || versions == t.provenance.end()) continue;
+    for (const std::string& name : names->second)
+      for (const std::string& version : versions->second) frameworks.insert(name + " " + version);
+  }
+  provenance.frameworks = fmt::format("{}", fmt::join(frameworks, ", "));
+  for (const CollectiveFit& fit : profile.collectives) provenance.gpus = std::max(provenance.gpus, fit.ranks);
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    SourceTable source;
+    source.file = tables[t].path;
+    source.rows = static_cast<int>(tables[t].rows.size());
+    for (const std::string& reason : skipped[t]) reason.empty() ? ++source.used : ++source.skipped[reason];
+    provenance.tables.push_back(std::move(source));
+  }
+  profile.provenance = std::move(provenance);
+  profile.notes = fmt::format(
+      "Imported from {} measured tables{}. Kernel tables are smoothed fits of the rows used; residuals "
+      "are on rows left out of each fit. Derived from the rows: {}; the other efficiencies and overheads "
+      "are the datasheet profile's.",
+      tables.size(), options.database.empty() ? "" : " of " + options.database, fmt::join(derived, ", "));
+  return profile;
+}
+
+}  // namespace semsim

@@ -1,0 +1,37 @@
+#pragma once
+// From measured tables (a public database's, or nccl-tests logs) to a measured profile: a smoothed
+// table per kernel, shape and dtype, a fit per collective and rank count, the roofline fallbacks
+// derived from the same rows, each family's residuals on rows it did not fit, and where it all came
+// from.
+#include <string>
+#include <vector>
+
+#include "calibrate/aiconfigurator_tables.hpp"
+#include "calibrate/profile.hpp"
+#include "models/device.hpp"
+
+namespace semsim {
+
+struct ImportOptions {
+  std::string name;       // profile name (default: "<device>-measured")
+  std::string database;   // e.g. "aiconfigurator 095f58a"
+  std::string collected;  // when the rows were measured, if known
+  int folds = 5;          // k of the k-fold residuals
+};
+
+// Every table given, fitted for `device`. InputError when a table is malformed (nothing is
+// returned then) or when the tables are for another GPU than `device`.
+CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tables, const Device& device,
+                                          const ImportOptions& options);
+
+// The implementation kept when a database timed one kernel shape with several (SGLang's default on
+// Hopper first: FlashAttention 3 before Triton).
+bool preferred_implementation(const std::string& a, const std::string& b);
+
+// nccl-tests bus bytes of `collective` (all_reduce, all_gather, reduce_scatter, all_to_all) over
+// `ranks` for `bytes` of the collective's size, and the message size its bandwidth factor is indexed
+// by (bytes per peer for all-to-all, per rank otherwise).
+double nccl_bus_bytes(const std::string& collective, int ranks, double bytes);
+double nccl_message_bytes(const std::string& collective, int ranks, double bytes);
+
+}  // namespace semsim

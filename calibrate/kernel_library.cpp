@@ -1,0 +1,213 @@
+#include "calibrate/kernel_library.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "calibrate/kernels.hpp"
+#include "models/input_error.hpp"
+
+namespace semsim {
+namespace {
+
+// "key=value ..." split into its pairs (values kept as text: some are words, e.g. a distribution).
+std::map<std::string, std::string> shape_pairs(const std::string& shape) {
+  std::map<std::string, std::string> pairs;
+  std::istringstream words(shape);
+  for (std::string word; words >> word;) {
+    const auto equals = word.find('=');
+    pairs[word.substr(0, equals)] = equals == std::string::npos ? "" : word.substr(equals + 1);
+  }
+  return pairs;
+}
+
+double shape_number(const std::map<std::string, std::string>& pairs, const char* key) {
+  const auto at = pairs.find(key);
+  const auto value = at == pairs.end() ? std::nullopt : parse_number(at->second);
+  if (!value) throw std::invalid_argument(fmt::format("kernel shape has no number '{}'", key));
+  return *value;
+}
+
+// Squared distance between two shapes in log space, or nothing when they differ in kind (a word
+// or a zero that does not match, or other keys).
+std::optional<double> shape_distance(const std::map<std::string, std::string>& a,
+                                     const std::map<std::string, std::string>& b) {
+  if (a.size() != b.size()) return std::nullopt;
+  double squared = 0;
+  for (const auto& [key, value] : a) {
+    const auto other = b.find(key);
+    if (other == b.end()) return std::nullopt;
+    const auto x = parse_number(value), y = parse_number(other->second);
+    if (!x || !y || *x <= 0 || *y <= 0) {
+      if (value != other->second) return std::nullopt;
+      continue;
+    }
+    squared += std::pow(std::log(*x / *y), 2);
+  }
+  return squared;
+}
+
+class TableCurve final : public KernelCurve {
+ public:
+  TableCurve(const KernelTable& table, std::string label, bool allow_extrapolation)
+      : lookup_(table, std::move(label), allow_extrapolation), shape_(table.shape) {}
+  double seconds(double x, double y) const override { return lookup_.seconds(x, y); }
+  Coverage coverage() const override { return Coverage::kMeasured; }
+  std::string source() const override { return shape_; }
+
+ private:
+  KernelTableLookup lookup_;
+  std::string shape_;
+};
+
+class CrossShapeCurve final : public KernelCurve {
+ public:
+  struct Neighbour {
+    KernelTableLookup lookup;
+    std::string shape;
+    double weight;
+  };
+  CrossShapeCurve(std::string kernel, std::string shape, std::string dtype, const Device& device,
+                  std::vector<Neighbour> neighbours)
+      : kernel_(std::move(kernel)),
+        shape_(std::move(shape)),
+        dtype_(std::move(dtype)),
+        device_(device),
+        neighbours_(std::move(neighbours)) {}
+
+  double seconds(double x, double y) const override {
+    const auto key = std::make_pair(x, y);
+    if (const auto at = memo_.find(key); at != memo_.end()) return at->second;
+    double weights = 0, log_efficiency = 0;
+    std::optional<InputError> outside;
+    for (const Neighbour& n : neighbours_) {
+      try {
+        const double measured = n.lookup.seconds(x, y);
+        log_efficiency += n.weight * std::log(kernel_roofline_seconds(kernel_, n.shape, dtype_, x, y, device_) /
+                                              measured);
+        weights += n.weight;
+      } catch (const InputError& error) {
+        outside = error;  // this neighbour was not measured that far: the others may have been
+      }
+    }
+    if (weights == 0) throw *outside;
+    const double value =
+        kernel_roofline_seconds(kernel_, shape_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
+    memo_.emplace(key, value);
+    return value;
+  }
+  Coverage coverage() const override { return Coverage::kAcrossShapes; }
+  std::string source() const override {
+    std::vector<std::string> shapes;
+    for (const Neighbour& n : neighbours_) shapes.push_back(n.shape);
+    return "across: " + fmt::format("{}", fmt::join(shapes, "; "));
+  }
+
+ private:
+  std::string kernel_, shape_, dtype_;
+  const Device& device_;
+  std::vector<Neighbour> neighbours_;
+  mutable std::map<std::pair<double, double>, double> memo_;
+};
+
+double peak_flops(const std::string& dtype, const Device& device) {
+  return dtype != "bf16" && device.fp8_flops > 0 ? device.fp8_flops : device.bf16_flops;
+}
+
+double element_bytes(const std::string& dtype) { return dtype == "bf16" ? 2.0 : 1.0; }
+
+}  // namespace
+
+std::string_view coverage_name(Coverage coverage) {
+  switch (coverage) {
+    case Coverage::kMeasured:
+      return "measured";
+    case Coverage::kAcrossShapes:
+      return "interpolated";
+    case Coverage::kRoofline:
+      return "roofline";
+  }
+  return "";
+}
+
+// FLOPs and HBM bytes of each kernel family, counted as models/operator_costs.cpp counts the
+// operators they make up; only their ratios across neighbouring shapes matter here.
+double kernel_roofline_seconds(const std::string& kernel, const std::string& shape, const std::string& dtype,
+                               double x, double y, const Device& device) {
+  const auto s = shape_pairs(shape);
+  const double flops_rate = peak_flops(dtype, device), bandwidth = device.hbm_bandwidth;
+  double flops = 0, bytes = 0;
+  const double w = element_bytes(dtype);
+  if (kernel == "gemm") {
+    const double n = shape_number(s, "n"), k = shape_number(s, "k");
+    flops = 2 * x * n * k;
+    bytes = x * k * w + n * k * w + x * n * 2;
+  } else if (kernel == "moe_experts") {
+    const double hidden = shape_number(s, "hidden"), ffn = shape_number(s, "ffn");
+    flops = 2 * y * 3 * hidden * ffn;
+    bytes = std::min(x, std::max(1.0, y)) * 3 * hidden * ffn * w + y * hidden * 2 * 2;
+  } else if (kernel == "mla_prefill" || kernel == "mla_decode") {
+    // DeepSeek's MLA: 192-wide query/key heads and 128-wide values over the 512 + 64 latent.
+    const double heads = shape_number(s, "heads");
+    const double kv = kernel == "mla_decode" ? 1.0 : 0.0;
+    flops = kv > 0 ? 2 * x * heads * y * (576 + 512) : x * heads * y * y * (192 + 128);
+    bytes = kv > 0 ? x * y * 576 * w : x * y * (heads * (192 + 128) + 576) * 2;
+  } else if (kernel == "gqa_prefill" || kernel == "gqa_decode") {
+    const double heads = shape_number(s, "heads"), kv_heads = shape_number(s, "kv_heads");
+    const double head_dim = shape_number(s, "head_dim"), window = shape_number(s, "window");
+    const double seen = window > 0 ? std::min(y, window) : y;
+    if (kernel == "gqa_decode") {
+      flops = 2 * x * heads * seen * 2 * head_dim;
+      bytes = x * seen * 2 * kv_heads * head_dim * w;
+    } else {
+      const double attended = window > 0 ? y * seen - seen * seen / 2 : y * y / 2;
+      flops = 2 * x * heads * attended * 2 * head_dim;
+      bytes = x * y * (heads + 2 * kv_heads) * head_dim * 2 * 2;
+    }
+  } else if (kernel.starts_with("deepep_")) {
+    // Bytes each rank moves: its tokens' hidden states to the ranks of their experts.
+    const double hidden = shape_number(s, "hidden"), top_k = shape_number(s, "top_k");
+    return x * top_k * hidden * 2 / device.scaleup_bandwidth;
+  } else {
+    throw std::invalid_argument("kernel_roofline_seconds: not a kernel-scope table: " + kernel);
+  }
+  return std::max(flops / flops_rate, bytes / bandwidth);
+}
+
+KernelLibrary::KernelLibrary(const CalibrationProfile& profile, const Device& device, bool allow_extrapolation)
+    : profile_(profile), device_(device), allow_extrapolation_(allow_extrapolation) {
+  for (const KernelTable& table : profile.kernels) tables_[{table.kernel, table.dtype}].push_back(&table);
+}
+
+std::string KernelLibrary::label(const KernelTable& table) const {
+  return fmt::format("calibration profile '{}': {} '{}' {}", profile_.name, table.kernel, table.shape, table.dtype);
+}
+
+std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, const std::string& shape,
+                                                  const std::string& dtype, bool without_own_shape) const {
+  const auto family = tables_.find({kernel, dtype});
+  if (family == tables_.end()) return nullptr;
+  const auto wanted = shape_pairs(shape);
+  std::vector<std::pair<double, const KernelTable*>> near;
+  for (const KernelTable* table : family->second) {
+    if (table->shape == shape && !without_own_shape)
+      return std::make_unique<TableCurve>(*table, label(*table), allow_extrapolation_);
+    if (table->shape == shape) continue;
+    if (const auto distance = shape_distance(wanted, shape_pairs(table->shape))) near.emplace_back(*distance, table);
+  }
+  const KernelSpec* spec = find_kernel_spec(kernel);
+  if (near.empty() || spec == nullptr || spec->scope != KernelScope::kKernel) return nullptr;
+  std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->shape < b.second->shape;
+  });
+  near.resize(std::min(near.size(), kNeighbours));
+  std::vector<CrossShapeCurve::Neighbour> neighbours;
+  for (const auto& [distance, table] : near)
+    neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_), table->shape,
+                          1.0 / std::max(distance, 1e-12)});
+  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours));
+}
+
+}  // namespace semsim
