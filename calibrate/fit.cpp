@@ -1,6 +1,7 @@
 #include "calibrate/fit.hpp"
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -64,32 +65,28 @@ double factor_through(const CollectiveFit& fit, const CollectiveSample& s) {
 }
 
 
-// Half-octave knots over [first, last], both ends included.
-std::vector<double> half_octave_knots(double first, double last) {
-  std::vector<double> knots{first};
-  for (double power = std::exp2(std::floor(std::log2(first))); power < last; power *= 2)
-    for (const double knot : {power, 1.5 * power})
-      if (knot > first * (1 + 1e-9) && knot < last * (1 - 1e-9)) knots.push_back(knot);
-  if (last > first) knots.push_back(last);
-  return knots;
+// Four significant digits: far finer than the measurements' noise, and a third of the profile's size.
+double significant_digits(double value) {
+  return std::stod(fmt::format("{:.4g}", value));
 }
 
-// Pool adjacent violators: the non-decreasing sequence closest to `values` in least squares.
-void make_non_decreasing(std::vector<double>& values) {
-  std::vector<double> level;
-  std::vector<int> width;
-  for (const double v : values) {
-    level.push_back(v);
-    width.push_back(1);
-    while (level.size() > 1 && level[level.size() - 2] > level.back()) {
-      const int w = width.back() + width[width.size() - 2];
-      const double merged = (level.back() * width.back() + level[level.size() - 2] * width[width.size() - 2]) / w;
-      level.pop_back(), width.pop_back();
-      level.back() = merged, width.back() = w;
-    }
+// Half-octave knots (2^j, 1.5 * 2^j) over the samples' range, both ends included, leaving out knots
+// with no sample between their neighbours: across a gap in the data the curve runs straight in
+// log-log, so that no knot is left to the penalty alone (sorted `x`).
+std::vector<double> half_octave_knots(const std::vector<double>& x) {
+  const double first = x.front(), last = x.back();
+  std::vector<double> candidates{first};
+  for (double power = std::exp2(std::floor(std::log2(first))); power < last; power *= 2)
+    for (const double knot : {power, 1.5 * power})
+      if (knot > first * (1 + 1e-9) && knot < last * (1 - 1e-9)) candidates.push_back(knot);
+  candidates.push_back(last);
+  std::vector<double> knots{first};
+  for (std::size_t i = 1; i + 1 < candidates.size(); ++i) {
+    const auto inside = std::upper_bound(x.begin(), x.end(), knots.back());
+    if (inside != x.end() && *inside < candidates[i + 1]) knots.push_back(candidates[i]);
   }
-  values.clear();
-  for (std::size_t i = 0; i < level.size(); ++i) values.insert(values.end(), width[i], level[i]);
+  knots.push_back(last);
+  return knots;
 }
 
 // Log seconds at `knots` (log x) of the penalised least-squares linear spline through (u, v).
@@ -131,15 +128,15 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
   std::vector<double> grid;
   std::map<double, std::vector<double>> fitted_knots, fitted_values;
   for (const auto& [row, points] : rows) {
-    double first = points.front().first, last = first;
-    for (const auto& [x, seconds] : points) first = std::min(first, x), last = std::max(last, x);
-    if (!(last > first)) continue;
-    const std::vector<double> knots = half_octave_knots(first, last);
+    std::vector<double> x;
+    for (const auto& point : points) x.push_back(point.first);
+    std::sort(x.begin(), x.end());
+    if (!(x.back() > x.front())) continue;
+    const std::vector<double> knots = half_octave_knots(x);
     std::vector<double> log_knots, u, v;
     for (const double k : knots) log_knots.push_back(std::log(k));
-    for (const auto& [x, seconds] : points) u.push_back(std::log(x)), v.push_back(std::log(seconds));
-    std::vector<double> values = fit_linear_spline(log_knots, u, v);
-    make_non_decreasing(values);
+    for (const auto& [px, seconds] : points) u.push_back(std::log(px)), v.push_back(std::log(seconds));
+    const std::vector<double> values = fit_linear_spline(log_knots, u, v);
     fitted_knots[row] = knots;
     fitted_values[row] = values;
     grid.insert(grid.end(), knots.begin(), knots.end());
@@ -160,7 +157,7 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     }());
     for (const double x : grid) {
       const bool inside = x >= knots.front() && x <= knots.back();
-      table.seconds.push_back(inside ? std::optional<double>(own(x)) : std::nullopt);
+      table.seconds.push_back(inside ? std::optional<double>(significant_digits(own(x))) : std::nullopt);
     }
   }
   if (two_axes) table.axes.push_back({std::string(spec.axes[0]), row_values});

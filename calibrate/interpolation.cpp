@@ -1,5 +1,8 @@
 #include "calibrate/interpolation.hpp"
 
+#include <bit>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,12 +78,20 @@ double MonotoneCurve::operator()(double x) const {
 }
 
 BandwidthFactor::BandwidthFactor(const CollectiveFit& fit) {
-  if (!fit.factor.empty()) curve_.emplace(fit.factor_bytes, fit.factor);
+  if (fit.factor.empty()) return;
+  curve_.emplace(fit.factor_bytes, fit.factor);
+  last_ = fit.factor.back();
+  cache_.assign(4096, CacheEntry{-1.0, 0.0});
 }
 
 double BandwidthFactor::operator()(double message_bytes) const {
   if (!curve_) return 1.0;
-  return (*curve_)(std::clamp(message_bytes, curve_->first_x(), curve_->last_x()));
+  if (message_bytes >= curve_->last_x()) return last_;
+  // A direct-mapped cache: far cheaper than a hash map, and pairs repeat a few sizes.
+  const auto bits = std::bit_cast<std::uint64_t>(message_bytes);
+  CacheEntry& entry = cache_[(bits * 0x9E3779B97F4A7C15ULL) >> 52];  // 4096 entries
+  if (entry.bytes != message_bytes) entry = {message_bytes, (*curve_)(std::max(message_bytes, curve_->first_x()))};
+  return entry.factor;
 }
 
 KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation)
@@ -118,10 +129,16 @@ double KernelTableLookup::seconds(double x, double y) const {
 }
 
 double KernelTableLookup::evaluate(double x, double y) const {
+  // Below the measured range of the last axis (tokens, context, bytes: the work) a kernel is
+  // launch- or weight-bound: it takes as long as the least work measured.
   if (row_values_.empty()) {
+    x = std::max(x, rows_[0].first_x());
     check_near(0, x, rows_[0].first_x(), rows_[0].last_x());
     return rows_[0](x);
   }
+  double least = rows_[0].first_x();
+  for (const MonotoneCurve& row : rows_) least = std::min(least, row.first_x());
+  y = std::max(y, least);
   // The rows whose measured range reaches y (rows of a triangular grid start or stop at different
   // columns), evaluated at y, then interpolated across at x.
   std::vector<double> across_x, across_seconds;

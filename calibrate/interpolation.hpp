@@ -36,10 +36,17 @@ class MonotoneCurve {
 class BandwidthFactor {
  public:
   explicit BandwidthFactor(const CollectiveFit& fit);
+  // Memoised: pairs of one step move a few distinct sizes, again and again.
   double operator()(double message_bytes) const;
 
  private:
+  struct CacheEntry {
+    double bytes;
+    double factor;
+  };
   std::optional<MonotoneCurve> curve_;
+  double last_ = 1.0;  // the factor at and beyond the largest size
+  mutable std::vector<CacheEntry> cache_;
 };
 
 // How far beyond its measured range a table answers without being told to extrapolate: a query
@@ -48,6 +55,8 @@ inline constexpr double kNearGridFactor = 2.0;
 
 // Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
 // MonotoneCurve along the last axis of every row, then one across the rows that reach the query.
+// Below the measured range of the last axis (the work: tokens, context, bytes) it answers the
+// least work measured: small kernels are launch- or weight-bound.
 class KernelTableLookup {
  public:
   // `label` names the table in errors (profile and kernel); far queries throw InputError unless

@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <set>
+#include <tuple>
 #include <string_view>
 #include <utility>
 
@@ -20,13 +22,45 @@ namespace {
 // (a subset) read unchanged.
 constexpr int kFormatVersion = 2;
 
+// The numbers of a sequence ([1, 2, ~]) or of `text`, space-separated ("1 2 ~"): the compact form
+// profiles are written in, one YAML scalar per row, which parses many times faster than a node per
+// number. Null (~) is nothing; everything else must be a positive number. `row` names the line of a
+// multi-line block in errors.
+std::vector<std::optional<double>> read_numbers(const YamlInput& in, std::string_view text, int row = 0) {
+  std::vector<std::optional<double>> values;
+  if (in.is_sequence()) {
+    for (const YamlInput& item : in.items())
+      values.push_back(item.node().IsNull() ? std::nullopt : std::optional<double>(item.as_positive()));
+    return values;
+  }
+  const std::string where = row > 0 ? fmt::format("row {}, ", row) : "";
+  for (std::size_t at = 0; at < text.size();) {
+    if (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r') {
+      ++at;
+      continue;
+    }
+    const std::size_t end = std::min(text.find_first_of(" \t\r\n", at), text.size());
+    const std::string word(text.substr(at, end - at));
+    if (word == "~" || word == "null") {
+      values.emplace_back();
+    } else {
+      const auto value = parse_number(word);
+      if (!value || !(*value > 0))
+        in.fail(fmt::format("{}value {}: expected a positive number or ~, got '{}'", where, values.size() + 1, word));
+      values.emplace_back(*value);
+    }
+    at = end;
+  }
+  return values;
+}
+
 std::vector<double> read_increasing(const YamlInput& in, std::size_t min_size) {
   std::vector<double> values;
-  for (const YamlInput& item : in.items()) {
-    const double value = item.as_positive();
-    if (!values.empty() && !(value > values.back()))
-      item.fail(fmt::format("values must increase strictly, got {} after {}", value, values.back()));
-    values.push_back(value);
+  for (const std::optional<double>& value : read_numbers(in, in.is_scalar() ? in.as_string() : "")) {
+    if (!value) in.fail("a grid has no empty values");
+    if (!values.empty() && !(*value > values.back()))
+      in.fail(fmt::format("values must increase strictly, got {} after {}", *value, values.back()));
+    values.push_back(*value);
   }
   if (values.size() < min_size)
     in.fail(fmt::format("needs at least {} values, got {}", min_size, values.size()));
@@ -44,22 +78,23 @@ FitResiduals read_residuals(const YamlInput& in) {
 
 // One row of a table: measured seconds (positive) or null, measured entries contiguous and at least
 // two of them, so that every row interpolates over one range.
-void read_row(const YamlInput& row, std::size_t columns, std::vector<std::optional<double>>& out) {
-  const std::vector<YamlInput> items = row.items();
-  if (items.size() != columns)
-    row.fail(fmt::format("expected {} values (one per grid point of the last axis), got {}", columns,
-                         items.size()));
+void read_row(const YamlInput& in, std::string_view text, int row, std::size_t columns,
+              std::vector<std::optional<double>>& out) {
+  const std::vector<std::optional<double>> values = read_numbers(in, text, row);
+  const std::string where = row > 0 ? fmt::format("row {}: ", row) : "";
+  if (values.size() != columns)
+    in.fail(fmt::format("{}expected {} values (one per grid point of the last axis), got {}", where, columns,
+                        values.size()));
   int measured = 0, runs = 0;
   bool previous = false;
-  for (const YamlInput& item : items) {
-    const bool present = !item.node().IsNull();
-    out.push_back(present ? std::optional<double>(item.as_positive()) : std::nullopt);
-    measured += present ? 1 : 0;
-    runs += present && !previous ? 1 : 0;
-    previous = present;
+  for (const std::optional<double>& value : values) {
+    out.push_back(value);
+    measured += value ? 1 : 0;
+    runs += value && !previous ? 1 : 0;
+    previous = value.has_value();
   }
   if (measured < 2 || runs != 1)
-    row.fail("needs at least two measured values, contiguous (null only before and after them)");
+    in.fail(where + "needs at least two measured values, contiguous (null only before and after them)");
 }
 
 KernelTable read_kernel_table(const YamlInput& in) {
@@ -86,13 +121,26 @@ KernelTable read_kernel_table(const YamlInput& in) {
   }
   const YamlInput seconds = in.required("seconds");
   if (t.axes.size() == 1) {
-    read_row(seconds, t.axes[0].values.size(), t.seconds);
+    read_row(seconds, seconds.is_scalar() ? seconds.as_string() : "", 0, t.axes[0].values.size(), t.seconds);
   } else {
-    const std::vector<YamlInput> rows = seconds.items();
+    // A sequence of rows, or a block of lines, one row each.
+    std::vector<std::pair<YamlInput, std::string>> rows;
+    if (seconds.is_scalar()) {
+      const std::string block = seconds.as_string();
+      for (std::size_t at = 0; at < block.size();) {
+        const std::size_t end = std::min(block.find('\n', at), block.size());
+        if (end > at) rows.emplace_back(seconds, block.substr(at, end - at));
+        at = end + 1;
+      }
+    } else {
+      for (const YamlInput& row : seconds.items()) rows.emplace_back(row, "");
+    }
     if (rows.size() != t.axes[0].values.size())
       seconds.fail(fmt::format("expected {} rows (one per {} value), got {}", t.axes[0].values.size(),
                                t.axes[0].name, rows.size()));
-    for (const YamlInput& row : rows) read_row(row, t.axes[1].values.size(), t.seconds);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      read_row(rows[r].first, rows[r].second, seconds.is_scalar() ? static_cast<int>(r) + 1 : 0,
+               t.axes[1].values.size(), t.seconds);
   }
   if (const auto residuals = in.optional("residuals")) t.residuals = read_residuals(*residuals);
   return t;
@@ -193,9 +241,10 @@ CalibrationProfile read_profile(const YamlInput& in, const Device& device, Calib
   }
   p.kernels.clear();
   if (const auto kernels = in.optional("kernels")) {
+    std::set<std::tuple<std::string, std::string, std::string>> seen;
     for (const YamlInput& item : kernels->items()) {
       KernelTable table = read_kernel_table(item);
-      if (p.find_kernel(table.kernel, table.shape, table.dtype))
+      if (!seen.emplace(table.kernel, table.shape, table.dtype).second)
         item.fail(fmt::format("a second table for {} '{}' {}", table.kernel, table.shape, table.dtype));
       p.kernels.push_back(std::move(table));
     }
@@ -231,6 +280,16 @@ void emit_numbers(YAML::Emitter& out, const std::vector<double>& values) {
   out << YAML::EndSeq;
 }
 
+// A grid or a row as the compact space-separated text read_numbers reads.
+std::string numbers_text(const std::vector<std::optional<double>>& values) {
+  std::string text;
+  for (const std::optional<double>& v : values) {
+    if (!text.empty()) text += ' ';
+    text += v ? number(*v) : "~";
+  }
+  return text;
+}
+
 void emit_residuals(YAML::Emitter& out, const FitResiduals& r, const char* key = "residuals") {
   out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "median" << YAML::Value << number(r.median);
@@ -246,27 +305,24 @@ void emit_kernel_table(YAML::Emitter& out, const KernelTable& t) {
   out << YAML::Key << "dtype" << YAML::Value << t.dtype;
   if (!t.implementation.empty()) out << YAML::Key << "implementation" << YAML::Value << t.implementation;
   out << YAML::Key << "axes" << YAML::Value << YAML::BeginSeq;
-  for (const TableAxis& axis : t.axes) {
-    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << axis.name << YAML::Key << "values"
-        << YAML::Value;
-    emit_numbers(out, axis.values);
-    out << YAML::EndMap;
-  }
+  for (const TableAxis& axis : t.axes)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << axis.name << YAML::Key
+        << "values" << YAML::Value << YAML::DoubleQuoted
+        << numbers_text(std::vector<std::optional<double>>(axis.values.begin(), axis.values.end())) << YAML::EndMap;
   out << YAML::EndSeq;
   const std::size_t columns = t.columns();
-  auto emit_row = [&](std::size_t first) {
-    out << YAML::Flow << YAML::BeginSeq;
-    for (std::size_t i = first; i < first + columns; ++i)
-      t.seconds[i] ? out << number(*t.seconds[i]) : out << YAML::Null;
-    out << YAML::EndSeq;
+  auto row_text = [&](std::size_t first) {
+    return numbers_text({t.seconds.begin() + static_cast<std::ptrdiff_t>(first),
+                         t.seconds.begin() + static_cast<std::ptrdiff_t>(first + columns)});
   };
   out << YAML::Key << "seconds" << YAML::Value;
+  // Literal blocks: yaml-cpp scans them several times faster than plain scalars.
   if (t.axes.size() == 1) {
-    emit_row(0);
+    out << YAML::Literal << row_text(0) + "\n";
   } else {
-    out << YAML::BeginSeq;
-    for (std::size_t row = 0; row < t.axes[0].values.size(); ++row) emit_row(row * columns);
-    out << YAML::EndSeq;
+    std::string block;
+    for (std::size_t row = 0; row < t.axes[0].values.size(); ++row) block += row_text(row * columns) + "\n";
+    out << YAML::Literal << block;
   }
   emit_residuals(out, t.residuals);
   out << YAML::EndMap;

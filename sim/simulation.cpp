@@ -1,5 +1,7 @@
 #include "sim/simulation.hpp"
 
+#include <optional>
+
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
@@ -32,11 +34,19 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
   const std::vector<Request> requests = generate_requests(scenario.workload);
 
   RunResult result;
+  // Bad input found mid-run (a calibration query far outside its grid) ends the actor; SimGrid would
+  // abort on an exception crossing it, so it is carried out and thrown once the engine stops.
+  std::optional<InputError> bad_input;
   simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
-    result = serve_data_parallel(scenario, run.memory.kv_capacity_tokens, requests, *run.request_scheduler,
-                                 *run.routing, steps);
+    try {
+      result = serve_data_parallel(scenario, run.memory.kv_capacity_tokens, requests, *run.request_scheduler,
+                                   *run.routing, steps);
+    } catch (const InputError& error) {
+      bad_input = error;
+    }
   });
   engine.run();
+  if (bad_input) throw *bad_input;
   result.layers = recorder.layer_totals();
   for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
     result.layers[moe].device_activations = builder.layer_loads()[moe];
