@@ -280,7 +280,7 @@ double nccl_element_bytes(const std::string& dtype) {
   return 2;
 }
 
-MeasuredTable read_aiconfigurator_table(const std::string& path) {
+MeasuredTable read_aiconfigurator_table(const std::string& path, bool allow_repeats) {
   MeasuredTable table;
   table.path = path;
   table.kind = table_kind(path);
@@ -317,9 +317,14 @@ MeasuredTable read_aiconfigurator_table(const std::string& path) {
     schema->map(fields, row);
     std::vector<std::string> key;
     for (const std::string& column : schema->keys) key.push_back(fields.text(column));
-    if (const auto [at, inserted] = seen.emplace(key, row.line); !inserted)
-      fields.fail(schema->keys.back(), fmt::format("the same measurement as line {} ({} = {})", at->second,
-                                                   fmt::join(schema->keys, ", "), fmt::join(key, ", ")));
+    if (const auto [at, inserted] = seen.emplace(key, row.line); !inserted) {
+      if (!allow_repeats)
+        fields.fail(schema->keys.back(),
+                    fmt::format("the same measurement as line {} ({} = {}); if the table holds repeated "
+                                "measurements, import with --repeats to average them",
+                                at->second, fmt::join(schema->keys, ", "), fmt::join(key, ", ")));
+      ++table.repeats;
+    }
     for (const std::string& column : kProvenance) provenance[column].insert(fields.text(column));
     table.rows.push_back(std::move(row));
   }

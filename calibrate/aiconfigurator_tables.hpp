@@ -35,6 +35,7 @@ struct MeasuredTable {
   std::string kind;  // the file name without suffixes: gemm_perf, moe_perf, ...
   std::vector<std::string> columns;
   std::vector<MeasuredRow> rows;
+  int repeats = 0;  // rows measuring a key an earlier row measured (kept when repeats are allowed)
   // Distinct values of the rows' provenance columns (framework, version, device, kernel_source).
   std::map<std::string, std::vector<std::string>> provenance;
 };
@@ -43,9 +44,10 @@ struct MeasuredTable {
 const std::vector<std::string>& aiconfigurator_table_kinds();
 
 // Reads one table; its kind comes from the file name. Every problem (unknown kind, missing column,
-// non-numeric or non-positive value, unknown dtype, two rows with the same key) is an InputError
-// naming file:line:column and the column.
-MeasuredTable read_aiconfigurator_table(const std::string& path);
+// non-numeric or non-positive value, unknown dtype, two rows with the same key unless
+// `allow_repeats`) is an InputError naming file:line:column and the column. Repeated measurements
+// of one key (a table collected twice) are all kept when allowed: the fits average them.
+MeasuredTable read_aiconfigurator_table(const std::string& path, bool allow_repeats = false);
 
 // Bytes of one element of an NCCL table's dtype.
 double nccl_element_bytes(const std::string& dtype);

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "calibrate/fit.hpp"
 #include "calibrate/kernel_library.hpp"
 #include "calibrate/kernels.hpp"
+#include "calibrate/measured_profile.hpp"
 #include "models/input_error.hpp"
 
 namespace semsim {
@@ -36,23 +38,28 @@ std::string joined_values(const std::vector<MeasuredTable>& tables, const std::s
   return fmt::format("{}", fmt::join(values, ", "));
 }
 
+// Every GPU the tables name must stand for `device` (device_preset_for_gpu: the preset whose display
+// name shares the most words; an ambiguous name is taken at its word).
 void check_device(const std::vector<MeasuredTable>& tables, const Device& device) {
   for (const MeasuredTable& t : tables) {
     const auto at = t.provenance.find("device");
     if (at == t.provenance.end()) continue;
     for (const std::string& gpu : at->second) {
-      // The table's GPU must be the preset's: every word of its name but the vendor's.
-      std::string wanted = device.display_name;
-      bool matches = true;
-      for (std::size_t start = 0; start < gpu.size();) {
-        const std::size_t end = std::min(gpu.find(' ', start), gpu.size());
-        const std::string word = gpu.substr(start, end - start);
-        if (word != "NVIDIA" && !word.empty() && wanted.find(word) == std::string::npos) matches = false;
-        start = end + 1;
+      std::string preset;
+      try {
+        preset = device_preset_for_gpu(gpu);
+      } catch (const InputError&) {
+        // Several presets fit: at least the model (the first word with a digit, "H100") must be this one's.
+        std::istringstream words(gpu);
+        std::string word;
+        while (words >> word && word.find_first_of("0123456789") == std::string::npos) {
+        }
+        if (word.empty() || device.display_name.find(word) != std::string::npos) continue;
+        preset = "a " + word;
       }
-      if (!matches)
-        throw InputError(fmt::format("{}: measured on '{}', not on the {} (--device {})", t.path, gpu,
-                                     device.display_name, device.name));
+      if (preset != device.name)
+        throw InputError(fmt::format("{}: measured on '{}' ({}), not on the {} (--device {})", t.path, gpu,
+                                     preset, device.display_name, device.name));
     }
   }
 }
@@ -233,6 +240,7 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     SourceTable source;
     source.file = tables[t].path;
     source.rows = static_cast<int>(tables[t].rows.size());
+    source.repeats = tables[t].repeats;
     for (const std::string& reason : skipped[t]) reason.empty() ? ++source.used : ++source.skipped[reason];
     provenance.tables.push_back(std::move(source));
   }

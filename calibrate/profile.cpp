@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 #include <string_view>
@@ -170,11 +172,12 @@ CollectiveFit read_collective_fit(const YamlInput& in) {
 }
 
 SourceTable read_source_table(const YamlInput& in) {
-  in.expect_map({"file", "rows", "used", "skipped"});
+  in.expect_map({"file", "rows", "used", "repeats", "skipped"});
   SourceTable t;
   t.file = in.required("file").as_string();
   t.rows = static_cast<int>(in.required("rows").as_int_in(0, 1 << 30));
   t.used = static_cast<int>(in.required("used").as_int_in(0, t.rows));
+  t.repeats = static_cast<int>(in.get_int_in("repeats", 0, 0, t.rows));
   if (const auto skipped = in.optional("skipped"))
     for (const std::string& reason : skipped->keys())
       t.skipped[reason] = static_cast<int>(skipped->required(reason).as_int_in(1, t.rows));
@@ -350,15 +353,49 @@ void emit_collective_fit(YAML::Emitter& out, const CollectiveFit& f) {
 
 }  // namespace
 
+namespace {
+
+// The embedded file `name`, or nothing.
+std::optional<std::string_view> embedded_profile(const std::string& name) {
+  for (const auto& [file, text] : profiles_data::embedded_files())
+    if (file == name) return text;
+  return std::nullopt;
+}
+
+}  // namespace
+
 CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
   const std::string wanted = device.name + "-datasheet.yaml";
-  for (const auto& [name, text] : profiles_data::embedded_files())
-    if (name == wanted)
-      return read_profile(YamlInput::parse(std::string(text), "<profile " + wanted + ">"), device, {});
+  if (const auto text = embedded_profile(wanted))
+    return read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"), device, {});
   CalibrationProfile p;
   p.name = "datasheet:" + device.name;
   p.device = device.name;
   return p;
+}
+
+std::optional<CalibrationProfile> CalibrationProfile::measured(const Device& device) {
+  const std::string wanted = device.name + "-measured.yaml";
+  const auto text = embedded_profile(wanted);
+  if (!text) return std::nullopt;
+  // Reading one takes a good fraction of a second: once per device and process. A device defined in
+  // a user file under a preset's name is another device: the cache keys on its figures too.
+  static std::mutex mutex;
+  static std::map<std::string, CalibrationProfile> read;
+  const std::string key = fmt::format("{} {} {} {} {}", device.name, device.bf16_flops, device.fp8_flops,
+                                      device.hbm_bandwidth, device.scaleup_bandwidth);
+  const std::lock_guard lock(mutex);
+  auto at = read.find(key);
+  if (at == read.end())
+    at = read.emplace(key, read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"), device,
+                                        datasheet(device)))
+             .first;
+  return at->second;
+}
+
+CalibrationProfile CalibrationProfile::standard(const Device& device) {
+  if (auto profile = measured(device)) return std::move(*profile);
+  return datasheet(device);
 }
 
 CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device) {
@@ -397,6 +434,7 @@ std::string CalibrationProfile::to_yaml() const {
       for (const SourceTable& t : provenance->tables) {
         out << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << t.file << YAML::Key
             << "rows" << YAML::Value << t.rows << YAML::Key << "used" << YAML::Value << t.used;
+        if (t.repeats > 0) out << YAML::Key << "repeats" << YAML::Value << t.repeats;
         if (!t.skipped.empty()) {
           out << YAML::Key << "skipped" << YAML::Value << YAML::BeginMap;
           for (const auto& [reason, rows] : t.skipped) out << YAML::Key << reason << YAML::Value << rows;

@@ -65,6 +65,7 @@ struct SourceTable {
   std::string file;
   int rows = 0;
   int used = 0;
+  int repeats = 0;                     // rows repeating an earlier row's measurement (averaged)
   std::map<std::string, int> skipped;  // reason -> rows
   bool operator==(const SourceTable&) const = default;
 };
@@ -114,6 +115,12 @@ struct CalibrationProfile {
   // The device's embedded datasheet profile (calibrate/profiles/<device>-datasheet.yaml), or the
   // generic assumptions above for a device that has none (a device defined in a user file).
   static CalibrationProfile datasheet(const Device& device);
+  // The device's embedded measured profile (calibrate/profiles/<device>-measured.yaml, imported
+  // from public per-kernel measurements), or nothing when none is embedded for it.
+  static std::optional<CalibrationProfile> measured(const Device& device);
+  // What a scenario runs with when it names no profile: the measured profile where one is
+  // embedded, else the datasheet's.
+  static CalibrationProfile standard(const Device& device);
   // A profile file; its `device` must match the cluster's device. Keys it leaves out keep the
   // device's datasheet values.
   static CalibrationProfile from_yaml(const YamlInput& in, const Device& device);

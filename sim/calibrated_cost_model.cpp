@@ -89,8 +89,9 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
       roofline_(model, device, profile, precision),
       library_(profile, device, allow_extrapolation) {
   // Weight GEMMs run in FP8 where the roofline prices them at FP8 peak: with 128-wide block scales
-  // (DeepGEMM, as SGLang serves FP8 checkpoints) where the profile measured those; the router and
-  // the LM head stay in BF16 as serving engines run them.
+  // (DeepGEMM, as SGLang serves FP8 checkpoints) where the profile measured those. Composed from
+  // GEMM tables, the router and the LM head stay in BF16 as SGLang runs them; an operator table of
+  // the LM head is of the weights' precision (the project's microbenchmarks time it so).
   const bool fp8 = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
   const std::string weights = !fp8 ? "bf16" : library_.has("gemm", "fp8_block") ? "fp8_block" : "fp8";
   const std::string operator_weights = fp8 ? "fp8" : "bf16";
@@ -110,26 +111,27 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
     return part;
   };
   // The operator's own table, else its GEMMs (when the profile has GEMM tables), else nothing.
-  auto composed = [&](const char* kernel, const char* name, const std::vector<GemmShape>& gemms,
-                      const std::string& dtype, double bytes_per_weight) -> std::unique_ptr<Operator> {
-    if (auto table = operator_table(library_, model, kernel, dtype == "bf16" ? "bf16" : operator_weights, name))
-      return table;
+  auto composed = [&](const char* kernel, const char* name, const std::string& table_dtype,
+                      const std::vector<GemmShape>& gemms, const std::string& dtype,
+                      double bytes_per_weight) -> std::unique_ptr<Operator> {
+    if (auto table = operator_table(library_, model, kernel, table_dtype, name)) return table;
     if (gemms.empty() || !library_.has("gemm", dtype)) return nullptr;
     std::vector<Part> parts;
     for (const GemmShape& g : gemms) parts.push_back(gemm_part(g, dtype, bytes_per_weight));
     return std::make_unique<Operator>(name, std::move(parts));
   };
 
-  projections_ = composed("attention_projections", "attention projections", attention_projection_gemms(model),
-                          weights, weight_bytes);
-  gate_ = composed("gate", "router", {gate_gemm(model)}, "bf16", 2.0);
-  head_ = composed("lm_head", "LM head", {lm_head_gemm(model)}, "bf16", 2.0);
+  projections_ = composed("attention_projections", "attention projections", operator_weights,
+                          attention_projection_gemms(model), weights, weight_bytes);
+  gate_ = composed("gate", "router", "bf16", {gate_gemm(model)}, "bf16", 2.0);
+  head_ = composed("lm_head", "LM head", operator_weights, {lm_head_gemm(model)}, "bf16", 2.0);
   if (model.shared_experts > 0)
-    shared_ = composed("shared_experts", "shared experts",
+    shared_ = composed("shared_experts", "shared experts", operator_weights,
                        swiglu_gemms(model, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn),
                        weights, weight_bytes);
   if (model.moe_layers() < model.layers && model.dense_ffn > 0)
-    dense_ = composed("dense_ffn", "dense FFN", swiglu_gemms(model, model.dense_ffn), weights, weight_bytes);
+    dense_ = composed("dense_ffn", "dense FFN", operator_weights, swiglu_gemms(model, model.dense_ffn), weights,
+                      weight_bytes);
 
   // Routed experts: the operator table (plus permutes when measured), else the fused MoE kernel
   // over a balanced histogram.

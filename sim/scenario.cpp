@@ -336,17 +336,28 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
                        ? NetworkFidelity::kFlow
                        : NetworkFidelity::kBottleneck;
     }
-    s.calibration = CalibrationProfile::datasheet(s.cluster.device);
-    if (auto calibration = root.optional("calibration")) {
-      // `calibration: PROFILE`, or `calibration: {profile: PROFILE, extrapolate: false}`.
-      if (calibration->is_map()) {
-        calibration->expect_map({"profile", "extrapolate"});
-        s.calibration_extrapolation = calibration->get_bool("extrapolate", false);
-        calibration = calibration->required("profile");
-      }
-      if (calibration->as_string() != "datasheet")
-        s.calibration = CalibrationProfile::from_yaml(
-            YamlInput::load_file(existing_path(*calibration, base_dir, "profile file")), s.cluster.device);
+    // `calibration: PROFILE` or `{profile: PROFILE, extrapolate: false}`; PROFILE is `measured` (the
+    // embedded measured profile, the default where one exists), `datasheet`, or a profile file.
+    auto calibration = root.optional("calibration");
+    if (calibration && calibration->is_map()) {
+      calibration->expect_map({"profile", "extrapolate"});
+      s.calibration_extrapolation = calibration->get_bool("extrapolate", false);
+      calibration = calibration->required("profile");
+    }
+    const std::string profile = calibration ? calibration->as_string() : "";
+    if (profile.empty()) {
+      s.calibration = CalibrationProfile::standard(s.cluster.device);
+    } else if (profile == "datasheet") {
+      s.calibration = CalibrationProfile::datasheet(s.cluster.device);
+    } else if (profile == "measured") {
+      auto measured = CalibrationProfile::measured(s.cluster.device);
+      if (!measured)
+        calibration->fail("no measured profile is embedded for '" + s.cluster.device.name +
+                          "' (there are for h100-sxm and h200-sxm): give a profile file, or datasheet");
+      s.calibration = std::move(*measured);
+    } else {
+      s.calibration = CalibrationProfile::from_yaml(
+          YamlInput::load_file(existing_path(*calibration, base_dir, "profile file")), s.cluster.device);
     }
     if (const auto outputs = root.optional("outputs")) {
       outputs->expect_map({"requests_csv", "steps_csv", "layers_csv"});

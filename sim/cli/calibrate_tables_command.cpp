@@ -30,6 +30,7 @@ struct ImportCommand {
   std::vector<std::string> inputs;
   std::string device;
   std::string out;
+  bool repeats = false;
   ImportOptions options;
 };
 
@@ -68,7 +69,8 @@ int import_tables(const ImportCommand& c) {
   ImportOptions options = c.options;
   if (c.from == "aiconfigurator") {
     if (c.inputs.size() != 1) throw InputError("calibrate import --from aiconfigurator: give one folder");
-    for (const std::string& path : database_tables(c.inputs[0])) tables.push_back(read_aiconfigurator_table(path));
+    for (const std::string& path : database_tables(c.inputs[0]))
+      tables.push_back(read_aiconfigurator_table(path, c.repeats));
     if (options.database.empty()) options.database = "aiconfigurator";
   } else {
     for (const std::string& path : c.inputs) tables.push_back(read_nccl_tests_log(path));
@@ -101,7 +103,7 @@ int predict(const std::string& profile_path, const std::string& table_path) {
   const LoadedProfile loaded = load_profile(profile_path);
   const MeasuredTable table = table_path.ends_with(".log") || table_path.ends_with(".txt")
                                   ? read_nccl_tests_log(table_path)
-                                  : read_aiconfigurator_table(table_path);
+                                  : read_aiconfigurator_table(table_path, /*allow_repeats=*/true);
   const KernelLibrary library(loaded.profile, loaded.device, /*allow_extrapolation=*/true);
   bool phased = false;
   for (const MeasuredRow& row : table.rows)
@@ -174,6 +176,8 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate) {
   import_command->add_option("--name", import->options.name, "profile name (default: <device>-measured)");
   import_command->add_option("--database", import->options.database, "where the tables came from, for provenance");
   import_command->add_option("--collected", import->options.collected, "when the tables were measured, if known");
+  import_command->add_flag("--repeats", import->repeats,
+                           "accept rows repeating a measurement (a table collected twice): the fits average them");
   import_command->add_option("--folds", import->options.folds, "k of the k-fold residuals (default 5)")
       ->check(CLI::Range(2, 100));
 
