@@ -4,10 +4,13 @@
 // topology. `check`, `run` and every sweep point call build_run exactly once, inside the process
 // that simulates (a sweep's parent only validates its points). Needs no SimGrid engine.
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "policies/request_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
 #include "sim/calibrated_cost_model.hpp"
+#include "sim/ep_kernels.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -24,6 +27,9 @@ struct RunPlan {
   // (`rank_cost`, over `rank_model`); `cost` prices the MoE layer.
   std::unique_ptr<const MoeModel> rank_model;
   std::unique_ptr<CalibratedCostModel> cost, rank_cost;
+  // DeepEP's kernels time dispatch and combine where the profile measured them for this group.
+  std::optional<DeepepTimes> deepep;
+  std::string dispatch_kernel;  // what times dispatch and combine, for the summary
 };
 
 // The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration

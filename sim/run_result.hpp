@@ -81,6 +81,7 @@ struct RunResult {
   bool stopped_at_time_limit = false;  // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
+  std::string dispatch_kernel;  // what timed dispatch and combine (RunPlan::dispatch_kernel)
 };
 
 }  // namespace semsim

@@ -104,7 +104,13 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
 }
 
 void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
-  in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap"});
+  in.expect_map(
+      {"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap", "ep_kernel"});
+  if (const auto kernel = in.optional("ep_kernel")) {
+    const std::string name = kernel->as_choice(ep_kernel_names());
+    limits.ep_kernel = static_cast<EpKernel>(
+        std::find(ep_kernel_names().begin(), ep_kernel_names().end(), name) - ep_kernel_names().begin());
+  }
   limits.max_batch_tokens =
       static_cast<int>(in.get_int_in("max_batch_tokens", limits.max_batch_tokens, 1, 1 << 24));
   limits.max_running_requests =

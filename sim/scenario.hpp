@@ -15,6 +15,7 @@
 #include "models/yaml_input.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
+#include "sim/ep_kernels.hpp"
 #include "sim/network.hpp"
 #include "workloads/workload.hpp"
 
@@ -30,6 +31,8 @@ struct ServingLimits {
   double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
   Overlap overlap = Overlap::kNone;
+  // serving.ep_kernel: the kernels timing dispatch and combine (sim/ep_kernels.hpp).
+  EpKernel ep_kernel = EpKernel::kAuto;
 };
 
 // A value for a key path ("workload.arrival.rate"), applied to the scenario document before

@@ -35,6 +35,7 @@ double time_per_output_token(const RequestRecord& r) {
 
 Summary summarize(const RunResult& run) {
   Summary s;
+  s.dispatch_kernel = run.dispatch_kernel;
   s.simulated_seconds = run.end_time;
   s.requests = static_cast<int>(run.requests.size());
   s.stopped_at_time_limit = run.stopped_at_time_limit;

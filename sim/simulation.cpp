@@ -28,7 +28,7 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
                             ? make_flow_executor(std::move(network), units, topology)
                             : make_bottleneck_executor(std::move(network), units);
   StepBuilder builder(scenario, run.placement->placement, *run.routing, *run.cost, *run.rank_cost, topology,
-                      *run.token_scheduler);
+                      *run.token_scheduler, run.deepep ? &*run.deepep : nullptr);
   StepRecorder recorder(scenario.model, scenario.ep, timeline);
   StepPipeline steps(builder, *executor, recorder, scenario.ep);
   const std::vector<Request> requests = generate_requests(scenario.workload);
@@ -51,6 +51,7 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
   for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
     result.layers[moe].device_activations = builder.layer_loads()[moe];
   result.timeline = recorder.timeline();
+  result.dispatch_kernel = run.dispatch_kernel;
   return result;
 }
 

@@ -28,7 +28,7 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
 
 StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
                          const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
-                         TokenScheduler& token_scheduler)
+                         TokenScheduler& token_scheduler, const DeepepTimes* deepep)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
@@ -36,6 +36,7 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
       rank_cost_(rank_cost),
       topology_(topology),
       token_scheduler_(token_scheduler),
+      deepep_(deepep),
       tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
       reshuffle_(tensor_parallel_ && token_scheduler.reshuffles()),
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
@@ -270,10 +271,7 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
     graph.add_collective(Phase::kReduceScatter, layer, index, slice_collective(mb, record), {mb.last});
     mb.last = graph.last();
   }
-  const double bytes_per_copy = scenario_.model.hidden * scenario_.dispatch_bytes_per_element;
-  graph.add_collective(Phase::kDispatch, layer, index,
-                       all_to_allv(mb.copies[moe], scenario_.ep, bytes_per_copy, false, collective_overhead_),
-                       {mb.last});
+  graph.add_collective(Phase::kDispatch, layer, index, exchange(mb.copies[moe], false), {mb.last});
   mb.last = graph.last();
 }
 
@@ -283,19 +281,29 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
   Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
   experts.seconds = mb.device_experts;
   mb.last = graph.last();
-  const double bytes_per_copy = scenario_.model.hidden * scenario_.precision.activation_bytes;
-  graph.add_collective(Phase::kCombine, layer, index,
-                       all_to_allv(mb.copies[moe], scenario_.ep, bytes_per_copy, true, collective_overhead_),
-                       {mb.last});
+  graph.add_collective(Phase::kCombine, layer, index, exchange(mb.copies[moe], true), {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
   graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, record), {mb.last});
   mb.last = graph.last();
 }
 
+Collective StepBuilder::exchange(const std::vector<long long>& copies, bool combine) const {
+  // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
+  // traffic counters still count them).
+  if (deepep_ != nullptr) return all_to_allv(copies, scenario_.ep, 0.0, combine, deepep_->seconds(step_kernel_, combine, copies));
+  const double bytes_per_copy =
+      scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes : scenario_.dispatch_bytes_per_element);
+  return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
+}
+
 void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                         const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record) {
   graph.clear();
+  bool decode_only = true;
+  for (const RankBatch& batch : batches)
+    for (const SequenceChunk& chunk : batch.chunks) decode_only = decode_only && chunk.new_tokens <= 1;
+  if (deepep_ != nullptr) step_kernel_ = deepep_->kernel_for(decode_only);
   // Each token's vocabulary id, once: on the micro-batch's copy, or (two micro-batches, routed as one
   // step) on the step's copy the micro-batches are split from.
   if (micro_batches_ == 1) {

@@ -22,6 +22,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
+#include "sim/ep_kernels.hpp"
 #include "sim/step_graph.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -39,10 +40,12 @@ class StepBuilder {
  public:
   // `rank_cost` prices each rank's attention, dense FFN and LM head: `cost` itself under
   // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP.
-  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP.
+  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP. With
+  // `deepep`, DeepEP's measured kernels time dispatch and combine; without, their copies cross the
+  // topology.
   StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
               const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
-              TokenScheduler& token_scheduler);
+              TokenScheduler& token_scheduler, const DeepepTimes* deepep = nullptr);
 
   // Attention-DP: `tokens[i]` runs on rank `token_rank[i]`, `batches` holds one batch per rank.
   // Attention-TP: `batches` holds the group's one batch (every token on rank 0); the token
@@ -55,6 +58,9 @@ class StepBuilder {
   const std::vector<std::vector<long long>>& layer_loads() const { return layer_loads_; }
 
  private:
+  // A dispatch (or combine) of `copies`: DeepEP's measured time, or the copies over the topology.
+  Collective exchange(const std::vector<long long>& copies, bool combine) const;
+
   // One micro-batch's tokens and working memory.
   struct MicroBatch {
     const std::vector<RankBatch>* batches = nullptr;  // the step's, or own_batches after a split
@@ -102,6 +108,8 @@ class StepBuilder {
   const CostModel& rank_cost_;
   const Topology& topology_;
   TokenScheduler& token_scheduler_;
+  const DeepepTimes* deepep_;
+  EpKernel step_kernel_ = EpKernel::kNormal;  // DeepEP's kernel this step (auto: decode-only or not)
   bool tensor_parallel_;
   bool reshuffle_;
   int micro_batches_;

@@ -55,6 +55,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["tp"] = scenario.tp;
   j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
   j["dispatch"] = scenario.dispatch_name;
+  j["dispatch_kernel"] = s.dispatch_kernel;
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;

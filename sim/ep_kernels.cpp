@@ -1,0 +1,99 @@
+#include "sim/ep_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace semsim {
+namespace {
+
+// The measured tables' group: EP over the 8 GPUs of one node.
+constexpr int kMeasuredRanks = 8;
+
+// P(a token's top-k over `experts` misses the experts of one of `ranks` equal ranks) under uniform
+// routing without repeats.
+double miss_probability(int experts, int top_k, int ranks) {
+  const int outside = experts - experts / ranks;
+  double p = 1;
+  for (int j = 0; j < top_k; ++j) p *= static_cast<double>(outside - j) / static_cast<double>(experts - j);
+  return std::max(0.0, p);
+}
+
+}  // namespace
+
+const std::vector<std::string>& ep_kernel_names() {
+  static const std::vector<std::string> names{"auto", "normal", "low_latency", "nccl"};
+  return names;
+}
+
+std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const MoeModel& model, int ep,
+                                             int devices_per_node, int communication_units, DispatchMode mode,
+                                             EpKernel choice, std::string& why_not) {
+  if (choice == EpKernel::kNccl) return why_not = "nccl (serving.ep_kernel)", std::nullopt;
+  if (ep != kMeasuredRanks || devices_per_node < ep)
+    return why_not = fmt::format("nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} "
+                                 "over nodes of {})",
+                                 kMeasuredRanks, ep, devices_per_node),
+           std::nullopt;
+  DeepepTimes t;
+  t.choice_ = choice;
+  t.ep_ = ep;
+  const std::string shape = fmt::format("hidden={} experts={} top_k={}", model.hidden, model.routed_experts, model.top_k);
+  // DeepEP's normal kernels run on the SMs the communication kernels hold (DeepEP's default 24).
+  const std::string normal = fmt::format("{} sms={}", shape, communication_units > 0 ? communication_units : 24);
+  t.normal_dispatch_ = library.curve("deepep_normal_dispatch", normal, "bf16");
+  t.normal_combine_ = library.curve("deepep_normal_combine", normal, "bf16");
+  t.ll_dispatch_ = library.curve("deepep_ll_dispatch", shape, "bf16");
+  t.ll_combine_ = library.curve("deepep_ll_combine", shape, "bf16");
+  const bool normal_ok = t.normal_dispatch_ && t.normal_combine_, ll_ok = t.ll_dispatch_ && t.ll_combine_;
+  if ((choice == EpKernel::kNormal && !normal_ok) || (choice == EpKernel::kLowLatency && !ll_ok) ||
+      (choice == EpKernel::kAuto && !(normal_ok && ll_ok)))
+    return why_not = "nccl (the calibration profile has no DeepEP tables)", std::nullopt;
+  const double remote_ranks = static_cast<double>(ep - 1);
+  switch (mode) {
+    case DispatchMode::kDedup:
+      t.remote_copies_per_token_ = remote_ranks * (1 - miss_probability(model.routed_experts, model.top_k, ep));
+      break;
+    case DispatchMode::kPerExpert:
+      t.remote_copies_per_token_ = model.top_k * remote_ranks / ep;
+      break;
+    case DispatchMode::kAllGather:
+      t.remote_copies_per_token_ = remote_ranks;
+      break;
+  }
+  return t;
+}
+
+EpKernel DeepepTimes::kernel_for(bool decode_only) const {
+  if (choice_ != EpKernel::kAuto) return choice_;
+  return decode_only ? EpKernel::kLowLatency : EpKernel::kNormal;
+}
+
+double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long long> copies) const {
+  long long busiest = 0;
+  for (int src = 0; src < ep_; ++src) {
+    long long remote = 0;
+    for (int dst = 0; dst < ep_; ++dst)
+      if (dst != src) remote += copies[static_cast<std::size_t>(src) * ep_ + dst];
+    busiest = std::max(busiest, remote);
+  }
+  if (busiest == 0) return 0.0;
+  const double tokens = static_cast<double>(busiest) / remote_copies_per_token_;
+  const KernelCurve& curve = kernel == EpKernel::kLowLatency ? (combine ? *ll_combine_ : *ll_dispatch_)
+                                                             : (combine ? *normal_combine_ : *normal_dispatch_);
+  return curve.seconds(tokens);
+}
+
+std::string DeepepTimes::description() const {
+  switch (choice_) {
+    case EpKernel::kNormal:
+      return "deepep normal";
+    case EpKernel::kLowLatency:
+      return "deepep low_latency";
+    default:
+      return "deepep auto (low_latency for decode-only steps, normal otherwise)";
+  }
+}
+
+}  // namespace semsim
