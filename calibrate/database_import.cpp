@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -64,6 +65,64 @@ void check_device(const std::vector<MeasuredTable>& tables, const Device& device
   }
 }
 
+// One kernel shape's samples and each one's k-fold prediction by the shape's own table.
+struct FittedShape {
+  std::string kernel, shape, dtype;
+  std::vector<KernelSample> samples;
+  std::vector<std::optional<double>> own;
+};
+
+// Within a measured shape, a held-out row is predicted by the shape's own table (interpolating
+// along its axes) and by its neighbours at the same point (the cross-shape model); each family's
+// weight of the latter is the one that predicts the held-out rows best (least median + p95 of the
+// relative error, weights 0, 0.05 .. 1), and the family's residuals are those of the blend. Across shapes: each
+// shape's rows predicted by its neighbours alone.
+void blend_across_shapes(CalibrationProfile& profile, const Device& device, const std::vector<FittedShape>& fitted) {
+  const KernelLibrary library(profile, device, false);
+  struct Triple {
+    double own, cross, measured;
+  };
+  std::map<std::string, std::vector<Triple>> pairs;                       // family -> held-out rows
+  std::map<std::string, std::vector<double>> own_only, across;            // family -> relative errors
+  for (const FittedShape& f : fitted) {
+    const auto cross = library.curve(f.kernel, f.shape, f.dtype, /*without_own_shape=*/true);
+    for (std::size_t i = 0; i < f.samples.size(); ++i) {
+      const KernelSample& s = f.samples[i];
+      std::optional<double> neighbours;
+      try {
+        if (cross) neighbours = cross->seconds(s.x, s.y);
+      } catch (const InputError&) {
+        // beyond every neighbour's measured range: not a prediction the model makes
+      }
+      if (neighbours) across[f.kernel].push_back(std::abs(*neighbours - s.seconds) / s.seconds);
+      if (f.own[i] && neighbours) pairs[f.kernel].push_back({*f.own[i], *neighbours, s.seconds});
+      else if (f.own[i]) own_only[f.kernel].push_back(std::abs(*f.own[i] - s.seconds) / s.seconds);
+    }
+  }
+  for (const KernelSpec& spec : kernel_specs()) {
+    const std::string kernel(spec.name);
+    if (!pairs.contains(kernel) && !own_only.contains(kernel) && !across.contains(kernel)) continue;
+    const std::vector<Triple>& rows = pairs[kernel];
+    // The targets are the median and the 95th percentile of the error: the weight minimising their sum.
+    double best_weight = 0, best = std::numeric_limits<double>::infinity();
+    for (int step = 0; step <= 20 && !rows.empty(); ++step) {
+      const double w = step / 20.0;
+      std::vector<double> errors;
+      for (const Triple& t : rows)
+        errors.push_back(std::abs(std::pow(t.own, 1 - w) * std::pow(t.cross, w) - t.measured) / t.measured);
+      const FitResiduals r = residuals_of(std::move(errors));
+      if (r.median + r.p95 < best - 1e-12) best = r.median + r.p95, best_weight = w;
+    }
+    std::vector<double> within = own_only[kernel];
+    for (const Triple& t : rows) {
+      const double blended = std::pow(t.own, 1 - best_weight) * std::pow(t.cross, best_weight);
+      within.push_back(std::abs(blended - t.measured) / t.measured);
+    }
+    if (best_weight > 0) profile.cross_shape_weights[kernel] = best_weight;
+    profile.residuals.push_back({kernel, residuals_of(std::move(within)), residuals_of(std::move(across[kernel]))});
+  }
+}
+
 }  // namespace
 
 bool preferred_implementation(const std::string& a, const std::string& b) {
@@ -106,7 +165,7 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     }
   }
 
-  std::map<std::string, std::vector<double>> within;  // family -> k-fold errors
+  std::vector<FittedShape> fitted;
   for (auto& [key, implementations] : kernels) {
     const auto& [kernel, shape, dtype] = key;
     const std::string* kept = nullptr;
@@ -115,15 +174,18 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     for (const auto& [implementation, points] : implementations)
       if (implementation != *kept)
         for (const PointRef& ref : points) skipped[ref.table][ref.row] = "another implementation of the shape kept";
-    std::vector<KernelSample> samples;
+    FittedShape f{kernel, shape, dtype, {}, {}};
     for (const PointRef& ref : implementations[*kept])
-      samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
+      f.samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
     const KernelSpec& spec = *find_kernel_spec(kernel);
-    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, samples, options.folds, &within[kernel]))
+    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, f.samples, options.folds, &f.own)) {
       profile.kernels.push_back(std::move(*table));
-    else
+      fitted.push_back(std::move(f));
+    } else {
       for (const PointRef& ref : implementations[*kept]) skipped[ref.table][ref.row] = "too few points for a curve";
+    }
   }
+  blend_across_shapes(profile, device, fitted);
 
   for (const auto& [key, points] : collectives) {
     const auto& [collective, ranks] = key;
@@ -140,32 +202,6 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     profile.collectives.push_back(std::move(*fit));
   }
 
-  // Across shapes: each table left out and predicted by its neighbours.
-  const KernelLibrary library(profile, device, false);
-  std::map<std::string, std::vector<double>> across;
-  for (const auto& [key, implementations] : kernels) {
-    const auto& [kernel, shape, dtype] = key;
-    const auto curve = library.curve(kernel, shape, dtype, /*without_own_shape=*/true);
-    if (!curve) continue;
-    const std::string& kept = std::min_element(implementations.begin(), implementations.end(),
-                                               [](const auto& a, const auto& b) {
-                                                 return preferred_implementation(a.first, b.first);
-                                               })
-                                  ->first;
-    for (const PointRef& ref : implementations.at(kept)) {
-      try {
-        across[kernel].push_back(std::abs(curve->seconds(ref.point->x, ref.point->y) - ref.point->seconds) /
-                                 ref.point->seconds);
-      } catch (const InputError&) {
-        // beyond every neighbour's measured range: not a prediction the model makes
-      }
-    }
-  }
-  for (const KernelSpec& spec : kernel_specs()) {
-    const std::string kernel(spec.name);
-    if (!within.contains(kernel) && !across.contains(kernel)) continue;
-    profile.residuals.push_back({kernel, residuals_of(within[kernel]), residuals_of(across[kernel])});
-  }
   if (!profile.collectives.empty()) {
     std::vector<double> errors;
     for (const auto& [key, points] : collectives) {

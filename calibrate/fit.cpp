@@ -70,25 +70,6 @@ double significant_digits(double value) {
   return std::stod(fmt::format("{:.4g}", value));
 }
 
-// Half-octave knots (2^j, 1.5 * 2^j) over the samples' range, both ends included, leaving out knots
-// with no sample between their neighbours: across a gap in the data the curve runs straight in
-// log-log, so that no knot is left to the penalty alone (sorted `x`).
-std::vector<double> half_octave_knots(const std::vector<double>& x) {
-  const double first = x.front(), last = x.back();
-  std::vector<double> candidates{first};
-  for (double power = std::exp2(std::floor(std::log2(first))); power < last; power *= 2)
-    for (const double knot : {power, 1.5 * power})
-      if (knot > first * (1 + 1e-9) && knot < last * (1 - 1e-9)) candidates.push_back(knot);
-  candidates.push_back(last);
-  std::vector<double> knots{first};
-  for (std::size_t i = 1; i + 1 < candidates.size(); ++i) {
-    const auto inside = std::upper_bound(x.begin(), x.end(), knots.back());
-    if (inside != x.end() && *inside < candidates[i + 1]) knots.push_back(candidates[i]);
-  }
-  knots.push_back(last);
-  return knots;
-}
-
 // Log seconds at `knots` (log x) of the penalised least-squares linear spline through (u, v).
 std::vector<double> fit_linear_spline(const std::vector<double>& knots, const std::vector<double>& u,
                                       const std::vector<double>& v) {
@@ -132,7 +113,10 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     for (const auto& point : points) x.push_back(point.first);
     std::sort(x.begin(), x.end());
     if (!(x.back() > x.front())) continue;
-    const std::vector<double> knots = half_octave_knots(x);
+    // A knot at every distinct measured value: kernels change tile configuration from one size to
+    // the next (a GEMM of 4097 rows is not one of 4096), which coarser knots would average away.
+    std::vector<double> knots = x;
+    knots.erase(std::unique(knots.begin(), knots.end()), knots.end());
     std::vector<double> log_knots, u, v;
     for (const double k : knots) log_knots.push_back(std::log(k));
     for (const auto& [px, seconds] : points) u.push_back(std::log(px)), v.push_back(std::log(seconds));
@@ -245,7 +229,7 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
 std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
                                                const std::string& dtype, const std::string& implementation,
                                                const std::vector<KernelSample>& samples, int folds,
-                                               std::vector<double>* all_errors) {
+                                               std::vector<std::optional<double>>* predictions) {
   const bool two_axes = spec.axes.size() == 2;
   auto rows_of = [&](auto&& keep) {
     ScatteredRows rows;
@@ -262,6 +246,7 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
   table->dtype = dtype;
   table->implementation = implementation;
   std::vector<double> errors;
+  if (predictions != nullptr) predictions->assign(samples.size(), std::nullopt);
   for (int fold = 0; fold < folds && folds >= 2; ++fold) {
     // Samples go to folds in a fixed interleaved order (the database's row order is its own).
     const auto held_out = [&](std::size_t i) { return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold; };
@@ -272,12 +257,13 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
     for (std::size_t i = 0; i < samples.size(); ++i) {
       if (!held_out(i) || !(samples[i].seconds > 0)) continue;
       try {
-        errors.push_back(relative_error(lookup.seconds(samples[i].x, samples[i].y), samples[i].seconds));
+        const double predicted = lookup.seconds(samples[i].x, samples[i].y);
+        errors.push_back(relative_error(predicted, samples[i].seconds));
+        if (predictions != nullptr) (*predictions)[i] = predicted;
       } catch (const InputError&) {
       }
     }
   }
-  if (all_errors != nullptr) all_errors->insert(all_errors->end(), errors.begin(), errors.end());
   table->residuals = residuals_of(std::move(errors));
   return table;
 }

@@ -31,18 +31,18 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
                                             const std::vector<KernelSample>& held_out = {});
 
 // The table of one kernel on one shape from samples scattered over its axes (a database's rows):
-// rows at every distinct value of the first axis (two-axis kernels), and along the last axis a
-// smoothed curve: the least-squares piecewise-linear fit of log seconds over log x at half-octave
-// knots (2^j and 1.5 * 2^j, plus each row's ends), lightly penalised in curvature so knots between
-// sparse samples follow their neighbours, then made non-decreasing (pool adjacent violators): more
-// work never takes less time. Each row covers its own measured range; a row with fewer than two
-// distinct values is dropped. Residuals: `folds`-fold cross-validation over the samples (each fold
-// predicted by the table fitted without it), their relative errors also appended to `errors` when
-// given; folds < 2 leaves them empty. Nothing when no row has two distinct values.
+// rows at every distinct value of the first axis (two-axis kernels), and along the last axis the
+// least-squares piecewise-linear fit of log seconds over log x with a knot at every distinct value
+// (repeated measurements of one point average), lightly penalised in curvature. It is not forced
+// monotone: kernels switch tile configurations, and a larger batch may really run faster. Each row
+// covers its own measured range; a row with fewer than two distinct values is dropped. Residuals:
+// `folds`-fold cross-validation over the samples (each fold predicted by the table fitted without
+// it); `predictions`, when given, gets each sample's held-out prediction (nothing where it lay
+// beyond the rest's reach). folds < 2 leaves both empty. Nothing when no row has two distinct values.
 std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
                                                const std::string& dtype, const std::string& implementation,
                                                const std::vector<KernelSample>& samples, int folds = 5,
-                                               std::vector<double>* errors = nullptr);
+                                               std::vector<std::optional<double>>* predictions = nullptr);
 
 // One measured collective, nccl-tests conventions.
 struct CollectiveSample {

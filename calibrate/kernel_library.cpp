@@ -112,6 +112,30 @@ class CrossShapeCurve final : public KernelCurve {
   mutable std::map<std::pair<double, double>, double> memo_;
 };
 
+// A measured shape's own table pooled with its neighbours: own^(1 - w) * neighbours^w, the
+// neighbours' part dropped where they were not measured that far.
+class PooledCurve final : public KernelCurve {
+ public:
+  PooledCurve(std::unique_ptr<KernelCurve> own, std::unique_ptr<KernelCurve> neighbours, double weight)
+      : own_(std::move(own)), neighbours_(std::move(neighbours)), weight_(weight) {}
+  double seconds(double x, double y) const override {
+    const double own = own_->seconds(x, y);
+    try {
+      return std::pow(own, 1 - weight_) * std::pow(neighbours_->seconds(x, y), weight_);
+    } catch (const InputError&) {
+      return own;
+    }
+  }
+  Coverage coverage() const override { return Coverage::kMeasured; }
+  std::string source() const override {
+    return fmt::format("{} pooled {:.2f} with {}", own_->source(), weight_, neighbours_->source());
+  }
+
+ private:
+  std::unique_ptr<KernelCurve> own_, neighbours_;
+  double weight_;
+};
+
 double peak_flops(const std::string& dtype, const Device& device) {
   return dtype != "bf16" && device.fp8_flops > 0 ? device.fp8_flops : device.bf16_flops;
 }
@@ -191,14 +215,24 @@ std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, con
   if (family == tables_.end()) return nullptr;
   const auto wanted = shape_pairs(shape);
   std::vector<std::pair<double, const KernelTable*>> near;
+  const KernelTable* own = nullptr;
   for (const KernelTable* table : family->second) {
-    if (table->shape == shape && !without_own_shape)
-      return std::make_unique<TableCurve>(*table, label(*table), allow_extrapolation_);
-    if (table->shape == shape) continue;
+    if (table->shape == shape) {
+      own = table;
+      continue;
+    }
     if (const auto distance = shape_distance(wanted, shape_pairs(table->shape))) near.emplace_back(*distance, table);
   }
   const KernelSpec* spec = find_kernel_spec(kernel);
-  if (near.empty() || spec == nullptr || spec->scope != KernelScope::kKernel) return nullptr;
+  const bool kernel_scope = spec != nullptr && spec->scope == KernelScope::kKernel;
+  if (own && !without_own_shape) {
+    auto table = std::make_unique<TableCurve>(*own, label(*own), allow_extrapolation_);
+    const auto weight = profile_.cross_shape_weights.find(kernel);
+    if (weight == profile_.cross_shape_weights.end() || weight->second <= 0 || near.empty() || !kernel_scope)
+      return table;
+    return std::make_unique<PooledCurve>(std::move(table), curve(kernel, shape, dtype, true), weight->second);
+  }
+  if (near.empty() || !kernel_scope) return nullptr;
   std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second->shape < b.second->shape;
   });

@@ -43,7 +43,9 @@ class KernelLibrary {
   KernelLibrary(const CalibrationProfile& profile, const Device& device, bool allow_extrapolation);
 
   // The curve of `kernel` at `shape` in `dtype`, or nullptr when the profile has no table of that
-  // kernel and dtype (the cost model then uses the roofline). Operator-scope tables are keyed by a
+  // kernel and dtype (the cost model then uses the roofline). A measured shape's table is pooled
+  // with the cross-shape model by the profile's cross_shape_weight of the kernel (measurement noise
+  // of one shape averages out against its neighbours'). Operator-scope tables are keyed by a
   // model's shape: only the exact one answers. `without_own_shape` ignores the
   // table of exactly `shape`, as leave-one-shape-out validation needs.
   std::unique_ptr<KernelCurve> curve(const std::string& kernel, const std::string& shape, const std::string& dtype,

@@ -38,7 +38,7 @@ const std::vector<KernelSpec>& kernel_specs() {
        {"experts", "tokens"},
        "fused routed-expert SwiGLU FFN of one rank: `tokens` token copies over its `experts` local experts",
        KernelScope::kKernel,
-       {"hidden", "ffn", "distribution"}},
+       {"hidden", "ffn", "experts", "top_k", "distribution"}},
       {"mla_prefill",
        {"batch", "tokens"},
        "MLA attention core of `batch` prompts of `tokens` new tokens each, no cached prefix",

@@ -213,7 +213,7 @@ FamilyResiduals read_family_residuals(const YamlInput& in) {
 // Reads `in` over `base` (the values a key left out keeps).
 CalibrationProfile read_profile(const YamlInput& in, const Device& device, CalibrationProfile p) {
   in.expect_map({"kind", "version", "name", "source", "device", "provenance", "efficiency", "overhead",
-                 "kernels", "collectives", "residuals", "notes"});
+                 "kernels", "collectives", "cross_shape_weight", "residuals", "notes"});
   if (in.required("kind").as_string() != "profile") in.required("kind").fail("expected 'profile'");
   if (const long long version = in.required("version").as_int(); version != 1 && version != kFormatVersion)
     in.required("version").fail(
@@ -262,6 +262,12 @@ CalibrationProfile read_profile(const YamlInput& in, const Device& device, Calib
               fmt::format("a second fit for {} at {} on {} ranks", fit.collective, fit.level, fit.ranks));
       p.collectives.push_back(std::move(fit));
     }
+  }
+  p.cross_shape_weights.clear();
+  if (const auto weights = in.optional("cross_shape_weight")) {
+    weights->expect_map(kernel_names());
+    for (const std::string& kernel : weights->keys())
+      p.cross_shape_weights[kernel] = weights->required(kernel).as_double_in(0, 1);
   }
   p.residuals.clear();
   if (const auto residuals = in.optional("residuals"))
@@ -467,7 +473,12 @@ std::string CalibrationProfile::to_yaml() const {
     for (const CollectiveFit& fit : collectives) emit_collective_fit(out, fit);
     out << YAML::EndSeq;
   }
- if (!residuals.empty()) {
+ if (!cross_shape_weights.empty()) {
+    out << YAML::Key << "cross_shape_weight" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [kernel, weight] : cross_shape_weights) out << YAML::Key << kernel << YAML::Value << number(weight);
+    out << YAML::EndMap;
+  }
+  if (!residuals.empty()) {
     out << YAML::Key << "residuals" << YAML::Value << YAML::BeginSeq;
     for (const FamilyResiduals& r : residuals) {
       out << YAML::BeginMap << YAML::Key << "family" << YAML::Value << r.family;

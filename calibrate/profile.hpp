@@ -110,6 +110,9 @@ struct CalibrationProfile {
   std::vector<KernelTable> kernels;
   std::vector<CollectiveFit> collectives;
   std::vector<FamilyResiduals> residuals;
+  // Per kernel family, the weight w of the cross-shape model in the time of a measured shape:
+  // own^(1 - w) * neighbours^w (kernel_library.hpp); families left out use their own tables alone.
+  std::map<std::string, double> cross_shape_weights;
   std::string notes;
 
   // The device's embedded datasheet profile (calibrate/profiles/<device>-datasheet.yaml), or the

@@ -149,7 +149,9 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
     }
     routed_ = std::make_unique<Operator>("routed experts", std::move(parts));
   } else if (std::shared_ptr<KernelCurve> curve = library_.curve(
-                 "moe_experts", fmt::format("hidden={} ffn={} distribution=balanced", model.hidden, model.expert_ffn),
+                 "moe_experts",
+                 fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model.hidden,
+                             model.expert_ffn, model.routed_experts, model.top_k),
                  weights)) {
     routed_ = std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
   }

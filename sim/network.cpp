@@ -246,6 +246,7 @@ double LoneCollectiveTime::seconds(const TrafficMatrix& traffic) {
 }
 
 double LoneCollectiveTime::seconds(const CopyTraffic& traffic) {
+  if (traffic.bytes_per_copy == 0) return 0.0;  // a collective timed as a whole (DeepEP's measured kernels)
   // The bandwidth factors scale each pair's bytes non-linearly: only the matrix path applies them.
   if (factors_.empty())
     if (const std::optional<double> seconds = model_->copies_seconds(traffic)) return *seconds;
