@@ -57,17 +57,27 @@ MonotoneCurve::MonotoneCurve(std::vector<double> x, std::vector<double> y) : x_(
   slope_[n - 1] = end_slope(h[n - 2], h[n - 3], secant[n - 2], secant[n - 3]);
 }
 
+double MonotoneCurve::end_trend(bool last) const {
+  // Over at least a doubling of x: the last two points may be a tile step apart (4096 and 4097
+  // rows), whose jump is no trend. Never downward, and no steeper than quadratic (causal attention
+  // over its prompt), so that nothing runs away within the reach of extrapolation.
+  const std::size_t n = u_.size();
+  const std::size_t end = last ? n - 1 : 0;
+  std::size_t other = last ? 0 : n - 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = last ? n - 1 - i : i;
+    if (std::abs(u_[end] - u_[k]) >= std::log(2.0)) {
+      other = k;
+      break;
+    }
+  }
+  return std::clamp((v_[end] - v_[other]) / (u_[end] - u_[other]), 0.0, 2.0);
+}
+
 double MonotoneCurve::operator()(double x) const {
   const double u = std::log(x);
-  const std::size_t n = u_.size();
-  if (u <= u_.front()) {
-    const double slope = std::max(0.0, (v_[1] - v_[0]) / (u_[1] - u_[0]));
-    return std::exp(v_.front() + slope * (u - u_.front()));
-  }
-  if (u >= u_.back()) {
-    const double slope = std::max(0.0, (v_[n - 1] - v_[n - 2]) / (u_[n - 1] - u_[n - 2]));
-    return std::exp(v_.back() + slope * (u - u_.back()));
-  }
+  if (u <= u_.front()) return std::exp(v_.front() + end_trend(false) * (u - u_.front()));
+  if (u >= u_.back()) return std::exp(v_.back() + end_trend(true) * (u - u_.back()));
   const std::size_t k = static_cast<std::size_t>(std::upper_bound(u_.begin(), u_.end(), u) - u_.begin()) - 1;
   const double h = u_[k + 1] - u_[k];
   const double t = (u - u_[k]) / h;

@@ -2,8 +2,9 @@
 // Monotone interpolation of measured times (and bandwidth factors) over their grids. Curves are
 // interpolated in log-log space, where kernel times and message-size effects are close to
 // piecewise linear over decades, with Fritsch-Carlson (PCHIP) slopes: monotone wherever the data is,
-// no overshoot between grid points. Beyond the grid a curve continues along its end segment's
-// slope (never downward); a table refuses queries far outside its grid unless told otherwise.
+// no overshoot between grid points. Beyond the grid a curve continues along its trend over the last
+// doubling of x (never downward, at most quadratic); a table refuses queries far outside its grid
+// unless told otherwise.
 #include <map>
 #include <optional>
 #include <string>
@@ -24,6 +25,8 @@ class MonotoneCurve {
   double last_x() const { return x_.back(); }
 
  private:
+  double end_trend(bool last) const;  // d ln y / d ln x beyond the first or last point
+
   std::vector<double> x_;      // as given (for the range)
   std::vector<double> u_;      // ln x
   std::vector<double> v_;      // ln y

@@ -327,10 +327,13 @@ void emit_kernel_table(YAML::Emitter& out, const KernelTable& t) {
   out << YAML::Key << "seconds" << YAML::Value;
   // Literal blocks: yaml-cpp scans them several times faster than plain scalars.
   if (t.axes.size() == 1) {
-    out << YAML::Literal << row_text(0) + "\n";
+    out << YAML::Literal << row_text(0);
   } else {
     std::string block;
-    for (std::size_t row = 0; row < t.axes[0].values.size(); ++row) block += row_text(row * columns) + "\n";
+    for (std::size_t row = 0; row < t.axes[0].values.size(); ++row) {
+      if (row > 0) block += '\n';
+      block += row_text(row * columns);
+    }
     out << YAML::Literal << block;
   }
   emit_residuals(out, t.residuals);

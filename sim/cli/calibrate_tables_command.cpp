@@ -1,4 +1,4 @@
-// `semsim calibrate import | predict | coverage`: profiles from measured tables (a public
+// `semsim calibrate import | predict | residuals | coverage`: profiles from measured tables (a public
 // database's per-kernel latencies, nccl-tests logs), scored on any table of the same format, and
 // what each model's operators are priced from.
 #include <fmt/format.h>
@@ -142,6 +142,26 @@ int predict(const std::string& profile_path, const std::string& table_path) {
   return 0;
 }
 
+// The profile's residuals per family as CSV (results/calibration-measured/ collects them).
+int residuals(const std::string& profile_path) {
+  const LoadedProfile loaded = load_profile(profile_path);
+  std::string out = csv_line({"device", "family", "within_shape_median", "within_shape_p95", "within_shape_rows",
+                              "across_shapes_median", "across_shapes_p95", "across_shapes_rows",
+                              "cross_shape_weight"}) +
+                    "\n";
+  for (const FamilyResiduals& r : loaded.profile.residuals) {
+    const auto weight = loaded.profile.cross_shape_weights.find(r.family);
+    out += csv_line({loaded.device.name, r.family, format_number(r.within_shape.median),
+                     format_number(r.within_shape.p95), std::to_string(r.within_shape.samples),
+                     format_number(r.across_shapes.median), format_number(r.across_shapes.p95),
+                     std::to_string(r.across_shapes.samples),
+                     format_number(weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
+           "\n";
+  }
+  std::cout << out;
+  return 0;
+}
+
 int coverage(const std::string& profile_path) {
   const LoadedProfile loaded = load_profile(profile_path);
   std::cout << fmt::format("profile {} ({}) on {}\n", loaded.profile.name, loaded.profile.source, loaded.device.name);
@@ -187,6 +207,12 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate) {
       [predict_args] { return predict(predict_args->first, predict_args->second); }, calibrate);
   predict_command->add_option("profile", predict_args->first, "profile YAML")->required();
   predict_command->add_option("table", predict_args->second, "table (.csv[.gz]) or nccl-tests log")->required();
+
+  auto residuals_profile = std::make_shared<std::string>();
+  CLI::App* residuals_command = cli.add(
+      "residuals", "a profile's errors on rows its fits left out, per kernel family, as CSV",
+      [residuals_profile] { return residuals(*residuals_profile); }, calibrate);
+  residuals_command->add_option("profile", *residuals_profile, "profile YAML")->required();
 
   auto coverage_profile = std::make_shared<std::string>();
   CLI::App* coverage_command = cli.add(
