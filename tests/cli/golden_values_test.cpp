@@ -39,10 +39,49 @@ void expect_distribution(const Json& d, double mean, double p50, double p90, dou
   EXPECT_EQ(d["p99"].get<double>(), p99);
 }
 
-// `semsim run default`: DeepSeek-V2-Lite, 8 x H200, Attention-DP, EP8, 2,000 requests.
+// `semsim run default`: DeepSeek-V2-Lite, 8 x H200, Attention-DP, EP8, 2,000 requests, on the
+// embedded measured profile (DeepEP's kernels time the all-to-all).
 TEST(cliGoldenValues, DefaultScenario) {
   TempDir tmp;
   const GoldenRun run = run_default(tmp, {});
+  const Json& s = run.summary;
+  EXPECT_EQ(s["calibration"], "h200-sxm-measured");
+  EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.98798717139098);
+  EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14492.208419017961);
+  expect_distribution(s["ttft_s"], 0.010557149985484751, 0.010392624725696464, 0.011968252580152241,
+                      0.016139616897384766);
+  expect_distribution(s["tpot_s"], 0.0038111843830060032, 0.003805548779895269, 0.00403439102390076,
+                      0.004410215016033392);
+  expect_distribution(s["e2e_s"], 0.9824091676520165, 0.9807322083465149, 1.0399299072775436,
+                      1.1343595314371433);
+  EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6138055694848394);
+  EXPECT_EQ(s["steps"].get<int>(), 28145);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0037646723268208566);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 35.48774128233163);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.15572044700286);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 51.460192870217156);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.293719983814861);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 5.559328055006495);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1339620730784127);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 13.449440430817676);
+  ASSERT_EQ(run.steps.size(), 28146u);
+  EXPECT_EQ(run.steps[1],
+            "0,0.0312845332,0.00783136006,0.00176614103,0.00119818645,0.00310993711,0.00148532761,"
+            "0.00027176786,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268351406,0");
+  EXPECT_EQ(run.steps[100],
+            "99,0.354999949,0.00297678793,0.0011948171,0.000145706765,0.00128087543,0.000167588608,"
+            "0.000187800028,0,6,3861376,0,0.125000,1.811966,0,0,0,0,0.000313295373,0");
+}
+
+// The same on the datasheet profile (the roofline, NCCL-style copies over the topology): the
+// numbers the engine gave before measured profiles existed.
+TEST(cliGoldenValues, DefaultScenarioOnTheDatasheetProfile) {
+  TempDir tmp;
+  const GoldenRun run = run_default(tmp, {"calibration=datasheet"});
   const Json& s = run.summary;
   EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.73341734045894);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
@@ -78,10 +117,12 @@ TEST(cliGoldenValues, DefaultScenario) {
             "0.0001639393,0,10,6419072,0,0.123077,1.574359,0,0,0,0,0.000628017956,0");
 }
 
-// The same with two-batch overlap, 300 requests: micro-batches, hidden communication, SM slowdown.
+// The datasheet run with two-batch overlap, 300 requests: micro-batches, hidden communication, SM
+// slowdown.
 TEST(cliGoldenValues, DefaultScenarioWithTwoBatchOverlap) {
   TempDir tmp;
-  const GoldenRun run = run_default(tmp, {"serving.overlap=two_batch", "workload.requests=300"});
+  const GoldenRun run =
+      run_default(tmp, {"calibration=datasheet", "serving.overlap=two_batch", "workload.requests=300"});
   const Json& s = run.summary;
   EXPECT_EQ(s["overlap"], "two_batch");
   EXPECT_EQ(s["simulated_seconds"].get<double>(), 17.20833851589489);
