@@ -1,7 +1,7 @@
 #include "calibrate/fit.hpp"
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include <algorithm>
 #include <cmath>
@@ -64,7 +64,6 @@ double factor_through(const CollectiveFit& fit, const CollectiveSample& s) {
   return std::clamp(s.bus_bytes / fit.bus_bandwidth / transfer, 1e-3, cap);
 }
 
-
 // Four significant digits: far finer than the measurements' noise, and a third of the profile's size.
 double significant_digits(double value) {
   return std::stod(fmt::format("{:.4g}", value));
@@ -87,6 +86,25 @@ std::vector<double> half_octave_knots(const std::vector<double>& x) {
   }
   knots.push_back(last);
   return knots;
+}
+
+// Pool adjacent violators: the non-decreasing sequence closest to `values` in least squares.
+void make_non_decreasing(std::vector<double>& values) {
+  std::vector<double> level;
+  std::vector<int> width;
+  for (const double v : values) {
+    level.push_back(v);
+    width.push_back(1);
+    while (level.size() > 1 && level[level.size() - 2] > level.back()) {
+      const int w = width.back() + width[width.size() - 2];
+      const double merged =
+          (level.back() * width.back() + level[level.size() - 2] * width[width.size() - 2]) / w;
+      level.pop_back(), width.pop_back();
+      level.back() = merged, width.back() = w;
+    }
+  }
+  values.clear();
+  for (std::size_t i = 0; i < level.size(); ++i) values.insert(values.end(), width[i], level[i]);
 }
 
 // Log seconds at `knots` (log x) of the penalised least-squares linear spline through (u, v).
@@ -136,7 +154,9 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     std::vector<double> log_knots, u, v;
     for (const double k : knots) log_knots.push_back(std::log(k));
     for (const auto& [px, seconds] : points) u.push_back(std::log(px)), v.push_back(std::log(seconds));
-    const std::vector<double> values = fit_linear_spline(log_knots, u, v);
+    // A least-squares spline overshoots at steps (tile boundaries): more work never takes less time.
+    std::vector<double> values = fit_linear_spline(log_knots, u, v);
+    make_non_decreasing(values);
     fitted_knots[row] = knots;
     fitted_values[row] = values;
     grid.insert(grid.end(), knots.begin(), knots.end());
@@ -264,8 +284,11 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
   std::vector<double> errors;
   for (int fold = 0; fold < folds && folds >= 2; ++fold) {
     // Samples go to folds in a fixed interleaved order (the database's row order is its own).
-    const auto held_out = [&](std::size_t i) { return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold; };
-    const std::optional<KernelTable> without = table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }));
+    const auto held_out = [&](std::size_t i) {
+      return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold;
+    };
+    const std::optional<KernelTable> without =
+        table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }));
     if (!without) continue;
     // Held-out points beyond 2x of what the rest measured are no test of interpolation: skipped.
     const KernelTableLookup lookup(*without, table->kernel, false);

@@ -39,43 +39,44 @@ void expect_distribution(const Json& d, double mean, double p50, double p90, dou
   EXPECT_EQ(d["p99"].get<double>(), p99);
 }
 
-// `semsim run default`: DeepSeek-V2-Lite, 8 x H200, Attention-DP, EP8, 2,000 requests.
+// `semsim run default`: DeepSeek-V2-Lite, 8 x H200 (the embedded measured profile), Attention-DP, EP8,
+// 2,000 requests.
 TEST(cliGoldenValues, DefaultScenario) {
   TempDir tmp;
   const GoldenRun run = run_default(tmp, {});
   const Json& s = run.summary;
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.73341734045894);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 106.28656822569184);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14527.10068997504);
-  expect_distribution(s["ttft_s"], 0.006078362561321949, 0.006007761873451756, 0.00706759647305617,
-                      0.008920008355187345);
-  expect_distribution(s["tpot_s"], 0.0025607489948691123, 0.002567129549985, 0.002679287310373637,
-                      0.0027549959999079634);
-  expect_distribution(s["e2e_s"], 0.6590693562529439, 0.6604952013912992, 0.6894268773832961,
-                      0.7097528083140371);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14451.496794387182);
+  expect_distribution(s["ttft_s"], 0.0147322278780352, 0.014242269446084421, 0.018172502062580524,
+                      0.022500634131150433);
+  expect_distribution(s["tpot_s"], 0.005557799581789338, 0.0055472422554058674, 0.006043780705890365,
+                      0.006546601931239955);
+  expect_distribution(s["e2e_s"], 1.4319711212343154, 1.4296001140192445, 1.555602428898257,
+                      1.6846622484562757);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6343587069167251);
-  EXPECT_EQ(s["steps"].get<int>(), 41836);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.002526583153311422);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 18.424234524844987);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 13.718796288000263);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 52.175844684791684);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 14.344399103999866);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 7.038858200299838);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.284434056190697);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 28.063195391998647);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.598784575268278);
+  EXPECT_EQ(s["steps"].get<int>(), 19480);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.005454583351747447);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 25.08340587490983);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.226503566278241);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 61.529865855389694);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.519437688697916);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 3.896070706764592);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15383022979320096);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.74594125497612);
   EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 0.0);
-  ASSERT_EQ(run.steps.size(), 41837u);
+  ASSERT_EQ(run.steps.size(), 19481u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00476181134,0.00112583673,0.000621542933,0.00184674879,0.000912325689,"
-            "0.000255357198,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00153386862,0");
+            "0,0.0312845332,0.0110482751,0.00176439758,0.000813378163,0.00692636172,0.0012682358,"
+            "0.000275901866,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00208161397,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.229361841,0.00199104866,0.0004009928,0.000312715733,0.0008002832,0.000313388089,"
-            "0.000163668833,0,3,1998976,0,0.096154,2.222222,0,0,0,0,0.000626103822,0");
+            "99,0.47890272,0.00428566462,0.0012037277,0.000304999261,0.00225819169,0.000330137612,"
+            "0.000188608363,0,11,7039872,0,0.121795,1.668998,0,0,0,0,0.000635136873,0");
   EXPECT_EQ(run.steps[1000],
-            "999,2.40636644,0.00241221732,0.000406287267,0.000313366933,0.0012139728,0.000314651022,"
-            "0.0001639393,0,10,6419072,0,0.123077,1.574359,0,0,0,0,0.000628017956,0");
+            "999,4.9068007,0.00456109584,0.0011779839,0.000311012539,0.00253644883,0.000346645527,"
+            "0.000189005045,0,20,12670528,0,0.130128,1.641026,0,0,0,0,0.000657658067,0");
 }
 
 // The same with two-batch overlap, 300 requests: micro-batches, hidden communication, SM slowdown.
@@ -84,21 +85,21 @@ TEST(cliGoldenValues, DefaultScenarioWithTwoBatchOverlap) {
   const GoldenRun run = run_default(tmp, {"serving.overlap=two_batch", "workload.requests=300"});
   const Json& s = run.summary;
   EXPECT_EQ(s["overlap"], "two_batch");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 17.20833851589489);
-  EXPECT_EQ(s["steps"].get<int>(), 5139);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.003342489586047139);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 10.84688944783644);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 1.0418550364444443);
-  EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 5.375441211551352);
-  expect_distribution(s["tpot_s"], 0.003464465322234333, 0.0035068626551155984, 0.003753995120332988,
-                      0.0038229794548434288);
-  ASSERT_EQ(run.steps.size(), 5140u);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 18.23447436440338);
+  EXPECT_EQ(s["steps"].get<int>(), 2120);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.008586410297726865);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 12.227016763194534);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 0.20763484975756466);
+  EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 2.8858198730067013);
+  expect_distribution(s["tpot_s"], 0.008913196435144474, 0.008891504622585344, 0.009628077143399628,
+                      0.009845970524611431);
+  ASSERT_EQ(run.steps.size(), 2121u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00506769966,0.00159026766,0,0.00318798978,2.36736e-05,0.000265768611,512,0,"
-            "327552704,0,0.127116,1.567909,0,0,0,0,2.36736e-05,0.00213419502");
+            "0,0.0312845332,0.0165629299,0.00275839411,4.31630187e-05,0.0133357952,9.36232391e-05,"
+            "0.000331954285,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.000136786258,0.00255409678");
   EXPECT_EQ(run.steps[200],
-            "199,0.476274204,0.00308936129,0.000702607306,0.000144434133,0.00189085283,2.41251556e-05,"
-            "0.000327341867,0,11,6959168,0,0.139860,1.682984,0,0,0,0,0.000168559289,0.00108416569");
+            "199,1.32848111,0.0171931818,0.0026688406,8.75332847e-05,0.0137607663,0.000220756864,"
+            "0.000455284706,512,18,338770560,0,0.125907,1.633672,0,0,0,0,0.000308290148,0.00240733638");
 }
 
 }  // namespace
