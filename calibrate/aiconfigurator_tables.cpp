@@ -81,8 +81,8 @@ std::string kernel_dtype(const std::string& name) {
   return "";
 }
 
-const std::vector<std::string> kDtypes{"bfloat16", "float16", "fp8", "fp8_block", "w4a16_mxfp4", "int4_wo",
-                                       "int8_wo", "nvfp4", "w4afp8", "int8"};
+const std::vector<std::string> kDtypes{"bfloat16", "float16", "fp8",   "fp8_block", "w4a16_mxfp4",
+                                       "int4_wo",  "int8_wo", "nvfp4", "w4afp8",    "int8"};
 
 MeasuredPoint point(const RowFields& r, std::string kernel, std::string shape, std::string dtype, double x,
                     double y, double seconds) {
@@ -102,7 +102,8 @@ void map_gemm(const RowFields& r, MeasuredRow& row) {
   const double seconds = r.positive("latency") * 1e-3;
   const long long m = r.count("m"), n = r.count("n"), k = r.count("k");
   if (dtype.empty()) return void(row.skipped = "dtype not modelled");
-  row.points.push_back(point(r, "gemm", fmt::format("n={} k={}", n, k), dtype, static_cast<double>(m), 0, seconds));
+  row.points.push_back(
+      point(r, "gemm", fmt::format("n={} k={}", n, k), dtype, static_cast<double>(m), 0, seconds));
 }
 
 // Tokens of a `balanced` group batch that reach rank 0's experts [0, experts / ep): the collector
@@ -130,11 +131,13 @@ long long balanced_rank0_tokens(long long tokens, long long top_k, long long exp
 void map_moe(const RowFields& r, MeasuredRow& row) {
   const std::string dtype = kernel_dtype(r.choice("moe_dtype", kDtypes));
   const double seconds = r.positive("latency") * 1e-3;
-  const long long tokens = r.count("num_tokens"), hidden = r.count("hidden_size"), ffn = r.count("inter_size");
+  const long long tokens = r.count("num_tokens"), hidden = r.count("hidden_size"),
+                  ffn = r.count("inter_size");
   const long long top_k = r.count("topk"), experts = r.count("num_experts");
   const long long tp = r.count("moe_tp_size"), ep = r.count("moe_ep_size");
   const std::string distribution = r.choice("distribution", {"balanced", "power_law_1.01", "power_law_1.2"});
-  if (experts % ep != 0) r.fail("moe_ep_size", fmt::format("{} experts do not split over {} ranks", experts, ep));
+  if (experts % ep != 0)
+    r.fail("moe_ep_size", fmt::format("{} experts do not split over {} ranks", experts, ep));
   if (ffn % tp != 0) r.fail("moe_tp_size", fmt::format("inter_size {} does not split {} ways", ffn, tp));
   if (top_k > experts) r.fail("topk", fmt::format("top-{} of {} experts", top_k, experts));
   if (tokens > (1 << 24)) r.fail("num_tokens", fmt::format("{} tokens is beyond any batch", tokens));
@@ -171,27 +174,27 @@ void map_gqa(const RowFields& r, MeasuredRow& row, bool prefill) {
   const long long head_dim = r.count("head_dim"), window = r.count("window_size", 0);
   if (r.count("beam_width") != 1) return void(row.skipped = "beam search not modelled");
   if (heads % kv_heads != 0)
-    r.fail("num_key_value_heads", fmt::format("{} query heads do not group over {} KV heads", heads, kv_heads));
+    r.fail("num_key_value_heads",
+           fmt::format("{} query heads do not group over {} KV heads", heads, kv_heads));
   // An FP8 KV cache runs FP8 attention (FA3 quantises Q itself) or dequantises in the kernel: both
   // are how serving runs an FP8 cache. FP8 compute over a BF16 cache is not.
   if (dtype.empty()) return void(row.skipped = "dtype not modelled");
   if (kernel_dtype(compute) != "bf16" && dtype == "bf16")
     return void(row.skipped = "FP8 attention over a BF16 cache not modelled");
   const double y = prefill ? static_cast<double>(isl) : static_cast<double>(isl + step);
-  row.points.push_back(point(r, prefill ? "gqa_prefill" : "gqa_decode",
-                             fmt::format("heads={} kv_heads={} head_dim={} window={}", heads, kv_heads,
-                                         head_dim, window),
-                             dtype, static_cast<double>(batch), y, seconds));
+  row.points.push_back(
+      point(r, prefill ? "gqa_prefill" : "gqa_decode",
+            fmt::format("heads={} kv_heads={} head_dim={} window={}", heads, kv_heads, head_dim, window),
+            dtype, static_cast<double>(batch), y, seconds));
 }
 
 void map_nccl(const RowFields& r, MeasuredRow& row) {
   const std::string op = r.choice("op_name", {"all_reduce", "all_gather", "reduce_scatter", "alltoall"});
   const std::string dtype = r.choice("nccl_dtype", {"half", "bfloat16", "float", "int8", "fp8"});
   const long long ranks = r.count("num_gpus", 2), elements = r.count("message_size");
-  MeasuredPoint p = point(r, "nccl_" + (op == "alltoall" ? std::string("all_to_all") : op),
-                          fmt::format("ranks={}", ranks), dtype,
-                          static_cast<double>(elements) * nccl_element_bytes(dtype), 0,
-                          r.positive("latency") * 1e-3);
+  MeasuredPoint p = point(
+      r, "nccl_" + (op == "alltoall" ? std::string("all_to_all") : op), fmt::format("ranks={}", ranks), dtype,
+      static_cast<double>(elements) * nccl_element_bytes(dtype), 0, r.positive("latency") * 1e-3);
   p.ranks = static_cast<int>(ranks);
   row.points.push_back(std::move(p));
 }
@@ -205,10 +208,10 @@ void map_deepep(const RowFields& r, MeasuredRow& row, bool low_latency) {
   for (const std::string phase : {"dispatch", "combine"}) {
     const std::string column = low_latency ? phase + "_avg_t_us" : phase + "_transmit_us";
     const double seconds = r.positive(column) * 1e-6;
-    const std::string shape =
-        low_latency ? fmt::format("hidden={} experts={} top_k={}", hidden, experts, top_k)
-                    : fmt::format("hidden={} experts={} top_k={} sms={}", hidden, experts, top_k,
-                                  r.count(phase + "_sms"));
+    const std::string shape = low_latency
+                                  ? fmt::format("hidden={} experts={} top_k={}", hidden, experts, top_k)
+                                  : fmt::format("hidden={} experts={} top_k={} sms={}", hidden, experts,
+                                                top_k, r.count(phase + "_sms"));
     MeasuredPoint p = point(r, family + phase, shape, "bf16", static_cast<double>(tokens), 0, seconds);
     p.phase = phase;
     if (nodes == 1) row.points.push_back(std::move(p));
@@ -285,8 +288,8 @@ MeasuredTable read_aiconfigurator_table(const std::string& path, bool allow_repe
   MeasuredTable table;
   table.path = path;
   table.kind = table_kind(path);
-  const auto schema = std::find_if(schemas().begin(), schemas().end(),
-                                   [&](const Schema& s) { return s.kind == table.kind; });
+  const auto schema =
+      std::find_if(schemas().begin(), schemas().end(), [&](const Schema& s) { return s.kind == table.kind; });
   if (schema == schemas().end())
     throw InputError(fmt::format("{}: not a table this importer knows ('{}'; expected one of: {}){}", path,
                                  table.kind, fmt::join(aiconfigurator_table_kinds(), ", "),
@@ -295,9 +298,11 @@ MeasuredTable read_aiconfigurator_table(const std::string& path, bool allow_repe
   std::string_view line;
   if (!reader.next(line)) throw InputError(path + ":1: empty table (expected a header line)");
   table.columns = split_csv_line(std::string(line));
+  // Keys, latencies and provenance, each once (kernel_source and op_name are keys of some kinds too).
   std::vector<std::string> required = schema->keys;
-  required.insert(required.end(), schema->measured.begin(), schema->measured.end());
-  required.insert(required.end(), kProvenance.begin(), kProvenance.end());
+  for (const std::vector<std::string>* columns : {&schema->measured, &kProvenance})
+    for (const std::string& column : *columns)
+      if (std::find(required.begin(), required.end(), column) == required.end()) required.push_back(column);
   for (const std::string& column : required)
     if (std::find(table.columns.begin(), table.columns.end(), column) == table.columns.end())
       throw InputError(fmt::format("{}:1: missing column '{}' (a {} table has: {})", path, column, table.kind,
@@ -312,8 +317,9 @@ MeasuredTable read_aiconfigurator_table(const std::string& path, bool allow_repe
     bool open_quote = false;
     row.fields = split_csv_line(std::string(line), &open_quote);
     if (open_quote || row.fields.size() != table.columns.size())
-      throw InputError(fmt::format("{}:{}:1: expected {} fields, got {}{}", path, row.line, table.columns.size(),
-                                   row.fields.size(), open_quote ? " (a quote is left open)" : ""));
+      throw InputError(fmt::format("{}:{}:1: expected {} fields, got {}{}", path, row.line,
+                                   table.columns.size(), row.fields.size(),
+                                   open_quote ? " (a quote is left open)" : ""));
     const RowFields fields(table, row.fields, row.line);
     schema->map(fields, row);
     std::vector<std::string> key;

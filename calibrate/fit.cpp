@@ -1,7 +1,7 @@
 #include "calibrate/fit.hpp"
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include <algorithm>
 #include <cmath>
@@ -64,10 +64,44 @@ double factor_through(const CollectiveFit& fit, const CollectiveSample& s) {
   return std::clamp(s.bus_bytes / fit.bus_bandwidth / transfer, 1e-3, cap);
 }
 
-
 // Four significant digits: far finer than the measurements' noise, and a third of the profile's size.
 double significant_digits(double value) {
   return std::stod(fmt::format("{:.4g}", value));
+}
+
+// Pool adjacent violators: the non-decreasing sequence closest to `values` in least squares.
+void make_non_decreasing(std::vector<double>& values) {
+  std::vector<double> level;
+  std::vector<int> width;
+  for (const double v : values) {
+    level.push_back(v);
+    width.push_back(1);
+    while (level.size() > 1 && level[level.size() - 2] > level.back()) {
+      const int w = width.back() + width[width.size() - 2];
+      const double merged =
+          (level.back() * width.back() + level[level.size() - 2] * width[width.size() - 2]) / w;
+      level.pop_back(), width.pop_back();
+      level.back() = merged, width.back() = w;
+    }
+  }
+  values.clear();
+  for (std::size_t i = 0; i < level.size(); ++i) values.insert(values.end(), width[i], level[i]);
+}
+
+// Whether the mean time at each distinct x never decreases as x grows.
+bool never_decreases(const std::vector<std::pair<double, double>>& points) {
+  std::map<double, std::pair<double, int>> by_x;  // x -> (sum of seconds, samples)
+  for (const auto& [x, seconds] : points) {
+    auto& [sum, count] = by_x[x];
+    sum += seconds, ++count;
+  }
+  double previous = 0;
+  for (const auto& [x, sum_count] : by_x) {
+    const double mean = sum_count.first / sum_count.second;
+    if (mean < previous) return false;
+    previous = mean;
+  }
+  return true;
 }
 
 // Log seconds at `knots` (log x) of the penalised least-squares linear spline through (u, v).
@@ -120,7 +154,11 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     std::vector<double> log_knots, u, v;
     for (const double k : knots) log_knots.push_back(std::log(k));
     for (const auto& [px, seconds] : points) u.push_back(std::log(px)), v.push_back(std::log(seconds));
-    const std::vector<double> values = fit_linear_spline(log_knots, u, v);
+    std::vector<double> values = fit_linear_spline(log_knots, u, v);
+    // Monotone where the data is: a row whose measurements (repeats averaged) never decrease gets a
+    // curve that never decreases, though the spline's curvature penalty may dip at a step. A row
+    // whose measurements do dip (a kernel switching tile configuration) keeps its dips.
+    if (never_decreases(points)) make_non_decreasing(values);
     fitted_knots[row] = knots;
     fitted_values[row] = values;
     grid.insert(grid.end(), knots.begin(), knots.end());
@@ -249,8 +287,11 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
   if (predictions != nullptr) predictions->assign(samples.size(), std::nullopt);
   for (int fold = 0; fold < folds && folds >= 2; ++fold) {
     // Samples go to folds in a fixed interleaved order (the database's row order is its own).
-    const auto held_out = [&](std::size_t i) { return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold; };
-    const std::optional<KernelTable> without = table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }));
+    const auto held_out = [&](std::size_t i) {
+      return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold;
+    };
+    const std::optional<KernelTable> without =
+        table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }));
     if (!without) continue;
     // Held-out points beyond 2x of what the rest measured are no test of interpolation: skipped.
     const KernelTableLookup lookup(*without, table->kernel, false);

@@ -33,8 +33,10 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
 // The table of one kernel on one shape from samples scattered over its axes (a database's rows):
 // rows at every distinct value of the first axis (two-axis kernels), and along the last axis the
 // least-squares piecewise-linear fit of log seconds over log x with a knot at every distinct value
-// (repeated measurements of one point average), lightly penalised in curvature. It is not forced
-// monotone: kernels switch tile configurations, and a larger batch may really run faster. Each row
+// (repeated measurements of one point average), lightly penalised in curvature. A row is made
+// non-decreasing (pool adjacent violators) when its measurements never decrease; one whose
+// measurements dip keeps them (kernels switch tile configurations: a larger batch may really run
+// faster). Each row
 // covers its own measured range; a row with fewer than two distinct values is dropped. Residuals:
 // `folds`-fold cross-validation over the samples (each fold predicted by the table fitted without
 // it); `predictions`, when given, gets each sample's held-out prediction (nothing where it lay

@@ -38,9 +38,9 @@ std::vector<std::pair<std::string, int>> fields_of(std::string_view line) {
   return fields;
 }
 
-const std::vector<std::string> kColumns{"size",      "count",      "type",      "redop",        "root",
-                                        "time",      "algbw",      "busbw",     "wrong",        "in_place_time",
-                                        "in_place_algbw", "in_place_busbw", "in_place_wrong"};
+const std::vector<std::string> kColumns{
+    "size",  "count", "type",          "redop",          "root",           "time",          "algbw",
+    "busbw", "wrong", "in_place_time", "in_place_algbw", "in_place_busbw", "in_place_wrong"};
 
 }  // namespace
 
@@ -56,6 +56,13 @@ MeasuredTable read_nccl_tests_log(const std::string& path) {
   std::string_view line;
   while (reader.next(line)) {
     const std::string text(line);
+    // NCCL prints its version itself (NCCL_DEBUG=VERSION, or INFO) on a line of its own, uncommented.
+    if (const auto at = text.find("NCCL version "); at != std::string::npos) {
+      std::istringstream words(text.substr(at + 13));
+      words >> version;
+      version = version.substr(0, version.find('+'));
+      continue;
+    }
     if (text.starts_with("#")) {
       if (const std::string named = collective_named_in(text); !named.empty()) collective = named;
       if (text.find(" Rank ") != std::string::npos && text.find(" device ") != std::string::npos) {
@@ -63,27 +70,23 @@ MeasuredTable read_nccl_tests_log(const std::string& path) {
         const auto bracket = text.find(']');
         if (bracket != std::string::npos && bracket + 2 < text.size()) gpu = text.substr(bracket + 2);
       }
-      if (const auto at = text.find("NCCL version "); at != std::string::npos) {
-        std::istringstream words(text.substr(at + 13));
-        words >> version;
-        version = version.substr(0, version.find('+'));
-      }
       continue;
     }
     const auto fields = fields_of(line);
     if (fields.empty()) continue;
     const int number = reader.line_number();
     if (fields.size() != kColumns.size() && fields.size() != 9)
-      throw InputError(fmt::format("{}:{}:1: expected {} fields (size count type redop root time algbw busbw "
-                                   "#wrong, then the same in place), got {}",
-                                   path, number, kColumns.size(), fields.size()));
+      throw InputError(
+          fmt::format("{}:{}:1: expected {} fields (size count type redop root time algbw busbw "
+                      "#wrong, then the same in place), got {}",
+                      path, number, kColumns.size(), fields.size()));
     auto value = [&](std::size_t i) {
       const auto parsed = parse_number(fields[i].first);
       if (!parsed || *parsed < 0 || (i == 5 && !(*parsed > 0)))
-        throw InputError(fmt::format("{}:{}:{}: column '{}': expected a {} number, got '{}'", path, number,
-                                     fields[i].second, kColumns[i], i == 5 ? "positive" : "non-negative",
-                                     fields[i].first),
-                         kColumns[i]);
+        throw InputError(
+            fmt::format("{}:{}:{}: column '{}': expected a {} number, got '{}'", path, number,
+                        fields[i].second, kColumns[i], i == 5 ? "positive" : "non-negative", fields[i].first),
+            kColumns[i]);
       return *parsed;
     };
     MeasuredRow row;
@@ -105,10 +108,14 @@ MeasuredTable read_nccl_tests_log(const std::string& path) {
     table.rows.push_back(std::move(row));
   }
   if (collective.empty())
-    throw InputError(path + ": which collective is this? No 'Collective test starting: X_perf' line; name the "
-                     "file after the test (all_reduce_perf.log, all_gather_perf.log, reduce_scatter_perf.log, "
-                     "alltoall_perf.log)");
-  if (ranks < 2) throw InputError(fmt::format("{}: {} ranks in 'Using devices' (a collective needs 2 or more)", path, ranks));
+    throw InputError(
+        path +
+        ": which collective is this? No 'Collective test starting: X_perf' line; name the "
+        "file after the test (all_reduce_perf.log, all_gather_perf.log, reduce_scatter_perf.log, "
+        "alltoall_perf.log)");
+  if (ranks < 2)
+    throw InputError(
+        fmt::format("{}: {} ranks in 'Using devices' (a collective needs 2 or more)", path, ranks));
   if (table.rows.empty()) throw InputError(path + ": no result lines");
   for (MeasuredRow& row : table.rows)
     for (MeasuredPoint& p : row.points) {

@@ -1,5 +1,5 @@
 #pragma once
-// A calibration profile (format version 1, see calibrate/README.md): how a device performs on the
+// A calibration profile (format version 2, see calibrate/README.md): how a device performs on the
 // kernels and collectives of MoE serving. Every profile has achievable fractions of the datasheet
 // (read by the roofline and the network); a measured profile adds per-kernel time tables over the
 // benchmarked grid and per-collective fits, each with the residuals of its fit. `source: datasheet`
@@ -127,7 +127,7 @@ struct CalibrationProfile {
   // A profile file; its `device` must match the cluster's device. Keys it leaves out keep the
   // device's datasheet values.
   static CalibrationProfile from_yaml(const YamlInput& in, const Device& device);
-  // The profile as a version-1 YAML document that from_yaml reads back unchanged.
+  // The profile as a version-2 YAML document that from_yaml reads back unchanged.
   std::string to_yaml() const;
 
   const KernelTable* find_kernel(const std::string& kernel, const std::string& shape,

@@ -96,7 +96,9 @@ TEST(KernelTableLookup, AnswersNearTheGridAndRefusesFarOutside) {
         "profile 'p': gate '' bf16: tokens = 8193 is far outside the measured grid [1, 4096] (more than 2x "
         "beyond it); measure it, or set calibration.extrapolate: true to extrapolate");
   }
-  EXPECT_THROW(lookup.seconds(0.4), InputError);
+  // Below the measured work a kernel is launch- or weight-bound: the least work measured, however far.
+  EXPECT_DOUBLE_EQ(lookup.seconds(0.4), 4e-6);
+  EXPECT_DOUBLE_EQ(lookup.seconds(1e-3), 4e-6);
   const KernelTableLookup allowed(gate_table(), "p", true);
   EXPECT_NEAR(allowed.seconds(65536), 8e-5 * std::pow(8e-5 / 1e-5, 4.0 / 4), 1e-12);
 }
@@ -187,6 +189,74 @@ TEST(FitKernelTable, NeedsTwoMeasuredPoints) {
   const KernelSpec& gate = *find_kernel_spec("gate");
   EXPECT_FALSE(fit_kernel_table(gate, "", "bf16", "", {{4, 0, 1e-5}}));
   EXPECT_TRUE(fit_kernel_table(gate, "", "bf16", "", {{4, 0, 1e-5}, {8, 0, 2e-5}}));
+}
+
+// A kernel's time over its work as databases measure it: launch-bound, then steps at tile
+// boundaries (every power of two of the work, a random height) on a linear rise; non-decreasing.
+std::function<double(double)> staircase(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> height(0.0, 0.3);
+  std::vector<double> steps;
+  for (int e = 0; e <= 14; ++e) steps.push_back(height(rng));
+  return [steps](double work) {
+    double seconds = 5e-6 + 2e-9 * work;
+    for (std::size_t e = 0; e < steps.size() && std::ldexp(1.0, static_cast<int>(e)) <= work; ++e)
+      seconds *= 1 + steps[e];
+    return seconds;
+  };
+}
+
+// Samples of `law` at `count` work values scattered log-uniformly over [1, 16384].
+std::vector<KernelSample> scattered(const std::function<double(double)>& law, double row, int count,
+                                    std::mt19937_64& rng, bool two_axes) {
+  std::uniform_real_distribution<double> log2_work(0.0, 14.0);
+  std::vector<KernelSample> samples;
+  for (int i = 0; i < count; ++i) {
+    const double work = std::round(std::exp2(log2_work(rng)));
+    samples.push_back(two_axes ? KernelSample{row, work, law(work) * row} : KernelSample{work, 0, law(work)});
+  }
+  return samples;
+}
+
+TEST(FitScatteredTable, IsMonotoneInTheWorkWhereTheDataIs) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE(trial);
+    const auto law = staircase(rng);
+    const auto gemm = fit_scattered_table(*find_kernel_spec("gemm"), "n=4096 k=4096", "bf16", "test",
+                                          scattered(law, 0, 120, rng, false));
+    ASSERT_TRUE(gemm);
+    const KernelTableLookup lookup(*gemm, "gemm", false);
+    double previous = 0;  // flat stretches of a table are flat up to rounding
+    for (double tokens = 1; tokens <= 16384; tokens *= 1.01) {
+      const double seconds = lookup.seconds(tokens);
+      ASSERT_GE(seconds, previous * (1 - 1e-12)) << tokens;
+      previous = seconds;
+    }
+    // Two axes: every row (local experts) non-decreasing in its token copies.
+    std::vector<KernelSample> samples;
+    for (const double experts : {1.0, 4.0, 16.0}) {
+      const auto row = scattered(law, experts, 60, rng, true);
+      samples.insert(samples.end(), row.begin(), row.end());
+    }
+    const auto experts =
+        fit_scattered_table(*find_kernel_spec("moe_experts"), "hidden=2048 ffn=1408 distribution=balanced",
+                            "bf16", "test", samples);
+    ASSERT_TRUE(experts);
+    const KernelTableLookup two_axes(*experts, "moe_experts", false);
+    const std::vector<double>& columns = experts->axes[1].values;
+    for (std::size_t row = 0; row < experts->axes[0].values.size(); ++row) {
+      // Over the row's own measured range.
+      std::vector<double> measured;
+      for (std::size_t c = 0; c < columns.size(); ++c)
+        if (experts->seconds[row * columns.size() + c]) measured.push_back(columns[c]);
+      previous = 0;
+      for (double tokens = measured.front(); tokens <= measured.back(); tokens *= 1.01) {
+        const double seconds = two_axes.seconds(experts->axes[0].values[row], tokens);
+        ASSERT_GE(seconds, previous * (1 - 1e-12)) << experts->axes[0].values[row] << " " << tokens;
+        previous = seconds;
+      }
+    }
+  }
 }
 
 // An all-to-all of `ranks` ranks over per-rank buffers of 1 KiB .. 1 GiB whose time is

@@ -41,6 +41,8 @@ TEST(KernelPlan, CoversEveryKernelOfEveryPresetOnce) {
   for (const std::string& name : preset_names(PresetKind::kModel)) {
     const MoeModel model = model_preset(name);
     for (const KernelSpec& spec : kernel_specs()) {
+      // Kernel-scope tables are keyed by the kernel's own shape and come from databases, not the plan.
+      if (spec.scope == KernelScope::kKernel) continue;
       const std::string shape = spec.name == "copy" ? "" : kernel_shape(spec.name, model);
       if (shape.empty()) continue;
       std::string line = "\n";  // a whole line of the plan

@@ -1,5 +1,5 @@
-// Calibration profile format v1: datasheet profiles for every device preset, exact round trip through
-// YAML, and one clear located error for each kind of malformed profile.
+// Calibration profile format v2 (v1 files read unchanged): datasheet profiles for every device preset, exact
+// round trip through YAML, and one clear located error for each kind of malformed profile.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,8 +59,8 @@ CalibrationProfile full_profile() {
   CalibrationProfile p = CalibrationProfile::datasheet(h200());
   p.name = "round-trip";
   p.source = "measured";
-  p.provenance =
-      ProfileProvenance{"2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.1", "13.0", "13.1.0", "2.28.9", "", "", {}};
+  p.provenance = ProfileProvenance{
+      "2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.1", "13.0", "13.1.0", "2.28.9", "", "", {}};
   p.gemm_efficiency = 0.6123456789012345;
   p.kernel_overhead = 3.3e-6;
   KernelTable experts;
@@ -168,7 +168,13 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"GridNotIncreasing",
                   "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: [1, 4, "
                   "4]}]\n    seconds: [1, 2, 3]\n",
-                  "test.yaml:8:42", "values must increase strictly, got 4 after 4"},
+                  "test.yaml:8:35",
+                  "kernels[0].axes[0].values: values must increase strictly, got 4 after 4"},
+        Malformed{"GridNotIncreasingAsText",
+                  "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: \"1 4 "
+                  "2\"}]\n    seconds: \"1 2 3\"\n",
+                  "test.yaml:8:35",
+                  "kernels[0].axes[0].values: values must increase strictly, got 2 after 4"},
         Malformed{"RowTooShort", kTable1d + "    seconds: [1e-5, 2e-5]\n", "test.yaml:9:14",
                   "expected 3 values (one per grid point of the last axis), got 2"},
         Malformed{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",
@@ -202,10 +208,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Profile, FutureVersionIsRejected) {
   try {
-    CalibrationProfile::from_yaml(YamlInput::parse("kind: profile\nversion: 2\n", "test.yaml"), h200());
+    CalibrationProfile::from_yaml(YamlInput::parse("kind: profile\nversion: 3\n", "test.yaml"), h200());
     FAIL() << "accepted";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "test.yaml:2:10: version: unsupported profile version (this semsim reads 1)");
+    EXPECT_STREQ(e.what(),
+                 "test.yaml:2:10: version: unsupported profile version (this semsim reads 1 and 2)");
   }
 }
 

@@ -95,7 +95,8 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
                               return e;
                             }),
               trace_file.string());
-  const Scenario s = tp_scenario(trace_file, {});
+  // The roofline arithmetic below is the datasheet profile's (the measured one prices from tables).
+  const Scenario s = tp_scenario(trace_file, {"calibration=datasheet"});
   const Json steps = simulate_isolated(s, [](const RunResult& run) {
     Json out = Json::array();
     for (const StepRecord& step : run.steps)

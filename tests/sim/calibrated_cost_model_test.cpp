@@ -2,12 +2,16 @@
 // and the roofline for every part a profile has no table of.
 #include "sim/calibrated_cost_model.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <map>
 #include <vector>
 
 #include "calibrate/kernels.hpp"
+#include "models/operator_costs.hpp"
 #include "models/presets.hpp"
 
 namespace semsim {
@@ -20,12 +24,12 @@ const Device& h200() {
 
 // A table of seconds = scale * x^0.5 [* y^0.5] over a wide grid: PCHIP in log-log space reproduces
 // it exactly between grid points, so expected values are closed-form.
-KernelTable law_table(const std::string& kernel, const MoeModel& model, double scale,
-                      const std::string& dtype = "bf16") {
+KernelTable law_table_of_shape(const std::string& kernel, const std::string& shape, double scale,
+                               const std::string& dtype = "bf16") {
   const KernelSpec& spec = *find_kernel_spec(kernel);
   KernelTable t;
   t.kernel = kernel;
-  t.shape = kernel_shape(kernel, model);
+  t.shape = shape;
   t.dtype = dtype;
   const std::vector<double> grid{1, 16, 256, 4096, 65536};
   for (const auto axis : spec.axes) t.axes.push_back({std::string(axis), grid});
@@ -37,6 +41,12 @@ KernelTable law_table(const std::string& kernel, const MoeModel& model, double s
     for (double y : grid) t.seconds.push_back(scale * std::sqrt(x * y));
   }
   return t;
+}
+
+// The same for an operator-scope table of `model`'s shape.
+KernelTable law_table(const std::string& kernel, const MoeModel& model, double scale,
+                      const std::string& dtype = "bf16") {
+  return law_table_of_shape(kernel, kernel_shape(kernel, model), scale, dtype);
 }
 
 double law(double scale, double x, double y = 1) {
@@ -153,6 +163,91 @@ TEST(CalibratedCostModel, RefusesFarOutsideTheGridUnlessAllowed) {
         << e.what();
   }
   EXPECT_NEAR(f.calibrated(true).lm_head(200000), law(1e-6, 200000), 1e-12);
+}
+
+std::string gemm_shape(const GemmShape& g) {
+  return fmt::format("n={} k={}", g.n, g.k);
+}
+
+// Kernel-scope tables of every GEMM `model` runs (each shape its own scale) and of its fused
+// experts: a profile as a database import gives it.
+std::vector<KernelTable> kernel_scope_tables(const MoeModel& model) {
+  std::vector<GemmShape> gemms = attention_projection_gemms(model);
+  gemms.push_back(gate_gemm(model));
+  gemms.push_back(lm_head_gemm(model));
+  for (const long long ffn : {static_cast<long long>(model.shared_experts) * model.shared_expert_ffn,
+                              static_cast<long long>(model.dense_ffn)})
+    for (const GemmShape& g : swiglu_gemms(model, ffn)) gemms.push_back(g);
+  std::vector<KernelTable> tables;
+  for (std::size_t i = 0; i < gemms.size(); ++i)
+    tables.push_back(law_table_of_shape("gemm", gemm_shape(gemms[i]), 1e-7 * static_cast<double>(i + 1)));
+  tables.push_back(law_table_of_shape(
+      "moe_experts", fmt::format("hidden={} ffn={} distribution=balanced", model.hidden, model.expert_ffn),
+      2e-7));
+  return tables;
+}
+
+// Every operator of one MoE layer (and the LM head) at a mixed batch.
+std::map<std::string, double> operator_seconds(const CalibratedCostModel& costs) {
+  const std::vector<SequenceChunk> batch{{1, 99}, {1, 299}, {128, 0}};
+  return {{"attention", costs.attention(1, batch)},
+          {"router", costs.gate(130)},
+          {"routed experts", costs.routed_experts(std::vector<int>{40, 0, 70, 20, 0, 3})},
+          {"shared experts", costs.shared_experts(130)},
+          {"dense FFN", costs.dense_ffn(130)},
+          {"LM head", costs.lm_head(130)}};
+}
+
+// Doubling the times of the one table `is_scaled` picks doubles operator `changed` and leaves the
+// others as they were.
+void expect_only_doubled(Fixture f, const std::function<bool(const KernelTable&)>& is_scaled,
+                         const std::string& changed) {
+  const std::map<std::string, double> before = operator_seconds(f.calibrated());
+  int scaled = 0;
+  for (KernelTable& table : f.profile.kernels) {
+    if (!is_scaled(table)) continue;
+    ++scaled;
+    for (std::optional<double>& seconds : table.seconds) *seconds *= 2;
+  }
+  ASSERT_EQ(scaled, 1);
+  const std::map<std::string, double> after = operator_seconds(f.calibrated());
+  for (const auto& [name, seconds] : before) {
+    if (name == changed)
+      EXPECT_NEAR(after.at(name), 2 * seconds, 1e-12 * seconds) << name;
+    else
+      EXPECT_EQ(after.at(name), seconds) << name;
+  }
+}
+
+TEST(CalibratedCostModel, ScalingOneKernelTableScalesOnlyTheOperatorsMadeOfIt) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = kernel_scope_tables(f.model);
+  const std::string head = gemm_shape(lm_head_gemm(f.model));
+  expect_only_doubled(
+      f, [&](const KernelTable& t) { return t.kernel == "gemm" && t.shape == head; }, "LM head");
+  expect_only_doubled(
+      f, [](const KernelTable& t) { return t.kernel == "moe_experts"; }, "routed experts");
+}
+
+TEST(CalibratedCostModel, OperatorsComposedFromKernelTablesAreTheirGemms) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = kernel_scope_tables(f.model);
+  const auto model = f.calibrated();
+  // The LM head is one GEMM, the shared experts two (the fused gate/up and the down projection).
+  const std::vector<GemmShape> gemms = attention_projection_gemms(f.model);
+  const double head_scale = 1e-7 * static_cast<double>(gemms.size() + 2);
+  EXPECT_NEAR(model.lm_head(130), law(head_scale, 130), 1e-12 * law(head_scale, 130));
+  const double shared = law(1e-7 * static_cast<double>(gemms.size() + 3), 130) +
+                        law(1e-7 * static_cast<double>(gemms.size() + 4), 130);
+  EXPECT_NEAR(model.shared_experts(130), shared, 1e-12 * shared);
+  // The fused experts at (active experts, token copies).
+  EXPECT_NEAR(model.routed_experts(std::vector<int>{40, 0, 70, 20, 0, 3}), law(2e-7, 4, 133),
+              1e-12 * law(2e-7, 4, 133));
+  for (const OperatorCoverage& op : model.coverage()) {
+    const bool roofline = op.name == "attention decode" || op.name == "attention prefill";
+    EXPECT_EQ(op.coverage, roofline ? Coverage::kRoofline : Coverage::kMeasured)
+        << op.name << ": " << op.source;
+  }
 }
 
 }  // namespace

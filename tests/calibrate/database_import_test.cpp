@@ -1,0 +1,243 @@
+// From measured tables to a measured profile: a fixture database of every table kind and an
+// nccl-tests log, imported; what the profile holds and where it says it came from; repeated rows
+// averaged; tables of another GPU refused; the profile's exact round trip through YAML.
+#include "calibrate/database_import.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "../cli/cli_runner.hpp"
+#include "calibrate/interpolation.hpp"
+#include "calibrate/kernels.hpp"
+#include "calibrate/nccl_tests_log.hpp"
+#include "models/presets.hpp"
+#include "tests/calibrate/table_fixtures.hpp"
+
+namespace semsim {
+namespace {
+
+using cli_test::TempDir;
+
+const Device& h200() {
+  static const Device device = cluster_preset("h200-1x8").device;
+  return device;
+}
+
+std::vector<MeasuredTable> read_tables(const std::vector<std::string>& paths, bool allow_repeats = false) {
+  std::vector<MeasuredTable> tables;
+  for (const std::string& path : paths) tables.push_back(read_aiconfigurator_table(path, allow_repeats));
+  return tables;
+}
+
+// The fixture database, every kind, imported for the H200.
+CalibrationProfile imported_fixture(const TempDir& tmp, const std::string& suffix = ".csv") {
+  const auto paths = test::write_fixture_tables(tmp.path().string(), aiconfigurator_table_kinds(), suffix);
+  return import_measured_tables(read_tables(paths), h200(), {"", "fixture 1", "2026-01-02", 5});
+}
+
+TEST(DatabaseImport, EveryTableKindBecomesKernelTablesOrCollectiveFits) {
+  const TempDir tmp;
+  const CalibrationProfile p = imported_fixture(tmp);
+  EXPECT_EQ(p.name, "h200-sxm-measured");
+  EXPECT_EQ(p.source, "measured");
+  EXPECT_EQ(p.device, "h200-sxm");
+  std::set<std::tuple<std::string, std::string, std::string>> tables;
+  for (const KernelTable& t : p.kernels) {
+    EXPECT_TRUE(tables.emplace(t.kernel, t.shape, t.dtype).second) << "twice: " << t.kernel << " " << t.shape;
+    EXPECT_EQ(find_kernel_spec(t.kernel)->scope, KernelScope::kKernel) << t.kernel;
+  }
+  const std::string gqa = "heads=32 kv_heads=4 head_dim=128 window=0";
+  const std::string low_latency = "hidden=7168 experts=256 top_k=8", normal = low_latency + " sms=24";
+  const std::set<std::tuple<std::string, std::string, std::string>> expected{
+      {"gemm", "n=102400 k=2048", "bf16"},
+      {"gemm", "n=4096 k=4096", "bf16"},
+      {"gemm", "n=8192 k=2048", "bf16"},
+      {"gemm", "n=1024 k=8192", "bf16"},
+      {"moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16"},
+      {"mla_prefill", "heads=16", "bf16"},
+      {"mla_decode", "heads=16", "bf16"},
+      {"gqa_prefill", gqa, "bf16"},
+      {"gqa_decode", gqa, "bf16"},
+      {"deepep_ll_dispatch", low_latency, "bf16"},
+      {"deepep_ll_combine", low_latency, "bf16"},
+      {"deepep_normal_dispatch", normal, "bf16"},
+      {"deepep_normal_combine", normal, "bf16"}};
+  EXPECT_EQ(tables, expected);
+  // The experts' rows: 64, 32 and 8 local experts (EP 1, 2 and 8).
+  const KernelTable* experts =
+      p.find_kernel("moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16");
+  ASSERT_NE(experts, nullptr);
+  EXPECT_EQ(experts->axes[0].values, (std::vector<double>{8, 32, 64}));
+  // The all-reduce and the all-to-all over the table's 8 GPUs.
+  ASSERT_EQ(p.collectives.size(), 2u);
+  EXPECT_EQ(p.collectives[0].collective, "all_reduce");
+  EXPECT_EQ(p.collectives[1].collective, "all_to_all");
+  for (const CollectiveFit& fit : p.collectives) {
+    EXPECT_EQ(fit.ranks, 8);
+    EXPECT_EQ(fit.level, "scaleup");
+    EXPECT_EQ(fit.factor_bytes.size(), 10u);
+  }
+  // Residuals per family, in the order of kernel_specs(), then the collectives'.
+  std::vector<std::string> families;
+  for (const FamilyResiduals& r : p.residuals) families.push_back(r.family);
+  EXPECT_EQ(families,
+            (std::vector<std::string>{"gemm", "moe_experts", "mla_prefill", "mla_decode", "gqa_prefill",
+                                      "gqa_decode", "deepep_ll_dispatch", "deepep_ll_combine",
+                                      "deepep_normal_dispatch", "deepep_normal_combine", "nccl"}));
+  EXPECT_GT(p.residuals[0].within_shape.samples, 0);
+  EXPECT_GT(p.residuals[0].across_shapes.samples, 0) << "four GEMM shapes predict each other";
+}
+
+TEST(DatabaseImport, TheKernelTablesFollowTheMeasuredRows) {
+  const TempDir tmp;
+  const CalibrationProfile p = imported_fixture(tmp);
+  // A smooth law measured at every other octave or so: the smoothed table passes within 2% of it.
+  for (const auto& [n, k] : test::fixture_gemm_shapes()) {
+    const KernelTable* table = p.find_kernel("gemm", fmt::format("n={} k={}", n, k), "bf16");
+    ASSERT_NE(table, nullptr);
+    EXPECT_EQ(table->implementation, "deep_gemm");
+    const KernelTableLookup lookup(*table, "t", false);
+    for (const double m : {1.0, 8.0, 64.0, 512.0, 4096.0}) {
+      const double truth = test::fixture_gemm_ms(m, n, k) * 1e-3;
+      EXPECT_NEAR(lookup.seconds(m), truth, 0.02 * truth) << n << " " << k << " " << m;
+    }
+  }
+}
+
+TEST(DatabaseImport, TheRooflineFiguresComeFromTheSameRows) {
+  const TempDir tmp;
+  const CalibrationProfile p = imported_fixture(tmp);
+  // The fastest kernel measured: the one-token GEMM of the smallest shape.
+  EXPECT_DOUBLE_EQ(p.kernel_overhead, test::fixture_gemm_ms(1, 1024, 8192) * 1e-3);
+  // The fixture's GEMMs run at 600 TFLOP/s, beyond the H200's dense BF16 peak: capped at 1.
+  EXPECT_EQ(p.gemm_efficiency, 1.0);
+  EXPECT_EQ(p.collective_overhead, p.collectives[1].alpha) << "the all-to-all's";
+  EXPECT_EQ(p.scaleup_efficiency, std::clamp(p.collectives[1].efficiency, 0.01, 1.0));
+  const CalibrationProfile datasheet = CalibrationProfile::datasheet(h200());
+  EXPECT_EQ(p.attention_efficiency, datasheet.attention_efficiency) << "no row measures it alone";
+  EXPECT_EQ(p.memory_efficiency, datasheet.memory_efficiency);
+}
+
+TEST(DatabaseImport, ProvenanceSaysWhereEachRowWent) {
+  const TempDir tmp;
+  const CalibrationProfile p = imported_fixture(tmp, ".csv.gz");
+  ASSERT_TRUE(p.provenance);
+  const ProfileProvenance& from = *p.provenance;
+  EXPECT_EQ(from.gpu, "NVIDIA H200");
+  EXPECT_EQ(from.gpus, 8);
+  EXPECT_EQ(from.nccl, "2.28.7");
+  EXPECT_EQ(from.frameworks, "SGLang 0.5.0");
+  EXPECT_EQ(from.database, "fixture 1");
+  EXPECT_EQ(from.date, "2026-01-02");
+  const std::string across_nodes = "DeepEP across nodes not imported (one node's tables only)";
+  const std::vector<SourceTable> expected{
+      {tmp / "gemm_perf.csv.gz", 21, 20, 0, {{"dtype not modelled", 1}}},
+      {tmp / "moe_perf.csv.gz", 12, 12, 0, {}},
+      {tmp / "context_mla_perf.csv.gz", 6, 6, 0, {}},
+      {tmp / "generation_mla_perf.csv.gz", 6, 6, 0, {}},
+      {tmp / "context_attention_perf.csv.gz", 7, 6, 0, {{"beam search not modelled", 1}}},
+      {tmp / "generation_attention_perf.csv.gz", 6, 6, 0, {}},
+      {tmp / "nccl_perf.csv.gz", 20, 20, 0, {}},
+      {tmp / "wideep_deepep_ll_perf.csv.gz", 5, 4, 0, {{across_nodes, 1}}},
+      {tmp / "wideep_deepep_normal_perf.csv.gz", 5, 4, 0, {{across_nodes, 1}}}};
+  EXPECT_EQ(from.tables, expected);
+}
+
+TEST(DatabaseImport, RepeatedRowsAreCountedAndAveraged) {
+  const TempDir tmp;
+  const std::string dir = tmp.path().string();
+  // One shape, measured twice at 64 tokens: once 1.5x and once 1/1.5 of the law. The fit is least
+  // squares in log time, so the two weigh as two rows at the law itself (their geometric mean).
+  auto rows = [](double above, double below) {
+    std::vector<test::TableRow> rows;
+    for (const double m : {1.0, 8.0, 64.0, 512.0, 4096.0})
+      rows.push_back(
+          {{"m", test::number(m)}, {"latency", test::number(test::fixture_gemm_ms(m, 4096, 4096))}});
+    rows.push_back(rows[2]);
+    rows[2]["latency"] = test::number(test::fixture_gemm_ms(64, 4096, 4096) * above);
+    rows[5]["latency"] = test::number(test::fixture_gemm_ms(64, 4096, 4096) * below);
+    return rows;
+  };
+  auto import = [&](const std::vector<test::TableRow>& table_rows) {
+    return import_measured_tables(read_tables({test::write_table(dir, "gemm_perf", table_rows)}, true),
+                                  h200(), {});
+  };
+  const CalibrationProfile repeated = import(rows(1.5, 1 / 1.5)), at_the_law = import(rows(1, 1));
+  ASSERT_TRUE(repeated.provenance);
+  EXPECT_EQ(repeated.provenance->tables[0].rows, 6);
+  EXPECT_EQ(repeated.provenance->tables[0].used, 6);
+  EXPECT_EQ(repeated.provenance->tables[0].repeats, 1);
+  ASSERT_EQ(repeated.kernels.size(), 1u);
+  ASSERT_EQ(at_the_law.kernels.size(), 1u);
+  const KernelTable &a = repeated.kernels[0], &b = at_the_law.kernels[0];
+  ASSERT_EQ(a.axes, b.axes);
+  for (std::size_t i = 0; i < a.seconds.size(); ++i)
+    EXPECT_NEAR(*a.seconds[i], *b.seconds[i], 1e-3 * *b.seconds[i]) << "tables keep 4 significant digits";
+}
+
+TEST(DatabaseImport, TablesOfAnotherGpuAreRefused) {
+  const TempDir tmp;
+  std::vector<test::TableRow> rows = test::fixture_rows("gemm_perf");
+  for (test::TableRow& row : rows) row["device"] = "NVIDIA A100-SXM4-80GB";
+  const std::string path = test::write_table(tmp.path().string(), "gemm_perf", rows);
+  try {
+    import_measured_tables(read_tables({path}), h200(), {});
+    FAIL() << "imported A100 tables as the H200's";
+  } catch (const InputError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(path + ": measured on 'NVIDIA A100-SXM4-80GB' (a100-sxm-80gb), not on"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DatabaseImport, AnNcclTestsLogBecomesACollectiveFit) {
+  const TempDir tmp;
+  const std::string path = tmp / "alltoall.log";
+  test::write_text(path, test::nccl_tests_log("alltoall_perf", 8));
+  const CalibrationProfile p =
+      import_measured_tables({read_nccl_tests_log(path)}, h200(), {"", "nccl-tests", "", 5});
+  EXPECT_TRUE(p.kernels.empty());
+  ASSERT_EQ(p.collectives.size(), 1u);
+  EXPECT_EQ(p.collectives[0].collective, "all_to_all");
+  EXPECT_EQ(p.collectives[0].ranks, 8);
+  EXPECT_EQ(p.collective_overhead, p.collectives[0].alpha);
+  EXPECT_EQ(p.kernel_overhead, CalibrationProfile::datasheet(h200()).kernel_overhead) << "no kernel measured";
+  ASSERT_TRUE(p.provenance);
+  EXPECT_EQ(p.provenance->nccl, "2.28.7");
+  EXPECT_EQ(p.provenance->gpu, "NVIDIA H200");
+  EXPECT_EQ(p.provenance->tables, (std::vector<SourceTable>{{path, 10, 9, 0, {{"empty message", 1}}}}));
+  ASSERT_EQ(p.residuals.size(), 1u);
+  EXPECT_EQ(p.residuals[0].family, "nccl");
+  EXPECT_EQ(p.residuals[0].within_shape.samples, 7) << "every size but the ends";
+}
+
+TEST(DatabaseImport, AnImportedProfileRoundTripsThroughYamlExactly) {
+  const TempDir tmp;
+  std::vector<std::string> paths =
+      test::write_fixture_tables(tmp.path().string(), aiconfigurator_table_kinds());
+  // A repeated row, so that the provenance has repeats to write.
+  test::write_table(tmp.path().string(), "gemm_perf", [] {
+    auto rows = test::fixture_rows("gemm_perf");
+    rows.push_back(rows[0]);
+    return rows;
+  }());
+  const std::string log = tmp / "all_gather_perf.log";
+  test::write_text(log, test::nccl_tests_log("", 4));
+  std::vector<MeasuredTable> tables = read_tables(paths, true);
+  tables.push_back(read_nccl_tests_log(log));
+  const CalibrationProfile imported =
+      import_measured_tables(tables, h200(), {"round-trip", "fixture", "", 5});
+  ASSERT_TRUE(imported.provenance);
+  EXPECT_EQ(imported.provenance->tables[0].repeats, 1);
+  const std::string text = imported.to_yaml();
+  const CalibrationProfile back =
+      CalibrationProfile::from_yaml(YamlInput::parse(text, "round-trip.yaml"), h200());
+  EXPECT_EQ(back, imported) << text;
+  EXPECT_EQ(back.to_yaml(), text);
+}
+
+}  // namespace
+}  // namespace semsim

@@ -1,0 +1,134 @@
+// The kernel library: the exact shape's table where the profile has one, else the cross-shape model
+// over the nearest measured shapes, which recovers a shape held out of a synthetic table family
+// whose efficiency is log-linear in the shape.
+#include "calibrate/kernel_library.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calibrate/interpolation.hpp"
+#include "models/presets.hpp"
+
+namespace semsim {
+namespace {
+
+const Device& h200() {
+  static const Device device = cluster_preset("h200-1x8").device;
+  return device;
+}
+
+std::string gemm_shape(double n, double k) {
+  return fmt::format("n={} k={}", n, k);
+}
+
+// Achieved fraction of the roofline: log-linear in log n and log k at every token count, and
+// rising with the tokens as small GEMMs leave the GPU idle.
+double efficiency(double n, double k, double tokens) {
+  return 0.8 * std::pow(n / 16384, 0.15) * std::pow(k / 16384, 0.1) * tokens / (tokens + 16);
+}
+
+double truth(double n, double k, double tokens) {
+  return kernel_roofline_seconds("gemm", gemm_shape(n, k), "bf16", tokens, 0, h200()) /
+         efficiency(n, k, tokens);
+}
+
+const std::vector<double> kShapeGrid{1024, 2048, 4096, 8192, 16384};
+const std::vector<double> kTokens{1, 4, 16, 64, 256, 1024, 4096, 16384};
+
+// BF16 GEMM tables of every (n, k) of kShapeGrid but `held_out`, their times the truth's.
+CalibrationProfile gemm_family(const std::pair<double, double>& held_out) {
+  CalibrationProfile p = CalibrationProfile::datasheet(h200());
+  p.name = "synthetic";
+  for (const double n : kShapeGrid)
+    for (const double k : kShapeGrid) {
+      if (std::pair(n, k) == held_out) continue;
+      KernelTable t;
+      t.kernel = "gemm";
+      t.shape = gemm_shape(n, k);
+      t.axes = {{"tokens", kTokens}};
+      for (const double tokens : kTokens) t.seconds.push_back(truth(n, k, tokens));
+      p.kernels.push_back(std::move(t));
+    }
+  return p;
+}
+
+TEST(KernelLibrary, TheCrossShapeModelRecoversAHeldOutShape) {
+  const double n = 4096, k = 4096;
+  const CalibrationProfile profile = gemm_family({n, k});
+  const KernelLibrary library(profile, h200(), false);
+  const auto curve = library.curve("gemm", gemm_shape(n, k), "bf16");
+  ASSERT_NE(curve, nullptr);
+  EXPECT_EQ(curve->coverage(), Coverage::kAcrossShapes);
+  // Its four nearest shapes are one step away in n or in k, on either side.
+  EXPECT_EQ(curve->source(), "across: n=2048 k=4096; n=4096 k=2048; n=4096 k=8192; n=8192 k=4096");
+  // The model's log efficiency is the inverse-squared-distance mean of the neighbours'. For a
+  // log-linear efficiency and neighbours placed symmetrically about the shape, that mean is the
+  // shape's own, so the model's error is the mean of the neighbours' own interpolation errors: none
+  // at their grid points (up to rounding), and at most the worst of theirs between them.
+  struct Neighbour {
+    double n, k;
+    KernelTableLookup lookup;
+  };
+  std::vector<Neighbour> neighbours;
+  for (const auto& [dn, dk] : {std::pair{0.5, 1.0}, {2.0, 1.0}, {1.0, 0.5}, {1.0, 2.0}})
+    neighbours.push_back(
+        {n * dn, k * dk,
+         KernelTableLookup(*profile.find_kernel("gemm", gemm_shape(n * dn, k * dk), "bf16"), "t", false)});
+  for (double tokens = 1; tokens <= 16384; tokens *= std::sqrt(2.0)) {
+    double worst_neighbour = 0;
+    for (const Neighbour& b : neighbours)
+      worst_neighbour =
+          std::max(worst_neighbour, std::abs(std::log(b.lookup.seconds(tokens) / truth(b.n, b.k, tokens))));
+    EXPECT_LE(std::abs(std::log(curve->seconds(tokens) / truth(n, k, tokens))), worst_neighbour + 1e-12)
+        << tokens;
+  }
+  for (const double tokens : kTokens)
+    EXPECT_NEAR(curve->seconds(tokens), truth(n, k, tokens), 1e-12 * truth(n, k, tokens));
+}
+
+TEST(KernelLibrary, TheExactShapeIsMeasuredUnlessLeftOut) {
+  const CalibrationProfile profile = gemm_family({0, 0});
+  const KernelLibrary library(profile, h200(), false);
+  const auto exact = library.curve("gemm", gemm_shape(4096, 4096), "bf16");
+  ASSERT_NE(exact, nullptr);
+  EXPECT_EQ(exact->coverage(), Coverage::kMeasured);
+  EXPECT_EQ(exact->source(), "n=4096 k=4096");
+  EXPECT_DOUBLE_EQ(exact->seconds(64), truth(4096, 4096, 64));
+  // Left out, as leave-one-shape-out validation asks: its neighbours answer.
+  const auto without = library.curve("gemm", gemm_shape(4096, 4096), "bf16", /*without_own_shape=*/true);
+  ASSERT_NE(without, nullptr);
+  EXPECT_EQ(without->coverage(), Coverage::kAcrossShapes);
+  EXPECT_NEAR(without->seconds(64), truth(4096, 4096, 64), 1e-12 * truth(4096, 4096, 64));
+}
+
+TEST(KernelLibrary, AnswersOnlyForTheKernelDtypeAndKindOfShapeMeasured) {
+  CalibrationProfile profile = gemm_family({0, 0});
+  KernelTable experts;
+  experts.kernel = "moe_experts";
+  experts.shape = "hidden=2048 ffn=1408 distribution=power_law_1.2";
+  experts.axes = {{"experts", {8, 64}}, {"tokens", {1, 1024}}};
+  experts.seconds = {1e-5, 2e-5, 3e-5, 4e-5};
+  profile.kernels.push_back(experts);
+  const KernelLibrary library(profile, h200(), false);
+  EXPECT_TRUE(library.has("gemm", "bf16"));
+  EXPECT_FALSE(library.has("gemm", "fp8"));
+  EXPECT_EQ(library.curve("gemm", gemm_shape(4096, 4096), "fp8"), nullptr);
+  EXPECT_EQ(library.curve("mla_decode", "heads=16", "bf16"), nullptr);
+  // A word in the shape must match: balanced routing is not interpolated from power-law routing.
+  EXPECT_EQ(library.curve("moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16"), nullptr);
+  const auto other_ffn =
+      library.curve("moe_experts", "hidden=2048 ffn=2048 distribution=power_law_1.2", "bf16");
+  ASSERT_NE(other_ffn, nullptr);
+  EXPECT_EQ(other_ffn->coverage(), Coverage::kAcrossShapes);
+}
+
+TEST(KernelLibrary, CoverageNames) {
+  EXPECT_EQ(coverage_name(Coverage::kMeasured), "measured");
+  EXPECT_EQ(coverage_name(Coverage::kAcrossShapes), "interpolated");
+  EXPECT_EQ(coverage_name(Coverage::kRoofline), "roofline");
+}
+
+}  // namespace
+}  // namespace semsim

@@ -1,0 +1,252 @@
+// `semsim calibrate import | predict | coverage` end to end on fixture tables the tests write: the
+// profile the CLI writes is the importer's, nothing is written on a bad table, predict prints every
+// row with the engine's own times, and coverage says what each operator is priced from.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "calibrate/aiconfigurator_tables.hpp"
+#include "calibrate/database_import.hpp"
+#include "calibrate/kernel_library.hpp"
+#include "cli_runner.hpp"
+#include "models/csv.hpp"
+#include "models/operator_costs.hpp"
+#include "models/presets.hpp"
+#include "sim/calibrated_cost_model.hpp"
+#include "tests/calibrate/table_fixtures.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+const Device& h200() {
+  static const Device device = cluster_preset("h200-1x8").device;
+  return device;
+}
+
+CalibrationProfile read_profile(const std::string& path) {
+  return CalibrationProfile::from_yaml(YamlInput::load_file(path), h200());
+}
+
+// `semsim calibrate import --from aiconfigurator DIR --device h200-sxm --out OUT [extra...]`.
+CliResult import_folder(const std::string& dir, const std::string& out,
+                        const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"calibrate", "import", "--from", "aiconfigurator", dir, "--device",
+                                "h200-sxm",  "--out",  out};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_semsim(args);
+}
+
+// The fixture tables of `kinds` in TMP/db, imported by the CLI into TMP/profile.yaml (its path).
+std::string imported_profile(const TempDir& tmp, const std::vector<std::string>& kinds) {
+  fs::create_directory(tmp / "db");
+  test::write_fixture_tables(tmp / "db", kinds);
+  const std::string out = tmp / "profile.yaml";
+  const CliResult r = import_folder(tmp / "db", out);
+  EXPECT_EQ(r.exit_code, 0) << describe({"calibrate", "import"}, r);
+  return out;
+}
+
+// Exit code 2 and one "error: " line on stderr that starts with `message`.
+void expect_error(const CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto lines = split_lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(lines[0].starts_with("error: " + message)) << lines[0] << "\nexpected: " << message;
+}
+
+TEST(cliCalibrateTables, ImportWritesTheImportersProfile) {
+  TempDir tmp;
+  fs::create_directory(tmp / "db");
+  // gzip and plain tables side by side.
+  std::vector<std::string> paths;
+  for (const std::string& kind : aiconfigurator_table_kinds())
+    paths.push_back(test::write_table(tmp / "db", kind, test::fixture_rows(kind),
+                                      kind.find("mla") != std::string::npos ? ".csv" : ".csv.gz"));
+  const std::string out = tmp / "profile.yaml";
+  const CliResult r = import_folder(tmp / "db", out);
+  ASSERT_EQ(r.exit_code, 0) << describe({"calibrate", "import"}, r);
+  EXPECT_NE(
+      r.out.find("profile h200-sxm-measured for h200-sxm: 13 kernel tables, 2 collective fits from 9 tables"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Wrote " + out), std::string::npos) << r.out;
+  std::vector<MeasuredTable> tables;
+  for (const std::string& path : paths) tables.push_back(read_aiconfigurator_table(path));
+  EXPECT_EQ(read_profile(out), import_measured_tables(tables, h200(), {"", "aiconfigurator", "", 5}));
+}
+
+TEST(cliCalibrateTables, ImportRefusesABadTableAndWritesNothing) {
+  TempDir tmp;
+  fs::create_directory(tmp / "db");
+  fs::create_directory(tmp / "profiles");
+  test::write_fixture_tables(tmp / "db", {"moe_perf", "nccl_perf"});
+  std::vector<test::TableRow> rows = test::fixture_rows("gemm_perf");
+  rows[3]["latency"] = "-1";
+  const std::string bad = test::write_table(tmp / "db", "gemm_perf", rows);
+  const std::string line = test::table_line("gemm_perf", rows[3]);
+  const CliResult r = import_folder(tmp / "db", tmp / "profiles/profile.yaml");
+  expect_error(r, fmt::format("{}:5:{}: column 'latency': expected a positive number, got -1", bad,
+                              line.rfind(',') + 2));
+  EXPECT_EQ(entries_under(tmp / "profiles"), std::vector<std::string>{}) << "no profile, no partial file";
+}
+
+TEST(cliCalibrateTables, RepeatedRowsNeedTheFlagAndAreCounted) {
+  TempDir tmp;
+  fs::create_directory(tmp / "db");
+  std::vector<test::TableRow> rows = test::fixture_rows("gemm_perf");
+  rows.push_back(rows[2]);
+  test::write_table(tmp / "db", "gemm_perf", rows);
+  const std::string out = tmp / "profile.yaml";
+  const CliResult refused = import_folder(tmp / "db", out);
+  expect_error(refused, tmp / "db/gemm_perf.csv:23:");
+  EXPECT_NE(refused.err.find("import with --repeats to average them"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(out));
+
+  const CliResult accepted = import_folder(tmp / "db", out, {"--repeats"});
+  ASSERT_EQ(accepted.exit_code, 0) << describe({"calibrate", "import", "--repeats"}, accepted);
+  const CalibrationProfile profile = read_profile(out);
+  ASSERT_TRUE(profile.provenance);
+  ASSERT_EQ(profile.provenance->tables.size(), 1u);
+  EXPECT_EQ(profile.provenance->tables[0].rows, 22);
+  EXPECT_EQ(profile.provenance->tables[0].repeats, 1);
+}
+
+TEST(cliCalibrateTables, ImportReadsNcclTestsLogs) {
+  TempDir tmp;
+  test::write_text(tmp / "alltoall_perf.log", test::nccl_tests_log("alltoall_perf", 8));
+  test::write_text(tmp / "all_reduce.log.gz", test::nccl_tests_log("all_reduce_perf", 8));
+  const std::string out = tmp / "profile.yaml";
+  const std::vector<std::string> args{
+      "calibrate", "import",   "--from", "nccl-tests", tmp / "alltoall_perf.log", tmp / "all_reduce.log.gz",
+      "--device",  "h200-sxm", "--out",  out};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const CalibrationProfile profile = read_profile(out);
+  ASSERT_EQ(profile.collectives.size(), 2u);
+  EXPECT_EQ(profile.collectives[0].collective, "all_reduce");
+  EXPECT_EQ(profile.collectives[1].collective, "all_to_all");
+  EXPECT_EQ(profile.provenance->nccl, "2.28.7");
+  EXPECT_EQ(profile.provenance->database, "nccl-tests");
+}
+
+// `semsim calibrate predict PROFILE TABLE`, its CSV as rows of fields, header first.
+std::vector<std::vector<std::string>> predict(const std::string& profile, const std::string& table) {
+  const std::vector<std::string> args{"calibrate", "predict", profile, table};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& line : split_lines(r.out)) rows.push_back(split_csv_line(line));
+  return rows;
+}
+
+TEST(cliCalibrateTables, PredictPrintsEveryRowWithTheExtraColumns) {
+  TempDir tmp;
+  const std::string profile = imported_profile(tmp, aiconfigurator_table_kinds());
+  for (const std::string& kind : aiconfigurator_table_kinds()) {
+    SCOPED_TRACE(kind);
+    const auto rows = predict(profile, tmp / ("db/" + kind + ".csv"));
+    const bool deepep = kind.starts_with("wideep_");
+    ASSERT_FALSE(rows.empty());
+    EXPECT_EQ(csv_line(rows[0]), test::table_header(kind) + (deepep ? ",phase" : "") +
+                                     ",measured_us,predicted_us,relative_error");
+    // One line per row, DeepEP's two per row (dispatch, combine) where it models the row.
+    std::vector<std::string> expected_lines;
+    for (const test::TableRow& row : test::fixture_rows(kind)) {
+      const bool modelled =
+          !(row.contains("gemm_dtype") || row.contains("beam_width") || row.contains("node_num"));
+      for (int phase = 0; phase < (deepep && modelled ? 2 : 1); ++phase)
+        expected_lines.push_back(test::table_line(kind, row));
+    }
+    ASSERT_EQ(rows.size(), expected_lines.size() + 1);
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      const std::vector<std::string>& fields = rows[i];
+      const std::size_t columns = test::table_columns(kind).size();
+      ASSERT_EQ(fields.size(), columns + (deepep ? 4 : 3));
+      EXPECT_EQ(csv_line({fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(columns)}),
+                expected_lines[i - 1]);
+      const bool modelled = !fields[columns + (deepep ? 1 : 0)].empty();
+      if (deepep && modelled) {
+        EXPECT_EQ(fields[columns], i % 2 == 1 ? "dispatch" : "combine");
+      }
+      EXPECT_EQ(fields.back().empty(), fields[fields.size() - 2].empty()) << "error where predicted";
+      EXPECT_EQ(fields[fields.size() - 2].empty(), !modelled) << csv_line(fields);
+    }
+  }
+}
+
+TEST(cliCalibrateTables, PredictGivesTheEnginesOwnGemmTimes) {
+  TempDir tmp;
+  const std::string profile_path = imported_profile(tmp, {"gemm_perf"});
+  const CalibrationProfile profile = read_profile(profile_path);
+  const KernelLibrary library(profile, h200(), /*allow_extrapolation=*/true);
+  const MoeModel v2 = model_preset("deepseek-v2-lite");
+  const CalibratedCostModel engine(v2, h200(), profile, Precision{}, /*allow_extrapolation=*/true);
+  const std::string head = fmt::format("n={} k={}", lm_head_gemm(v2).n, lm_head_gemm(v2).k);
+  const auto rows = predict(profile_path, tmp / "db/gemm_perf.csv");
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+  };
+  int head_rows = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string>& row = rows[i];
+    if (row[column("gemm_dtype")] != "bfloat16") continue;
+    const double m = std::stod(row[column("m")]);
+    const std::string shape = fmt::format("n={} k={}", row[column("n")], row[column("k")]);
+    const double predicted = std::stod(row[column("predicted_us")]) * 1e-6;
+    // Printed to 6 significant digits: within half a unit of the 6th.
+    const double curve = library.curve("gemm", shape, "bf16")->seconds(m);
+    EXPECT_NEAR(predicted, curve, 5e-6 * curve) << shape << " m=" << m;
+    if (shape != head) continue;
+    ++head_rows;
+    EXPECT_NEAR(predicted, engine.lm_head(static_cast<long long>(m)), 5e-6 * curve) << "m=" << m;
+  }
+  EXPECT_EQ(head_rows, 5);
+}
+
+// The lines of `semsim calibrate coverage` under "MODEL (WEIGHTS weights)": operator -> coverage.
+std::map<std::string, std::string> coverage_of(const std::string& out, const std::string& block) {
+  std::map<std::string, std::string> operators;
+  const auto lines = split_lines(out);
+  auto at = std::find(lines.begin(), lines.end(), block);
+  EXPECT_NE(at, lines.end()) << block << " missing from:\n" << out;
+  for (++at; at < lines.end() && !at->empty(); ++at) {
+    auto trimmed = [](std::string text) { return text.substr(0, text.find_last_not_of(' ') + 1); };
+    operators[trimmed(at->substr(2, 22))] = trimmed(at->substr(25, 12));
+  }
+  return operators;
+}
+
+TEST(cliCalibrateTables, CoverageSaysWhatEachOperatorIsPricedFrom) {
+  TempDir tmp;
+  // GEMMs of DeepSeek-V2-Lite's LM head and of three other shapes, its fused experts, and MLA
+  // prefill at its 16 heads; no decode table.
+  const std::string profile = imported_profile(tmp, {"gemm_perf", "moe_perf", "context_mla_perf"});
+  const std::vector<std::string> args{"calibrate", "coverage", profile};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.out.starts_with("profile h200-sxm-measured (measured) on h200-sxm\n")) << r.out;
+  EXPECT_EQ(coverage_of(r.out, "deepseek-v2-lite (BF16 weights)"),
+            (std::map<std::string, std::string>{{"attention projections", "interpolated"},
+                                                {"attention decode", "roofline"},
+                                                {"attention prefill", "measured"},
+                                                {"router", "interpolated"},
+                                                {"routed experts", "measured"},
+                                                {"shared experts", "interpolated"},
+                                                {"dense FFN", "interpolated"},
+                                                {"LM head", "measured"}}));
+  // FP8 weights: no FP8 GEMM or expert table, so their operators fall back to the roofline; the
+  // router and the LM head stay in BF16.
+  EXPECT_EQ(coverage_of(r.out, "deepseek-v2-lite (FP8 weights)"),
+            (std::map<std::string, std::string>{{"attention projections", "roofline"},
+                                                {"attention decode", "roofline"},
+                                                {"attention prefill", "measured"},
+                                                {"router", "interpolated"},
+                                                {"routed experts", "roofline"},
+                                                {"shared experts", "roofline"},
+                                                {"dense FFN", "roofline"},
+                                                {"LM head", "measured"}}));
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
