@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         KindCase{"MoeBalanced",
                  "moe_perf",
                  {{"num_tokens", "64"}, {"latency", "0.2"}},
-                 {{"moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16", 64, 64 * 6, 2e-4}}},
+                 {{"moe_experts", "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced", "bf16", 64, 64 * 6, 2e-4}}},
         // Power-law routing: the group's mean, 64 x 6 / 8 slots over 64 / 8 experts of 1408 / 2 each.
         KindCase{"MoePowerLawOverEpAndTp",
                  "moe_perf",
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"moe_tp_size", "2"},
                   {"distribution", "power_law_1.2"},
                   {"latency", "0.1"}},
-                 {{"moe_experts", "hidden=2048 ffn=704 distribution=power_law_1.2", "bf16", 8, 48, 1e-4}}},
+                 {{"moe_experts", "hidden=2048 ffn=704 experts=64 top_k=6 distribution=power_law_1.2", "bf16", 8, 48, 1e-4}}},
         // Balanced top-1 of 2 tokens over 4 experts on 4 ranks: token 0 goes to expert 0 (rank 0's),
         // token 1 to expert 2: one slot reaches rank 0.
         KindCase{"MoeBalancedCountsTheSlotsReachingRankZero",
@@ -121,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"num_experts", "4"},
                   {"moe_ep_size", "4"},
                   {"latency", "0.01"}},
-                 {{"moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16", 1, 1, 1e-5}}},
+                 {{"moe_experts", "hidden=2048 ffn=1408 experts=4 top_k=1 distribution=balanced", "bf16", 1, 1, 1e-5}}},
         KindCase{"ContextMla",
                  "context_mla_perf",
                  {{"batch_size", "4"}, {"isl", "1024"}, {"kv_cache_dtype", "fp8"}, {"latency", "0.3"}},

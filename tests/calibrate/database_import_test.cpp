@@ -55,7 +55,7 @@ TEST(DatabaseImport, EveryTableKindBecomesKernelTablesOrCollectiveFits) {
       {"gemm", "n=4096 k=4096", "bf16"},
       {"gemm", "n=8192 k=2048", "bf16"},
       {"gemm", "n=1024 k=8192", "bf16"},
-      {"moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16"},
+      {"moe_experts", "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced", "bf16"},
       {"mla_prefill", "heads=16", "bf16"},
       {"mla_decode", "heads=16", "bf16"},
       {"gqa_prefill", gqa, "bf16"},
@@ -67,7 +67,7 @@ TEST(DatabaseImport, EveryTableKindBecomesKernelTablesOrCollectiveFits) {
   EXPECT_EQ(tables, expected);
   // The experts' rows: 64, 32 and 8 local experts (EP 1, 2 and 8).
   const KernelTable* experts =
-      p.find_kernel("moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16");
+      p.find_kernel("moe_experts", "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced", "bf16");
   ASSERT_NE(experts, nullptr);
   EXPECT_EQ(experts->axes[0].values, (std::vector<double>{8, 32, 64}));
   // The all-reduce and the all-to-all over the table's 8 GPUs.

@@ -182,7 +182,8 @@ std::vector<KernelTable> kernel_scope_tables(const MoeModel& model) {
   for (std::size_t i = 0; i < gemms.size(); ++i)
     tables.push_back(law_table_of_shape("gemm", gemm_shape(gemms[i]), 1e-7 * static_cast<double>(i + 1)));
   tables.push_back(law_table_of_shape(
-      "moe_experts", fmt::format("hidden={} ffn={} distribution=balanced", model.hidden, model.expert_ffn),
+      "moe_experts", fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model.hidden,
+                                 model.expert_ffn, model.routed_experts, model.top_k),
       2e-7));
   return tables;
 }
