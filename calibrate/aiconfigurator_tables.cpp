@@ -147,8 +147,8 @@ void map_moe(const RowFields& r, MeasuredRow& row) {
                            : static_cast<double>(tokens * top_k) / static_cast<double>(ep);
   if (!(slots > 0)) return void(row.skipped = "no token reaches rank 0");
   row.points.push_back(point(r, "moe_experts",
-                             fmt::format("hidden={} ffn={} experts={} top_k={} distribution={}", hidden, ffn / tp,
-                                         experts, top_k, distribution),
+                             fmt::format("hidden={} ffn={} experts={} top_k={} distribution={}", hidden,
+                                         ffn / tp, experts, top_k, distribution),
                              dtype, static_cast<double>(experts / ep), slots, seconds));
 }
 

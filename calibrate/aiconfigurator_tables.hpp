@@ -25,7 +25,7 @@ struct MeasuredPoint {
 
 struct MeasuredRow {
   int line = 0;
-  std::vector<std::string> fields;   // as read, in the table's column order
+  std::vector<std::string> fields;    // as read, in the table's column order
   std::vector<MeasuredPoint> points;  // empty when the simulator does not model what the row timed
   std::string skipped;                // why a row has no points
 };

@@ -75,15 +75,16 @@ struct FittedShape {
 // Within a measured shape, a held-out row is predicted by the shape's own table (interpolating
 // along its axes) and by its neighbours at the same point (the cross-shape model); each family's
 // weight of the latter is the one that predicts the held-out rows best (least median + p95 of the
-// relative error, weights 0, 0.05 .. 1), and the family's residuals are those of the blend. Across shapes: each
-// shape's rows predicted by its neighbours alone.
-void blend_across_shapes(CalibrationProfile& profile, const Device& device, const std::vector<FittedShape>& fitted) {
+// relative error, weights 0, 0.05 .. 1), and the family's residuals are those of the blend. Across shapes:
+// each shape's rows predicted by its neighbours alone.
+void blend_across_shapes(CalibrationProfile& profile, const Device& device,
+                         const std::vector<FittedShape>& fitted) {
   const KernelLibrary library(profile, device, false);
   struct Triple {
     double own, cross, measured;
   };
-  std::map<std::string, std::vector<Triple>> pairs;                       // family -> held-out rows
-  std::map<std::string, std::vector<double>> own_only, across;            // family -> relative errors
+  std::map<std::string, std::vector<Triple>> pairs;             // family -> held-out rows
+  std::map<std::string, std::vector<double>> own_only, across;  // family -> relative errors
   for (const FittedShape& f : fitted) {
     const auto cross = library.curve(f.kernel, f.shape, f.dtype, /*without_own_shape=*/true);
     for (std::size_t i = 0; i < f.samples.size(); ++i) {
@@ -95,8 +96,10 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device, cons
         // beyond every neighbour's measured range: not a prediction the model makes
       }
       if (neighbours) across[f.kernel].push_back(std::abs(*neighbours - s.seconds) / s.seconds);
-      if (f.own[i] && neighbours) pairs[f.kernel].push_back({*f.own[i], *neighbours, s.seconds});
-      else if (f.own[i]) own_only[f.kernel].push_back(std::abs(*f.own[i] - s.seconds) / s.seconds);
+      if (f.own[i] && neighbours)
+        pairs[f.kernel].push_back({*f.own[i], *neighbours, s.seconds});
+      else if (f.own[i])
+        own_only[f.kernel].push_back(std::abs(*f.own[i] - s.seconds) / s.seconds);
     }
   }
   for (const KernelSpec& spec : kernel_specs()) {
@@ -119,7 +122,8 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device, cons
       within.push_back(std::abs(blended - t.measured) / t.measured);
     }
     if (best_weight > 0) profile.cross_shape_weights[kernel] = best_weight;
-    profile.residuals.push_back({kernel, residuals_of(std::move(within)), residuals_of(std::move(across[kernel]))});
+    profile.residuals.push_back(
+        {kernel, residuals_of(std::move(within)), residuals_of(std::move(across[kernel]))});
   }
 }
 
@@ -173,7 +177,8 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
       if (kept == nullptr || preferred_implementation(implementation, *kept)) kept = &implementation;
     for (const auto& [implementation, points] : implementations)
       if (implementation != *kept)
-        for (const PointRef& ref : points) skipped[ref.table][ref.row] = "another implementation of the shape kept";
+        for (const PointRef& ref : points)
+          skipped[ref.table][ref.row] = "another implementation of the shape kept";
     FittedShape f{kernel, shape, dtype, {}, {}};
     for (const PointRef& ref : implementations[*kept])
       f.samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
@@ -182,7 +187,8 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
       profile.kernels.push_back(std::move(*table));
       fitted.push_back(std::move(f));
     } else {
-      for (const PointRef& ref : implementations[*kept]) skipped[ref.table][ref.row] = "too few points for a curve";
+      for (const PointRef& ref : implementations[*kept])
+        skipped[ref.table][ref.row] = "too few points for a curve";
     }
   }
   blend_across_shapes(profile, device, fitted);
@@ -205,9 +211,9 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
   if (!profile.collectives.empty()) {
     std::vector<double> errors;
     for (const auto& [key, points] : collectives) {
-      const auto fit = std::find_if(profile.collectives.begin(), profile.collectives.end(), [&](const CollectiveFit& f) {
-        return f.collective == key.first && f.ranks == key.second;
-      });
+      const auto fit = std::find_if(
+          profile.collectives.begin(), profile.collectives.end(),
+          [&](const CollectiveFit& f) { return f.collective == key.first && f.ranks == key.second; });
       if (fit == profile.collectives.end()) continue;
       for (std::size_t skip = 0; skip < fit->factor_bytes.size(); ++skip) {
         if (skip == 0 || skip + 1 == fit->factor_bytes.size()) continue;  // ends are not interpolated
@@ -234,8 +240,9 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
       for (const PointRef& ref : points) {
         fastest_kernel = std::min(fastest_kernel, ref.point->seconds);
         if (kernel == "gemm" && dtype == "bf16")
-          best_gemm = std::max(best_gemm, kernel_roofline_seconds(kernel, shape, dtype, ref.point->x, 0, device) /
-                                              ref.point->seconds);
+          best_gemm =
+              std::max(best_gemm, kernel_roofline_seconds(kernel, shape, dtype, ref.point->x, 0, device) /
+                                      ref.point->seconds);
       }
   }
   std::vector<std::string> derived;
@@ -253,8 +260,8 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
   if (all_to_all) {
     profile.scaleup_efficiency = std::clamp(all_to_all->efficiency, 0.01, 1.0);
     profile.collective_overhead = all_to_all->alpha;
-    derived.push_back(fmt::format("efficiency.scaleup and overhead.collective (the {}-GPU all-to-all)",
-                                  all_to_all->ranks));
+    derived.push_back(
+        fmt::format("efficiency.scaleup and overhead.collective (the {}-GPU all-to-all)", all_to_all->ranks));
   }
 
   ProfileProvenance provenance;

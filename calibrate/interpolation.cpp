@@ -100,7 +100,8 @@ double BandwidthFactor::operator()(double message_bytes) const {
   // A direct-mapped cache: far cheaper than a hash map, and pairs repeat a few sizes.
   const auto bits = std::bit_cast<std::uint64_t>(message_bytes);
   CacheEntry& entry = cache_[(bits * 0x9E3779B97F4A7C15ULL) >> 52];  // 4096 entries
-  if (entry.bytes != message_bytes) entry = {message_bytes, (*curve_)(std::max(message_bytes, curve_->first_x()))};
+  if (entry.bytes != message_bytes)
+    entry = {message_bytes, (*curve_)(std::max(message_bytes, curve_->first_x()))};
   return entry.factor;
 }
 

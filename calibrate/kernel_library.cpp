@@ -85,8 +85,8 @@ class CrossShapeCurve final : public KernelCurve {
     for (const Neighbour& n : neighbours_) {
       try {
         const double measured = n.lookup.seconds(x, y);
-        log_efficiency += n.weight * std::log(kernel_roofline_seconds(kernel_, n.shape, dtype_, x, y, device_) /
-                                              measured);
+        log_efficiency +=
+            n.weight * std::log(kernel_roofline_seconds(kernel_, n.shape, dtype_, x, y, device_) / measured);
         weights += n.weight;
       } catch (const InputError& error) {
         outside = error;  // this neighbour was not measured that far: the others may have been
@@ -140,7 +140,9 @@ double peak_flops(const std::string& dtype, const Device& device) {
   return dtype != "bf16" && device.fp8_flops > 0 ? device.fp8_flops : device.bf16_flops;
 }
 
-double element_bytes(const std::string& dtype) { return dtype == "bf16" ? 2.0 : 1.0; }
+double element_bytes(const std::string& dtype) {
+  return dtype == "bf16" ? 2.0 : 1.0;
+}
 
 }  // namespace
 
@@ -200,13 +202,15 @@ double kernel_roofline_seconds(const std::string& kernel, const std::string& sha
   return std::max(flops / flops_rate, bytes / bandwidth);
 }
 
-KernelLibrary::KernelLibrary(const CalibrationProfile& profile, const Device& device, bool allow_extrapolation)
+KernelLibrary::KernelLibrary(const CalibrationProfile& profile, const Device& device,
+                             bool allow_extrapolation)
     : profile_(profile), device_(device), allow_extrapolation_(allow_extrapolation) {
   for (const KernelTable& table : profile.kernels) tables_[{table.kernel, table.dtype}].push_back(&table);
 }
 
 std::string KernelLibrary::label(const KernelTable& table) const {
-  return fmt::format("calibration profile '{}': {} '{}' {}", profile_.name, table.kernel, table.shape, table.dtype);
+  return fmt::format("calibration profile '{}': {} '{}' {}", profile_.name, table.kernel, table.shape,
+                     table.dtype);
 }
 
 std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, const std::string& shape,
@@ -221,7 +225,8 @@ std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, con
       own = table;
       continue;
     }
-    if (const auto distance = shape_distance(wanted, shape_pairs(table->shape))) near.emplace_back(*distance, table);
+    if (const auto distance = shape_distance(wanted, shape_pairs(table->shape)))
+      near.emplace_back(*distance, table);
   }
   const KernelSpec* spec = find_kernel_spec(kernel);
   const bool kernel_scope = spec != nullptr && spec->scope == KernelScope::kKernel;

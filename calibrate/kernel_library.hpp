@@ -48,11 +48,13 @@ class KernelLibrary {
   // of one shape averages out against its neighbours'). Operator-scope tables are keyed by a
   // model's shape: only the exact one answers. `without_own_shape` ignores the
   // table of exactly `shape`, as leave-one-shape-out validation needs.
-  std::unique_ptr<KernelCurve> curve(const std::string& kernel, const std::string& shape, const std::string& dtype,
-                                     bool without_own_shape = false) const;
+  std::unique_ptr<KernelCurve> curve(const std::string& kernel, const std::string& shape,
+                                     const std::string& dtype, bool without_own_shape = false) const;
 
   // Whether the profile has any table of `kernel` in `dtype`.
-  bool has(const std::string& kernel, const std::string& dtype) const { return tables_.contains({kernel, dtype}); }
+  bool has(const std::string& kernel, const std::string& dtype) const {
+    return tables_.contains({kernel, dtype});
+  }
 
   // How many nearest measured shapes the cross-shape model blends.
   static constexpr std::size_t kNeighbours = 4;

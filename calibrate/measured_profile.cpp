@@ -202,11 +202,16 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
   CalibrationProfile p = CalibrationProfile::datasheet(device);
   p.name = device.name + "-measured";
   p.source = "measured";
-  p.provenance =
-      ProfileProvenance{env("date"),   env("gpu"),  static_cast<int>(parse_number(env("gpus")).value_or(0)),
-                        env("driver"), env("cuda"), env("cublas"),
-                        env("nccl"),   "",          "",
-                        {}};
+  p.provenance = ProfileProvenance{env("date"),
+                                   env("gpu"),
+                                   static_cast<int>(parse_number(env("gpus")).value_or(0)),
+                                   env("driver"),
+                                   env("cuda"),
+                                   env("cublas"),
+                                   env("nccl"),
+                                   "",
+                                   "",
+                                   {}};
 
   std::string failed_checks;
   const CsvFile checks((dir / kRawChecks).string(), false);
@@ -242,6 +247,9 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
       (row.fields[variant] == "grid" ? samples.grid : samples.held_out).push_back(sample);
       derived.fastest_kernel =
           derived.fastest_kernel > 0 ? std::min(derived.fastest_kernel, sample.seconds) : sample.seconds;
+      // Kernel-scope tables (a plain GEMM at n, k; the MoE kernel; ...) price themselves: they add
+      // nothing to the roofline's figures, which are for the operators no table covers.
+      if (find_kernel_spec(name)->scope == KernelScope::kKernel) continue;
       const double flops = grid_point_flops(name, row.fields[shape], sample.x, sample.y) / sample.seconds;
       if (name == "attention_prefill")
         derived.attention_flops = std::max(derived.attention_flops, flops);
@@ -253,9 +261,18 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
   }
   for (const auto& [key, samples] : by_table) {
     const auto& [kernel, shape, dtype] = key;
-    if (auto table = fit_kernel_table(*find_kernel_spec(kernel), shape, dtype, samples.implementation,
-                                      samples.grid, samples.held_out))
-      p.kernels.push_back(std::move(*table));
+    const KernelSpec& spec = *find_kernel_spec(kernel);
+    // Kernel-scope samples go through the fitter a database's tables go through, so that the same
+    // measurements make the same profile whichever source they come from.
+    std::optional<KernelTable> table;
+    if (spec.scope == KernelScope::kKernel) {
+      std::vector<KernelSample> all = samples.grid;
+      all.insert(all.end(), samples.held_out.begin(), samples.held_out.end());
+      table = fit_scattered_table(spec, shape, dtype, samples.implementation, all);
+    } else {
+      table = fit_kernel_table(spec, shape, dtype, samples.implementation, samples.grid, samples.held_out);
+    }
+    if (table) p.kernels.push_back(std::move(*table));
   }
 
   std::map<std::tuple<std::string, std::string, int>, std::vector<CollectiveSample>> by_fit;

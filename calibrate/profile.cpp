@@ -7,8 +7,8 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <tuple>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "calibrate/kernels.hpp"
@@ -48,7 +48,8 @@ std::vector<std::optional<double>> read_numbers(const YamlInput& in, std::string
     } else {
       const auto value = parse_number(word);
       if (!value || !(*value > 0))
-        in.fail(fmt::format("{}value {}: expected a positive number or ~, got '{}'", where, values.size() + 1, word));
+        in.fail(fmt::format("{}value {}: expected a positive number or ~, got '{}'", where, values.size() + 1,
+                            word));
       values.emplace_back(*value);
     }
     at = end;
@@ -185,7 +186,8 @@ SourceTable read_source_table(const YamlInput& in) {
 }
 
 ProfileProvenance read_provenance(const YamlInput& in) {
-  in.expect_map({"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl", "database", "frameworks", "tables"});
+  in.expect_map(
+      {"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl", "database", "frameworks", "tables"});
   ProfileProvenance p;
   p.date = in.get_string("date", "");
   p.gpu = in.get_string("gpu", "");
@@ -317,7 +319,8 @@ void emit_kernel_table(YAML::Emitter& out, const KernelTable& t) {
   for (const TableAxis& axis : t.axes)
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << axis.name << YAML::Key
         << "values" << YAML::Value << YAML::DoubleQuoted
-        << numbers_text(std::vector<std::optional<double>>(axis.values.begin(), axis.values.end())) << YAML::EndMap;
+        << numbers_text(std::vector<std::optional<double>>(axis.values.begin(), axis.values.end()))
+        << YAML::EndMap;
   out << YAML::EndSeq;
   const std::size_t columns = t.columns();
   auto row_text = [&](std::size_t first) {
@@ -396,8 +399,8 @@ std::optional<CalibrationProfile> CalibrationProfile::measured(const Device& dev
   const std::lock_guard lock(mutex);
   auto at = read.find(key);
   if (at == read.end())
-    at = read.emplace(key, read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"), device,
-                                        datasheet(device)))
+    at = read.emplace(key, read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"),
+                                        device, datasheet(device)))
              .first;
   return at->second;
 }
@@ -476,9 +479,10 @@ std::string CalibrationProfile::to_yaml() const {
     for (const CollectiveFit& fit : collectives) emit_collective_fit(out, fit);
     out << YAML::EndSeq;
   }
- if (!cross_shape_weights.empty()) {
+  if (!cross_shape_weights.empty()) {
     out << YAML::Key << "cross_shape_weight" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    for (const auto& [kernel, weight] : cross_shape_weights) out << YAML::Key << kernel << YAML::Value << number(weight);
+    for (const auto& [kernel, weight] : cross_shape_weights)
+      out << YAML::Key << kernel << YAML::Value << number(weight);
     out << YAML::EndMap;
   }
   if (!residuals.empty()) {

@@ -124,9 +124,13 @@ std::vector<GemmShape> swiglu_gemms(const MoeModel& model, long long ffn) {
   return {{2 * ffn, model.hidden}, {model.hidden, ffn}};
 }
 
-GemmShape gate_gemm(const MoeModel& model) { return {model.routed_experts, model.hidden}; }
+GemmShape gate_gemm(const MoeModel& model) {
+  return {model.routed_experts, model.hidden};
+}
 
-GemmShape lm_head_gemm(const MoeModel& model) { return {model.vocabulary, model.hidden}; }
+GemmShape lm_head_gemm(const MoeModel& model) {
+  return {model.vocabulary, model.hidden};
+}
 
 long long expert_params(const MoeModel& model) {
   return 3LL * model.hidden * model.expert_ffn;

@@ -69,8 +69,8 @@ Part curve_part(std::string what, std::shared_ptr<KernelCurve> curve) {
 }
 
 // An operator-scope table of the model's own shape, or nothing.
-std::unique_ptr<Operator> operator_table(const KernelLibrary& library, const MoeModel& model, const char* kernel,
-                                         const std::string& dtype, const char* name) {
+std::unique_ptr<Operator> operator_table(const KernelLibrary& library, const MoeModel& model,
+                                         const char* kernel, const std::string& dtype, const char* name) {
   const std::string shape = kernel_shape(kernel, model);
   std::shared_ptr<KernelCurve> curve = shape.empty() ? nullptr : library.curve(kernel, shape, dtype);
   if (!curve) return nullptr;
@@ -105,8 +105,9 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
     Part part{"gemm " + shape, Coverage::kRoofline, "efficiency.gemm", {}};
     part.seconds = [this, g, bytes_per_weight, activation_bytes](double tokens, double) {
       const double n = static_cast<double>(g.n), k = static_cast<double>(g.k);
-      return roofline_.seconds({2 * tokens * n * k, n * k * bytes_per_weight + tokens * (n + k) * activation_bytes},
-                               KernelKind::kGemm);
+      return roofline_.seconds(
+          {2 * tokens * n * k, n * k * bytes_per_weight + tokens * (n + k) * activation_bytes},
+          KernelKind::kGemm);
     };
     return part;
   };
@@ -126,12 +127,13 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
   gate_ = composed("gate", "router", "bf16", {gate_gemm(model)}, "bf16", 2.0);
   head_ = composed("lm_head", "LM head", operator_weights, {lm_head_gemm(model)}, "bf16", 2.0);
   if (model.shared_experts > 0)
-    shared_ = composed("shared_experts", "shared experts", operator_weights,
-                       swiglu_gemms(model, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn),
-                       weights, weight_bytes);
+    shared_ =
+        composed("shared_experts", "shared experts", operator_weights,
+                 swiglu_gemms(model, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn),
+                 weights, weight_bytes);
   if (model.moe_layers() < model.layers && model.dense_ffn > 0)
-    dense_ = composed("dense_ffn", "dense FFN", operator_weights, swiglu_gemms(model, model.dense_ffn), weights,
-                      weight_bytes);
+    dense_ = composed("dense_ffn", "dense FFN", operator_weights, swiglu_gemms(model, model.dense_ffn),
+                      weights, weight_bytes);
 
   // Routed experts: the operator table (plus permutes when measured), else the fused MoE kernel
   // over a balanced histogram.
@@ -153,7 +155,8 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
                  fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model.hidden,
                              model.expert_ffn, model.routed_experts, model.top_k),
                  weights)) {
-    routed_ = std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
+    routed_ =
+        std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
   }
 
   // Attention cores: the operator tables, else the MLA or GQA kernel at this rank's heads.
@@ -164,7 +167,8 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
                                                    std::max(1, a.kv_heads), a.head_dim);
   auto core = [&](const char* kernel, const char* family, const char* name) -> std::unique_ptr<Operator> {
     if (auto table = operator_table(library_, model, kernel, kv, name)) return table;
-    std::shared_ptr<KernelCurve> curve = library_.curve(fmt::format("{}_{}", mla ? "mla" : "gqa", family), core_shape, kv);
+    std::shared_ptr<KernelCurve> curve =
+        library_.curve(fmt::format("{}_{}", mla ? "mla" : "gqa", family), core_shape, kv);
     if (!curve) return nullptr;
     return std::make_unique<Operator>(name, std::vector<Part>{curve_part(family, curve)});
   };
@@ -231,7 +235,8 @@ double CalibratedCostModel::gate(long long tokens) const {
 }
 
 double CalibratedCostModel::shared_experts(long long tokens) const {
-  return tokens > 0 && shared_ ? shared_->seconds(static_cast<double>(tokens)) : roofline_.shared_experts(tokens);
+  return tokens > 0 && shared_ ? shared_->seconds(static_cast<double>(tokens))
+                               : roofline_.shared_experts(tokens);
 }
 
 double CalibratedCostModel::dense_ffn(long long tokens) const {
@@ -244,18 +249,22 @@ double CalibratedCostModel::lm_head(long long tokens) const {
 
 std::vector<OperatorCoverage> CalibratedCostModel::coverage() const {
   std::vector<OperatorCoverage> all;
-  const std::pair<const char*, const Operator*> operators[] = {
-      {"attention projections", projections_.get()}, {"attention decode", decode_.get()},
-      {"attention prefill", prefill_.get()},         {"router", gate_.get()},
-      {"routed experts", routed_.get()},             {"shared experts", shared_.get()},
-      {"dense FFN", dense_.get()},                   {"LM head", head_.get()}};
+  const std::pair<const char*, const Operator*> operators[] = {{"attention projections", projections_.get()},
+                                                               {"attention decode", decode_.get()},
+                                                               {"attention prefill", prefill_.get()},
+                                                               {"router", gate_.get()},
+                                                               {"routed experts", routed_.get()},
+                                                               {"shared experts", shared_.get()},
+                                                               {"dense FFN", dense_.get()},
+                                                               {"LM head", head_.get()}};
   for (const auto& [name, op] : operators) {
     if (op) {
       all.push_back(op->coverage());
       continue;
     }
-    const bool absent = (name == std::string("shared experts") && model_.shared_experts == 0) ||
-                        (name == std::string("dense FFN") && !(model_.moe_layers() < model_.layers && model_.dense_ffn > 0));
+    const bool absent =
+        (name == std::string("shared experts") && model_.shared_experts == 0) ||
+        (name == std::string("dense FFN") && !(model_.moe_layers() < model_.layers && model_.dense_ffn > 0));
     if (!absent) all.push_back({name, Coverage::kRoofline, "the profile's efficiencies"});
   }
   return all;

@@ -32,16 +32,19 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
                                              EpKernel choice, std::string& why_not) {
   if (choice == EpKernel::kNccl) return why_not = "nccl (serving.ep_kernel)", std::nullopt;
   if (ep != kMeasuredRanks || devices_per_node < ep)
-    return why_not = fmt::format("nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} "
-                                 "over nodes of {})",
-                                 kMeasuredRanks, ep, devices_per_node),
+    return why_not = fmt::format(
+               "nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} "
+               "over nodes of {})",
+               kMeasuredRanks, ep, devices_per_node),
            std::nullopt;
   DeepepTimes t;
   t.choice_ = choice;
   t.ep_ = ep;
-  const std::string shape = fmt::format("hidden={} experts={} top_k={}", model.hidden, model.routed_experts, model.top_k);
+  const std::string shape =
+      fmt::format("hidden={} experts={} top_k={}", model.hidden, model.routed_experts, model.top_k);
   // DeepEP's normal kernels run on the SMs the communication kernels hold (DeepEP's default 24).
-  const std::string normal = fmt::format("{} sms={}", shape, communication_units > 0 ? communication_units : 24);
+  const std::string normal =
+      fmt::format("{} sms={}", shape, communication_units > 0 ? communication_units : 24);
   t.normal_dispatch_ = library.curve("deepep_normal_dispatch", normal, "bf16");
   t.normal_combine_ = library.curve("deepep_normal_combine", normal, "bf16");
   t.ll_dispatch_ = library.curve("deepep_ll_dispatch", shape, "bf16");
@@ -53,7 +56,8 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
   const double remote_ranks = static_cast<double>(ep - 1);
   switch (mode) {
     case DispatchMode::kDedup:
-      t.remote_copies_per_token_ = remote_ranks * (1 - miss_probability(model.routed_experts, model.top_k, ep));
+      t.remote_copies_per_token_ =
+          remote_ranks * (1 - miss_probability(model.routed_experts, model.top_k, ep));
       break;
     case DispatchMode::kPerExpert:
       t.remote_copies_per_token_ = model.top_k * remote_ranks / ep;
@@ -80,8 +84,9 @@ double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long 
   }
   if (busiest == 0) return 0.0;
   const double tokens = static_cast<double>(busiest) / remote_copies_per_token_;
-  const KernelCurve& curve = kernel == EpKernel::kLowLatency ? (combine ? *ll_combine_ : *ll_dispatch_)
-                                                             : (combine ? *normal_combine_ : *normal_dispatch_);
+  const KernelCurve& curve = kernel == EpKernel::kLowLatency
+                                 ? (combine ? *ll_combine_ : *ll_dispatch_)
+                                 : (combine ? *normal_combine_ : *normal_dispatch_);
   return curve.seconds(tokens);
 }
 

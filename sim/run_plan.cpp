@@ -31,7 +31,8 @@ RunPlan build_run(const Scenario& scenario) {
   run.rank_cost =
       std::make_unique<CalibratedCostModel>(*run.rank_model, scenario.cluster.device, scenario.calibration,
                                             scenario.precision, scenario.calibration_extrapolation);
-  const KernelLibrary library(scenario.calibration, scenario.cluster.device, scenario.calibration_extrapolation);
+  const KernelLibrary library(scenario.calibration, scenario.cluster.device,
+                              scenario.calibration_extrapolation);
   run.deepep = DeepepTimes::make(library, scenario.model, scenario.ep, scenario.cluster.gpus_per_node,
                                  scenario.cluster.device.communication_units, scenario.dispatch,
                                  scenario.serving.ep_kernel, run.dispatch_kernel);

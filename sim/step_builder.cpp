@@ -291,9 +291,10 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
 Collective StepBuilder::exchange(const std::vector<long long>& copies, bool combine) const {
   // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
   // traffic counters still count them).
-  if (deepep_ != nullptr) return all_to_allv(copies, scenario_.ep, 0.0, combine, deepep_->seconds(step_kernel_, combine, copies));
-  const double bytes_per_copy =
-      scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes : scenario_.dispatch_bytes_per_element);
+  if (deepep_ != nullptr)
+    return all_to_allv(copies, scenario_.ep, 0.0, combine, deepep_->seconds(step_kernel_, combine, copies));
+  const double bytes_per_copy = scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes
+                                                                  : scenario_.dispatch_bytes_per_element);
   return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
 }
 

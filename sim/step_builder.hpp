@@ -20,9 +20,9 @@
 #include "policies/placement.hpp"
 #include "policies/token_scheduling.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/ep_kernels.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
-#include "sim/ep_kernels.hpp"
 #include "sim/step_graph.hpp"
 #include "workloads/routing_source.hpp"
 

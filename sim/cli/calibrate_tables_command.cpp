@@ -12,8 +12,8 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/kernel_library.hpp"
 #include "calibrate/nccl_tests_log.hpp"
-#include "models/csv.hpp"
 #include "models/compressed_file.hpp"
+#include "models/csv.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
@@ -44,7 +44,8 @@ std::vector<std::string> database_tables(const std::string& dir) {
   std::vector<std::string> paths;
   for (const std::string& kind : aiconfigurator_table_kinds())
     for (const char* suffix : {".csv", ".csv.gz"})
-      if (fs::exists(fs::path(dir) / (kind + suffix))) paths.push_back((fs::path(dir) / (kind + suffix)).string());
+      if (fs::exists(fs::path(dir) / (kind + suffix)))
+        paths.push_back((fs::path(dir) / (kind + suffix)).string());
   if (paths.empty())
     throw InputError(fmt::format("calibrate import: {} holds none of the tables ({}.csv[.gz])", dir,
                                  fmt::join(aiconfigurator_table_kinds(), ".csv[.gz], ")));
@@ -52,7 +53,8 @@ std::vector<std::string> database_tables(const std::string& dir) {
 }
 
 void print_residuals(const CalibrationProfile& p) {
-  std::cout << fmt::format("{:<24} {:>26} {:>26}\n", "family", "within shape: median p95", "across shapes: median p95");
+  std::cout << fmt::format("{:<24} {:>26} {:>26}\n", "family", "within shape: median p95",
+                           "across shapes: median p95");
   for (const FamilyResiduals& r : p.residuals) {
     auto cell = [](const FitResiduals& f) {
       return f.samples == 0 ? std::string("-")
@@ -78,8 +80,9 @@ int import_tables(const ImportCommand& c) {
   }
   const CalibrationProfile profile = import_measured_tables(tables, device, options);
   write_atomically(c.out, [&](const std::string& path) { write_text_file(path, profile.to_yaml()); });
-  std::cout << fmt::format("profile {} for {}: {} kernel tables, {} collective fits from {} tables\n", profile.name,
-                           device.name, profile.kernels.size(), profile.collectives.size(), tables.size());
+  std::cout << fmt::format("profile {} for {}: {} kernel tables, {} collective fits from {} tables\n",
+                           profile.name, device.name, profile.kernels.size(), profile.collectives.size(),
+                           tables.size());
   print_residuals(profile);
   std::cout << "Wrote " << c.out << "\n";
   return 0;
@@ -97,7 +100,9 @@ LoadedProfile load_profile(const std::string& path) {
   return {device, CalibrationProfile::from_yaml(in, device)};
 }
 
-std::string format_number(double value) { return fmt::format("{:.6g}", value); }
+std::string format_number(double value) {
+  return fmt::format("{:.6g}", value);
+}
 
 int predict(const std::string& profile_path, const std::string& table_path) {
   const LoadedProfile loaded = load_profile(profile_path);
@@ -145,18 +150,19 @@ int predict(const std::string& profile_path, const std::string& table_path) {
 // The profile's residuals per family as CSV (results/calibration-measured/ collects them).
 int residuals(const std::string& profile_path) {
   const LoadedProfile loaded = load_profile(profile_path);
-  std::string out = csv_line({"device", "family", "within_shape_median", "within_shape_p95", "within_shape_rows",
-                              "across_shapes_median", "across_shapes_p95", "across_shapes_rows",
-                              "cross_shape_weight"}) +
-                    "\n";
+  std::string out =
+      csv_line({"device", "family", "within_shape_median", "within_shape_p95", "within_shape_rows",
+                "across_shapes_median", "across_shapes_p95", "across_shapes_rows", "cross_shape_weight"}) +
+      "\n";
   for (const FamilyResiduals& r : loaded.profile.residuals) {
     const auto weight = loaded.profile.cross_shape_weights.find(r.family);
-    out += csv_line({loaded.device.name, r.family, format_number(r.within_shape.median),
-                     format_number(r.within_shape.p95), std::to_string(r.within_shape.samples),
-                     format_number(r.across_shapes.median), format_number(r.across_shapes.p95),
-                     std::to_string(r.across_shapes.samples),
-                     format_number(weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
-           "\n";
+    out +=
+        csv_line({loaded.device.name, r.family, format_number(r.within_shape.median),
+                  format_number(r.within_shape.p95), std::to_string(r.within_shape.samples),
+                  format_number(r.across_shapes.median), format_number(r.across_shapes.p95),
+                  std::to_string(r.across_shapes.samples),
+                  format_number(weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
+        "\n";
   }
   std::cout << out;
   return 0;
@@ -164,7 +170,8 @@ int residuals(const std::string& profile_path) {
 
 int coverage(const std::string& profile_path) {
   const LoadedProfile loaded = load_profile(profile_path);
-  std::cout << fmt::format("profile {} ({}) on {}\n", loaded.profile.name, loaded.profile.source, loaded.device.name);
+  std::cout << fmt::format("profile {} ({}) on {}\n", loaded.profile.name, loaded.profile.source,
+                           loaded.device.name);
   for (const std::string& name : preset_names(PresetKind::kModel)) {
     const MoeModel model = model_preset(name);
     for (const bool fp8 : {false, true}) {
@@ -187,26 +194,34 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate) {
   CLI::App* import_command = cli.add(
       "import", "fit a profile from measured tables: a database's per-kernel latencies, or nccl-tests logs",
       [import] { return import_tables(*import); }, calibrate);
-  import_command->add_option("--from", import->from, "aiconfigurator (a folder of its tables) | nccl-tests (logs)")
+  import_command
+      ->add_option("--from", import->from, "aiconfigurator (a folder of its tables) | nccl-tests (logs)")
       ->required()
       ->check(CLI::IsMember({"aiconfigurator", "nccl-tests"}));
-  import_command->add_option("inputs", import->inputs, "the folder of tables, or nccl-tests log files")->required();
-  import_command->add_option("--device", import->device, "device preset the tables were measured on")->required();
+  import_command->add_option("inputs", import->inputs, "the folder of tables, or nccl-tests log files")
+      ->required();
+  import_command->add_option("--device", import->device, "device preset the tables were measured on")
+      ->required();
   import_command->add_option("--out", import->out, "profile YAML to write")->required();
   import_command->add_option("--name", import->options.name, "profile name (default: <device>-measured)");
-  import_command->add_option("--database", import->options.database, "where the tables came from, for provenance");
-  import_command->add_option("--collected", import->options.collected, "when the tables were measured, if known");
-  import_command->add_flag("--repeats", import->repeats,
-                           "accept rows repeating a measurement (a table collected twice): the fits average them");
+  import_command->add_option("--database", import->options.database,
+                             "where the tables came from, for provenance");
+  import_command->add_option("--collected", import->options.collected,
+                             "when the tables were measured, if known");
+  import_command->add_flag(
+      "--repeats", import->repeats,
+      "accept rows repeating a measurement (a table collected twice): the fits average them");
   import_command->add_option("--folds", import->options.folds, "k of the k-fold residuals (default 5)")
       ->check(CLI::Range(2, 100));
 
   auto predict_args = std::make_shared<std::pair<std::string, std::string>>();
   CLI::App* predict_command = cli.add(
-      "predict", "score a profile on a measured table: its rows as CSV with measured_us, predicted_us, relative_error",
+      "predict",
+      "score a profile on a measured table: its rows as CSV with measured_us, predicted_us, relative_error",
       [predict_args] { return predict(predict_args->first, predict_args->second); }, calibrate);
   predict_command->add_option("profile", predict_args->first, "profile YAML")->required();
-  predict_command->add_option("table", predict_args->second, "table (.csv[.gz]) or nccl-tests log")->required();
+  predict_command->add_option("table", predict_args->second, "table (.csv[.gz]) or nccl-tests log")
+      ->required();
 
   auto residuals_profile = std::make_shared<std::string>();
   CLI::App* residuals_command = cli.add(

@@ -10,7 +10,9 @@
 
 #include "../cli/cli_runner.hpp"
 #include "calibrate/interpolation.hpp"
+#include "calibrate/kernel_library.hpp"
 #include "calibrate/kernels.hpp"
+#include "calibrate/measured_profile.hpp"
 #include "calibrate/nccl_tests_log.hpp"
 #include "models/presets.hpp"
 #include "tests/calibrate/table_fixtures.hpp"
@@ -237,6 +239,48 @@ TEST(DatabaseImport, AnImportedProfileRoundTripsThroughYamlExactly) {
       CalibrationProfile::from_yaml(YamlInput::parse(text, "round-trip.yaml"), h200());
   EXPECT_EQ(back, imported) << text;
   EXPECT_EQ(back.to_yaml(), text);
+}
+
+// The project's own microbenchmarks and a database measure the same GEMMs: written as the suite's
+// raw results (semsim calibrate --from-raw) and as a database table (semsim calibrate import), they
+// make the same kernel tables, and the engine prices the operators made of them the same.
+TEST(DatabaseImport, ASuitesRawResultsAndADatabaseTableDriveTheEngineTheSame) {
+  TempDir database, raw;
+  test::write_table(database.path().string(), "gemm_perf", test::fixture_rows("gemm_perf"));
+  const CalibrationProfile imported =
+      import_measured_tables(read_tables({database.path().string() + "/gemm_perf.csv"}), h200(), {});
+
+  test::write_text(raw.path().string() + "/environment.csv", "key,value\ngpu,NVIDIA H200\ngpus,8\n");
+  std::string kernels =
+      "kernel,shape,dtype,implementation,variant,x,y,seconds,p10,p90,trials,launches,status\n";
+  for (const test::TableRow& row : test::fixture_rows("gemm_perf")) {
+    if (row.contains("gemm_dtype") && row.at("gemm_dtype") != "bfloat16") continue;
+    const double seconds = std::stod(row.at("latency")) * 1e-3;
+    kernels += fmt::format("gemm,n={} k={},bf16,cublas,grid,{},0,{},{},{},5,1,ok\n", row.at("n"), row.at("k"),
+                           row.at("m"), test::number(seconds), test::number(seconds), test::number(seconds));
+  }
+  test::write_text(raw.path().string() + "/kernels.csv", kernels);
+  const CalibrationProfile suite = fit_measured_profile(raw.path().string(), h200());
+
+  std::size_t compared = 0;
+  for (const KernelTable& table : imported.kernels) {
+    if (table.kernel != "gemm" || table.dtype != "bf16") continue;
+    const KernelTable* same = suite.find_kernel("gemm", table.shape, "bf16");
+    ASSERT_NE(same, nullptr) << table.shape;
+    EXPECT_EQ(same->axes, table.axes) << table.shape;
+    EXPECT_EQ(same->seconds, table.seconds) << table.shape;
+    ++compared;
+  }
+  EXPECT_EQ(compared, test::fixture_gemm_shapes().size());
+  // What the engine asks for DeepSeek-V2-Lite's LM head (calibrated_cost_model.cpp composes it of
+  // this GEMM), and for a shape between the measured ones.
+  const KernelLibrary from_database(imported, h200(), false), from_suite(suite, h200(), false);
+  for (const std::string shape : {"n=102400 k=2048", "n=6144 k=3072"}) {
+    const auto a = from_database.curve("gemm", shape, "bf16"), b = from_suite.curve("gemm", shape, "bf16");
+    ASSERT_TRUE(a && b) << shape;
+    for (const double tokens : {1.0, 7.0, 64.0, 1000.0, 4096.0})
+      EXPECT_EQ(a->seconds(tokens), b->seconds(tokens));
+  }
 }
 
 }  // namespace
