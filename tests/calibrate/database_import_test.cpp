@@ -16,16 +16,14 @@
 #include "calibrate/nccl_tests_log.hpp"
 #include "models/presets.hpp"
 #include "tests/calibrate/table_fixtures.hpp"
+#include "tests/preset_fixtures.hpp"
 
 namespace semsim {
 namespace {
 
 using cli_test::TempDir;
 
-const Device& h200() {
-  static const Device device = cluster_preset("h200-1x8").device;
-  return device;
-}
+using test::h200;
 
 std::vector<MeasuredTable> read_tables(const std::vector<std::string>& paths, bool allow_repeats = false) {
   std::vector<MeasuredTable> tables;

@@ -10,14 +10,12 @@
 
 #include "calibrate/interpolation.hpp"
 #include "models/presets.hpp"
+#include "tests/preset_fixtures.hpp"
 
 namespace semsim {
 namespace {
 
-const Device& h200() {
-  static const Device device = cluster_preset("h200-1x8").device;
-  return device;
-}
+using test::h200;
 
 std::string gemm_shape(double n, double k) {
   return fmt::format("n={} k={}", n, k);

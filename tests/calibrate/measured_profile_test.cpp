@@ -13,16 +13,14 @@
 #include "calibrate/interpolation.hpp"
 #include "calibrate/kernels.hpp"
 #include "models/presets.hpp"
+#include "tests/preset_fixtures.hpp"
 
 namespace semsim {
 namespace {
 
 using cli_test::TempDir;
 
-const Device& h200() {
-  static const Device device = cluster_preset("h200-1x8").device;
-  return device;
-}
+using test::h200;
 
 // The synthetic device: GEMMs at 60% of BF16 peak, prefill attention at 30%, copies at 85% of HBM,
 // an all-to-all with alpha 20 us at 80% of NVLink whose small messages get less.
@@ -96,8 +94,10 @@ TEST(MeasuredProfile, FitsTablesFitsAndEfficienciesFromRawResults) {
   EXPECT_EQ(p.name, "h200-sxm-measured");
   EXPECT_EQ(p.source, "measured");
   ASSERT_TRUE(p.provenance);
-  EXPECT_EQ(*p.provenance, (ProfileProvenance{"2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.82.07", "13.0.0",
-                                              "13.1.0", "2.28.9", "", "", {}}));
+  EXPECT_EQ(
+      *p.provenance,
+      (ProfileProvenance{
+          "2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.82.07", "13.0.0", "13.1.0", "2.28.9", "", "", {}}));
   // Tables: routed experts, LM head and copy; the gate failed its check, FP8 was unsupported.
   ASSERT_EQ(p.kernels.size(), 3u);
   const MoeModel model = model_preset("deepseek-v2-lite");

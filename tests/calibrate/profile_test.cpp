@@ -6,6 +6,7 @@
 
 #include "calibrate/profile.hpp"
 #include "models/presets.hpp"
+#include "tests/preset_fixtures.hpp"
 
 namespace semsim {
 namespace {
@@ -15,10 +16,7 @@ Device device_preset(const std::string& name) {
                      "");
 }
 
-const Device& h200() {
-  static const Device device = device_preset("h200-sxm");
-  return device;
-}
+using test::h200;
 
 CalibrationProfile parse(const std::string& text) {
   return CalibrationProfile::from_yaml(YamlInput::parse(text, "test.yaml"), h200());

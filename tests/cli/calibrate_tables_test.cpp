@@ -15,14 +15,12 @@
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "tests/calibrate/table_fixtures.hpp"
+#include "tests/preset_fixtures.hpp"
 
 namespace semsim::cli_test {
 namespace {
 
-const Device& h200() {
-  static const Device device = cluster_preset("h200-1x8").device;
-  return device;
-}
+using test::h200;
 
 CalibrationProfile read_profile(const std::string& path) {
   return CalibrationProfile::from_yaml(YamlInput::load_file(path), h200());

@@ -13,14 +13,12 @@
 #include "calibrate/kernels.hpp"
 #include "models/operator_costs.hpp"
 #include "models/presets.hpp"
+#include "tests/preset_fixtures.hpp"
 
 namespace semsim {
 namespace {
 
-const Device& h200() {
-  static const Device device = cluster_preset("h200-1x8").device;
-  return device;
-}
+using test::h200;
 
 // A table of seconds = scale * x^0.5 [* y^0.5] over a wide grid: PCHIP in log-log space reproduces
 // it exactly between grid points, so expected values are closed-form.
@@ -181,10 +179,11 @@ std::vector<KernelTable> kernel_scope_tables(const MoeModel& model) {
   std::vector<KernelTable> tables;
   for (std::size_t i = 0; i < gemms.size(); ++i)
     tables.push_back(law_table_of_shape("gemm", gemm_shape(gemms[i]), 1e-7 * static_cast<double>(i + 1)));
-  tables.push_back(law_table_of_shape(
-      "moe_experts", fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model.hidden,
-                                 model.expert_ffn, model.routed_experts, model.top_k),
-      2e-7));
+  tables.push_back(
+      law_table_of_shape("moe_experts",
+                         fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced",
+                                     model.hidden, model.expert_ffn, model.routed_experts, model.top_k),
+                         2e-7));
   return tables;
 }
 
