@@ -107,6 +107,7 @@ std::string summary_text(const nlohmann::ordered_json& j) {
                         j["dispatch"].get<std::string>() + " dispatch");
   line("Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
+  line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   line("Successful requests:",
        fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
   if (j["stopped_at"] == "time_limit")
