@@ -49,6 +49,11 @@ std::optional<double> shape_distance(const std::map<std::string, std::string>& a
   return squared;
 }
 
+using ShapePairs = std::map<std::string, std::string>;
+
+double roofline_seconds(const std::string& kernel, const ShapePairs& shape, const std::string& dtype,
+                        double x, double y, const Device& device);
+
 class TableCurve final : public KernelCurve {
  public:
   TableCurve(const KernelTable& table, std::string label, bool allow_extrapolation)
@@ -67,12 +72,13 @@ class CrossShapeCurve final : public KernelCurve {
   struct Neighbour {
     KernelTableLookup lookup;
     std::string shape;
+    ShapePairs pairs;  // `shape` parsed once: the roofline reads it at every new point
     double weight;
   };
   CrossShapeCurve(std::string kernel, std::string shape, std::string dtype, const Device& device,
                   std::vector<Neighbour> neighbours)
       : kernel_(std::move(kernel)),
-        shape_(std::move(shape)),
+        pairs_(shape_pairs(shape)),
         dtype_(std::move(dtype)),
         device_(device),
         neighbours_(std::move(neighbours)) {}
@@ -86,7 +92,7 @@ class CrossShapeCurve final : public KernelCurve {
       try {
         const double measured = n.lookup.seconds(x, y);
         log_efficiency +=
-            n.weight * std::log(kernel_roofline_seconds(kernel_, n.shape, dtype_, x, y, device_) / measured);
+            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, x, y, device_) / measured);
         weights += n.weight;
       } catch (const InputError& error) {
         outside = error;  // this neighbour was not measured that far: the others may have been
@@ -94,7 +100,7 @@ class CrossShapeCurve final : public KernelCurve {
     }
     if (weights == 0) throw *outside;
     const double value =
-        kernel_roofline_seconds(kernel_, shape_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
+        roofline_seconds(kernel_, pairs_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
     memo_.emplace(key, value);
     return value;
   }
@@ -106,7 +112,9 @@ class CrossShapeCurve final : public KernelCurve {
   }
 
  private:
-  std::string kernel_, shape_, dtype_;
+  std::string kernel_;
+  ShapePairs pairs_;
+  std::string dtype_;
   const Device& device_;
   std::vector<Neighbour> neighbours_;
   mutable std::map<std::pair<double, double>, double> memo_;
@@ -158,11 +166,17 @@ std::string_view coverage_name(Coverage coverage) {
   return "";
 }
 
-// FLOPs and HBM bytes of each kernel family, counted as models/operator_costs.cpp counts the
-// operators they make up; only their ratios across neighbouring shapes matter here.
 double kernel_roofline_seconds(const std::string& kernel, const std::string& shape, const std::string& dtype,
                                double x, double y, const Device& device) {
-  const auto s = shape_pairs(shape);
+  return roofline_seconds(kernel, shape_pairs(shape), dtype, x, y, device);
+}
+
+namespace {
+
+// FLOPs and HBM bytes of each kernel family, counted as models/operator_costs.cpp counts the
+// operators they make up; only their ratios across neighbouring shapes matter here.
+double roofline_seconds(const std::string& kernel, const ShapePairs& s, const std::string& dtype, double x,
+                        double y, const Device& device) {
   const double flops_rate = peak_flops(dtype, device), bandwidth = device.hbm_bandwidth;
   double flops = 0, bytes = 0;
   const double w = element_bytes(dtype);
@@ -197,10 +211,12 @@ double kernel_roofline_seconds(const std::string& kernel, const std::string& sha
     const double hidden = shape_number(s, "hidden"), top_k = shape_number(s, "top_k");
     return x * top_k * hidden * 2 / device.scaleup_bandwidth;
   } else {
-    throw std::invalid_argument("kernel_roofline_seconds: not a kernel-scope table: " + kernel);
+    throw std::invalid_argument("roofline_seconds: not a kernel-scope table: " + kernel);
   }
   return std::max(flops / flops_rate, bytes / bandwidth);
 }
+
+}  // namespace
 
 KernelLibrary::KernelLibrary(const CalibrationProfile& profile, const Device& device,
                              bool allow_extrapolation)
@@ -245,7 +261,7 @@ std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, con
   std::vector<CrossShapeCurve::Neighbour> neighbours;
   for (const auto& [distance, table] : near)
     neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_), table->shape,
-                          1.0 / std::max(distance, 1e-12)});
+                          shape_pairs(table->shape), 1.0 / std::max(distance, 1e-12)});
   return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours));
 }
 

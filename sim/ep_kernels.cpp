@@ -30,13 +30,16 @@ const std::vector<std::string>& ep_kernel_names() {
 std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const MoeModel& model, int ep,
                                              int devices_per_node, int communication_units, DispatchMode mode,
                                              EpKernel choice, std::string& why_not) {
-  if (choice == EpKernel::kNccl) return why_not = "nccl (serving.ep_kernel)", std::nullopt;
-  if (ep != kMeasuredRanks || devices_per_node < ep)
-    return why_not = fmt::format(
-               "nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} "
-               "over nodes of {})",
-               kMeasuredRanks, ep, devices_per_node),
-           std::nullopt;
+  if (choice == EpKernel::kNccl) {
+    why_not = "nccl (serving.ep_kernel)";
+    return std::nullopt;
+  }
+  if (ep != kMeasuredRanks || devices_per_node < ep) {
+    why_not =
+        fmt::format("nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} over nodes of {})",
+                    kMeasuredRanks, ep, devices_per_node);
+    return std::nullopt;
+  }
   DeepepTimes t;
   t.choice_ = choice;
   t.ep_ = ep;
@@ -51,8 +54,10 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
   t.ll_combine_ = library.curve("deepep_ll_combine", shape, "bf16");
   const bool normal_ok = t.normal_dispatch_ && t.normal_combine_, ll_ok = t.ll_dispatch_ && t.ll_combine_;
   if ((choice == EpKernel::kNormal && !normal_ok) || (choice == EpKernel::kLowLatency && !ll_ok) ||
-      (choice == EpKernel::kAuto && !(normal_ok && ll_ok)))
-    return why_not = "nccl (the calibration profile has no DeepEP tables)", std::nullopt;
+      (choice == EpKernel::kAuto && !(normal_ok && ll_ok))) {
+    why_not = "nccl (the calibration profile has no DeepEP tables)";
+    return std::nullopt;
+  }
   const double remote_ranks = static_cast<double>(ep - 1);
   switch (mode) {
     case DispatchMode::kDedup:

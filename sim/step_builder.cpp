@@ -301,10 +301,12 @@ Collective StepBuilder::exchange(const std::vector<long long>& copies, bool comb
 void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                         const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record) {
   graph.clear();
-  bool decode_only = true;
-  for (const RankBatch& batch : batches)
-    for (const SequenceChunk& chunk : batch.chunks) decode_only = decode_only && chunk.new_tokens <= 1;
-  if (deepep_ != nullptr) step_kernel_ = deepep_->kernel_for(decode_only);
+  if (deepep_ != nullptr) {
+    bool decode_only = true;
+    for (const RankBatch& batch : batches)
+      for (const SequenceChunk& chunk : batch.chunks) decode_only = decode_only && chunk.new_tokens <= 1;
+    step_kernel_ = deepep_->kernel_for(decode_only);
+  }
   // Each token's vocabulary id, once: on the micro-batch's copy, or (two micro-batches, routed as one
   // step) on the step's copy the micro-batches are split from.
   if (micro_batches_ == 1) {

@@ -79,11 +79,6 @@ void measure(const CalibrateOptions& options, const std::string& raw) {
                     bench, code, raw, raw));
 }
 
-Device named_device(const std::string& name) {
-  return load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--device"), "device"),
-                     "");
-}
-
 void print_summary(const CalibrationProfile& p, const std::string& out, const std::string& raw) {
   std::cout << fmt::format("profile {} for {} ({}, {}): {} kernel tables, {} collective fits\n", p.name,
                            p.device, p.provenance->gpu, p.provenance->date, p.kernels.size(),
@@ -120,7 +115,7 @@ int calibrate(const CalibrateOptions& options) {
   if (options.from_raw.empty()) measure(options, raw);
   if (!fs::is_directory(raw)) throw InputError("calibrate: --from-raw " + raw + ": no such folder");
   const Device device =
-      named_device(options.device.empty() ? device_preset_for_gpu(raw_gpu_name(raw)) : options.device);
+      device_option(options.device.empty() ? device_preset_for_gpu(raw_gpu_name(raw)) : options.device);
   const CalibrationProfile profile = fit_measured_profile(raw, device);
   // One file, not a run's folder: written whole or not at all, beside whatever else is there.
   write_atomically(options.out, [&](const std::string& path) { write_text_file(path, profile.to_yaml()); });

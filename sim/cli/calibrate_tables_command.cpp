@@ -34,10 +34,6 @@ struct ImportCommand {
   ImportOptions options;
 };
 
-Device preset_device(const std::string& name, const std::string& flag) {
-  return load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>(flag), "device"), "");
-}
-
 // The tables of a database folder, in the importer's order of kinds (plain or gzip).
 std::vector<std::string> database_tables(const std::string& dir) {
   if (!fs::is_directory(dir)) throw InputError("calibrate import: " + dir + ": no such folder");
@@ -66,7 +62,7 @@ void print_residuals(const CalibrationProfile& p) {
 
 int import_tables(const ImportCommand& c) {
   if (c.inputs.empty()) throw InputError("calibrate import: give the tables (a folder, or nccl-tests logs)");
-  const Device device = preset_device(c.device, "--device");
+  const Device device = device_option(c.device);
   std::vector<MeasuredTable> tables;
   ImportOptions options = c.options;
   if (c.from == "aiconfigurator") {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "models/input_error.hpp"
+#include "models/presets.hpp"
 
 namespace semsim {
 
@@ -68,6 +69,11 @@ void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vecto
   command.add_option("scenario", scenario, "scenario YAML file, or 'default' for the embedded one")
       ->required();
   command.add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
+}
+
+Device device_option(const std::string& name) {
+  return load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--device"), "device"),
+                     "");
 }
 
 }  // namespace semsim

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/device.hpp"
+
 namespace semsim {
 
 // A result was written but is not whole (a sweep merge missing points): the output says what is missing.
@@ -35,5 +37,8 @@ class CommandLine {
 // The scenario argument ("default" or a file) and its --set overrides, as every command that loads a
 // scenario takes them.
 void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vector<std::string>& overrides);
+
+// The device preset a `--device NAME` option names; an unknown name is an InputError citing the option.
+Device device_option(const std::string& name);
 
 }  // namespace semsim
