@@ -134,15 +134,6 @@ bool preferred_implementation(const std::string& a, const std::string& b) {
   return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
 }
 
-double nccl_bus_bytes(const std::string& collective, int ranks, double bytes) {
-  const double n = ranks;
-  return collective == "all_reduce" ? bytes * 2 * (n - 1) / n : bytes * (n - 1) / n;
-}
-
-double nccl_message_bytes(const std::string& collective, int ranks, double bytes) {
-  return collective == "all_to_all" ? bytes / ranks : bytes;
-}
-
 CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tables, const Device& device,
                                           const ImportOptions& options) {
   check_device(tables, device);

@@ -28,10 +28,4 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
 // Hopper first: FlashAttention 3 before Triton).
 bool preferred_implementation(const std::string& a, const std::string& b);
 
-// nccl-tests bus bytes of `collective` (all_reduce, all_gather, reduce_scatter, all_to_all) over
-// `ranks` for `bytes` of the collective's size, and the message size its bandwidth factor is indexed
-// by (bytes per peer for all-to-all, per rank otherwise).
-double nccl_bus_bytes(const std::string& collective, int ranks, double bytes);
-double nccl_message_bytes(const std::string& collective, int ranks, double bytes);
-
 }  // namespace semsim

@@ -366,4 +366,13 @@ double collective_seconds(const CollectiveFit& fit, double bus_bytes, double mes
   return fit.alpha + bus_bytes / (fit.bus_bandwidth * BandwidthFactor(fit)(message_bytes));
 }
 
+double nccl_bus_bytes(const std::string& collective, int ranks, double bytes) {
+  const double n = ranks;
+  return collective == "all_reduce" ? bytes * 2 * (n - 1) / n : bytes * (n - 1) / n;
+}
+
+double nccl_message_bytes(const std::string& collective, int ranks, double bytes) {
+  return collective == "all_reduce" ? bytes : bytes / ranks;
+}
+
 }  // namespace semsim

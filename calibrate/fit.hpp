@@ -65,4 +65,12 @@ std::optional<CollectiveFit> fit_collective(const std::string& collective, const
 // What a fit predicts for one collective.
 double collective_seconds(const CollectiveFit& fit, double bus_bytes, double message_bytes);
 
+// nccl-tests bus bytes of `collective` (all_reduce, all_gather, reduce_scatter, all_to_all) over
+// `ranks` for `bytes` of the collective's size (nccl-tests' size: the whole buffer, every rank's
+// shard together for all_gather and reduce_scatter), and the message size its bandwidth factor is
+// indexed by (the calibration suite's convention: bytes per peer for all-to-all, the buffer for
+// all-reduce, one rank's shard otherwise).
+double nccl_bus_bytes(const std::string& collective, int ranks, double bytes);
+double nccl_message_bytes(const std::string& collective, int ranks, double bytes);
+
 }  // namespace semsim

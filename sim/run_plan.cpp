@@ -37,6 +37,11 @@ RunPlan build_run(const Scenario& scenario) {
                                  scenario.cluster.device.communication_units, scenario.dispatch,
                                  scenario.serving.ep_kernel, run.dispatch_kernel);
   if (run.deepep) run.dispatch_kernel = run.deepep->description();
+  if (scenario.attention == AttentionMode::kTensorParallel && scenario.ep > 1) {
+    run.nccl = NcclTimes::make(scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,
+                               run.tp_collectives);
+    if (run.nccl) run.tp_collectives = run.nccl->description();
+  }
   return run;
 }
 

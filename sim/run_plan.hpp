@@ -11,6 +11,7 @@
 #include "policies/token_scheduling.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/ep_kernels.hpp"
+#include "sim/nccl_collectives.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -30,6 +31,9 @@ struct RunPlan {
   // DeepEP's kernels time dispatch and combine where the profile measured them for this group.
   std::optional<DeepepTimes> deepep;
   std::string dispatch_kernel;  // what times dispatch and combine, for the summary
+  // Under Attention-TP, NCCL's measured fits time its collectives where the profile has them.
+  std::optional<NcclTimes> nccl;
+  std::string tp_collectives;  // what times them, for the summary ("" under DP attention)
 };
 
 // The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration

@@ -82,6 +82,7 @@ struct RunResult {
   long long prefill_tokens = 0;
   long long output_tokens = 0;
   std::string dispatch_kernel;  // what timed dispatch and combine (RunPlan::dispatch_kernel)
+  std::string tp_collectives;   // what timed Attention-TP's collectives (RunPlan::tp_collectives)
 };
 
 }  // namespace semsim

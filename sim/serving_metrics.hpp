@@ -20,6 +20,7 @@ Distribution distribution_of(const std::vector<double>& values);
 
 struct Summary {
   std::string dispatch_kernel;   // what timed dispatch and combine
+  std::string tp_collectives;    // what timed Attention-TP's collectives ("" under DP attention)
   double simulated_seconds = 0;  // until the last completion, or the time limit
   int requests = 0;
   int requests_arrived = 0;  // by the end of the run (a time limit can stop it before the last arrival)

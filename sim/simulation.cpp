@@ -28,7 +28,8 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
                             ? make_flow_executor(std::move(network), units, topology)
                             : make_bottleneck_executor(std::move(network), units);
   StepBuilder builder(scenario, run.placement->placement, *run.routing, *run.cost, *run.rank_cost, topology,
-                      *run.token_scheduler, run.deepep ? &*run.deepep : nullptr);
+                      *run.token_scheduler, run.deepep ? &*run.deepep : nullptr,
+                      run.nccl ? &*run.nccl : nullptr);
   StepRecorder recorder(scenario.model, scenario.ep, timeline);
   StepPipeline steps(builder, *executor, recorder, scenario.ep);
   const std::vector<Request> requests = generate_requests(scenario.workload);
@@ -52,6 +53,7 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
     result.layers[moe].device_activations = builder.layer_loads()[moe];
   result.timeline = recorder.timeline();
   result.dispatch_kernel = run.dispatch_kernel;
+  result.tp_collectives = run.tp_collectives;
   return result;
 }
 

@@ -28,7 +28,7 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
 
 StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
                          const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
-                         TokenScheduler& token_scheduler, const DeepepTimes* deepep)
+                         TokenScheduler& token_scheduler, const DeepepTimes* deepep, const NcclTimes* nccl)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
@@ -37,6 +37,7 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
       topology_(topology),
       token_scheduler_(token_scheduler),
       deepep_(deepep),
+      nccl_(nccl),
       tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
       reshuffle_(tensor_parallel_ && token_scheduler.reshuffles()),
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
@@ -159,21 +160,27 @@ const std::vector<int>& StepBuilder::scheduled_ranks(MicroBatch& mb, int moe) {
   return mb.scheduled;
 }
 
-Collective StepBuilder::slice_collective(const MicroBatch& mb, StepRecord& record) {
-  // NCCL's reduce-scatter and all-gather move equal shards: slices are padded to the largest one.
+Collective StepBuilder::slice_collective(const MicroBatch& mb, ShardCollective kind, StepRecord& record) {
+  // NCCL's collectives move equal shards: slices are padded to the largest one.
   const double shard_bytes =
       static_cast<double>(*std::max_element(mb.rank_tokens.begin(), mb.rank_tokens.end())) *
       scenario_.model.hidden * scenario_.precision.activation_bytes;
   const Collective collective =
       equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, collective_overhead_);
   const LevelBytes moved = level_bytes(collective.traffic, topology_);
-  record.tp_collective_bytes += moved.scale_up + moved.scale_out;
+  // An all-reduce moves a reduce-scatter's bytes and then an all-gather's.
+  record.tp_collective_bytes +=
+      (kind == ShardCollective::kAllReduce ? 2 : 1) * (moved.scale_up + moved.scale_out);
+  // NCCL's measured time is the whole collective: no bytes of its own cross the topology.
+  if (nccl_ != nullptr)
+    return equal_shard_exchange(every_pair_, scenario_.ep, 0.0, nccl_->seconds(kind, shard_bytes));
   return collective;
 }
 
 // Dense layers: attention then a dense FFN on each rank, and the LM head; under Attention-TP both
-// outputs of each dense layer are partial sums over the shards, each all-reduced (a reduce-scatter
-// then an all-gather over positional slices).
+// outputs of each dense layer are partial sums over the shards, each all-reduced: NCCL's measured
+// all-reduce where the profile has one, else a reduce-scatter then an all-gather over positional
+// slices.
 void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record) {
   const MoeModel& model = scenario_.model;
   double other = max_of(mb.head);
@@ -191,9 +198,13 @@ void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, 
   std::fill(dense.seconds.begin(), dense.seconds.end(), other);
   mb.last = graph.last();
   if (!tensor_parallel_) return;
-  for (int all_reduce = 0; all_reduce < 2 * dense_layers; ++all_reduce)
-    for (int half = 0; half < 2; ++half) {
-      graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, record), {mb.last});
+  const bool measured_all_reduce = nccl_ != nullptr && nccl_->has_all_reduce();
+  const std::vector<ShardCollective> all_reduce =
+      measured_all_reduce ? std::vector{ShardCollective::kAllReduce}
+                          : std::vector{ShardCollective::kReduceScatter, ShardCollective::kAllGather};
+  for (int output = 0; output < 2 * dense_layers; ++output)
+    for (const ShardCollective kind : all_reduce) {
+      graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, kind, record), {mb.last});
       mb.last = graph.last();
     }
 }
@@ -268,7 +279,8 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
   mb.last = graph.last();
   if (tensor_parallel_) {
     add_permute(mb, index, layer, graph);
-    graph.add_collective(Phase::kReduceScatter, layer, index, slice_collective(mb, record), {mb.last});
+    graph.add_collective(Phase::kReduceScatter, layer, index,
+                         slice_collective(mb, ShardCollective::kReduceScatter, record), {mb.last});
     mb.last = graph.last();
   }
   graph.add_collective(Phase::kDispatch, layer, index, exchange(mb.copies[moe], false), {mb.last});
@@ -284,7 +296,8 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
   graph.add_collective(Phase::kCombine, layer, index, exchange(mb.copies[moe], true), {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
-  graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, record), {mb.last});
+  graph.add_collective(Phase::kAllGather, layer, index,
+                       slice_collective(mb, ShardCollective::kAllGather, record), {mb.last});
   mb.last = graph.last();
 }
 

@@ -21,6 +21,7 @@
 #include "policies/token_scheduling.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/ep_kernels.hpp"
+#include "sim/nccl_collectives.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
 #include "sim/step_graph.hpp"
@@ -42,10 +43,12 @@ class StepBuilder {
   // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP.
   // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP. With
   // `deepep`, DeepEP's measured kernels time dispatch and combine; without, their copies cross the
-  // topology.
+  // topology. With `nccl`, NCCL's measured fits time Attention-TP's collectives; without, their shards
+  // cross the topology.
   StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
               const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
-              TokenScheduler& token_scheduler, const DeepepTimes* deepep = nullptr);
+              TokenScheduler& token_scheduler, const DeepepTimes* deepep = nullptr,
+              const NcclTimes* nccl = nullptr);
 
   // Attention-DP: `tokens[i]` runs on rank `token_rank[i]`, `batches` holds one batch per rank.
   // Attention-TP: `batches` holds the group's one batch (every token on rank 0); the token
@@ -91,8 +94,8 @@ class StepBuilder {
   void price_ranks(MicroBatch& mb);
   void price_rank_tokens(MicroBatch& mb);
   const std::vector<int>& scheduled_ranks(MicroBatch& mb, int moe);
-  // A reduce-scatter or all-gather over the slices of `mb.rank_tokens`.
-  Collective slice_collective(const MicroBatch& mb, StepRecord& record);
+  // A reduce-scatter, all-gather or all-reduce over the slices of `mb.rank_tokens`.
+  Collective slice_collective(const MicroBatch& mb, ShardCollective kind, StepRecord& record);
   void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record);
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
   void route_layer(MicroBatch& mb, int moe, StepRecord& record);
@@ -109,6 +112,7 @@ class StepBuilder {
   const Topology& topology_;
   TokenScheduler& token_scheduler_;
   const DeepepTimes* deepep_;
+  const NcclTimes* nccl_;
   EpKernel step_kernel_ = EpKernel::kNormal;  // DeepEP's kernel this step (auto: decode-only or not)
   bool tensor_parallel_;
   bool reshuffle_;

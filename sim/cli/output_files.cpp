@@ -56,6 +56,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
   j["dispatch"] = scenario.dispatch_name;
   j["dispatch_kernel"] = s.dispatch_kernel;
+  j["tp_collectives"] = s.tp_collectives;
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;
@@ -108,6 +109,8 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
+  if (!j.value("tp_collectives", std::string()).empty())
+    line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
   line("Successful requests:",
        fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
   if (j["stopped_at"] == "time_limit")

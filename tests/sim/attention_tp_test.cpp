@@ -137,6 +137,58 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
   EXPECT_DOUBLE_EQ(step[4].get<double>(), (2 * kMoeLayers + 4) * slice_bytes);
 }
 
+// NCCL's measured fits of 8 ranks time the collectives whole: alpha + bus bytes / bus bandwidth (the
+// fits below have no small-message factor), the all-reduce fit each dense all-reduce. The bytes
+// counted are the shards', as without the fits.
+TEST(AttentionTp, MeasuredNcclFitsTimeTheCollectivesWhole) {
+  std::vector<int> words(64);
+  for (int i = 0; i < 64; ++i) words[i] = i;
+  const fs::path trace_file = temp_path("nccl.semtrace");
+  write_trace(planted_trace({words},
+                            [](int word, int) {
+                              std::vector<ExpertId> e;
+                              for (int j = 0; j < kTopK; ++j)
+                                e.push_back(static_cast<ExpertId>(word / 8 * 8 + j));
+                              return e;
+                            }),
+              trace_file.string());
+  auto fit = [](const char* collective, double alpha, double bus_bandwidth) {
+    CollectiveFit f;
+    f.collective = collective;
+    f.level = "scaleup";
+    f.ranks = kRanks;
+    f.alpha = alpha;
+    f.bus_bandwidth = bus_bandwidth;
+    return f;
+  };
+  const Scenario plain = tp_scenario(trace_file, {"calibration=datasheet"});
+  Scenario s = plain;
+  s.calibration.collectives = {fit("reduce_scatter", 7e-6, 200e9), fit("all_gather", 9e-6, 250e9),
+                               fit("all_reduce", 13e-6, 300e9)};
+  auto extract = [](const RunResult& run) {
+    const StepRecord& step = run.steps.at(0);
+    return Json{step.phases.total(), step.tp_collective_bytes, step.phases[Phase::kReduceScatter],
+                step.phases[Phase::kAllGather], run.tp_collectives};
+  };
+  const Json measured = simulate_isolated(s, extract), topology = simulate_isolated(plain, extract);
+  fs::remove(trace_file);
+
+  const double shard = 8.0 * s.model.hidden * 2;  // 8 tokens of each rank's positional slice, BF16
+  const double reduce_scatter = 7e-6 + 7 * shard / 200e9, all_gather = 9e-6 + 7 * shard / 250e9;
+  const double all_reduce = 13e-6 + 2 * 7 * shard / 300e9;  // nccl-tests: 2 (n - 1) / n of the buffer
+  EXPECT_NEAR(measured[2].get<double>(), kMoeLayers * reduce_scatter, 1e-12);
+  EXPECT_NEAR(measured[3].get<double>(), kMoeLayers * all_gather, 1e-12);
+  EXPECT_EQ(measured[1].get<double>(), topology[1].get<double>());
+  // Everything else is as without the fits: the step differs by the collectives alone.
+  const double topology_collective = topology[2].get<double>() / kMoeLayers;
+  const double difference = kMoeLayers * (reduce_scatter + all_gather - 2 * topology_collective) +
+                            2 * (all_reduce - 2 * topology_collective);
+  EXPECT_NEAR(measured[0].get<double>() - topology[0].get<double>(), difference, 1e-9);
+  EXPECT_EQ(measured[4], "nccl measured (8 ranks: reduce_scatter, all_gather, all_reduce)");
+  EXPECT_EQ(topology[4],
+            "topology (the calibration profile has no NCCL reduce-scatter and all-gather of 8 ranks)");
+}
+
 // 32 words; word w's six experts at layer l are {c, c + 8, ..., c + 40} for a cluster c of (w, l):
 // spread over six devices by the contiguous placement, and co-locatable by Sem-MoE's.
 std::vector<ExpertId> clustered_experts(int word, int layer) {
