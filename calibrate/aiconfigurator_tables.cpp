@@ -182,10 +182,15 @@ void map_gqa(const RowFields& r, MeasuredRow& row, bool prefill) {
   if (kernel_dtype(compute) != "bf16" && dtype == "bf16")
     return void(row.skipped = "FP8 attention over a BF16 cache not modelled");
   const double y = prefill ? static_cast<double>(isl) : static_cast<double>(isl + step);
-  row.points.push_back(
+  MeasuredPoint p =
       point(r, prefill ? "gqa_prefill" : "gqa_decode",
             fmt::format("heads={} kv_heads={} head_dim={} window={}", heads, kv_heads, head_dim, window),
-            dtype, static_cast<double>(batch), y, seconds));
+            dtype, static_cast<double>(batch), y, seconds);
+  // Triton's kernels were timed both ways over an FP8 cache: they are two implementations of one
+  // shape, of which the importer keeps one (the dequantising one, as SGLang's Triton backend runs).
+  if (dtype == "fp8" && kernel_dtype(compute) == "fp8" && p.implementation != "fa3")
+    p.implementation += " fp8-compute";
+  row.points.push_back(std::move(p));
 }
 
 void map_nccl(const RowFields& r, MeasuredRow& row) {

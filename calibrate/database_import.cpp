@@ -130,7 +130,7 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device,
 }  // namespace
 
 bool preferred_implementation(const std::string& a, const std::string& b) {
-  auto rank = [](const std::string& name) { return name == "fa3" ? 0 : name == "triton" ? 2 : 1; };
+  auto rank = [](const std::string& name) { return name == "fa3" ? 0 : name.starts_with("triton") ? 2 : 1; };
   return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
 }
 

@@ -138,11 +138,67 @@ std::vector<double> fit_linear_spline(const std::vector<double>& knots, const st
 // The rows of a scattered table: for each first-axis value, its (x, seconds) samples.
 using ScatteredRows = std::map<double, std::vector<std::pair<double, double>>>;
 
+// Tables with no tiles keep fractional sizes (the MoE kernel's tokens per expert).
+double whole_tiles(double x, double tile) {
+  return tile > 1 ? std::ceil(x / tile) * tile : x;
+}
+
+// The tile (1 for none) under which the rows' measurements, each left out in turn, are best
+// predicted from the others (median + p95 of |relative error|), by log-log interpolation over tile
+// multiples: a held-out size shares its tile multiple's time with the other sizes rounding to it, or
+// lies between its neighbours'. Every tile is scored on the same samples, those inside their row's
+// measured range; of tiles as good, the smallest. Only dense sweeps (kMinSizes distinct sizes in a
+// row) vote: on a few sizes, a smooth curve's flat start looks like one tile.
+double choose_tile(const ScatteredRows& rows) {
+  static constexpr double kTiles[] = {1, 8, 16, 32, 64, 128};
+  constexpr std::size_t kMinSizes = 16;
+  double best_tile = 1, best_score = std::numeric_limits<double>::infinity();
+  for (const double tile : kTiles) {
+    std::vector<double> errors;
+    for (const auto& [row, points] : rows) {
+      std::map<double, std::vector<double>> by_size, by_multiple;  // -> log seconds
+      for (const auto& [x, seconds] : points) {
+        by_size[x].push_back(std::log(seconds));
+        by_multiple[whole_tiles(x, tile)].push_back(std::log(seconds));
+      }
+      if (by_size.size() < kMinSizes) continue;
+      auto mean = [](const std::vector<double>& logs) {
+        return std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size());
+      };
+      for (const auto& [x, seconds] : points) {
+        if (x == by_size.begin()->first || x == by_size.rbegin()->first) continue;
+        const double left_out = std::log(seconds);
+        const auto group = by_multiple.find(whole_tiles(x, tile));
+        const double n = static_cast<double>(group->second.size());
+        double error = 1;  // nothing to predict it from: no better than nothing
+        if (n > 1) {
+          error = std::abs(std::exp((mean(group->second) * n - left_out) / (n - 1) - left_out) - 1);
+        } else if (group != by_multiple.begin() && std::next(group) != by_multiple.end()) {
+          const auto below = std::prev(group), above = std::next(group);
+          const double t = std::log(group->first / below->first) / std::log(above->first / below->first);
+          const double predicted = mean(below->second) + t * (mean(above->second) - mean(below->second));
+          error = std::abs(std::exp(predicted - left_out) - 1);
+        }
+        errors.push_back(error);
+      }
+    }
+    if (errors.empty()) return 1;
+    std::sort(errors.begin(), errors.end());
+    const double score = sorted_quantile(errors, 0.5) + sorted_quantile(errors, 0.95);
+    if (score < best_score) best_score = score, best_tile = tile;
+  }
+  return best_tile;
+}
+
 std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const ScatteredRows& rows) {
   const bool two_axes = spec.axes.size() == 2;
+  const double tile = spec.tiled ? choose_tile(rows) : 1.0;
   std::vector<double> grid;
   std::map<double, std::vector<double>> fitted_knots, fitted_values;
-  for (const auto& [row, points] : rows) {
+  std::map<double, double> floors;
+  for (const auto& [row, measured] : rows) {
+    std::vector<std::pair<double, double>> points = measured;
+    for (auto& point : points) point.first = whole_tiles(point.first, tile);
     std::vector<double> x;
     for (const auto& point : points) x.push_back(point.first);
     std::sort(x.begin(), x.end());
@@ -151,9 +207,13 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     // the next (a GEMM of 4097 rows is not one of 4096), which coarser knots would average away.
     std::vector<double> knots = x;
     knots.erase(std::unique(knots.begin(), knots.end()), knots.end());
+    double least = std::numeric_limits<double>::infinity();
+    for (const auto& point : points) least = std::min(least, point.second);
+    const double floor = kLaunchFloorShare * least;
     std::vector<double> log_knots, u, v;
     for (const double k : knots) log_knots.push_back(std::log(k));
-    for (const auto& [px, seconds] : points) u.push_back(std::log(px)), v.push_back(std::log(seconds));
+    for (const auto& [px, seconds] : points)
+      u.push_back(std::log(px)), v.push_back(std::log(seconds - floor));
     std::vector<double> values = fit_linear_spline(log_knots, u, v);
     // Monotone where the data is: a row whose measurements (repeats averaged) never decrease gets a
     // curve that never decreases, though the spline's curvature penalty may dip at a step. A row
@@ -161,25 +221,28 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     if (never_decreases(points)) make_non_decreasing(values);
     fitted_knots[row] = knots;
     fitted_values[row] = values;
+    floors[row] = floor;
     grid.insert(grid.end(), knots.begin(), knots.end());
   }
   if (fitted_knots.empty()) return std::nullopt;
   grid = distinct(grid);
   KernelTable table;
   table.kernel = std::string(spec.name);
+  table.tile = tile;
   std::vector<double> row_values;
   for (const auto& [row, knots] : fitted_knots) {
     row_values.push_back(row);
     const std::vector<double>& values = fitted_values[row];
-    // Grid points inside the row's range that are another row's knots: on the row's own spline.
+    // Grid points inside the row's range that are another row's knots: on the row's own curve.
     const MonotoneCurve own(knots, [&] {
-      std::vector<double> seconds;
-      for (const double value : values) seconds.push_back(std::exp(value));
-      return seconds;
+      std::vector<double> above_floor;
+      for (const double value : values) above_floor.push_back(std::exp(value));
+      return above_floor;
     }());
     for (const double x : grid) {
       const bool inside = x >= knots.front() && x <= knots.back();
-      table.seconds.push_back(inside ? std::optional<double>(significant_digits(own(x))) : std::nullopt);
+      table.seconds.push_back(inside ? std::optional<double>(significant_digits(floors[row] + own(x)))
+                                     : std::nullopt);
     }
   }
   if (two_axes) table.axes.push_back({std::string(spec.axes[0]), row_values});

@@ -40,21 +40,31 @@ MonotoneCurve::MonotoneCurve(std::vector<double> x, std::vector<double> y) : x_(
     h[k] = u_[k + 1] - u_[k];
     secant[k] = (v_[k + 1] - v_[k]) / h[k];
   }
-  slope_.assign(n, secant[0]);
+  std::vector<double> slope(n, secant[0]);
+  start_slope_.assign(n - 1, secant[0]);
+  end_slope_.assign(n - 1, secant[0]);
   if (n == 2) return;  // a straight segment
   for (std::size_t k = 1; k + 1 < n; ++k) {
     // Weighted harmonic mean of the neighbouring secants (Fritsch-Butland), zero at a local extremum:
     // this keeps every interval monotone where its data is.
     if (secant[k - 1] * secant[k] <= 0) {
-      slope_[k] = 0;
+      slope[k] = 0;
     } else {
       const double w1 = 2 * h[k] + h[k - 1];
       const double w2 = h[k] + 2 * h[k - 1];
-      slope_[k] = (w1 + w2) / (w1 / secant[k - 1] + w2 / secant[k]);
+      slope[k] = (w1 + w2) / (w1 / secant[k - 1] + w2 / secant[k]);
     }
   }
-  slope_[0] = end_slope(h[0], h[1], secant[0], secant[1]);
-  slope_[n - 1] = end_slope(h[n - 2], h[n - 3], secant[n - 2], secant[n - 3]);
+  slope[0] = end_slope(h[0], h[1], secant[0], secant[1]);
+  slope[n - 1] = end_slope(h[n - 2], h[n - 3], secant[n - 2], secant[n - 3]);
+  constexpr double kStep = 0.1;  // an interval this much shorter than its neighbour is a step
+  for (std::size_t k = 0; k + 1 < n; ++k) {
+    const bool step_before = k > 0 && h[k - 1] < kStep * h[k];
+    const bool step_after = k + 2 < n && h[k + 1] < kStep * h[k];
+    const bool is_step = (k > 0 && h[k] < kStep * h[k - 1]) || (k + 2 < n && h[k] < kStep * h[k + 1]);
+    start_slope_[k] = is_step || step_before ? secant[k] : slope[k];
+    end_slope_[k] = is_step || step_after ? secant[k] : slope[k + 1];
+  }
 }
 
 double MonotoneCurve::end_trend(bool last) const {
@@ -82,8 +92,8 @@ double MonotoneCurve::operator()(double x) const {
   const double h = u_[k + 1] - u_[k];
   const double t = (u - u_[k]) / h;
   const double t2 = t * t, t3 = t2 * t;
-  const double v = (2 * t3 - 3 * t2 + 1) * v_[k] + (t3 - 2 * t2 + t) * h * slope_[k] +
-                   (-2 * t3 + 3 * t2) * v_[k + 1] + (t3 - t2) * h * slope_[k + 1];
+  const double v = (2 * t3 - 3 * t2 + 1) * v_[k] + (t3 - 2 * t2 + t) * h * start_slope_[k] +
+                   (-2 * t3 + 3 * t2) * v_[k + 1] + (t3 - t2) * h * end_slope_[k];
   return std::exp(v);
 }
 
@@ -106,7 +116,7 @@ double BandwidthFactor::operator()(double message_bytes) const {
 }
 
 KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation)
-    : label_(std::move(label)), allow_extrapolation_(allow_extrapolation) {
+    : label_(std::move(label)), allow_extrapolation_(allow_extrapolation), tile_(table.tile) {
   for (const TableAxis& axis : table.axes) axis_names_.push_back(axis.name);
   const std::vector<double>& columns = table.axes.back().values;
   const std::size_t rows = table.axes.size() == 1 ? 1 : table.axes[0].values.size();
@@ -140,6 +150,8 @@ double KernelTableLookup::seconds(double x, double y) const {
 }
 
 double KernelTableLookup::evaluate(double x, double y) const {
+  double& work = row_values_.empty() ? x : y;
+  if (tile_ > 1) work = std::ceil(work / tile_) * tile_;
   // Below the measured range of the last axis (tokens, context, bytes: the work) a kernel is
   // launch- or weight-bound: it takes as long as the least work measured.
   if (row_values_.empty()) {

@@ -2,9 +2,10 @@
 // Monotone interpolation of measured times (and bandwidth factors) over their grids. Curves are
 // interpolated in log-log space, where kernel times and message-size effects are close to
 // piecewise linear over decades, with Fritsch-Carlson (PCHIP) slopes: monotone wherever the data is,
-// no overshoot between grid points. Beyond the grid a curve continues along its trend over the last
-// doubling of x (never downward, at most quadratic); a table refuses queries far outside its grid
-// unless told otherwise.
+// no overshoot between grid points. A step (an interval far shorter than its neighbour: 4096 to 4097
+// rows, a tile boundary) sets no slope beside it: its neighbour leaves it along its own secant. Beyond the
+// grid a curve continues along its trend over the last doubling of x (never downward, at most quadratic); a
+// table refuses queries far outside its grid unless told otherwise.
 #include <map>
 #include <optional>
 #include <string>
@@ -27,10 +28,11 @@ class MonotoneCurve {
  private:
   double end_trend(bool last) const;  // d ln y / d ln x beyond the first or last point
 
-  std::vector<double> x_;      // as given (for the range)
-  std::vector<double> u_;      // ln x
-  std::vector<double> v_;      // ln y
-  std::vector<double> slope_;  // dv/du at each point
+  std::vector<double> x_;  // as given (for the range)
+  std::vector<double> u_;  // ln x
+  std::vector<double> v_;  // ln y
+  // dv/du at the start and the end of each interval
+  std::vector<double> start_slope_, end_slope_;
 };
 
 // A collective fit's bandwidth factor by message size: interpolated between measured sizes, held at
@@ -59,7 +61,8 @@ inline constexpr double kNearGridFactor = 2.0;
 // Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
 // MonotoneCurve along the last axis of every row, then one across the rows that reach the query.
 // Below the measured range of the last axis (the work: tokens, context, bytes) it answers the
-// least work measured: small kernels are launch- or weight-bound.
+// least work measured: small kernels are launch- or weight-bound. A tiled table's last axis is
+// rounded up to whole tiles first.
 class KernelTableLookup {
  public:
   // `label` names the table in errors (profile and kernel); far queries throw InputError unless
@@ -77,6 +80,7 @@ class KernelTableLookup {
   std::vector<std::string> axis_names_;
   std::string label_;
   bool allow_extrapolation_;
+  double tile_;
   std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
   std::vector<MonotoneCurve> rows_;
   mutable std::map<std::pair<double, double>, double> memo_;

@@ -21,6 +21,10 @@ struct KernelSpec {
   std::string_view what;               // one line: what is timed
   KernelScope scope = KernelScope::kOperator;
   std::vector<std::string_view> shape_keys = {};  // kernel scope: the keys of its shape, in order
+  // Whether its last axis may run in whole tiles (a GEMM's rows): the fitter then chooses the tile
+  // from the measurements (calibrate/fit.hpp). Attention and the fused MoE kernel are not: on their
+  // tables tiles predicted the rows left out worse than the plain curve.
+  bool tiled = false;
 };
 
 // Every kernel a profile may carry a table for.

@@ -101,7 +101,7 @@ void read_row(const YamlInput& in, std::string_view text, int row, std::size_t c
 }
 
 KernelTable read_kernel_table(const YamlInput& in) {
-  in.expect_map({"kernel", "shape", "dtype", "implementation", "axes", "seconds", "residuals"});
+  in.expect_map({"kernel", "shape", "dtype", "implementation", "axes", "tile", "seconds", "residuals"});
   KernelTable t;
   t.kernel = in.required("kernel").as_choice(kernel_names());
   const KernelSpec& spec = *find_kernel_spec(t.kernel);
@@ -122,6 +122,7 @@ KernelTable read_kernel_table(const YamlInput& in) {
     a.values = read_increasing(axis.required("values"), 2);
     t.axes.push_back(std::move(a));
   }
+  t.tile = static_cast<double>(in.get_int_in("tile", 1, 1, 1 << 20));
   const YamlInput seconds = in.required("seconds");
   if (t.axes.size() == 1) {
     read_row(seconds, seconds.is_scalar() ? seconds.as_string() : "", 0, t.axes[0].values.size(), t.seconds);
@@ -322,6 +323,7 @@ void emit_kernel_table(YAML::Emitter& out, const KernelTable& t) {
         << numbers_text(std::vector<std::optional<double>>(axis.values.begin(), axis.values.end()))
         << YAML::EndMap;
   out << YAML::EndSeq;
+  if (t.tile != 1) out << YAML::Key << "tile" << YAML::Value << t.tile;
   const std::size_t columns = t.columns();
   auto row_text = [&](std::size_t first) {
     return numbers_text({t.seconds.begin() + static_cast<std::ptrdiff_t>(first),

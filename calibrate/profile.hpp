@@ -37,6 +37,9 @@ struct KernelTable {
   std::string dtype = "bf16";  // bf16 | fp8 (GEMM weights and activations)
   std::string implementation;  // what ran, e.g. cublasGemmGroupedBatchedEx
   std::vector<TableAxis> axes;
+  // Kernels pay for whole tiles of their last axis (a GEMM of 129 rows runs the tiles of 256 when
+  // its tile is 128 rows): the table is measured and asked at multiples of `tile` (1: no tiles).
+  double tile = 1;
   std::vector<std::optional<double>> seconds;  // row-major: [i0 * axes[1].size() + i1]
   FitResiduals residuals;
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "../cli/cli_runner.hpp"
+#include "calibrate/fit.hpp"
 #include "calibrate/interpolation.hpp"
 #include "calibrate/kernel_library.hpp"
 #include "calibrate/kernels.hpp"
@@ -148,16 +149,19 @@ TEST(DatabaseImport, ProvenanceSaysWhereEachRowWent) {
 TEST(DatabaseImport, RepeatedRowsAreCountedAndAveraged) {
   const TempDir tmp;
   const std::string dir = tmp.path().string();
-  // One shape, measured twice at 64 tokens: once 1.5x and once 1/1.5 of the law. The fit is least
-  // squares in log time, so the two weigh as two rows at the law itself (their geometric mean).
+  // One shape, measured twice at 512 tokens: once 1.5x and once 1/1.5 of the law above the launch
+  // floor (a share of the least time, at 1 token). The fit is least squares in log(time - floor), so
+  // the two weigh as two rows at the law itself.
   auto rows = [](double above, double below) {
     std::vector<test::TableRow> rows;
     for (const double m : {1.0, 8.0, 64.0, 512.0, 4096.0})
       rows.push_back(
           {{"m", test::number(m)}, {"latency", test::number(test::fixture_gemm_ms(m, 4096, 4096))}});
-    rows.push_back(rows[2]);
-    rows[2]["latency"] = test::number(test::fixture_gemm_ms(64, 4096, 4096) * above);
-    rows[5]["latency"] = test::number(test::fixture_gemm_ms(64, 4096, 4096) * below);
+    rows.push_back(rows[3]);
+    const double floor = kLaunchFloorShare * test::fixture_gemm_ms(1, 4096, 4096);
+    const double work = test::fixture_gemm_ms(512, 4096, 4096) - floor;
+    rows[3]["latency"] = test::number(floor + work * above);
+    rows[5]["latency"] = test::number(floor + work * below);
     return rows;
   };
   auto import = [&](const std::vector<test::TableRow>& table_rows) {
@@ -175,6 +179,25 @@ TEST(DatabaseImport, RepeatedRowsAreCountedAndAveraged) {
   ASSERT_EQ(a.axes, b.axes);
   for (std::size_t i = 0; i < a.seconds.size(); ++i)
     EXPECT_NEAR(*a.seconds[i], *b.seconds[i], 1e-3 * *b.seconds[i]) << "tables keep 4 significant digits";
+}
+
+TEST(DatabaseImport, OfTritonsTwoWaysOverAnFp8CacheTheDequantisingOneIsKept) {
+  const TempDir tmp;
+  std::vector<test::TableRow> rows;
+  for (const std::string compute : {"bfloat16", "fp8"})
+    for (const double isl : {128.0, 512.0, 2048.0})
+      rows.push_back({{"kernel_source", "triton"},
+                      {"attn_dtype", compute},
+                      {"kv_cache_dtype", "fp8"},
+                      {"isl", test::number(isl)},
+                      {"latency", test::number(isl * (compute == "fp8" ? 1e-4 : 2e-4))}});
+  const CalibrationProfile p = import_measured_tables(
+      read_tables({test::write_table(tmp.path().string(), "context_attention_perf", rows)}), h200(), {});
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].implementation, "triton");
+  EXPECT_NEAR(*p.kernels[0].seconds.back(), 2048 * 2e-7, 1e-2 * 2048 * 2e-7) << "the BF16-compute rows";
+  EXPECT_EQ(p.provenance->tables[0].skipped,
+            (std::map<std::string, int>{{"another implementation of the shape kept", 3}}));
 }
 
 TEST(DatabaseImport, TablesOfAnotherGpuAreRefused) {

@@ -259,6 +259,42 @@ TEST(FitScatteredTable, IsMonotoneInTheWorkWhereTheDataIs) {
   }
 }
 
+// The database's GEMM sweep: every m to 17, then each multiple of 16 .. 256 and its successor, then
+// powers of two and their successors to 8192.
+std::vector<double> database_rows() {
+  std::vector<double> m;
+  for (int i = 1; i <= 17; ++i) m.push_back(i);
+  for (int i = 32; i <= 256; i += 16) m.push_back(i), m.push_back(i + 1);
+  for (int i = 512; i <= 8192; i *= 2) m.push_back(i), m.push_back(i + 1);
+  return m;
+}
+
+TEST(FitScatteredTable, FindsTheTileOfAGemmThatPaysForWholeTiles) {
+  // 3 us to launch, then 40 ns per row of whole 64-row tiles: 65 rows cost as many as 128.
+  auto tiled = [](double m) { return 3e-6 + 40e-9 * std::ceil(m / 64) * 64; };
+  auto smooth = [](double m) { return 3e-6 + 40e-9 * m; };
+  for (const bool has_tiles : {true, false}) {
+    SCOPED_TRACE(has_tiles);
+    std::vector<KernelSample> samples;
+    for (const double m : database_rows()) samples.push_back({m, 0, has_tiles ? tiled(m) : smooth(m)});
+    const auto table =
+        fit_scattered_table(*find_kernel_spec("gemm"), "n=4096 k=4096", "bf16", "test", samples, 5);
+    ASSERT_TRUE(table);
+    EXPECT_EQ(table->tile, has_tiles ? 64 : 1);
+    const KernelTableLookup lookup(*table, "gemm", false);
+    // Sizes no row measured: the tiled law's steps, the smooth law's line.
+    for (const double m : {20.0, 100.0, 300.0, 700.0, 3000.0}) {
+      const double truth = has_tiles ? tiled(m) : smooth(m);
+      EXPECT_NEAR(lookup.seconds(m), truth, 0.01 * truth) << m;
+    }
+    EXPECT_LT(table->residuals.p95, 0.02);
+  }
+  // A sparse sweep of the same tiled law is no evidence of tiles.
+  std::vector<KernelSample> sparse;
+  for (const double m : {1.0, 8.0, 64.0, 512.0, 4096.0}) sparse.push_back({m, 0, tiled(m)});
+  EXPECT_EQ(fit_scattered_table(*find_kernel_spec("gemm"), "n=4096 k=4096", "bf16", "test", sparse)->tile, 1);
+}
+
 // An all-to-all of `ranks` ranks over per-rank buffers of 1 KiB .. 1 GiB whose time is
 // alpha + bus_bytes / (bandwidth * efficiency(message)).
 std::vector<CollectiveSample> synthetic_all_to_all(int ranks, double alpha, double bandwidth,

@@ -74,6 +74,7 @@ CalibrationProfile full_profile() {
   head.shape = "hidden=2048 vocabulary=102400";
   head.dtype = "fp8";
   head.axes = {{"tokens", {1, 16, 256}}};
+  head.tile = 16;
   head.seconds = {std::nullopt, 2e-4, 9e-4};
   p.kernels = {experts, head};
   CollectiveFit a2a;
@@ -173,6 +174,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "2\"}]\n    seconds: \"1 2 3\"\n",
                   "test.yaml:8:35",
                   "kernels[0].axes[0].values: values must increase strictly, got 2 after 4"},
+        Malformed{"TileOfNoRows", kTable1d + "    tile: 0\n    seconds: [1e-5, 2e-5, 3e-5]\n",
+                  "test.yaml:9:11", "kernels[0].tile"},
         Malformed{"RowTooShort", kTable1d + "    seconds: [1e-5, 2e-5]\n", "test.yaml:9:14",
                   "expected 3 values (one per grid point of the last axis), got 2"},
         Malformed{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",

@@ -47,34 +47,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   const Json& s = run.summary;
   EXPECT_EQ(s["calibration"], "h200-sxm-measured");
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.98798717139098);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.97415077288107);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14492.208419017961);
-  expect_distribution(s["ttft_s"], 0.010557149985484751, 0.010392624725696464, 0.011968252580152241,
-                      0.016139616897384766);
-  expect_distribution(s["tpot_s"], 0.0038111843830060032, 0.003805548779895269, 0.00403439102390076,
-                      0.004410215016033392);
-  expect_distribution(s["e2e_s"], 0.9824091676520165, 0.9807322083465149, 1.0399299072775436,
-                      1.1343595314371433);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14494.100578280497);
+  expect_distribution(s["ttft_s"], 0.010536805722915014, 0.010325674262030127, 0.011992774423071496,
+                      0.016457640317808993);
+  expect_distribution(s["tpot_s"], 0.0037675843557176906, 0.0037558805068560507, 0.004013445296074453,
+                      0.004380601454468888);
+  expect_distribution(s["e2e_s"], 0.9712708164309228, 0.9680436218813941, 1.0345409830163037,
+                      1.126960824909196);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6138055694848394);
-  EXPECT_EQ(s["steps"].get<int>(), 28145);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0037646723268208566);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 35.48774128233163);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.15572044700286);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 51.460192870217156);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.293719983814861);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 5.559328055006495);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1339620730784127);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 13.449440430817676);
-  ASSERT_EQ(run.steps.size(), 28146u);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6143124059773342);
+  EXPECT_EQ(s["steps"].get<int>(), 28504);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0037167719000620798);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 35.36213515619912);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.209818354273518);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 51.35180179393645);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.356185254979237);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 5.662925679981186);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1352813287839817);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 13.56600360925287);
+  ASSERT_EQ(run.steps.size(), 28505u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00783136006,0.00176614103,0.00119818645,0.00310993711,0.00148532761,"
-            "0.00027176786,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268351406,0");
+            "0,0.0312845332,0.0078118075,0.00176138258,0.0011981725,0.00309283492,"
+            "0.00148509339,0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.354999949,0.00297678793,0.0011948171,0.000145706765,0.00128087543,0.000167588608,"
-            "0.000187800028,0,6,3861376,0,0.125000,1.811966,0,0,0,0,0.000313295373,0");
+            "99,0.344702335,0.00293217548,0.0011623677,0.00014571399,0.00126576298,"
+            "0.000167441593,0.000190889217,0,5,3184704,0,0.119231,1.897436,0,0,0,0,0.000313155583,0");
 }
 
 // The same on the datasheet profile (the roofline, NCCL-style copies over the topology): the
