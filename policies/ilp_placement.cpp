@@ -11,6 +11,7 @@
 #include <string>
 
 #include "models/input_error.hpp"
+#include "policies/coact_placement.hpp"
 #include "policies/partition_placement.hpp"
 
 namespace semsim {
@@ -233,8 +234,13 @@ PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& c
     return profile.token_occurrences(a) > profile.token_occurrences(b);
   });
   if (static_cast<int>(modelled.size()) > wanted) modelled.resize(wanted);
-  if (modelled.empty())
-    throw InputError("placement policy 'ilp': the routing profile has no token occurrences");
+  // A profile without token identities (an id-less trace's) leaves no token side to co-cluster: the
+  // experts are placed by their co-activation alone, as coact does, and the solver says so.
+  if (modelled.empty()) {
+    PlacementResult result = coact_placement(input, {"coact", {{"seed", 1}}});
+    result.solver["coact_without_token_identities"] = 1;
+    return result;
+  }
   std::vector<double> occurrences;
   for (std::int32_t t : modelled) occurrences.push_back(static_cast<double>(profile.token_occurrences(t)));
 

@@ -17,7 +17,8 @@ namespace semsim {
 // best_bound (local activations of the modelled tokens, summed over layers), gap ((best_bound −
 // objective) / best_bound of those sums), max_layer_gap (the worst layer's relative gap),
 // optimal_layers. token_devices holds the modelled tokens' devices (-1 for every other token) with
-// confidence = the share of the token's profiled activations its device hosts.
+// confidence = the share of the token's profiled activations its device hosts. A profile without
+// token identities gets coact's placement, with solver coact_without_token_identities = 1.
 PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& choice);
 
 }  // namespace semsim

@@ -21,6 +21,10 @@ struct PlacementPlan {
   std::map<std::string, double> solver;  // what the policy's solver reported
   double solver_seconds = 0;             // wall time of the policy alone
 
+  // Made from a routing profile: T and A, or A alone when the profile had no token identities (an
+  // id-less trace's), which is all Sem-MoE's online schedulers then have to go by.
+  bool profiled() const { return !token_devices.empty() || !inter_layer.empty(); }
+
   friend bool operator==(const PlacementPlan&, const PlacementPlan&) = default;
 };
 

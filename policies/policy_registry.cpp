@@ -58,10 +58,10 @@ std::unique_ptr<TokenScheduler> make_semmoe_tp(const PolicyChoice&, const Placem
 
 constexpr PolicyRequirements kProfile{.needs_profile = true};
 constexpr PolicyRequirements kDataParallel{.only_in = AttentionMode::kDataParallel};
-constexpr PolicyRequirements kTokenTableDataParallel{.needs_token_table = true,
-                                                     .only_in = AttentionMode::kDataParallel};
-constexpr PolicyRequirements kTokenTableTensorParallel{.needs_token_table = true,
-                                                       .only_in = AttentionMode::kTensorParallel};
+constexpr PolicyRequirements kProfileTablesDataParallel{.needs_profile_tables = true,
+                                                        .only_in = AttentionMode::kDataParallel};
+constexpr PolicyRequirements kProfileTablesTensorParallel{.needs_profile_tables = true,
+                                                          .only_in = AttentionMode::kTensorParallel};
 
 // Grouped by kind, in PolicyKind's order.
 const std::vector<PolicyEntry>& registry() {
@@ -88,7 +88,8 @@ const std::vector<PolicyEntry>& registry() {
        kProfile,
        coact_placement},
       {"ilp",
-       "exact token-expert co-clustering of the most frequent tokens with CBC (small instances)",
+       "exact token-expert co-clustering of the most frequent tokens with CBC (small instances; a profile "
+       "without token identities: coact's cut)",
        {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
         {"balance", 1.10, "token load per device at most balance x mean"},
         {"time_limit", 10, "CBC seconds per layer; the gap is reported"}},
@@ -109,12 +110,12 @@ const std::vector<PolicyEntry>& registry() {
       {"semmoe_dp",
        "Sem-MoE: most prompt-token votes among ranks not yet masked; mask resets every D requests",
        {},
-       kTokenTableDataParallel,
+       kProfileTablesDataParallel,
        make_semmoe_dp},
       {"semmoe_dp_balanced",
        "ours: prompt-token vote share minus load_weight x relative excess load (no mask)",
        {{"load_weight", 1.0, "weight of a rank's outstanding tokens above the mean, relative to the mean"}},
-       kTokenTableDataParallel,
+       kProfileTablesDataParallel,
        make_semmoe_dp_balanced},
 
       // Token scheduling (policies/token_scheduling.hpp).
@@ -122,7 +123,7 @@ const std::vector<PolicyEntry>& registry() {
       {"semmoe_tp",
        "Sem-MoE: per token T if T_p > A_p else A, aligned to equal slices (shuffled reduce-scatter)",
        {},
-       kTokenTableTensorParallel,
+       kProfileTablesTensorParallel,
        make_semmoe_tp},
 
       // Dispatch (policies/dispatch.hpp).
@@ -176,7 +177,7 @@ std::string policy_named(const PolicyEntry& entry) {
 // The entry of `choice`, checked to meet the tables `plan` gives it.
 const PolicyEntry& entry_for_plan(PolicyKind kind, const PolicyChoice& choice, const PlacementPlan& plan) {
   const PolicyEntry& entry = policy_entry(kind, choice.name);
-  const std::string unmet = unmet_requirement(entry, {std::nullopt, false, !plan.token_devices.empty()});
+  const std::string unmet = unmet_requirement(entry, {std::nullopt, false, plan.profiled()});
   if (!unmet.empty()) throw InputError(unmet);
   return entry;
 }
@@ -246,10 +247,10 @@ std::string unmet_requirement(const PolicyEntry& entry, const PolicyContext& giv
     return fmt::format("{} needs attention: {}", policy_named(entry), attention_name(*needs.only_in));
   if (needs.needs_profile && !given.has_profile)
     return policy_named(entry) + " needs a routing profile (semsim profile)";
-  if (needs.needs_token_table && !given.has_token_table)
+  if (needs.needs_profile_tables && !given.has_profile_tables)
     return policy_named(entry) +
-           " needs the placement's token→device table: a profile-driven placement (semmoe, ...) or a "
-           "placement file that has one";
+           " needs a profile-driven placement's tables (token→device, inter-layer): a placement made from a "
+           "routing profile (semmoe, ...) or a placement file that has them";
   return "";
 }
 
@@ -278,6 +279,25 @@ ReplicaChoice replica_choice_of(const PolicyChoice& choice) {
   return std::get<ReplicaChoice>(policy_entry(PolicyKind::kReplicaChoice, choice.name).factory);
 }
 
+std::string token_identity_fallback(const PolicyChoice& scheduler, const PlacementPlan& plan,
+                                    bool requests_have_token_ids) {
+  const std::string& name = scheduler.name;
+  if (name != "semmoe_dp" && name != "semmoe_dp_balanced" && name != "semmoe_tp") return "";
+  if (!plan.token_devices.empty() && requests_have_token_ids) return "";
+  const std::string why =
+      plan.token_devices.empty()
+          ? "the placement has no token→device table (its profile had no token identities)"
+          : "the requests carry no token identities";
+  if (name == "semmoe_tp")
+    return fmt::format(
+        "{}: semmoe_tp follows the inter-layer table alone (positional slices at the first MoE "
+        "layer)",
+        why);
+  return fmt::format(
+      "{}: prompts cannot vote, so {} sends each request to {}", why, name,
+      name == "semmoe_dp" ? "the lowest rank its mask leaves (round robin)" : "the least loaded rank");
+}
+
 std::string policy_listing() {
   std::string out;
   for (const PolicyKindInfo& kind : policy_kinds()) {
@@ -286,7 +306,7 @@ std::string policy_listing() {
       out += fmt::format("  {:<18} {}\n", entry.name, entry.help);
       std::vector<std::string> needs;
       if (entry.requirements.needs_profile) needs.emplace_back("a routing profile");
-      if (entry.requirements.needs_token_table) needs.emplace_back("the placement's token table");
+      if (entry.requirements.needs_profile_tables) needs.emplace_back("a profile-driven placement");
       if (entry.requirements.only_in)
         needs.push_back(fmt::format("attention: {}", attention_name(*entry.requirements.only_in)));
       if (!needs.empty()) out += fmt::format("      needs {}\n", fmt::join(needs, ", "));

@@ -37,8 +37,8 @@ const PolicyKindInfo& policy_kind(PolicyKind kind);
 enum class AttentionMode { kDataParallel, kTensorParallel };
 
 struct PolicyRequirements {
-  bool needs_profile = false;                           // a routing profile to place from
-  bool needs_token_table = false;                       // the placement plan's token→device table
+  bool needs_profile = false;         // a routing profile to place from
+  bool needs_profile_tables = false;  // a profile-driven plan's tables (PlacementPlan::profiled)
   std::optional<AttentionMode> only_in = std::nullopt;  // the one attention mode it works in; none: both
 };
 
@@ -75,7 +75,7 @@ PolicyChoice read_policy_choice(const YamlInput& in, PolicyKind kind);
 struct PolicyContext {
   std::optional<AttentionMode> attention;  // none outside a scenario (semsim place): not checked
   bool has_profile = false;
-  bool has_token_table = false;
+  bool has_profile_tables = false;
 };
 
 // The first requirement of `entry` that `given` does not meet, as a sentence naming the policy; ""
@@ -89,6 +89,11 @@ std::unique_ptr<RequestScheduler> make_request_scheduler(const PolicyChoice& cho
                                                          const PlacementPlan& plan);
 std::unique_ptr<TokenScheduler> make_token_scheduler(const PolicyChoice& choice, const PlacementPlan& plan,
                                                      int ranks);
+// What a Sem-MoE online scheduler (semmoe_dp, semmoe_dp_balanced, semmoe_tp) goes by where token
+// identities are missing — the plan has no token→device table (its profile had none) or the requests
+// carry no ids (an id-less trace) — as one sentence for the outputs; "" when it has what it reads.
+std::string token_identity_fallback(const PolicyChoice& scheduler, const PlacementPlan& plan,
+                                    bool requests_have_token_ids);
 DispatchMode dispatch_mode_of(const PolicyChoice& choice);
 ReplicaChoice replica_choice_of(const PolicyChoice& choice);
 

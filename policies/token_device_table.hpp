@@ -16,7 +16,8 @@ struct TokenDeviceTable {
   std::vector<std::vector<std::int16_t>> device;  // [layer][token]; -1: no entry
   std::vector<std::vector<float>> confidence;     // [layer][token] in [0, 1]; 0 without an entry
 
-  bool empty() const { return device.empty(); }
+  // A profile without token identities (an id-less trace) gives a table of no tokens: empty too.
+  bool empty() const { return device.empty() || device.front().empty(); }
   friend bool operator==(const TokenDeviceTable&, const TokenDeviceTable&) = default;
 };
 

@@ -22,6 +22,10 @@ RunPlan build_run(const Scenario& scenario) {
   run.routing = make_routing_source(scenario.workload, scenario.model);
   run.request_scheduler = make_request_scheduler(scenario.request_scheduling, *run.placement);
   run.token_scheduler = make_token_scheduler(scenario.token_scheduling, *run.placement, scenario.ep);
+  run.notes.scheduling_fallback = token_identity_fallback(scenario.attention == AttentionMode::kTensorParallel
+                                                              ? scenario.token_scheduling
+                                                              : scenario.request_scheduling,
+                                                          *run.placement, run.routing->has_token_ids());
   run.rank_model = std::make_unique<const MoeModel>(scenario.attention == AttentionMode::kTensorParallel
                                                         ? attention_tp_shard(scenario.model, scenario.tp)
                                                         : scenario.model);
@@ -35,12 +39,12 @@ RunPlan build_run(const Scenario& scenario) {
                               scenario.calibration_extrapolation);
   run.deepep = DeepepTimes::make(library, scenario.model, scenario.ep, scenario.cluster.gpus_per_node,
                                  scenario.cluster.device.communication_units, scenario.dispatch,
-                                 scenario.serving.ep_kernel, run.dispatch_kernel);
-  if (run.deepep) run.dispatch_kernel = run.deepep->description();
+                                 scenario.serving.ep_kernel, run.notes.dispatch_kernel);
+  if (run.deepep) run.notes.dispatch_kernel = run.deepep->description();
   if (scenario.attention == AttentionMode::kTensorParallel && scenario.ep > 1) {
     run.nccl = NcclTimes::make(scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,
-                               run.tp_collectives);
-    if (run.nccl) run.tp_collectives = run.nccl->description();
+                               run.notes.tp_collectives);
+    if (run.nccl) run.notes.tp_collectives = run.nccl->description();
   }
   return run;
 }

@@ -12,6 +12,7 @@
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/ep_kernels.hpp"
 #include "sim/nccl_collectives.hpp"
+#include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -30,10 +31,9 @@ struct RunPlan {
   std::unique_ptr<CalibratedCostModel> cost, rank_cost;
   // DeepEP's kernels time dispatch and combine where the profile measured them for this group.
   std::optional<DeepepTimes> deepep;
-  std::string dispatch_kernel;  // what times dispatch and combine, for the summary
   // Under Attention-TP, NCCL's measured fits time its collectives where the profile has them.
   std::optional<NcclTimes> nccl;
-  std::string tp_collectives;  // what times them, for the summary ("" under DP attention)
+  RunNotes notes;  // what times dispatch and the collectives; the schedulers' token-identity fallback
 };
 
 // The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration

@@ -72,6 +72,14 @@ struct StepSpans {
   std::vector<ActivitySpan> spans;
 };
 
+// What priced or decided parts of a run where the scenario leaves a choice to the engine, said in
+// summary.json and the text summary. Made by build_run (sim/run_plan.hpp).
+struct RunNotes {
+  std::string dispatch_kernel;      // what times dispatch and combine
+  std::string tp_collectives;       // what times Attention-TP's collectives ("" under DP attention)
+  std::string scheduling_fallback;  // what Sem-MoE's scheduler goes by without token identities, or ""
+};
+
 struct RunResult {
   std::vector<RequestRecord> requests;
   std::vector<StepRecord> steps;
@@ -81,8 +89,7 @@ struct RunResult {
   bool stopped_at_time_limit = false;  // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
-  std::string dispatch_kernel;  // what timed dispatch and combine (RunPlan::dispatch_kernel)
-  std::string tp_collectives;   // what timed Attention-TP's collectives (RunPlan::tp_collectives)
+  RunNotes notes;  // RunPlan::notes
 };
 
 }  // namespace semsim

@@ -191,11 +191,11 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
 }
 
 PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
-  return {s.attention, !s.profile.empty(), plan != nullptr && !plan->token_devices.empty()};
+  return {s.attention, !s.profile.empty(), plan != nullptr && plan->profiled()};
 }
 
 // The requirements of every policy but the placement, from their registry entries, once the plan
-// says whether it has a token table.
+// says whether it was made from a profile.
 void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan) {
   const std::pair<PolicyKind, const std::string&> chosen[] = {
       {PolicyKind::kRequestScheduling, s.request_scheduling.name},

@@ -35,8 +35,7 @@ double time_per_output_token(const RequestRecord& r) {
 
 Summary summarize(const RunResult& run) {
   Summary s;
-  s.dispatch_kernel = run.dispatch_kernel;
-  s.tp_collectives = run.tp_collectives;
+  s.notes = run.notes;
   s.simulated_seconds = run.end_time;
   s.requests = static_cast<int>(run.requests.size());
   s.stopped_at_time_limit = run.stopped_at_time_limit;

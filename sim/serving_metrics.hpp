@@ -19,8 +19,7 @@ double percentile(std::vector<double> values, double q);
 Distribution distribution_of(const std::vector<double>& values);
 
 struct Summary {
-  std::string dispatch_kernel;   // what timed dispatch and combine
-  std::string tp_collectives;    // what timed Attention-TP's collectives ("" under DP attention)
+  RunNotes notes;
   double simulated_seconds = 0;  // until the last completion, or the time limit
   int requests = 0;
   int requests_arrived = 0;  // by the end of the run (a time limit can stop it before the last arrival)

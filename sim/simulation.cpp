@@ -52,8 +52,7 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
   for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
     result.layers[moe].device_activations = builder.layer_loads()[moe];
   result.timeline = recorder.timeline();
-  result.dispatch_kernel = run.dispatch_kernel;
-  result.tp_collectives = run.tp_collectives;
+  result.notes = run.notes;
   return result;
 }
 

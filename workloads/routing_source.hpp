@@ -29,6 +29,8 @@ class RoutingSource {
   virtual void route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const = 0;
   // Vocabulary identity of a token (what a real scheduler can read from the prompt).
   virtual std::int32_t token_id(const TokenRef& token) const = 0;
+  // False for a trace recorded without token identities (every token_id is -1).
+  virtual bool has_token_ids() const { return true; }
 };
 
 }  // namespace semsim

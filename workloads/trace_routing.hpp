@@ -35,6 +35,7 @@ class TraceRouting final : public RoutingSource {
   int moe_layers() const override { return trace_->header().moe_layers; }
   void route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const override;
   std::int32_t token_id(const TokenRef& token) const override;
+  bool has_token_ids() const override { return !trace_->vocabulary().empty(); }
 
  private:
   // Global index of the recorded token whose routing `token` takes, or -1 (layer_popularity draw).

@@ -55,8 +55,9 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["tp"] = scenario.tp;
   j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
   j["dispatch"] = scenario.dispatch_name;
-  j["dispatch_kernel"] = s.dispatch_kernel;
-  j["tp_collectives"] = s.tp_collectives;
+  j["dispatch_kernel"] = s.notes.dispatch_kernel;
+  j["tp_collectives"] = s.notes.tp_collectives;
+  j["scheduling_fallback"] = s.notes.scheduling_fallback;
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;
@@ -111,6 +112,9 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   if (!j.value("tp_collectives", std::string()).empty())
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
+  if (!j.value("scheduling_fallback", std::string()).empty())
+    out +=
+        fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());
   line("Successful requests:",
        fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
   if (j["stopped_at"] == "time_limit")

@@ -174,6 +174,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
                     "--scheduler-param", options.scheduler_params);
   const PlacementEvaluation e =
       evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler});
+  const std::string fallback = token_identity_fallback(scheduler, plan, !trace.vocabulary().empty());
   const std::optional<LarUpperBound> bound =
       options.bound
           ? std::optional(bound_for(requests, options.effort, trace, evaluate, plan.placement.devices))
@@ -218,6 +219,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["tp_by_token_table"] = e.tp_by_token_table;
     j["tp_by_inter_layer"] = e.tp_by_inter_layer;
     j["tp_unpredicted"] = e.tp_unpredicted;
+    j["dp_scheduling_fallback"] = fallback;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -249,6 +251,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
       "expert-side load imbalance {:.3f}; replica memory +{} expert slots on the fullest device "
       "({:.3g} GB)\n",
       e.expert_imbalance, extra_slots, replica_bytes / 1e9);
+  if (!fallback.empty()) std::cout << "DP style without token identities: " << fallback << "\n";
   return 0;
 }
 

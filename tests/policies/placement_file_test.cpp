@@ -66,6 +66,23 @@ TEST(PlacementFile, PlanWithoutTablesRoundTrips) {
   EXPECT_EQ(read_placement_file(path), plan);
 }
 
+// A plan made from a profile without token identities: a token table of no tokens (what the
+// policies size from such a profile) is no table, and the inter-layer table alone is written.
+TEST(PlacementFile, PlanFromAnIdlessProfileRoundTripsWithItsInterLayerTableAlone) {
+  TempDir tmp;
+  PlacementPlan plan = sample_plan();
+  plan.token_devices.device.assign(2, {});
+  plan.token_devices.confidence.assign(2, {});
+  ASSERT_TRUE(plan.token_devices.empty());
+  ASSERT_TRUE(plan.profiled());
+  const std::string path = (tmp.path / "idless.txt").string();
+  write_placement_file(plan, path);
+  const PlacementPlan read = read_placement_file(path);
+  EXPECT_TRUE(read.token_devices.empty());
+  EXPECT_EQ(read.inter_layer, plan.inter_layer);
+  EXPECT_TRUE(read.profiled());
+}
+
 // A valid file; each bad case below edits it and names the message and the line it must report.
 const std::vector<std::string> kValidLines = {
     "# comment",                  // 1

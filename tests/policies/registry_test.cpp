@@ -55,7 +55,7 @@ TEST(PolicyRegistry, EveryKindHasItsEntriesAndItsDefault) {
     keys.insert(kind.key);
     const PolicyEntry& fallback = policy_entry(kind.kind, kind.default_name);
     // A scenario that leaves the key out must be valid whatever else it chooses.
-    EXPECT_EQ(fallback.requirements.needs_profile || fallback.requirements.needs_token_table ||
+    EXPECT_EQ(fallback.requirements.needs_profile || fallback.requirements.needs_profile_tables ||
                   fallback.requirements.only_in.has_value(),
               false)
         << kind.key;
@@ -149,9 +149,11 @@ TEST(PolicyRegistry, RequirementErrorsNameTheScenarioKey) {
     return input_error([&] { check_requirements(policy_entry(kind, key.as_string()), given, key); });
   };
   const PolicyContext tp_with_profile{AttentionMode::kTensorParallel, true, false};
-  EXPECT_EQ(check(PolicyKind::kTokenScheduling, tp_with_profile),
-            "s.yaml:4:21: policies.token_scheduling: token scheduling 'semmoe_tp' needs the placement's "
-            "token→device table: a profile-driven placement (semmoe, ...) or a placement file that has one");
+  EXPECT_EQ(
+      check(PolicyKind::kTokenScheduling, tp_with_profile),
+      "s.yaml:4:21: policies.token_scheduling: token scheduling 'semmoe_tp' needs a profile-driven "
+      "placement's tables (token→device, inter-layer): a placement made from a routing profile (semmoe, "
+      "...) or a placement file that has them");
   EXPECT_EQ(
       check(PolicyKind::kPlacement, {AttentionMode::kDataParallel, false, false}),
       "s.yaml:2:14: policies.placement: placement policy 'eplb' needs a routing profile (semsim profile)");
@@ -163,14 +165,46 @@ TEST(PolicyRegistry, RequirementErrorsNameTheScenarioKey) {
   EXPECT_EQ(check(PolicyKind::kPlacement, tp_with_profile), "");
 }
 
+// Sem-MoE's schedulers without token identities: a plan from an id-less profile (the inter-layer
+// table alone) builds, votes nothing, and the fallback says what each goes by.
+TEST(PolicyRegistry, WithoutTokenIdentitiesTheSemMoeSchedulersFallBackAndSaySo) {
+  PlacementPlan idless;
+  idless.placement = contiguous_placement(2, 4, 2);
+  idless.inter_layer.reset(2, 2, 1);
+  idless.inter_layer.next[1][idless.inter_layer.key_index(std::vector<int>{0})] = {1, 0.9f};
+  const auto dp = make_request_scheduler({"semmoe_dp", {}}, idless);
+  const std::vector<RankLoad> loads(2);
+  const Request request{};
+  const std::vector<std::int32_t> unknown{-1, -1, -1};
+  // No votes: the mask alone, lowest unmasked rank first.
+  EXPECT_EQ(dp->choose(request, unknown, loads), 0);
+  EXPECT_EQ(dp->choose(request, unknown, loads), 1);
+  EXPECT_EQ(dp->choose(request, unknown, loads), 0);
+  auto balanced = make_request_scheduler({"semmoe_dp_balanced", {{"load_weight", 1}}}, idless);
+  std::vector<RankLoad> uneven(2);
+  uneven[0].outstanding_tokens = 100;
+  EXPECT_EQ(balanced->choose(request, unknown, uneven), 1) << "the least loaded rank";
+  EXPECT_NE(token_identity_fallback({"semmoe_dp", {}}, idless, true).find("round robin"), std::string::npos);
+  EXPECT_NE(token_identity_fallback({"semmoe_dp_balanced", {}}, idless, true).find("least loaded"),
+            std::string::npos);
+  EXPECT_NE(token_identity_fallback({"semmoe_tp", {}}, idless, true).find("inter-layer table alone"),
+            std::string::npos);
+  // A plan with T, but requests without ids; and what needs no fallback.
+  const PlacementPlan with_table = plan_with_token_table();
+  EXPECT_NE(token_identity_fallback({"semmoe_dp", {}}, with_table, false).find("the requests carry no token"),
+            std::string::npos);
+  EXPECT_EQ(token_identity_fallback({"semmoe_dp", {}}, with_table, true), "");
+  EXPECT_EQ(token_identity_fallback({"round_robin", {}}, idless, false), "");
+}
+
 TEST(PolicyRegistry, BuildersCheckTheTablesThePlanGives) {
   EXPECT_NE(input_error([] {
               make_token_scheduler({"semmoe_tp", {}}, PlacementPlan{}, 2);
-            }).find("token scheduling 'semmoe_tp' needs the placement's token→device table"),
+            }).find("token scheduling 'semmoe_tp' needs a profile-driven placement's tables"),
             std::string::npos);
   EXPECT_NE(input_error([] {
               make_request_scheduler({"semmoe_dp_balanced", {{"load_weight", 1}}}, PlacementPlan{});
-            }).find("request scheduling 'semmoe_dp_balanced' needs the placement's token→device table"),
+            }).find("request scheduling 'semmoe_dp_balanced' needs a profile-driven placement's tables"),
             std::string::npos);
   EXPECT_EQ(input_error([] { make_token_scheduler({"positional", {}}, PlacementPlan{}, 2); }), "");
 }
@@ -182,7 +216,7 @@ TEST(PolicyRegistry, ListingShowsEveryKindPolicyRequirementAndParameter) {
     for (const PolicyEntry& entry : policies_of(kind.kind))
       EXPECT_NE(listing.find("\n  " + entry.name + " "), std::string::npos) << entry.name;
   }
-  EXPECT_NE(listing.find("needs the placement's token table, attention: tp"), std::string::npos);
+  EXPECT_NE(listing.find("needs a profile-driven placement, attention: tp"), std::string::npos);
   EXPECT_NE(listing.find("needs a routing profile"), std::string::npos);
   EXPECT_NE(listing.find("load_weight=1 "), std::string::npos);
 }

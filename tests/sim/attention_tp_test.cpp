@@ -168,7 +168,7 @@ TEST(AttentionTp, MeasuredNcclFitsTimeTheCollectivesWhole) {
   auto extract = [](const RunResult& run) {
     const StepRecord& step = run.steps.at(0);
     return Json{step.phases.total(), step.tp_collective_bytes, step.phases[Phase::kReduceScatter],
-                step.phases[Phase::kAllGather], run.tp_collectives};
+                step.phases[Phase::kAllGather], run.notes.tp_collectives};
   };
   const Json measured = simulate_isolated(s, extract), topology = simulate_isolated(plain, extract);
   fs::remove(trace_file);
