@@ -8,10 +8,11 @@ namespace semsim {
 namespace {
 
 struct LiveRequest {
-  int index = 0;      // into the request list
-  int prefilled = 0;  // prompt tokens already processed
-  int generated = 0;  // output tokens produced
-  int chunk = 0;      // tokens in the current step
+  int index = 0;             // into the request list
+  int prefilled = 0;         // prompt tokens already processed
+  int generated = 0;         // output tokens produced
+  int chunk = 0;             // tokens in the current step
+  int last_token_step = -1;  // the step that yielded its latest output token
 };
 
 struct Rank {
@@ -142,6 +143,8 @@ class DataParallelServer {
 
   void finish_step(StepRecord& record) {
     const double now = clock_.now();
+    const int step = static_cast<int>(result_.steps.size());
+    record.end = now;
     for (Rank& rank : ranks_) {
       for (LiveRequest& live : rank.running) {
         if (live.chunk == 0) continue;
@@ -154,13 +157,19 @@ class DataParallelServer {
           rank.load.outstanding_tokens -= live.chunk;
           if (live.prefilled < request.input_tokens) continue;
           out.first_token = now;  // the prompt's last chunk yields the first output token
+          out.first_token_step = step;
         } else {
           ++record.decode_tokens;
+          if (step > live.last_token_step + 1) out.token_gaps.push_back({live.last_token_step, step});
         }
+        live.last_token_step = step;
         ++live.generated;
         ++result_.output_tokens;
         --rank.load.outstanding_tokens;
-        if (live.generated == request.output_tokens) out.finish = now;
+        if (live.generated == request.output_tokens) {
+          out.finish = now;
+          out.finish_step = step;
+        }
       }
       const auto done =
           std::remove_if(rank.running.begin(), rank.running.end(),

@@ -15,12 +15,23 @@ struct RequestRecord {
   int output_tokens = 0;
   double first_token = -1;  // simulated time of the first output token; -1 if never produced
   double finish = -1;       // simulated time of the last output token; -1 if unfinished
+  // Output tokens come at the end of steps: the first at step `first_token_step`, the last at
+  // `finish_step` (indices into RunResult::steps), one per step in between except across the
+  // `token_gaps`, where the request sat in the batch without a token (-1: not reached).
+  int first_token_step = -1;
+  int finish_step = -1;
+  struct TokenGap {
+    int after_step = 0;  // the step of the token before the gap
+    int at_step = 0;     // the step of the next token, after_step + 2 or later
+  };
+  std::vector<TokenGap> token_gaps;
   bool completed() const { return finish >= 0; }
   bool arrived() const { return rank >= 0; }  // given a rank at arrival; never, when the run stopped first
 };
 
 struct StepRecord {
   double start = 0;
+  double end = 0;  // simulated time the step finished: when the tokens it yields are out
   // The step's critical path, phase by phase: they add up to the step's duration. Communication
   // that runs under compute (two-batch overlap) is off the critical path: `comm_hidden`.
   PhaseSeconds phases;

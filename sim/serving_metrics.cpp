@@ -22,19 +22,107 @@ Distribution distribution_of(const std::vector<double>& values) {
   d.count = static_cast<long long>(values.size());
   if (values.empty()) return d;
   d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  double squares = 0;
+  for (const double v : values) squares += (v - d.mean) * (v - d.mean);
+  d.std = std::sqrt(squares / static_cast<double>(values.size()));
   d.p50 = percentile(values, 50);
   d.p90 = percentile(values, 90);
+  d.p95 = percentile(values, 95);
   d.p99 = percentile(values, 99);
+  d.max = *std::max_element(values.begin(), values.end());
   return d;
 }
+
+Distribution distribution_of_counted(std::vector<std::pair<double, long long>> values) {
+  std::erase_if(values, [](const auto& v) { return v.second <= 0; });
+  std::sort(values.begin(), values.end());
+  Distribution d;
+  double sum = 0;
+  for (const auto& [value, count] : values) {
+    d.count += count;
+    sum += value * static_cast<double>(count);
+  }
+  if (d.count == 0) return d;
+  const auto n = static_cast<double>(d.count);
+  d.mean = sum / n;
+  double squares = 0;
+  for (const auto& [value, count] : values)
+    squares += (value - d.mean) * (value - d.mean) * static_cast<double>(count);
+  d.std = std::sqrt(squares / n);
+  // The value of rank i (0-based) of the expanded, sorted list.
+  auto at_rank = [&](long long i) {
+    long long seen = 0;
+    for (const auto& [value, count] : values) {
+      seen += count;
+      if (i < seen) return value;
+    }
+    return values.back().first;
+  };
+  auto quantile = [&](double q) {
+    const double position = q / 100.0 * (n - 1);
+    const auto below = static_cast<long long>(std::floor(position));
+    const long long above = std::min(below + 1, d.count - 1);
+    const double low = at_rank(below), high = at_rank(above);
+    return low + (high - low) * (position - static_cast<double>(below));
+  };
+  d.p50 = quantile(50);
+  d.p90 = quantile(90);
+  d.p95 = quantile(95);
+  d.p99 = quantile(99);
+  d.max = values.back().first;
+  return d;
+}
+
+namespace {
+
+// Every inter-token gap of the completed requests, with multiplicity: a request that gets a token
+// at consecutive steps k-1 and k has the gap end(k) - end(k-1), shared by every such request, so
+// the gaps are counted per step (a difference array over the steps) rather than per token; a
+// request's gaps over steps without its token are counted one by one.
+std::vector<std::pair<double, long long>> inter_token_gaps(const RunResult& run) {
+  const std::size_t steps = run.steps.size();
+  std::vector<long long> starts(steps + 1, 0);  // difference array of per-step request counts
+  std::vector<std::pair<double, long long>> gaps;
+  for (const RequestRecord& r : run.requests) {
+    if (!r.completed() || r.output_tokens < 2 || r.first_token_step < 0 ||
+        r.finish_step < r.first_token_step || static_cast<std::size_t>(r.finish_step) >= steps)
+      continue;
+    ++starts[r.first_token_step + 1];
+    --starts[r.finish_step + 1];
+    for (const RequestRecord::TokenGap& gap : r.token_gaps) {
+      --starts[gap.after_step + 1];
+      ++starts[gap.at_step + 1];
+      gaps.emplace_back(run.steps[gap.at_step].end - run.steps[gap.after_step].end, 1);
+    }
+  }
+  long long requests = 0;
+  for (std::size_t k = 1; k < steps; ++k) {
+    requests += starts[k];
+    if (requests > 0) gaps.emplace_back(run.steps[k].end - run.steps[k - 1].end, requests);
+  }
+  return gaps;
+}
+
+bool meets_slos(const RequestRecord& r, const GoodputSlos& slos) {
+  // As vLLM compares them: the SLO in seconds against the request's metric.
+  auto within = [](const std::optional<double>& slo_ms, double seconds) {
+    return !slo_ms || *slo_ms / 1000.0 >= seconds;
+  };
+  const double tpot = time_per_output_token(r);
+  return within(slos.ttft_ms, r.first_token - r.arrival) && within(slos.tpot_ms, tpot >= 0 ? tpot : 0.0) &&
+         within(slos.e2el_ms, r.finish - r.arrival);
+}
+
+}  // namespace
 
 double time_per_output_token(const RequestRecord& r) {
   if (!r.completed() || r.output_tokens < 2) return -1;
   return (r.finish - r.first_token) / (r.output_tokens - 1);
 }
 
-Summary summarize(const RunResult& run) {
+Summary summarize(const RunResult& run, const GoodputSlos& slos) {
   Summary s;
+  s.goodput_slos = slos;
   s.notes = run.notes;
   s.simulated_seconds = run.end_time;
   s.requests = static_cast<int>(run.requests.size());
@@ -49,12 +137,16 @@ Summary summarize(const RunResult& run) {
       continue;
     }
     ++s.requests_completed;
+    s.completed_input_tokens += r.input_tokens;
+    s.completed_output_tokens += r.output_tokens;
+    if (slos.any() && meets_slos(r, slos)) ++s.good_requests;
     e2e.push_back(r.finish - r.arrival);
     if (const double t = time_per_output_token(r); t >= 0) tpot.push_back(t);
   }
   s.ttft = distribution_of(ttft);
   s.tpot = distribution_of(tpot);
   s.e2e = distribution_of(e2e);
+  s.itl = distribution_of_counted(inter_token_gaps(run));
   if (s.simulated_seconds > 0) {
     s.input_tok_s = static_cast<double>(run.prefill_tokens) / s.simulated_seconds;
     s.output_tok_s = static_cast<double>(run.output_tokens) / s.simulated_seconds;

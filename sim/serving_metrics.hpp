@@ -1,5 +1,6 @@
 #pragma once
 // Serving metrics (design.md, "Metrics"), defined once and used by every output.
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -8,15 +9,25 @@
 
 namespace semsim {
 
-// Over `count` values; the statistics mean nothing when count is 0 (outputs write null).
+// Over `count` values; the statistics mean nothing when count is 0 (outputs write null). `std` is
+// the population standard deviation (numpy's default, as bench_serving reports it).
 struct Distribution {
   long long count = 0;
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+  double mean = 0, std = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
 };
 
 // Percentile with linear interpolation between order statistics (numpy's default); 0 when empty.
 double percentile(std::vector<double> values, double q);
 Distribution distribution_of(const std::vector<double>& values);
+// The same statistics over values given with their multiplicity (value, how many times it occurs).
+Distribution distribution_of_counted(std::vector<std::pair<double, long long>> values);
+
+// vLLM bench_serving's per-request goodput SLOs (--goodput ttft:MS tpot:MS e2el:MS): a completed
+// request is good when it meets every SLO given (TPOT of a one-token request counts as 0).
+struct GoodputSlos {
+  std::optional<double> ttft_ms, tpot_ms, e2el_ms;
+  bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
+};
 
 struct Summary {
   RunNotes notes;
@@ -32,7 +43,15 @@ struct Summary {
   // TTFT over the requests that got a first token, TPOT (without the first token) and E2E over the
   // completed ones: a run stopped by its time limit reports what happened, not zeros.
   Distribution ttft, tpot, e2e;
-  double lar = 0;  // all routed activations of the run
+  // Inter-token latency: every gap between two consecutive output tokens of a completed request
+  // (bench_serving's ITL with one token per streamed chunk); a request's gaps add up to its
+  // E2E - TTFT, and a decode step's gap is the time since the step before it.
+  Distribution itl;
+  // bench_serving's totals: prompt and output tokens of the completed requests.
+  long long completed_input_tokens = 0, completed_output_tokens = 0;
+  GoodputSlos goodput_slos;
+  int good_requests = 0;  // completed requests meeting every SLO (when goodput_slos.any())
+  double lar = 0;         // all routed activations of the run
   double a2a_scale_up_bytes = 0, a2a_scale_out_bytes = 0;
   double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers
   double imbalance = 1;            // activation-weighted mean of the steps' imbalance
@@ -43,7 +62,7 @@ struct Summary {
   double comm_hidden_seconds = 0;   // collectives in flight under critical-path compute
 };
 
-Summary summarize(const RunResult& run);
+Summary summarize(const RunResult& run, const GoodputSlos& slos = {});
 
 // TPOT of one request: time per output token after the first; undefined (nullopt-like -1) for one token.
 double time_per_output_token(const RequestRecord& r);

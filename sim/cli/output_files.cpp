@@ -20,11 +20,19 @@ namespace {
 // null statistics over an empty set (a run stopped before any request got there), never 0.
 nlohmann::ordered_json distribution_json(const Distribution& d) {
   auto value = [&](double v) { return d.count > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
-  return {{"count", d.count},
-          {"mean", value(d.mean)},
-          {"p50", value(d.p50)},
-          {"p90", value(d.p90)},
-          {"p99", value(d.p99)}};
+  return {{"count", d.count},    {"mean", value(d.mean)}, {"std", value(d.std)}, {"p50", value(d.p50)},
+          {"p90", value(d.p90)}, {"p95", value(d.p95)},   {"p99", value(d.p99)}, {"max", value(d.max)}};
+}
+
+// The scenario's request rate; null for arrivals read from a file (no rate is set).
+nlohmann::ordered_json request_rate_json(const Scenario& scenario) {
+  const ArrivalProcess& arrival = scenario.workload.arrival;
+  return arrival.kind == ArrivalProcess::Kind::kTrace ? nlohmann::ordered_json()
+                                                      : nlohmann::ordered_json(arrival.rate);
+}
+
+nlohmann::ordered_json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
 }
 
 std::string attention_name(AttentionMode mode) {
@@ -70,9 +78,28 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["requests_completed"] = s.requests_completed;
   j["requests_unfinished"] = s.requests_unfinished;
   j["stopped_at"] = s.stopped_at_time_limit ? "time_limit" : "";
+  // bench_serving's traffic settings: the arrival rate, and no client-side concurrency cap (requests
+  // queue at their rank once they arrive; serving.max_running_requests caps the server's batch).
+  j["request_rate"] = request_rate_json(scenario);
+  j["max_concurrency"] = nullptr;
+  j["completed_tokens"] = {{"input", s.completed_input_tokens}, {"output", s.completed_output_tokens}};
+  const bool timed = s.simulated_seconds > 0;
+  auto per_second = [&](double count) {
+    return timed ? nlohmann::ordered_json(count / s.simulated_seconds) : nlohmann::ordered_json();
+  };
+  j["request_throughput"] = per_second(s.requests_completed);
+  const GoodputSlos& slos = s.goodput_slos;
+  j["request_goodput"] = {
+      {"req_s", slos.any() ? per_second(s.good_requests) : nlohmann::ordered_json()},
+      {"good_requests", slos.any() ? nlohmann::ordered_json(s.good_requests) : nlohmann::ordered_json()},
+      {"slo_ms",
+       {{"ttft", optional_json(slos.ttft_ms)},
+        {"tpot", optional_json(slos.tpot_ms)},
+        {"e2el", optional_json(slos.e2el_ms)}}}};
   j["throughput_tok_s"] = {{"input", s.input_tok_s}, {"output", s.output_tok_s}, {"total", s.total_tok_s}};
   j["ttft_s"] = distribution_json(s.ttft);
   j["tpot_s"] = distribution_json(s.tpot);
+  j["itl_s"] = distribution_json(s.itl);
   j["e2e_s"] = distribution_json(s.e2e);
   j["lar"] = s.lar;
   j["a2a_bytes"] = {{"scale_up", s.a2a_scale_up_bytes}, {"scale_out", s.a2a_scale_out_bytes}};
@@ -97,9 +124,75 @@ std::string summary_text(const nlohmann::ordered_json& j) {
     out += fmt::format("{:<40}{}\n", label, value);
   };
   auto num = [](double v, int digits = 2) { return fmt::format("{:.{}f}", v, digits); };
+  auto maybe = [&](const nlohmann::ordered_json& v, double scale = 1) {
+    return v.is_null() ? std::string("n/a") : num(v.get<double>() * scale);
+  };
   auto section = [&](const std::string& title) { out += fmt::format("{:-^50}\n", title); };
   const double duration = j["simulated_seconds"];
+  const int completed = j["requests_completed"];
+  // bench_serving's block, in its order, with its labels.
   out += fmt::format("{:=^50}\n", " Serving Benchmark Result (simulated) ");
+  line("Backend:", "semsim");
+  line("Traffic request rate:", j["request_rate"].is_null()
+                                    ? std::string("arrival times from a file")
+                                    : fmt::format("{:g}", j["request_rate"].get<double>()));
+  line("Max request concurrency:",
+       j["max_concurrency"].is_null() ? std::string("not set") : j["max_concurrency"].dump());
+  line("Successful requests:", fmt::format("{} of {}", completed, j["requests"].get<int>()));
+  if (j["stopped_at"] == "time_limit") {
+    out += fmt::format("  stopped at the time limit: {} arrived, {} unfinished, {} never arrived\n",
+                       j["requests_arrived"].get<int>(), j["requests_unfinished"].get<int>(),
+                       j["requests"].get<int>() - j["requests_arrived"].get<int>());
+    out += fmt::format("  tokens processed, completed or not (tok/s): {} input, {} output\n",
+                       num(j["throughput_tok_s"]["input"]), num(j["throughput_tok_s"]["output"]));
+  }
+  line("Benchmark duration (s):", num(duration));
+  const long long input = j["completed_tokens"]["input"], output = j["completed_tokens"]["output"];
+  line("Total input tokens:", std::to_string(input));
+  line("Total generated tokens:", std::to_string(output));
+  line("Request throughput (req/s):", maybe(j["request_throughput"]));
+  const auto& goodput = j["request_goodput"];
+  if (!goodput["req_s"].is_null()) {
+    line("Request goodput (req/s):", maybe(goodput["req_s"]));
+    std::string slos;
+    for (const auto& [metric, ms] : goodput["slo_ms"].items())
+      if (!ms.is_null())
+        slos += fmt::format("{}{} <= {:g} ms", slos.empty() ? "" : ", ", metric, ms.get<double>());
+    out += fmt::format("  {} of {} completed requests meet {}\n", goodput["good_requests"].get<int>(),
+                       completed, slos);
+  }
+  auto per_second = [&](long long tokens) {
+    return duration > 0 ? num(static_cast<double>(tokens) / duration) : std::string("n/a");
+  };
+  line("Input token throughput (tok/s):", per_second(input));
+  line("Output token throughput (tok/s):", per_second(output));
+  line("Total token throughput (tok/s):", per_second(input + output));
+  const auto& e2e = j["e2e_s"];
+  line("Concurrency:", duration > 0 && !e2e["mean"].is_null()
+                           ? num(e2e["mean"].get<double>() * e2e["count"].get<double>() / duration)
+                           : std::string("n/a"));
+  struct Metric {
+    const char* key;
+    const char* name;
+    const char* title;
+  };
+  for (const Metric& m : {Metric{"ttft_s", "TTFT", "Time to First Token"},
+                          Metric{"tpot_s", "TPOT", "Time per Output Token (excl. 1st token)"},
+                          Metric{"itl_s", "ITL", "Inter-token Latency"},
+                          Metric{"e2e_s", "E2E Latency", "End-to-End Latency"}}) {
+    section(m.title);
+    const auto& d = j[m.key];
+    for (const auto& [stat, label] : {std::pair{"mean", "Mean"},
+                                      {"p50", "Median"},
+                                      {"std", "Std"},
+                                      {"p90", "P90"},
+                                      {"p95", "P95"},
+                                      {"p99", "P99"}})
+      line(fmt::format("{} {} (ms):", label, m.name), maybe(d[stat], 1e3));
+    if (std::string(m.key) == "itl_s") line("Max ITL (ms):", maybe(d["max"], 1e3));
+  }
+  // What only a simulation says.
+  section(" Simulation ");
   line("Scenario:", j["scenario"].get<std::string>());
   line("Model / cluster:",
        j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
@@ -115,30 +208,6 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   if (!j.value("scheduling_fallback", std::string()).empty())
     out +=
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());
-  line("Successful requests:",
-       fmt::format("{} of {}", j["requests_completed"].get<int>(), j["requests"].get<int>()));
-  if (j["stopped_at"] == "time_limit")
-    out += fmt::format("  stopped at the time limit: {} arrived, {} unfinished, {} never arrived\n",
-                       j["requests_arrived"].get<int>(), j["requests_unfinished"].get<int>(),
-                       j["requests"].get<int>() - j["requests_arrived"].get<int>());
-  line("Benchmark duration (s):", num(duration));
-  line("Request throughput (req/s):",
-       num(duration > 0 ? j["requests_completed"].get<int>() / duration : 0.0));
-  line("Input token throughput (tok/s):", num(j["throughput_tok_s"]["input"]));
-  line("Output token throughput (tok/s):", num(j["throughput_tok_s"]["output"]));
-  line("Total token throughput (tok/s):", num(j["throughput_tok_s"]["total"]));
-  for (const auto& [key, title] :
-       {std::pair{"ttft_s", "TTFT"}, {"tpot_s", "TPOT"}, {"e2e_s", "E2E Latency"}}) {
-    section(fmt::format(" {} ", title));
-    const auto& d = j[key];
-    auto ms = [&](const char* stat) {
-      return d[stat].is_null() ? std::string("n/a") : num(d[stat].get<double>() * 1e3);
-    };
-    line(fmt::format("Mean {} (ms):", title), ms("mean"));
-    line(fmt::format("Median {} (ms):", title), ms("p50"));
-    line(fmt::format("P90 {} (ms):", title), ms("p90"));
-    line(fmt::format("P99 {} (ms):", title), ms("p99"));
-  }
   section(" MoE ");
   line("Local activation rate:", num(j["lar"], 4));
   line("A2A bytes scale-up / scale-out (GB):", num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
@@ -164,6 +233,70 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Wall time (s):", num(j["wall_seconds"], 3));
   out += std::string(50, '=') + "\n";
   return out;
+}
+
+nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunResult& run, const Summary& s) {
+  using Json = nlohmann::ordered_json;
+  const double duration = s.simulated_seconds;
+  auto per_second = [&](double count) { return duration > 0 ? Json(count / duration) : Json(); };
+  const ArrivalProcess& arrival = scenario.workload.arrival;
+  Json j;
+  // The run's settings, under bench_serving's names where it has one.
+  j["backend"] = "semsim";
+  j["model_id"] = scenario.model.name;
+  j["scenario"] = scenario.name;
+  j["seed"] = scenario.workload.seed;
+  j["num_prompts"] = s.requests;
+  j["request_rate"] = request_rate_json(scenario);
+  // vLLM's burstiness is the gamma shape of the inter-arrival times: 1 / cv^2 (1 for Poisson).
+  j["burstiness"] = arrival.kind == ArrivalProcess::Kind::kPoisson ? Json(1.0)
+                    : arrival.kind == ArrivalProcess::Kind::kGamma ? Json(1.0 / (arrival.cv * arrival.cv))
+                                                                   : Json();
+  j["max_concurrency"] = nullptr;
+  // Results: completed requests only, as bench_serving counts them.
+  j["duration"] = duration;
+  j["completed"] = s.requests_completed;
+  j["failed"] = s.requests - s.requests_completed;
+  j["total_input_tokens"] = s.completed_input_tokens;
+  j["total_output_tokens"] = s.completed_output_tokens;
+  j["request_throughput"] = per_second(s.requests_completed);
+  j["request_goodput"] = s.goodput_slos.any() ? per_second(s.good_requests) : Json();
+  j["input_throughput"] = per_second(static_cast<double>(s.completed_input_tokens));
+  j["output_throughput"] = per_second(static_cast<double>(s.completed_output_tokens));
+  const auto tokens = static_cast<double>(s.completed_input_tokens + s.completed_output_tokens);
+  j["total_throughput"] = per_second(tokens);
+  j["total_token_throughput"] = per_second(tokens);  // vLLM's name
+  j["concurrency"] = s.e2e.count > 0 ? per_second(s.e2e.mean * static_cast<double>(s.e2e.count)) : Json();
+  auto statistics = [&](const std::string& metric, const Distribution& d, bool with_max) {
+    auto ms = [&](double seconds) { return d.count > 0 ? Json(seconds * 1e3) : Json(); };
+    j["mean_" + metric + "_ms"] = ms(d.mean);
+    j["median_" + metric + "_ms"] = ms(d.p50);
+    j["std_" + metric + "_ms"] = ms(d.std);
+    j["p90_" + metric + "_ms"] = ms(d.p90);
+    j["p95_" + metric + "_ms"] = ms(d.p95);
+    j["p99_" + metric + "_ms"] = ms(d.p99);
+    if (with_max) j["max_" + metric + "_ms"] = ms(d.max);
+  };
+  statistics("ttft", s.ttft, false);
+  statistics("tpot", s.tpot, false);
+  statistics("itl", s.itl, true);
+  statistics("e2e_latency", s.e2e, false);  // SGLang's name
+  statistics("e2el", s.e2e, false);         // vLLM's name
+  // The per-request details bench_serving saves, in arrival order (not `itls`: one value per token).
+  Json input_lens = Json::array(), output_lens = Json::array(), ttfts = Json::array(), errors = Json::array();
+  for (const RequestRecord& r : run.requests) {
+    input_lens.push_back(r.input_tokens);
+    output_lens.push_back(r.completed() ? r.output_tokens : 0);
+    ttfts.push_back(r.first_token >= 0 ? Json(r.first_token - r.arrival) : Json());
+    errors.push_back(r.completed() ? ""
+                     : r.arrived() ? "unfinished when the run stopped at its time limit"
+                                   : "not arrived when the run stopped at its time limit");
+  }
+  j["input_lens"] = std::move(input_lens);
+  j["output_lens"] = std::move(output_lens);
+  j["ttfts"] = std::move(ttfts);
+  j["errors"] = std::move(errors);
+  return j;
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -1,5 +1,6 @@
 #pragma once
-// Run outputs: summary.json, requests.csv, steps.csv, and the bench_serving-style summary text.
+// Run outputs: summary.json, requests.csv, steps.csv, the bench_serving-style summary text and result
+// JSON.
 // Files are written into a staging folder and renamed into place only when everything succeeded,
 // so an output folder never holds a partial or torn file.
 #include <nlohmann/json.hpp>
@@ -14,7 +15,12 @@ namespace semsim {
 
 nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory,
                                     const Summary& summary);
+// The console summary: bench_serving's block (its lines, in its order), then the simulation's own.
 std::string summary_text(const nlohmann::ordered_json& summary);
+// The run as SGLang's / vLLM's bench_serving save it (`--result-json`): their result keys (both
+// names where they differ), statistics in ms (null over an empty set), the per-request details.
+nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunResult& run,
+                                          const Summary& summary);
 
 void write_requests_csv(const std::string& path, const RunResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);

@@ -1,8 +1,15 @@
 // `semsim run`: one scenario simulated in a child process, its outputs staged and committed.
+#include <fmt/format.h>
+
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/output_files.hpp"
@@ -19,22 +26,68 @@ struct RunOptions {
   std::string out_dir;  // default: out/<scenario name>
   long long seed = -1;  // -1: the scenario's workload.seed
   TimelineOptions timeline;
-  std::string timeline_steps;  // FIRST:COUNT
+  std::string timeline_steps;        // FIRST:COUNT
+  std::vector<std::string> goodput;  // METRIC:MS
+  std::string result_json;
 };
+
+// vLLM's --goodput: METRIC:MS pairs, METRIC one of ttft, tpot, e2el, MS a non-negative number.
+GoodputSlos parse_goodput(const std::vector<std::string>& pairs) {
+  const std::vector<std::string> metrics{"ttft", "tpot", "e2el"};
+  const std::string expected = "expected METRIC:MS, METRIC one of ttft, tpot, e2el and MS milliseconds";
+  GoodputSlos slos;
+  for (const std::string& pair : pairs) {
+    auto bad = [&](const std::string& why) {
+      return InputError(fmt::format("--goodput '{}': {}; {}", pair, why, expected));
+    };
+    const std::size_t colon = pair.find(':');
+    if (colon == std::string::npos || pair.find(':', colon + 1) != std::string::npos)
+      throw bad("not one METRIC:MS pair");
+    const std::string metric = pair.substr(0, colon), value = pair.substr(colon + 1);
+    std::optional<double>* slo = metric == "ttft"   ? &slos.ttft_ms
+                                 : metric == "tpot" ? &slos.tpot_ms
+                                 : metric == "e2el" ? &slos.e2el_ms
+                                                    : nullptr;
+    if (slo == nullptr)
+      throw bad(fmt::format("unknown metric '{}'{}", metric, did_you_mean(metric, metrics)));
+    double ms = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
+    if (value.empty() || error != std::errc() || end != value.data() + value.size() || !std::isfinite(ms))
+      throw bad(fmt::format("'{}' is not a number of milliseconds", value));
+    if (ms < 0) throw bad("an SLO is not negative");
+    if (*slo) throw bad(fmt::format("{} is given twice", metric));
+    *slo = ms;
+  }
+  return slos;
+}
+
+// The result file is staged beside its destination: that folder must exist.
+void check_result_json_path(const std::string& path) {
+  const std::filesystem::path file(path);
+  const std::filesystem::path folder = file.parent_path().empty() ? "." : file.parent_path();
+  if (std::filesystem::is_directory(file))
+    throw InputError(fmt::format("--result-json '{}': is a folder; give a file name", path));
+  if (!std::filesystem::is_directory(folder))
+    throw InputError(fmt::format("--result-json '{}': no folder '{}' to write it in", path, folder.string()));
+}
 
 int run_scenario(RunOptions options) {
   const auto started = std::chrono::steady_clock::now();
+  // Bad options stop the run before anything is loaded or written.
+  BenchServingOptions bench{parse_goodput(options.goodput), options.result_json};
+  if (!bench.result_json.empty()) check_result_json_path(bench.result_json);
   const Scenario scenario = load_scenario_file(options.scenario, options.overrides, options.seed);
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   if (!options.timeline_steps.empty())
     options.timeline.steps = parse_step_window(options.timeline_steps, "--timeline-steps");
-  StagedRun staged(scenario, out_dir, options.timeline);
+  StagedRun staged(scenario, out_dir, options.timeline, bench);
   auto summary = nlohmann::ordered_json::parse(run_isolated([&] { return staged.simulate_and_write(); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   staged.commit(summary);
   std::cout << summary_text(summary) << "Outputs in " << out_dir << "/\n";
   if (!options.timeline.path.empty())
     std::cout << "Timeline in " << options.timeline.path << " (open it in ui.perfetto.dev)\n";
+  if (!options.result_json.empty()) std::cout << "bench_serving result in " << options.result_json << "\n";
   return 0;
 }
 
@@ -57,6 +110,13 @@ void add_run_command(CommandLine& cli) {
                   "request lifetimes shown at most (default 200)")
       ->check(CLI::Range(0, 1000000))
       ->needs(timeline);
+  run->add_option(
+         "--goodput", options->goodput,
+         "per-request goodput SLOs, as vLLM's bench_serving: METRIC:MS ... with METRIC ttft, tpot or "
+         "e2el (any subset); completed requests per second meeting every one")
+      ->expected(1, 3);
+  run->add_option("--result-json", options->result_json,
+                  "also write the results as SGLang's / vLLM's bench_serving save them (one JSON line)");
 }
 
 }  // namespace semsim

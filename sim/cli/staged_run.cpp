@@ -9,7 +9,8 @@
 
 namespace semsim {
 
-StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline)
+StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline,
+                     BenchServingOptions bench)
     : scenario_(scenario),
       staging_(out_dir),
       requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
@@ -17,7 +18,9 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
       layers_csv_(scenario.write_layers_csv ? staging_.staged("layers.csv") : ""),
       summary_json_(staging_.staged("summary.json")),
       timeline_(std::move(timeline)),
-      timeline_json_(timeline_.path.empty() ? "" : staging_.staged_at(timeline_.path)) {}
+      timeline_json_(timeline_.path.empty() ? "" : staging_.staged_at(timeline_.path)),
+      goodput_(bench.goodput),
+      result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)) {}
 
 std::string StagedRun::simulate_and_write() const {
   const auto started = std::chrono::steady_clock::now();
@@ -29,7 +32,11 @@ std::string StagedRun::simulate_and_write() const {
   if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run);
   if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run);
   if (!timeline_json_.empty()) write_text_file(timeline_json_, timeline_json(run, timeline_).dump() + "\n");
-  nlohmann::ordered_json summary = summary_json(scenario_, plan.memory, summarize(run));
+  const Summary metrics = summarize(run, goodput_);
+  // One line, as SGLang appends its results to a JSONL file and vLLM writes one JSON object.
+  if (!result_json_.empty())
+    write_text_file(result_json_, bench_serving_json(scenario_, run, metrics).dump() + "\n");
+  nlohmann::ordered_json summary = summary_json(scenario_, plan.memory, metrics);
   summary["wall_seconds"] = simulation_seconds;
   return summary.dump();
 }

@@ -8,13 +8,23 @@
 #include "sim/cli/output_files.hpp"
 #include "sim/cli/timeline.hpp"
 #include "sim/scenario.hpp"
+#include "sim/serving_metrics.hpp"
 
 namespace semsim {
 
+// What `semsim run` adds to a run's outputs: per-request goodput SLOs (summary.json's
+// request_goodput) and a bench_serving result JSON file.
+struct BenchServingOptions {
+  GoodputSlos goodput;
+  std::string result_json;  // "" for none
+};
+
 class StagedRun {
  public:
-  // With a timeline path, the trace of its window of steps is staged beside that path.
-  StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {});
+  // With a timeline path, the trace of its window of steps is staged beside that path; so is the
+  // result JSON file.
+  StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {},
+            BenchServingOptions bench = {});
 
   // For the child process (SimGrid allows one Engine per process): builds the run (placement
   // included), simulates, writes the CSV outputs the scenario asks for, and returns summary.json's
@@ -33,6 +43,8 @@ class StagedRun {
   std::string summary_json_;
   TimelineOptions timeline_;
   std::string timeline_json_;
+  GoodputSlos goodput_;
+  std::string result_json_;  // the staged path; "" for none
 };
 
 }  // namespace semsim

@@ -88,7 +88,8 @@ TEST(cliSweep, OneRowPerPointInExpansionOrderAndTheSameBytesWhateverJobs) {
   EXPECT_EQ(read_file(fs::path(tmp / "j1") / "points.csv"), csv);
 }
 
-// summary.json's values by dotted key path (as points.csv names its columns), strings unquoted.
+// summary.json's values by dotted key path (as points.csv names its columns), strings unquoted,
+// null empty.
 std::map<std::string, std::string> flat_summary(const nlohmann::json& j, const std::string& prefix = "") {
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : j.items()) {
@@ -96,7 +97,7 @@ std::map<std::string, std::string> flat_summary(const nlohmann::json& j, const s
     if (value.is_object())
       out.merge(flat_summary(value, path));
     else
-      out[path] = value.is_string() ? value.get<std::string>() : value.dump();
+      out[path] = value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
   }
   return out;
 }
