@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sim/phase.hpp"
+#include "workloads/routing_drift.hpp"
 
 namespace semsim {
 
@@ -89,6 +90,7 @@ struct RunNotes {
   std::string dispatch_kernel;      // what times dispatch and combine
   std::string tp_collectives;       // what times Attention-TP's collectives ("" under DP attention)
   std::string scheduling_fallback;  // what Sem-MoE's scheduler goes by without token identities, or ""
+  std::optional<RoutingDrift> routing_drift;  // replayed trace vs the scenario's profile, when both
 };
 
 struct RunResult {

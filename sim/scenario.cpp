@@ -227,17 +227,21 @@ void read_placement_input(const YamlInput& root, Scenario& s) {
   s.placement_from_file = std::make_shared<const PlacementPlan>(std::move(plan));
 }
 
+// The scenario's routing profile (`profile: DIR`), checked against the model; none without the key.
+std::optional<RoutingProfile> load_profile(const YamlInput& root, const Scenario& s) {
+  if (s.profile.empty()) return std::nullopt;
+  RoutingProfile profile = RoutingProfile::load(s.profile);
+  if (profile.moe_layers() != s.model.moe_layers() || profile.experts() != s.model.routed_experts)
+    root.required("profile").fail(fmt::format(
+        "the routing profile has {} MoE layers of {} experts, model '{}' {} of {}", profile.moe_layers(),
+        profile.experts(), s.model.name, s.model.moe_layers(), s.model.routed_experts));
+  return profile;
+}
+
 // Runs the placement policy (the plan of a placement file is the scenario's own).
-std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s) {
+std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s,
+                                           const std::optional<RoutingProfile>& profile) {
   if (s.placement_from_file) return s.placement_from_file;
-  std::optional<RoutingProfile> profile;
-  if (!s.profile.empty()) {
-    profile = RoutingProfile::load(s.profile);
-    if (profile->moe_layers() != s.model.moe_layers() || profile->experts() != s.model.routed_experts)
-      root.required("profile").fail(fmt::format(
-          "the routing profile has {} MoE layers of {} experts, model '{}' {} of {}", profile->moe_layers(),
-          profile->experts(), s.model.name, s.model.moe_layers(), s.model.routed_experts));
-  }
   const PlacementInput input{
       s.model.moe_layers(),          s.model.routed_experts, s.ep,
       placement_devices_per_node(s), s.model.expert_groups,  profile ? &*profile : nullptr};
@@ -383,8 +387,12 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
 ScenarioPlan plan_scenario(const Scenario& s) {
   try {
     ScenarioPlan plan;
-    plan.placement = place(*s.document, s);
+    const std::optional<RoutingProfile> profile = load_profile(*s.document, s);
+    plan.placement = place(*s.document, s, profile);
     plan.memory = plan_memory(*s.document, s, plan.placement->placement);
+    // A replayed trace against the profile the placement came from: is the placement stale?
+    if (profile && s.workload.trace)
+      plan.routing_drift = routing_drift(RoutingCounts::of(*profile), *s.workload.trace);
     return plan;
   } catch (const InputError& e) {
     rethrow_with_origin(e, s.overrides);

@@ -17,6 +17,7 @@
 #include "policies/policy_registry.hpp"
 #include "sim/ep_kernels.hpp"
 #include "sim/network.hpp"
+#include "workloads/routing_drift.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
@@ -92,6 +93,8 @@ struct MemoryPlan {
 struct ScenarioPlan {
   std::shared_ptr<const PlacementPlan> placement;
   MemoryPlan memory;
+  // With both a profile and a replayed trace: how far the replayed routing is from the profiled.
+  std::optional<RoutingDrift> routing_drift;
 };
 
 // Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its

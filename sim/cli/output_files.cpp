@@ -41,6 +41,42 @@ std::string attention_name(AttentionMode mode) {
 
 }  // namespace
 
+nlohmann::ordered_json routing_drift_json(const std::optional<RoutingDrift>& drift) {
+  nlohmann::ordered_json j;
+  auto value = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  j["popularity_mean"] = drift ? value(drift->popularity_mean) : nullptr;
+  j["popularity_max"] = drift ? value(drift->popularity_max) : nullptr;
+  j["popularity_max_layer"] = drift ? nlohmann::ordered_json(drift->popularity_max_layer) : nullptr;
+  j["coactivation_mean"] = drift ? value(drift->coactivation_mean) : nullptr;
+  j["coactivation_max"] = drift ? value(drift->coactivation_max) : nullptr;
+  j["popularity_noise"] = drift ? value(drift->popularity_noise) : nullptr;
+  j["coactivation_noise"] = drift ? value(drift->coactivation_noise) : nullptr;
+  j["stale"] = drift ? nlohmann::ordered_json(drift->stale()) : nullptr;
+  return j;
+}
+
+std::string routing_drift_text(const RoutingDrift& d) {
+  std::string out = fmt::format(
+      "Routing drift from the profile: expert popularity JS divergence {:.4f} bits (max {:.4f}, MoE layer "
+      "{})",
+      d.popularity_mean, d.popularity_max, d.popularity_max_layer);
+  if (d.coactivation_mean)
+    out += fmt::format(", co-activation spectrum distance {:.3f} (max {:.3f})", *d.coactivation_mean,
+                       *d.coactivation_max);
+  if (d.popularity_noise)
+    out +=
+        fmt::format("; halves of these requests differ by {:.4f} bits{}", *d.popularity_noise,
+                    d.coactivation_noise ? fmt::format(" and {:.3f}", *d.coactivation_noise) : std::string());
+  out += "\n";
+  if (d.stale())
+    out +=
+        "Warning: the requests route unlike the profiled ones, beyond sampling noise: the placement may be "
+        "stale\n";
+  return out;
+}
+
 nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
@@ -66,6 +102,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["dispatch_kernel"] = s.notes.dispatch_kernel;
   j["tp_collectives"] = s.notes.tp_collectives;
   j["scheduling_fallback"] = s.notes.scheduling_fallback;
+  j["routing_drift"] = routing_drift_json(s.notes.routing_drift);
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;
@@ -205,6 +242,16 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   if (!j.value("tp_collectives", std::string()).empty())
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
+  if (const auto& drift = j["routing_drift"]; !drift["popularity_mean"].is_null()) {
+    RoutingDrift d;
+    d.popularity_mean = drift["popularity_mean"], d.popularity_max = drift["popularity_max"];
+    d.popularity_max_layer = drift["popularity_max_layer"];
+    if (!drift["coactivation_mean"].is_null())
+      d.coactivation_mean = drift["coactivation_mean"], d.coactivation_max = drift["coactivation_max"];
+    if (!drift["popularity_noise"].is_null()) d.popularity_noise = drift["popularity_noise"];
+    if (!drift["coactivation_noise"].is_null()) d.coactivation_noise = drift["coactivation_noise"];
+    out += routing_drift_text(d);
+  }
   if (!j.value("scheduling_fallback", std::string()).empty())
     out +=
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());

@@ -19,6 +19,8 @@
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/output_files.hpp"
+#include "workloads/routing_drift.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
@@ -60,6 +62,7 @@ struct PlaceEvalOptions {
   std::vector<std::string> scheduler_params;  // key=value
   bool bound = true;                          // false: no upper bound (its keys are left out)
   bool json = false;
+  std::string profile;  // the routing drift's reference; "" with --split: the trace's other requests
 };
 
 // `semsim place bound`: the LAR upper bounds alone, for any placement on `ep` devices.
@@ -170,11 +173,20 @@ int place_eval_command(const PlaceEvalOptions& options) {
   const RoutingTrace trace = load_trace(requests.trace);
   const std::vector<bool> evaluate = evaluated_mask(requests, trace);
   const PolicyChoice scheduler =
-      policy_choice("--scheduler", PolicyKind::kRequestScheduling, options.scheduler,
-                    "--scheduler-param", options.scheduler_params);
+      policy_choice("--scheduler", PolicyKind::kRequestScheduling, options.scheduler, "--scheduler-param",
+                    options.scheduler_params);
   const PlacementEvaluation e =
       evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler});
   const std::string fallback = token_identity_fallback(scheduler, plan, !trace.vocabulary().empty());
+  // How far the evaluated requests route from those the placement was profiled on.
+  std::optional<RoutingDrift> drift;
+  if (!options.profile.empty()) {
+    drift = routing_drift(RoutingCounts::of(RoutingProfile::load(options.profile)), trace, evaluate);
+  } else if (!evaluate.empty()) {
+    std::vector<bool> profiled(evaluate.size());
+    for (std::size_t r = 0; r < evaluate.size(); ++r) profiled[r] = !evaluate[r];
+    drift = routing_drift(RoutingCounts::of(trace, profiled), trace, evaluate);
+  }
   const std::optional<LarUpperBound> bound =
       options.bound
           ? std::optional(bound_for(requests, options.effort, trace, evaluate, plan.placement.devices))
@@ -220,6 +232,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["tp_by_inter_layer"] = e.tp_by_inter_layer;
     j["tp_unpredicted"] = e.tp_unpredicted;
     j["dp_scheduling_fallback"] = fallback;
+    j["routing_drift"] = routing_drift_json(drift);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -252,6 +265,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
       "({:.3g} GB)\n",
       e.expert_imbalance, extra_slots, replica_bytes / 1e9);
   if (!fallback.empty()) std::cout << "DP style without token identities: " << fallback << "\n";
+  if (drift) std::cout << routing_drift_text(*drift);
   return 0;
 }
 
@@ -341,6 +355,10 @@ void add_place_commands(CommandLine& cli) {
                        "request scheduler parameter key=value (repeatable)");
   eval_app->add_flag("!--no-bound", eval->bound, "skip the upper bound (semsim place bound gives it)");
   eval_app->add_flag("--json", eval->json, "print one JSON object instead of the table");
+  eval_app->add_option(
+      "--profile", eval->profile,
+      "routing profile the placement came from, for the routing drift of the evaluated requests "
+      "(default with --split: the trace's profiled requests)");
 
   auto bound = std::make_shared<PlaceBoundOptions>();
   CLI::App* bound_app = cli.add(

@@ -24,7 +24,7 @@ struct Event {
   Json json;
 };
 
-class TraceBuilder {
+class PerfettoTraceBuilder {
  public:
   void span(int pid, int tid, const std::string& name, double start_s, double seconds,
             Json args = Json::object()) {
@@ -65,7 +65,7 @@ class TraceBuilder {
 // device). One track per device holds its compute stream; under two-batch overlap each micro-batch
 // also gets a track per device for its layers and collectives, which run beside the other's compute
 // (spans on one track must nest).
-void add_steps(const RunResult& run, TraceBuilder& trace) {
+void add_steps(const RunResult& run, PerfettoTraceBuilder& trace) {
   const int devices = run.layers.empty() ? 0 : static_cast<int>(run.layers.front().device_activations.size());
   const int micro_batches = run.timeline.empty() ? 1 : run.timeline.front().micro_batches;
   for (int d = 0; d < devices; ++d) {
@@ -106,7 +106,8 @@ void add_steps(const RunResult& run, TraceBuilder& trace) {
 }
 
 // Requests alive during the window, on lanes where their lifetimes do not overlap.
-std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& options, TraceBuilder& trace) {
+std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& options,
+                                 PerfettoTraceBuilder& trace) {
   if (run.timeline.empty()) return {0, 0};
   const double from = run.timeline.front().start;
   const double to = run.timeline.back().end;
@@ -154,7 +155,7 @@ StepWindow parse_step_window(const std::string& text, const std::string& option)
 }
 
 nlohmann::json timeline_json(const RunResult& run, const TimelineOptions& options) {
-  TraceBuilder trace;
+  PerfettoTraceBuilder trace;
   add_steps(run, trace);
   const auto [alive, shown] = add_requests(run, options, trace);
   return {{"displayTimeUnit", "ms"},

@@ -105,6 +105,9 @@ TEST_P(cliIdlessTraces, EveryCommandWorksAndTheSchedulersSayWhatTheyGoBy) {
     const auto j = nlohmann::json::parse(eval.out);
     EXPECT_EQ(j["tp_by_token_table"].get<double>(), 0.0) << "no token identities, no T";
     EXPECT_NE(j["dp_scheduling_fallback"].get<std::string>().find("prompts cannot vote"), std::string::npos);
+    // The evaluated half against the profiled half of the same trace.
+    EXPECT_TRUE(j["routing_drift"]["popularity_mean"].is_number());
+    EXPECT_TRUE(j["routing_drift"]["popularity_noise"].is_number());
   }
   run_ok({"place", "bound", "--trace", trace, "--split", "0.5", "--seed", "1", "--ep", "8"});
 
