@@ -81,12 +81,12 @@ TrafficMatrix slice_traffic(int slice, int hidden) {
   return traffic;
 }
 
-TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCompute) {
-  // One 64-token prompt; token i's experts are the first six of device i / 8 under the contiguous
-  // placement, which is exactly the positional slice that token i lands in: nothing to dispatch.
+// One 64-token prompt; token i's experts are the first six of device i / 8 under the contiguous
+// placement, which is exactly the positional slice that token i lands in: nothing to dispatch.
+fs::path write_local_trace(const std::string& name) {
   std::vector<int> words(64);
   for (int i = 0; i < 64; ++i) words[i] = i;
-  const fs::path trace_file = temp_path("local.semtrace");
+  const fs::path trace_file = temp_path(name);
   write_trace(planted_trace({words},
                             [](int word, int) {
                               std::vector<ExpertId> e;
@@ -95,6 +95,11 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
                               return e;
                             }),
               trace_file.string());
+  return trace_file;
+}
+
+TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCompute) {
+  const fs::path trace_file = write_local_trace("local.semtrace");
   // The roofline arithmetic below is the datasheet profile's (the measured one prices from tables).
   const Scenario s = tp_scenario(trace_file, {"calibration=datasheet"});
   const Json steps = simulate_isolated(s, [](const RunResult& run) {
@@ -141,17 +146,7 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
 // fits below have no small-message factor), the all-reduce fit each dense all-reduce. The bytes
 // counted are the shards', as without the fits.
 TEST(AttentionTp, MeasuredNcclFitsTimeTheCollectivesWhole) {
-  std::vector<int> words(64);
-  for (int i = 0; i < 64; ++i) words[i] = i;
-  const fs::path trace_file = temp_path("nccl.semtrace");
-  write_trace(planted_trace({words},
-                            [](int word, int) {
-                              std::vector<ExpertId> e;
-                              for (int j = 0; j < kTopK; ++j)
-                                e.push_back(static_cast<ExpertId>(word / 8 * 8 + j));
-                              return e;
-                            }),
-              trace_file.string());
+  const fs::path trace_file = write_local_trace("nccl.semtrace");
   auto fit = [](const char* collective, double alpha, double bus_bandwidth) {
     CollectiveFit f;
     f.collective = collective;
