@@ -33,6 +33,12 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
       held_out->expect_map({"split", "seed"});
       w.held_out_split = held_out->required("split").as_double_in(0.01, 0.99);
       w.held_out_seed = static_cast<std::uint64_t>(held_out->get_int_in("seed", 1, 0, (1LL << 62)));
+      // A one-request trace holds nothing out (its one request is the profile's): no requests to replay.
+      if (w.trace->requests() < 2)
+        held_out->fail(
+            fmt::format("trace '{}' has {} request(s): holding some out needs at least 2 (one to "
+                        "profile, one to replay)",
+                        w.trace_file_as_written, w.trace->requests()));
       w.trace = std::make_shared<const RoutingTrace>(
           subset_trace(*w.trace, held_out_requests(w.trace->requests(), w.held_out_split, w.held_out_seed)));
     }

@@ -98,6 +98,20 @@ fs::path write_local_trace(const std::string& name) {
   return trace_file;
 }
 
+// A one-request trace cannot hold requests out (its one request is the profile's): an error at the
+// key, not a run of nothing that crashed.
+TEST(AttentionTp, HoldingOutRequestsOfAOneRequestTraceIsAnErrorAtTheKey) {
+  const fs::path trace_file = write_local_trace("one.semtrace");
+  try {
+    tp_scenario(trace_file, {"workload.routing.held_out.split=0.5"});
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.routing.held_out: trace"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 1 request(s)"), std::string::npos) << e.what();
+  }
+  fs::remove(trace_file);
+}
+
 TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCompute) {
   const fs::path trace_file = write_local_trace("local.semtrace");
   // The roofline arithmetic below is the datasheet profile's (the measured one prices from tables).
