@@ -138,11 +138,6 @@ std::vector<double> fit_linear_spline(const std::vector<double>& knots, const st
 // The rows of a scattered table: for each first-axis value, its (x, seconds) samples.
 using ScatteredRows = std::map<double, std::vector<std::pair<double, double>>>;
 
-// Tables with no tiles keep fractional sizes (the MoE kernel's tokens per expert).
-double whole_tiles(double x, double tile) {
-  return tile > 1 ? std::ceil(x / tile) * tile : x;
-}
-
 // The tile (1 for none) under which the rows' measurements, each left out in turn, are best
 // predicted from the others (median + p95 of |relative error|), by log-log interpolation over tile
 // multiples: a held-out size shares its tile multiple's time with the other sizes rounding to it, or

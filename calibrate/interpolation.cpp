@@ -151,7 +151,7 @@ double KernelTableLookup::seconds(double x, double y) const {
 
 double KernelTableLookup::evaluate(double x, double y) const {
   double& work = row_values_.empty() ? x : y;
-  if (tile_ > 1) work = std::ceil(work / tile_) * tile_;
+  work = whole_tiles(work, tile_);
   // Below the measured range of the last axis (tokens, context, bytes: the work) a kernel is
   // launch- or weight-bound: it takes as long as the least work measured.
   if (row_values_.empty()) {

@@ -6,6 +6,7 @@
 // rows, a tile boundary) sets no slope beside it: its neighbour leaves it along its own secant. Beyond the
 // grid a curve continues along its trend over the last doubling of x (never downward, at most quadratic); a
 // table refuses queries far outside its grid unless told otherwise.
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,12 @@ class BandwidthFactor {
   double last_ = 1.0;  // the factor at and beyond the largest size
   mutable std::vector<CacheEntry> cache_;
 };
+
+// `x` rounded up to whole tiles; unchanged for tile 1 (fractional sizes: the MoE kernel's tokens per
+// expert).
+inline double whole_tiles(double x, double tile) {
+  return tile > 1 ? std::ceil(x / tile) * tile : x;
+}
 
 // How far beyond its measured range a table answers without being told to extrapolate: a query
 // within [first / kNearGridFactor, last * kNearGridFactor] of every axis it uses is near the grid.

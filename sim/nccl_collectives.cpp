@@ -7,16 +7,8 @@
 namespace semsim {
 namespace {
 
-const char* collective_name(ShardCollective kind) {
-  switch (kind) {
-    case ShardCollective::kReduceScatter:
-      return "reduce_scatter";
-    case ShardCollective::kAllGather:
-      return "all_gather";
-    default:
-      return "all_reduce";
-  }
-}
+// The profile's names of the collectives, by ShardCollective.
+constexpr std::array<const char*, 3> kCollectiveNames{"reduce_scatter", "all_gather", "all_reduce"};
 
 }  // namespace
 
@@ -31,13 +23,12 @@ std::optional<NcclTimes> NcclTimes::make(const CalibrationProfile& profile, int 
   t.ranks_ = ranks;
   for (const CollectiveFit& fit : profile.collectives) {
     if (fit.level != "scaleup" || fit.ranks != ranks) continue;
-    std::optional<Measured>* slot = fit.collective == "reduce_scatter" ? &t.reduce_scatter_
-                                    : fit.collective == "all_gather"   ? &t.all_gather_
-                                    : fit.collective == "all_reduce"   ? &t.all_reduce_
-                                                                       : nullptr;
-    if (slot != nullptr) slot->emplace(Measured{fit, BandwidthFactor(fit)});
+    for (std::size_t kind = 0; kind < kCollectiveNames.size(); ++kind)
+      if (fit.collective == kCollectiveNames[kind])
+        t.measured_[kind].emplace(Measured{fit, BandwidthFactor(fit)});
   }
-  if (!t.reduce_scatter_ || !t.all_gather_) {
+  if (!t.measured_[static_cast<int>(ShardCollective::kReduceScatter)] ||
+      !t.measured_[static_cast<int>(ShardCollective::kAllGather)]) {
     why_not = fmt::format(
         "topology (the calibration profile has no NCCL reduce-scatter and all-gather of {} ranks)", ranks);
     return std::nullopt;
@@ -46,10 +37,8 @@ std::optional<NcclTimes> NcclTimes::make(const CalibrationProfile& profile, int 
 }
 
 double NcclTimes::seconds(ShardCollective kind, double shard_bytes) const {
-  const Measured& measured = kind == ShardCollective::kReduceScatter ? *reduce_scatter_
-                             : kind == ShardCollective::kAllGather   ? *all_gather_
-                                                                     : all_reduce_.value();
-  const char* name = collective_name(kind);
+  const Measured& measured = measured_[static_cast<int>(kind)].value();
+  const char* name = kCollectiveNames[static_cast<int>(kind)];
   const double size = shard_bytes * ranks_;  // nccl-tests' size: every rank's shard together
   return measured.fit.alpha +
          nccl_bus_bytes(name, ranks_, size) /
@@ -58,7 +47,7 @@ double NcclTimes::seconds(ShardCollective kind, double shard_bytes) const {
 
 std::string NcclTimes::description() const {
   return fmt::format("nccl measured ({} ranks: reduce_scatter, all_gather{})", ranks_,
-                     all_reduce_ ? ", all_reduce" : "");
+                     has_all_reduce() ? ", all_reduce" : "");
 }
 
 }  // namespace semsim

@@ -5,6 +5,7 @@
 // whole: it replaces the topology's pricing of the shards as direct copies, which knows neither
 // NCCL's ring and NVLS algorithms nor its protocol costs at small messages. Elsewhere (a datasheet
 // profile, another rank count, a group over nodes) the shards cross the topology as before.
+#include <array>
 #include <optional>
 #include <string>
 
@@ -23,7 +24,7 @@ class NcclTimes {
                                        std::string& why_not);
 
   // Whether the profile measured the all-reduce too (else it is a reduce-scatter then an all-gather).
-  bool has_all_reduce() const { return all_reduce_.has_value(); }
+  bool has_all_reduce() const { return measured_[static_cast<int>(ShardCollective::kAllReduce)].has_value(); }
   // Seconds of one collective over shards of `shard_bytes` per rank (the all-reduce's buffer is every
   // shard together).
   double seconds(ShardCollective kind, double shard_bytes) const;
@@ -37,7 +38,7 @@ class NcclTimes {
   };
   NcclTimes() = default;
   int ranks_ = 0;
-  std::optional<Measured> reduce_scatter_, all_gather_, all_reduce_;
+  std::array<std::optional<Measured>, 3> measured_;  // by ShardCollective
 };
 
 }  // namespace semsim

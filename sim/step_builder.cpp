@@ -1,6 +1,7 @@
 #include "sim/step_builder.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "policies/inter_layer_table.hpp"
 #include "policies/routing_metrics.hpp"
@@ -198,10 +199,10 @@ void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, 
   std::fill(dense.seconds.begin(), dense.seconds.end(), other);
   mb.last = graph.last();
   if (!tensor_parallel_) return;
-  const bool measured_all_reduce = nccl_ != nullptr && nccl_->has_all_reduce();
-  const std::vector<ShardCollective> all_reduce =
-      measured_all_reduce ? std::vector{ShardCollective::kAllReduce}
-                          : std::vector{ShardCollective::kReduceScatter, ShardCollective::kAllGather};
+  static constexpr ShardCollective kWhole[] = {ShardCollective::kAllReduce};
+  static constexpr ShardCollective kHalves[] = {ShardCollective::kReduceScatter, ShardCollective::kAllGather};
+  const std::span<const ShardCollective> all_reduce =
+      nccl_ != nullptr && nccl_->has_all_reduce() ? std::span<const ShardCollective>(kWhole) : kHalves;
   for (int output = 0; output < 2 * dense_layers; ++output)
     for (const ShardCollective kind : all_reduce) {
       graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, kind, record), {mb.last});

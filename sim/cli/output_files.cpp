@@ -57,20 +57,24 @@ nlohmann::ordered_json routing_drift_json(const std::optional<RoutingDrift>& dri
   return j;
 }
 
-std::string routing_drift_text(const RoutingDrift& d) {
+std::string routing_drift_text(const nlohmann::ordered_json& drift) {
+  if (drift["popularity_mean"].is_null()) return "";
   std::string out = fmt::format(
-      "Routing drift from the profile: expert popularity JS divergence {:.4f} bits (max {:.4f}, MoE layer "
-      "{})",
-      d.popularity_mean, d.popularity_max, d.popularity_max_layer);
-  if (d.coactivation_mean)
-    out += fmt::format(", co-activation spectrum distance {:.3f} (max {:.3f})", *d.coactivation_mean,
-                       *d.coactivation_max);
-  if (d.popularity_noise)
-    out +=
-        fmt::format("; halves of these requests differ by {:.4f} bits{}", *d.popularity_noise,
-                    d.coactivation_noise ? fmt::format(" and {:.3f}", *d.coactivation_noise) : std::string());
+      "Routing drift from the profile: expert popularity JS divergence {:.4f} bits (max {:.4f}, MoE "
+      "layer {})",
+      drift["popularity_mean"].get<double>(), drift["popularity_max"].get<double>(),
+      drift["popularity_max_layer"].get<int>());
+  if (!drift["coactivation_mean"].is_null())
+    out += fmt::format(", co-activation spectrum distance {:.3f} (max {:.3f})",
+                       drift["coactivation_mean"].get<double>(), drift["coactivation_max"].get<double>());
+  if (!drift["popularity_noise"].is_null())
+    out += fmt::format("; halves of these requests differ by {:.4f} bits{}",
+                       drift["popularity_noise"].get<double>(),
+                       drift["coactivation_noise"].is_null()
+                           ? std::string()
+                           : fmt::format(" and {:.3f}", drift["coactivation_noise"].get<double>()));
   out += "\n";
-  if (d.stale())
+  if (drift["stale"].get<bool>())
     out +=
         "Warning: the requests route unlike the profiled ones, beyond sampling noise: the placement may be "
         "stale\n";
@@ -242,16 +246,7 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   if (!j.value("tp_collectives", std::string()).empty())
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
-  if (const auto& drift = j["routing_drift"]; !drift["popularity_mean"].is_null()) {
-    RoutingDrift d;
-    d.popularity_mean = drift["popularity_mean"], d.popularity_max = drift["popularity_max"];
-    d.popularity_max_layer = drift["popularity_max_layer"];
-    if (!drift["coactivation_mean"].is_null())
-      d.coactivation_mean = drift["coactivation_mean"], d.coactivation_max = drift["coactivation_max"];
-    if (!drift["popularity_noise"].is_null()) d.popularity_noise = drift["popularity_noise"];
-    if (!drift["coactivation_noise"].is_null()) d.coactivation_noise = drift["coactivation_noise"];
-    out += routing_drift_text(d);
-  }
+  out += routing_drift_text(j["routing_drift"]);
   if (!j.value("scheduling_fallback", std::string()).empty())
     out +=
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());

@@ -25,7 +25,7 @@ nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunRes
 // A routing drift (workloads/routing_drift.hpp) as summary.json and `place eval --json` write it:
 // every key present, null when not measured; and as the line the text outputs print.
 nlohmann::ordered_json routing_drift_json(const std::optional<RoutingDrift>& drift);
-std::string routing_drift_text(const RoutingDrift& drift);
+std::string routing_drift_text(const nlohmann::ordered_json& drift);  // "" when not measured
 
 void write_requests_csv(const std::string& path, const RunResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);

@@ -265,7 +265,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
       "({:.3g} GB)\n",
       e.expert_imbalance, extra_slots, replica_bytes / 1e9);
   if (!fallback.empty()) std::cout << "DP style without token identities: " << fallback << "\n";
-  if (drift) std::cout << routing_drift_text(*drift);
+  std::cout << routing_drift_text(routing_drift_json(drift));
   return 0;
 }
 
