@@ -33,8 +33,11 @@ struct LayerSolution {
 // Column-major (CSC) constraint matrix assembled row by row.
 class Model {
  public:
-  int add_column(double objective) {
+  // A binary column, or a continuous one in [0, upper].
+  int add_column(double objective, double upper = 1, bool integer = true) {
     objective_.push_back(objective);
+    upper_bound_.push_back(upper);
+    integer_.push_back(integer);
     return static_cast<int>(objective_.size()) - 1;
   }
   void add_row(const std::vector<std::pair<int, double>>& terms, double lower, double upper) {
@@ -57,11 +60,12 @@ class Model {
       value.push_back(t.value);
     }
     std::partial_sum(start.begin(), start.end(), start.begin());
-    const std::vector<double> column_lower(columns, 0.0), column_upper(columns, 1.0);
+    const std::vector<double> column_lower(columns, 0.0);
     Cbc_loadProblem(cbc, columns, static_cast<int>(lower_.size()), start.data(), index.data(), value.data(),
-                    column_lower.data(), column_upper.data(), objective_.data(), lower_.data(),
+                    column_lower.data(), upper_bound_.data(), objective_.data(), lower_.data(),
                     upper_.data());
-    for (int c = 0; c < columns; ++c) Cbc_setInteger(cbc, c);
+    for (int c = 0; c < columns; ++c)
+      if (integer_[c]) Cbc_setInteger(cbc, c);
   }
 
  private:
@@ -69,7 +73,8 @@ class Model {
     int column, row;
     double value;
   };
-  std::vector<double> objective_, lower_, upper_;
+  std::vector<double> objective_, upper_bound_, lower_, upper_;
+  std::vector<bool> integer_;
   std::vector<Triplet> triplets_;
 };
 
@@ -120,13 +125,14 @@ std::vector<double> greedy_start(int experts, int devices, const std::vector<dou
   const int first = device_of_expert[0];
   for (std::vector<int>* devices_of : {&device_of_expert, &device_of_token})
     for (int& d : *devices_of) d = d == first ? 0 : d == 0 ? first : d;
-  std::vector<double> start(static_cast<std::size_t>(experts + tokens + entries.size()) * devices, 0.0);
+  std::vector<double> start(static_cast<std::size_t>(experts + 2 * tokens) * devices, 0.0);
   for (int k = 0; k < experts; ++k) start[k * devices + device_of_expert[k]] = 1;
   for (int j = 0; j < tokens; ++j)
     start[static_cast<std::size_t>(experts + j) * devices + device_of_token[j]] = 1;
-  for (std::size_t p = 0; p < entries.size(); ++p) {
-    const int d = device_of_token[entries[p].token];
-    if (device_of_expert[entries[p].expert] == d) start[(experts + tokens + p) * devices + d] = 1;
+  for (const Entry& e : entries) {
+    const int d = device_of_token[e.token];
+    if (device_of_expert[e.expert] == d)
+      start[static_cast<std::size_t>(experts + tokens + e.token) * devices + d] += e.count;
   }
   return start;
 }
@@ -137,13 +143,20 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
   Model model;
   auto x = [&](int k, int d) { return k * devices + d; };
   auto y = [&](int j, int d) { return (experts + j) * devices + d; };
-  auto z = [&](std::size_t p, int d) { return static_cast<int>((experts + tokens + p) * devices + d); };
+  auto v = [&](int j, int d) { return (experts + tokens + j) * devices + d; };
   for (int c = 0; c < (experts + tokens) * devices; ++c) model.add_column(0);
-  for (std::size_t p = 0; p < entries.size(); ++p)
+  // v[j,d] <= token j's activations by the experts on d, and 0 unless j is on d (header).
+  std::vector<double> activations(tokens, 0.0);
+  std::vector<std::vector<std::pair<int, double>>> uses(tokens);
+  for (const Entry& e : entries)
+    activations[e.token] += e.count, uses[e.token].push_back({e.expert, e.count});
+  for (int j = 0; j < tokens; ++j)
     for (int d = 0; d < devices; ++d) {
-      model.add_column(entries[p].count);
-      model.add_row({{z(p, d), 1}, {x(entries[p].expert, d), -1}}, -COIN_DBL_MAX, 0);
-      model.add_row({{z(p, d), 1}, {y(entries[p].token, d), -1}}, -COIN_DBL_MAX, 0);
+      model.add_column(1, activations[j], false);
+      std::vector<std::pair<int, double>> row{{v(j, d), 1}};
+      for (const auto& [k, count] : uses[j]) row.push_back({x(k, d), -count});
+      model.add_row(row, -COIN_DBL_MAX, 0);
+      model.add_row({{v(j, d), 1}, {y(j, d), -activations[j]}}, -COIN_DBL_MAX, 0);
     }
   for (int k = 0; k < experts; ++k) {
     std::vector<std::pair<int, double>> row;
@@ -178,6 +191,7 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
   Cbc_setAllowableGap(cbc.get(), 0.5);  // objective values are integers: within 0.5 is optimal
   Cbc_setParameter(cbc.get(), "randomCbcSeed", "1");
   Cbc_setParameter(cbc.get(), "threads", "0");
+  Cbc_setParameter(cbc.get(), "timeMode", "elapsed");
   // CBC 2.10's preprocessing crashes in CglPreProcess::postProcess when the time limit stops the
   // search on these models (seen at EP8 with 16 tokens); solve without it.
   Cbc_setParameter(cbc.get(), "preprocess", "off");

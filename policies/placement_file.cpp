@@ -7,8 +7,9 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "models/input_error.hpp"
 #include "models/compressed_file.hpp"
+#include "models/input_error.hpp"
+#include "workloads/routing_trace.hpp"
 
 namespace semsim {
 namespace {
@@ -52,6 +53,10 @@ void write_tables(const PlacementPlan& plan, TextWriter& writer) {
   const TokenDeviceTable& t = plan.token_devices;
   if (!t.empty()) {
     fmt::format_to(std::back_inserter(writer.buffer()), "token_devices {}\n", t.device[0].size());
+    for (std::size_t token = 0; token < t.texts.size(); ++token)
+      if (!t.texts[token].empty())
+        fmt::format_to(std::back_inserter(writer.buffer()), "text {} {}\n", token,
+                       escape_token_text(t.texts[token]));
     for (std::size_t layer = 0; layer < t.device.size(); ++layer) {
       for (std::size_t token = 0; token < t.device[layer].size(); ++token)
         if (t.device[layer][token] >= 0)
@@ -151,16 +156,17 @@ class FieldReader {
   std::vector<std::string_view> fields_;
 };
 
-void read_header(FieldReader& in, PlacementPlan& plan) {
+void read_header(FieldReader& in, PlacementPlan& plan, int& plan_version) {
   Placement& p = plan.placement;
   in.expect_next("the format line");
   if (!in.is("format") || in.size() != 3 || in.field(1) != kFormatName)
     in.fail(fmt::format("not a placement file: expected 'format {} {}' first", kFormatName,
                         kPlacementFormatVersion));
   const long long version = in.integer(2, "format version", 0, 1 << 30);
-  if (version != kPlacementFormatVersion)
-    in.fail(fmt::format("unsupported placement format version {} (this semsim reads {})", version,
+  if (version < 1 || version > kPlacementFormatVersion)
+    in.fail(fmt::format("unsupported placement format version {} (this semsim reads 1 to {})", version,
                         kPlacementFormatVersion));
+  plan_version = static_cast<int>(version);
   in.expect_next("'policy'");
   in.expect_key("policy", 1);
   plan.policy.name = std::string(in.field(1));
@@ -231,12 +237,27 @@ void read_slots(FieldReader& in, Placement& p) {
   }
 }
 
-void read_token_devices(FieldReader& in, const Placement& p, TokenDeviceTable& t) {
+// Version 1 tables have no texts: their ids are the profiled trace's (TokenDeviceTable::texts).
+void read_token_devices(FieldReader& in, const Placement& p, int version, TokenDeviceTable& t) {
   in.expect_key("token_devices", 1);
   const auto vocabulary = static_cast<std::size_t>(in.integer(1, "vocabulary", 1, 1 << 24));
   t.device.assign(p.moe_layers, std::vector<std::int16_t>(vocabulary, -1));
   t.confidence.assign(p.moe_layers, std::vector<float>(vocabulary, 0.0f));
-  for (in.expect_next("'end'"); in.starts_with_number(); in.expect_next("'end'")) {
+  in.expect_next("'end'");
+  if (version >= 2) {
+    t.texts.assign(vocabulary, "");
+    for (long long previous = -1; in.is("text"); in.expect_next("'end'")) {
+      in.expect_fields(3, "text token text");
+      const auto token = in.integer(1, "token", previous + 1, static_cast<long long>(vocabulary) - 1);
+      try {
+        t.texts[static_cast<std::size_t>(token)] = unescape_token_text(in.field(2), "text");
+      } catch (const InputError&) {
+        in.fail(fmt::format("token {}: bad %-escape in its text", token));
+      }
+      previous = token;
+    }
+  }
+  for (; in.starts_with_number(); in.expect_next("'end'")) {
     in.expect_fields(4, "layer token device confidence");
     const auto layer = in.integer(0, "layer", 0, p.moe_layers - 1);
     const auto token = in.integer(1, "token", 0, static_cast<long long>(vocabulary) - 1);
@@ -292,10 +313,11 @@ void write_placement_file(const PlacementPlan& plan, const std::string& path) {
 PlacementPlan read_placement_file(const std::string& path) {
   FieldReader in(path);
   PlacementPlan plan;
-  read_header(in, plan);
+  int version = 0;
+  read_header(in, plan, version);
   read_slots(in, plan.placement);
   in.expect_next("'token_devices', 'inter_layer' or 'end'");
-  if (in.is("token_devices")) read_token_devices(in, plan.placement, plan.token_devices);
+  if (in.is("token_devices")) read_token_devices(in, plan.placement, version, plan.token_devices);
   if (in.is("inter_layer")) read_inter_layer(in, plan.placement, plan.inter_layer);
   if (!in.is("end"))
     in.fail(fmt::format(

@@ -1,5 +1,5 @@
 #pragma once
-// The placement file, version 1 (policies/PLACEMENT_FORMAT.md): a readable text form of a
+// The placement file, version 2 (policies/PLACEMENT_FORMAT.md; version 1 files are read too): a readable text form of a
 // PlacementPlan, gzip-compressed when the name ends in ".gz".
 #include <string>
 
@@ -7,7 +7,7 @@
 
 namespace semsim {
 
-inline constexpr int kPlacementFormatVersion = 1;
+inline constexpr int kPlacementFormatVersion = 2;
 
 // Written through a temporary and renamed into place. Floats are written in their shortest exact
 // form, so reading gives back an equal plan.

@@ -20,9 +20,20 @@ PlacementPlan make_placement_plan(const PlacementInput& input, const PolicyChoic
   const RoutingProfile& profile = *input.profile;
   complete_token_devices(plan.token_devices, plan.placement, profile, options.token_balance);
   fill_unprofiled_by_text(plan.token_devices, profile);
+  if (!plan.token_devices.empty()) plan.token_devices.texts = profile.token_texts();
   if (const RoutingTrace* paths = profile.profiled_paths())
     plan.inter_layer = build_inter_layer_table(plan.placement, *paths, options.lookback);
   return plan;
+}
+
+std::shared_ptr<const PlacementPlan> plan_for_vocabulary(std::shared_ptr<const PlacementPlan> plan,
+                                                         const std::vector<std::string>& vocabulary,
+                                                         TokenTableMatch& match) {
+  TokenDeviceTable table = token_table_for(plan->token_devices, vocabulary, match);
+  if (match.same_vocabulary) return plan;
+  auto rekeyed = std::make_shared<PlacementPlan>(*plan);
+  rekeyed->token_devices = std::move(table);
+  return rekeyed;
 }
 
 }  // namespace semsim

@@ -3,7 +3,9 @@
 // (replicas allowed), Sem-MoE's token→device table T/T_p and inter-layer device table A/A_p, and
 // how the plan was made. Saved and loaded as a versioned file (policies/placement_file.hpp).
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "policies/inter_layer_table.hpp"
 #include "policies/placement.hpp"
@@ -38,5 +40,11 @@ struct PlanOptions {
 // routing paths. Without a profile the plan holds the slots only.
 PlacementPlan make_placement_plan(const PlacementInput& input, const PolicyChoice& choice,
                                   const PlanOptions& options = {});
+
+// The plan with its token table re-keyed to the ids of `vocabulary` (token_table_for), for replaying
+// or evaluating a trace other than the profiled one; `plan` itself when already keyed by it.
+std::shared_ptr<const PlacementPlan> plan_for_vocabulary(std::shared_ptr<const PlacementPlan> plan,
+                                                         const std::vector<std::string>& vocabulary,
+                                                         TokenTableMatch& match);
 
 }  // namespace semsim

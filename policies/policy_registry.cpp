@@ -92,7 +92,7 @@ const std::vector<PolicyEntry>& registry() {
        "without token identities: coact's cut)",
        {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
         {"balance", 1.10, "token load per device at most balance x mean"},
-        {"time_limit", 10, "CBC seconds per layer; the gap is reported"}},
+        {"time_limit", 10, "wall-clock seconds of CBC per layer (root LP included); the gap is reported"}},
        kProfile,
        ilp_placement},
 

@@ -1,7 +1,13 @@
 #include "policies/token_device_table.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <unordered_map>
+
+#include "models/input_error.hpp"
 
 namespace semsim {
 
@@ -118,6 +124,75 @@ void fill_unprofiled_by_text(TokenDeviceTable& table, const RoutingProfile& prof
       confidence[token] = static_cast<float>(weighted_confidence / static_cast<double>(weight));
     }
   }
+}
+
+TokenDeviceTable token_table_for(const TokenDeviceTable& table, const std::vector<std::string>& vocabulary,
+                                 TokenTableMatch& match) {
+  match = {static_cast<long long>(vocabulary.size())};
+  const std::size_t table_size = table.empty() ? 0 : table.device.front().size();
+  if (table.empty() || table.texts == vocabulary) {
+    match.by_text = match.vocabulary;
+    match.same_vocabulary = true;
+    return table;
+  }
+  if (table.texts.empty()) {  // a version-1 file: ids of the profiled trace
+    if (vocabulary.size() > table_size)
+      throw InputError(fmt::format(
+          "the trace's vocabulary ({} tokens) is larger than the placement's token table ({}), and the "
+          "table has no token texts to match them by (a version-1 placement file: made again with "
+          "`semsim place`, it applies to any trace of the model)",
+          vocabulary.size(), table_size));
+    match.by_text = match.vocabulary;
+    return table;
+  }
+  std::unordered_map<std::string_view, std::int32_t> by_text;
+  std::unordered_map<std::string, std::vector<std::int32_t>> by_normalized_text;
+  for (std::size_t token = table.texts.size(); token-- > 0;) {  // lower ids win
+    const std::string& text = table.texts[token];
+    if (text.empty()) continue;
+    by_text[text] = static_cast<std::int32_t>(token);
+    by_normalized_text[normalized_token_text(text)].push_back(static_cast<std::int32_t>(token));
+  }
+  for (auto& [text, tokens] : by_normalized_text) std::reverse(tokens.begin(), tokens.end());
+
+  const std::size_t layers = table.device.size();
+  TokenDeviceTable out;
+  out.texts = vocabulary;
+  out.device.assign(layers, std::vector<std::int16_t>(vocabulary.size(), -1));
+  out.confidence.assign(layers, std::vector<float>(vocabulary.size(), 0.0f));
+  auto copy_entries = [&](std::size_t to, std::size_t from) {
+    for (std::size_t layer = 0; layer < layers; ++layer) {
+      out.device[layer][to] = table.device[layer][from];
+      out.confidence[layer][to] = table.confidence[layer][from];
+    }
+  };
+  for (std::size_t token = 0; token < vocabulary.size(); ++token) {
+    const std::string& text = vocabulary[token];
+    if (text.empty()) {
+      if (token < table_size && table.texts[token].empty()) copy_entries(token, token), ++match.by_text;
+      continue;
+    }
+    if (const auto it = by_text.find(text); it != by_text.end()) {
+      copy_entries(token, static_cast<std::size_t>(it->second));
+      ++match.by_text;
+      continue;
+    }
+    const auto same = by_normalized_text.find(normalized_token_text(text));
+    if (same == by_normalized_text.end()) continue;
+    bool found = false;
+    for (std::size_t layer = 0; layer < layers; ++layer)
+      for (std::int32_t other : same->second) {
+        const auto device = table.device[layer][static_cast<std::size_t>(other)];
+        const float confidence = table.confidence[layer][static_cast<std::size_t>(other)];
+        if (device < 0 || (out.device[layer][token] >= 0 && confidence <= out.confidence[layer][token]))
+          continue;
+        out.device[layer][token] = device;
+        out.confidence[layer][token] = confidence;
+        found = true;
+      }
+    match.by_normalized_text += found;
+  }
+  return out;
 }
 
 }  // namespace semsim

@@ -5,6 +5,7 @@
 // hosts).
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "policies/placement.hpp"
@@ -15,6 +16,10 @@ namespace semsim {
 struct TokenDeviceTable {
   std::vector<std::vector<std::int16_t>> device;  // [layer][token]; -1: no entry
   std::vector<std::vector<float>> confidence;     // [layer][token] in [0, 1]; 0 without an entry
+  // [token]: the text of each token id, what identifies it in another trace (token_table_for). ""
+  // for a token without one (a synthetic vocabulary's: its id is the generator's token type), and
+  // empty for a table read from a version-1 placement file (ids of the profiled trace only).
+  std::vector<std::string> texts;
 
   // A profile without token identities (an id-less trace) gives a table of no tokens: empty too.
   bool empty() const { return device.empty() || device.front().empty(); }
@@ -47,5 +52,25 @@ int count_prompt_votes(const std::vector<std::int16_t>& vote_device, std::span<c
 // (RoutingProfile's documented fallback for unseen tokens): the device most of those tokens'
 // occurrences were given (ties: lower id), with the occurrence-weighted mean of their T_p.
 void fill_unprofiled_by_text(TokenDeviceTable& table, const RoutingProfile& profile);
+
+// How a table keyed by one vocabulary was matched to another's tokens (token_table_for).
+struct TokenTableMatch {
+  long long vocabulary = 0;          // tokens of the target vocabulary
+  long long by_text = 0;             // found by their text (or, without one, by their id)
+  long long by_normalized_text = 0;  // found only by their normalized text
+  bool same_vocabulary = false;      // the table was keyed by this vocabulary already
+  long long unmatched() const { return vocabulary - by_text - by_normalized_text; }
+};
+
+// T re-keyed to the ids of `vocabulary` (id -> text), so that a table profiled on one trace applies
+// to any trace of the same model, whatever order its tokens first appeared in. A token takes the
+// entries of the table's token with its text; a token without a text, those of the table's token
+// with its id when that one has no text either; a token whose text the table lacks, per layer the
+// most confident entry (ties: lower table id) among the table's tokens of its normalized text (the
+// profile's fallback for unseen tokens, workloads/PROFILE_FORMAT.md); otherwise none (a scheduler's
+// unknown token). A table without texts (a version-1 placement file) applies id for id and only to
+// a vocabulary no larger than its own (InputError otherwise).
+TokenDeviceTable token_table_for(const TokenDeviceTable& table, const std::vector<std::string>& vocabulary,
+                                 TokenTableMatch& match);
 
 }  // namespace semsim

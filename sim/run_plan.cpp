@@ -19,6 +19,7 @@ RunPlan build_run(const Scenario& scenario) {
   run.placement = std::move(planned.placement);
   run.memory = planned.memory;
   run.notes.routing_drift = planned.routing_drift;
+  run.notes.token_table = planned.token_table;
   run.topology = effective_topology(scenario);
   run.routing = make_routing_source(scenario.workload, scenario.model);
   run.request_scheduler = make_request_scheduler(scenario.request_scheduling, *run.placement);

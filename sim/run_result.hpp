@@ -1,8 +1,10 @@
 #pragma once
 // What one simulation produces, before any summary: a row per request and a row per step.
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "policies/token_device_table.hpp"
 #include "sim/phase.hpp"
 #include "workloads/routing_drift.hpp"
 
@@ -91,6 +93,7 @@ struct RunNotes {
   std::string tp_collectives;       // what times Attention-TP's collectives ("" under DP attention)
   std::string scheduling_fallback;  // what Sem-MoE's scheduler goes by without token identities, or ""
   std::optional<RoutingDrift> routing_drift;  // replayed trace vs the scenario's profile, when both
+  std::optional<TokenTableMatch> token_table;  // the plan's token table vs the routed vocabulary
 };
 
 struct RunResult {

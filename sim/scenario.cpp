@@ -9,6 +9,7 @@
 
 #include "models/presets.hpp"
 #include "policies/placement_file.hpp"
+#include "workloads/workload.hpp"
 
 namespace semsim {
 namespace scenarios_data {
@@ -238,6 +239,13 @@ std::optional<RoutingProfile> load_profile(const YamlInput& root, const Scenario
   return profile;
 }
 
+// The vocabulary the run's tokens are identified by: the replayed trace's, or the synthetic
+// generator's token types (texts "": keyed by id).
+std::vector<std::string> routed_vocabulary(const Scenario& s) {
+  if (s.workload.trace) return s.workload.trace->vocabulary();
+  return std::vector<std::string>(static_cast<std::size_t>(make_synthetic_routing(s.workload, s.model).vocabulary()));
+}
+
 // Runs the placement policy (the plan of a placement file is the scenario's own).
 std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s,
                                            const std::optional<RoutingProfile>& profile) {
@@ -389,6 +397,11 @@ ScenarioPlan plan_scenario(const Scenario& s) {
     ScenarioPlan plan;
     const std::optional<RoutingProfile> profile = load_profile(*s.document, s);
     plan.placement = place(*s.document, s, profile);
+    if (!plan.placement->token_devices.empty()) {
+      TokenTableMatch match;
+      plan.placement = plan_for_vocabulary(plan.placement, routed_vocabulary(s), match);
+      plan.token_table = match;
+    }
     plan.memory = plan_memory(*s.document, s, plan.placement->placement);
     // A replayed trace against the profile the placement came from: is the placement stale?
     if (profile && s.workload.trace)

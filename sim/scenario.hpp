@@ -95,6 +95,8 @@ struct ScenarioPlan {
   MemoryPlan memory;
   // With both a profile and a replayed trace: how far the replayed routing is from the profiled.
   std::optional<RoutingDrift> routing_drift;
+  // With a token table: how it matched the routed tokens' vocabulary (it was made from another's).
+  std::optional<TokenTableMatch> token_table;
 };
 
 // Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its

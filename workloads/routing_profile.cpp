@@ -12,19 +12,14 @@
 #include <random>
 #include <unordered_map>
 
-#include "models/input_error.hpp"
 #include "models/compressed_file.hpp"
+#include "models/input_error.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/load_imbalance.hpp"
 
 namespace semsim {
-namespace {
 
-constexpr int kProfileFormatVersion = 1;
-
-// The fallback key of a token text: without the tokenizer's word-start marker (byte-level BPE 'Ġ',
-// SentencePiece '▁') or leading spaces, ASCII letters lower-cased.
-std::string normalized_text(std::string_view text) {
+std::string normalized_token_text(std::string_view text) {
   while (true) {
     if (text.starts_with("\xC4\xA0"))
       text.remove_prefix(2);  // Ġ
@@ -40,6 +35,10 @@ std::string normalized_text(std::string_view text) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return out;
 }
+
+namespace {
+
+constexpr int kProfileFormatVersion = 1;
 
 // The k experts with the largest counts (ties: lower id), padded with the most loaded experts of
 // the layer when fewer than k have a count.
@@ -63,35 +62,6 @@ int overlap(const ExpertId* a, const ExpertId* b, int k) {
   for (int i = 0; i < k; ++i)
     for (int j = 0; j < k; ++j) common += a[i] == b[j];
   return common;
-}
-
-std::string escape_field(std::string_view text) {  // for TSV text columns (same escaping as traces)
-  std::string out;
-  for (unsigned char c : text) {
-    if (c <= ' ' || c == 0x7f || c == '%')
-      out += fmt::format("%{:02X}", c);
-    else
-      out += static_cast<char>(c);
-  }
-  return out;
-}
-
-std::string unescape_field(std::string_view text, const std::string& where) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    unsigned value = 0;
-    if (text[i] != '%') {
-      out += text[i];
-    } else if (i + 2 < text.size() &&
-               std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16).ptr ==
-                   text.data() + i + 3) {
-      out += static_cast<char>(value);
-      i += 2;
-    } else {
-      throw InputError(where + ": bad %-escape");
-    }
-  }
-  return out;
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -190,11 +160,11 @@ void RoutingProfile::index_normalized_texts() {
   std::unordered_map<std::string, std::vector<std::int32_t>> by_text;
   for (std::size_t token = 0; token < texts_.size(); ++token)
     if (occurrences_[token] > 0 && !texts_[token].empty())
-      by_text[normalized_text(texts_[token])].push_back(static_cast<std::int32_t>(token));
+      by_text[normalized_token_text(texts_[token])].push_back(static_cast<std::int32_t>(token));
   same_text_.assign(texts_.size(), {});
   for (std::size_t token = 0; token < texts_.size(); ++token)
     if (occurrences_[token] == 0 && !texts_[token].empty())
-      if (const auto it = by_text.find(normalized_text(texts_[token])); it != by_text.end())
+      if (const auto it = by_text.find(normalized_token_text(texts_[token])); it != by_text.end())
         same_text_[token] = it->second;
 }
 
@@ -461,7 +431,7 @@ void RoutingProfile::write(const std::string& dir) const {
   std::string tokens = "token\toccurrences\tfrequency\ttext\n";
   for (std::size_t t = 0; t < texts_.size(); ++t)
     tokens += fmt::format("{}\t{}\t{:.9g}\t{}\n", t, occurrences_[t],
-                          token_frequency(static_cast<std::int32_t>(t)), escape_field(texts_[t]));
+                          token_frequency(static_cast<std::int32_t>(t)), escape_token_text(texts_[t]));
   write_file((folder / "tokens.tsv").string(), tokens);
 
   std::string table = "layer\ttoken\tactivations\texperts\n";
@@ -569,7 +539,7 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
                [&](const auto& f, const std::string& where) {
                  const auto token = integer_field(f[0], 0, vocabulary - 1, where);
                  p.occurrences_[token] = integer_field(f[1], 0, 1LL << 50, where);
-                 p.texts_[token] = unescape_field(f[3], where);
+                 p.texts_[token] = unescape_token_text(f[3], where);
                });
   p.row_begin_.assign(p.moe_layers_, std::vector<std::int64_t>(p.texts_.size() + 1, 0));
   p.entries_.assign(p.moe_layers_, {});

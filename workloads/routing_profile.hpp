@@ -8,11 +8,16 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workloads/routing_trace.hpp"
 
 namespace semsim {
+
+// The fallback key of a token text: without the tokenizer's word-start marker (byte-level BPE 'Ġ',
+// SentencePiece '▁') or leading spaces, ASCII letters lower-cased.
+std::string normalized_token_text(std::string_view text);
 
 // Exactly round(fraction * requests) requests (at least 1, and at least 1 left to profile), chosen
 // by a seeded shuffle: true = held out.
@@ -35,6 +40,7 @@ class RoutingProfile {
   int top_k() const { return top_k_; }
   std::size_t vocabulary() const { return texts_.size(); }
   const std::string& token_text(std::int32_t token) const { return texts_[token]; }
+  const std::vector<std::string>& token_texts() const { return texts_; }  // [token]
   long long token_occurrences(std::int32_t token) const;  // in the profiling part
   double token_frequency(std::int32_t token) const;       // a_j = occurrences / all occurrences with an id
   // T[layer][token]: its experts with counts, by count (descending) then expert id.

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <unordered_map>
 
-#include "models/input_error.hpp"
 #include "models/compressed_file.hpp"
+#include "models/input_error.hpp"
 
 namespace semsim {
 
@@ -157,22 +157,19 @@ void validate_request(const TraceHeader& header, const TraceRequestView& view, s
   }
 }
 
-// ---- text form -------------------------------------------------------------------------------
-
-namespace {
-
-// Token texts are percent-encoded so that a line splits on spaces: bytes <= ' ', DEL and '%'. The
-// source line (the rest of its line) keeps its spaces.
-void append_escaped(std::string& out, std::string_view text, bool escape_spaces = true) {
+std::string escape_token_text(std::string_view text, bool escape_spaces) {
+  std::string out;
+  out.reserve(text.size());
   for (unsigned char c : text) {
     if (c < ' ' || (c == ' ' && escape_spaces) || c == 0x7f || c == '%')
       out += fmt::format("%{:02X}", c);
     else
       out += static_cast<char>(c);
   }
+  return out;
 }
 
-std::string unescape(std::string_view text, const std::string& where) {
+std::string unescape_token_text(std::string_view text, const std::string& where) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -189,6 +186,10 @@ std::string unescape(std::string_view text, const std::string& where) {
   }
   return out;
 }
+
+// ---- text form -------------------------------------------------------------------------------
+
+namespace {
 
 class TextTraceParser {
  public:
@@ -275,7 +276,7 @@ class TextTraceParser {
       if (key == "model") {
         header_.model = std::string(value), seen_model = true;
       } else if (key == "source") {
-        header_.source = unescape(value, where());
+        header_.source = unescape_token_text(value, where());
       } else if (key == "moe_layers") {
         header_.moe_layers = number<int>(value, "a layer count"), seen_layers = true;
       } else if (key == "experts") {
@@ -302,7 +303,8 @@ class TextTraceParser {
     if (id != static_cast<std::int32_t>(vocabulary_.size()))
       fail(fmt::format("token id {} declared out of order (expected {})", id, vocabulary_.size()));
     const auto start = rest.find_first_not_of(' ');
-    vocabulary_.push_back(unescape(start == std::string_view::npos ? "" : rest.substr(start), where()));
+    vocabulary_.push_back(
+        unescape_token_text(start == std::string_view::npos ? "" : rest.substr(start), where()));
   }
 
   void read_request(std::string_view rest) {
@@ -376,7 +378,7 @@ void write_text_trace(const RoutingTrace& trace, const std::string& path) {
   const TraceHeader& h = trace.header();
   std::string& out = writer.buffer();
   out += fmt::format("{} {}\nmodel {}\nsource ", kTextMagic, kTraceFormatVersion, h.model);
-  append_escaped(out, h.source, false);
+  out += escape_token_text(h.source, false);
   out += fmt::format("\nmoe_layers {}\nexperts {}\ntop_k {}\ngate_weights {}\n", h.moe_layers, h.experts,
                      h.top_k, h.gate_weights ? 1 : 0);
   std::size_t declared = 0;
@@ -387,7 +389,7 @@ void write_text_trace(const RoutingTrace& trace, const std::string& path) {
     for (std::int32_t id : v.token_ids)
       for (; id >= 0 && declared <= static_cast<std::size_t>(id); ++declared) {
         out += fmt::format("v {} ", declared);
-        append_escaped(out, vocabulary[declared]);
+        out += escape_token_text(vocabulary[declared]);
         out += '\n';
       }
     out += fmt::format("r {} {} {} {}\n", v.request.input_tokens, v.request.output_tokens,

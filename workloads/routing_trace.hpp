@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workloads/routing_source.hpp"
@@ -128,5 +129,11 @@ RoutingTrace load_trace(const std::string& path);
 // ".semtrace.txt.gz" text; anything else is an InputError.
 void write_trace(const RoutingTrace& trace, const std::string& path);
 bool is_trace_file_name(const std::string& path);
+
+// Token texts in line-oriented files (text traces, profiles' tables, placement files) are
+// percent-encoded so that a line splits on spaces and tabs: bytes below ' ', DEL, '%' and, unless
+// `escape_spaces` is false, ' '. Unescaping throws InputError prefixed with `where`.
+std::string escape_token_text(std::string_view text, bool escape_spaces = true);
+std::string unescape_token_text(std::string_view text, const std::string& where);
 
 }  // namespace semsim

@@ -88,17 +88,20 @@ double equal_slice_balance(long long tokens, int tp_batch_tokens, int devices) {
   return static_cast<double>(most) * devices / static_cast<double>(tokens);
 }
 
-PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingTrace& trace,
+PlacementEvaluation evaluate_placement(const PlacementPlan& profiled_plan, const RoutingTrace& trace,
                                        const std::vector<bool>& evaluate, const EvaluationOptions& options) {
+  PlacementEvaluation out;
+  // The plan as it applies to this trace's token ids (not owned: the aliasing pointer owns nothing).
+  const std::shared_ptr<const PlacementPlan> keyed = plan_for_vocabulary(
+      std::shared_ptr<const PlacementPlan>(std::shared_ptr<void>(), &profiled_plan), trace.vocabulary(),
+      out.token_table);
+  const PlacementPlan& plan = *keyed;
   const Placement& placement = plan.placement;
   const TraceHeader& h = trace.header();
   if (h.moe_layers != placement.moe_layers || h.experts != placement.experts)
     throw InputError("the trace has " + std::to_string(h.moe_layers) + " MoE layers of " +
                      std::to_string(h.experts) + " experts, the placement " +
                      std::to_string(placement.moe_layers) + " of " + std::to_string(placement.experts));
-  if (!plan.token_devices.empty() && plan.token_devices.device.front().size() < trace.vocabulary().size())
-    throw InputError(
-        "the trace's vocabulary is larger than the placement's token table: not the profiled trace's ids");
   const int layers = h.moe_layers, k = h.top_k, devices = placement.devices;
 
   std::vector<std::size_t> requests;
@@ -112,7 +115,6 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& plan, const RoutingT
     }
     requests.push_back(r);
   }
-  PlacementEvaluation out;
   out.requests = static_cast<long long>(requests.size());
   out.tokens = static_cast<long long>(tokens.size());
   if (tokens.empty()) return out;

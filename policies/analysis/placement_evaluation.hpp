@@ -47,6 +47,7 @@ struct PlacementEvaluation {
   double tp_by_token_table = 0;
   double tp_by_inter_layer = 0;
   double tp_unpredicted = 0;
+  TokenTableMatch token_table;  // the plan's token table matched to the trace's tokens
 };
 
 struct EvaluationOptions {

@@ -81,6 +81,24 @@ std::string routing_drift_text(const nlohmann::ordered_json& drift) {
   return out;
 }
 
+nlohmann::ordered_json token_table_json(const std::optional<TokenTableMatch>& match) {
+  nlohmann::ordered_json j;
+  j["vocabulary"] = match ? nlohmann::ordered_json(match->vocabulary) : nullptr;
+  j["by_text"] = match ? nlohmann::ordered_json(match->by_text) : nullptr;
+  j["by_normalized_text"] = match ? nlohmann::ordered_json(match->by_normalized_text) : nullptr;
+  j["unmatched"] = match ? nlohmann::ordered_json(match->unmatched()) : nullptr;
+  j["same_vocabulary"] = match ? nlohmann::ordered_json(match->same_vocabulary) : nullptr;
+  return j;
+}
+
+std::string token_table_text(const nlohmann::ordered_json& table) {
+  if (table["same_vocabulary"].is_null() || table["same_vocabulary"].get<bool>()) return "";
+  return fmt::format(
+      "Token table matched to these tokens: {} of {} by text, {} by normalized text, {} unknown to it\n",
+      table["by_text"].get<long long>(), table["vocabulary"].get<long long>(),
+      table["by_normalized_text"].get<long long>(), table["unmatched"].get<long long>());
+}
+
 nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
@@ -107,6 +125,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["tp_collectives"] = s.notes.tp_collectives;
   j["scheduling_fallback"] = s.notes.scheduling_fallback;
   j["routing_drift"] = routing_drift_json(s.notes.routing_drift);
+  j["token_table"] = token_table_json(s.notes.token_table);
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration.name;
@@ -247,6 +266,7 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   if (!j.value("tp_collectives", std::string()).empty())
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
   out += routing_drift_text(j["routing_drift"]);
+  out += token_table_text(j["token_table"]);
   if (!j.value("scheduling_fallback", std::string()).empty())
     out +=
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());

@@ -26,6 +26,10 @@ nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunRes
 // every key present, null when not measured; and as the line the text outputs print.
 nlohmann::ordered_json routing_drift_json(const std::optional<RoutingDrift>& drift);
 std::string routing_drift_text(const nlohmann::ordered_json& drift);  // "" when not measured
+// How a placement's token table matched the evaluated tokens; the text is "" when it was keyed by
+// their vocabulary already (or there is no table).
+nlohmann::ordered_json token_table_json(const std::optional<TokenTableMatch>& match);
+std::string token_table_text(const nlohmann::ordered_json& table);
 
 void write_requests_csv(const std::string& path, const RunResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);

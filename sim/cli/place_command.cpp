@@ -233,6 +233,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["tp_unpredicted"] = e.tp_unpredicted;
     j["dp_scheduling_fallback"] = fallback;
     j["routing_drift"] = routing_drift_json(drift);
+    j["token_table"] = token_table_json(e.token_table);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -266,6 +267,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
       e.expert_imbalance, extra_slots, replica_bytes / 1e9);
   if (!fallback.empty()) std::cout << "DP style without token identities: " << fallback << "\n";
   std::cout << routing_drift_text(routing_drift_json(drift));
+  std::cout << token_table_text(token_table_json(e.token_table));
   return 0;
 }
 

@@ -31,6 +31,7 @@ PlacementPlan sample_plan() {
   p.seal();
   plan.token_devices.device = {{1, -1, 0, 1, -1}, {0, 0, -1, 1, 1}};
   plan.token_devices.confidence = {{1.0f / 3, 0, 0.5f, 0.1f, 0}, {1, 0.25f, 0, 2.0f / 3, 1e-7f}};
+  plan.token_devices.texts = {"the", "", "a b", "100%\n", "\xC4\xA0the"};  // escaped in the file
   plan.inter_layer.reset(2, 2, 2);
   const std::vector<int> from_0{0}, from_1{1};
   plan.inter_layer.next[1][plan.inter_layer.key_index(from_0)] = {1, 0.7f};
@@ -83,6 +84,26 @@ TEST(PlacementFile, PlanFromAnIdlessProfileRoundTripsWithItsInterLayerTableAlone
   EXPECT_TRUE(read.profiled());
 }
 
+TEST(PlacementFile, TokenTextsAreWrittenEscapedAndAVersionOneFileReadsWithout) {
+  TempDir tmp;
+  const std::string path = (tmp.path / "texts.txt").string();
+  write_placement_file(sample_plan(), path);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("format semsim-placement 2\n"), std::string::npos);
+  EXPECT_NE(
+      text.find("token_devices 5\ntext 0 the\ntext 2 a%20b\ntext 3 100%25%0A\ntext 4 \xC4\xA0the\n0 0 1 "),
+      std::string::npos);
+
+  std::string version1 = text.substr(0, text.find("text 0"));
+  version1.replace(version1.find("semsim-placement 2"), 18, "semsim-placement 1");
+  version1 += text.substr(text.find("\n0 0 1 ") + 1);
+  std::ofstream((tmp.path / "v1.txt").string()) << version1;
+  PlacementPlan expected = sample_plan();
+  expected.token_devices.texts.clear();  // a version-1 table is keyed by its trace's ids alone
+  EXPECT_EQ(read_placement_file((tmp.path / "v1.txt").string()), expected);
+}
+
 // A valid file; each bad case below edits it and names the message and the line it must report.
 const std::vector<std::string> kValidLines = {
     "# comment",                  // 1
@@ -129,6 +150,12 @@ std::vector<std::string> operator+(std::vector<std::string> lines, const std::ve
   lines.insert(lines.end(), more.begin(), more.end());
   return lines;
 }
+// The valid file in version 2, with `texts` after its token_devices line (line 16).
+std::vector<std::string> version2_with(const std::vector<std::string>& texts) {
+  auto lines = with(2, "format semsim-placement 2");
+  lines.insert(lines.begin() + 16, texts.begin(), texts.end());
+  return lines;
+}
 std::vector<std::string> plus(const std::string& text) {
   auto lines = kValidLines;
   lines.push_back(text);
@@ -137,7 +164,12 @@ std::vector<std::string> plus(const std::string& text) {
 
 const std::vector<BadFile> kBadFiles = {
     {"unknown format", with(2, "format other 1"), 2, "not a placement file"},
-    {"unknown version", with(2, "format semsim-placement 2"), 2, "unsupported placement format version 2"},
+    {"unknown version", with(2, "format semsim-placement 3"), 2, "unsupported placement format version 3"},
+    {"token texts out of order", version2_with({"text 3 a", "text 2 b"}), 18, "token 2 out of range [4, 9]"},
+    {"token text given twice", version2_with({"text 3 a", "text 3 b"}), 18, "token 3 out of range [4, 9]"},
+    {"token text bad escape", version2_with({"text 3 a%2"}), 17, "token 3: bad %-escape in its text"},
+    {"token text with no text", version2_with({"text 3"}), 17, "expected 3 fields (text token text)"},
+    {"token texts in a version-1 file", with(17, "text 3 a"), 17, "expected 'end', found 'text'"},
     {"wrong expert count", with(6, "experts 3"), 13, "expert 3 out of range [0, 2]"},
     {"no experts", with(6, "experts 0"), 6, "experts 0 out of range"},
     {"duplicate slot", with(12, "0 0 0 1 1"), 12, "expert 1 listed twice on device 0 of layer 0"},
