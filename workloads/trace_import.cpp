@@ -12,8 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "models/input_error.hpp"
 #include "models/compressed_file.hpp"
+#include "models/input_error.hpp"
+#include "models/json_input.hpp"
 
 namespace semsim {
 namespace {
@@ -228,21 +229,6 @@ void import_deepseek_file(const std::string& path, ImportContext& context) {
   view.token_ids = ids;
   view.experts = experts;
   builder.add(view, path);
-}
-
-// ---- JSON helpers ------------------------------------------------------------------------------
-
-json parse_json(std::string_view text, const std::string& where) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(where + ": not valid JSON (" + e.what() + ")");
-  }
-}
-
-long long json_integer(const json& value, const std::string& where, const char* what) {
-  if (!value.is_number_integer()) throw InputError(where + ": " + what + " must be an integer");
-  return value.get<long long>();
 }
 
 // ---- Llama-4 per-request JSON (SGLang dump): [prefill, decode...], each {"layer": null | [[e]...]} --

@@ -14,6 +14,6 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate);
 void add_sweep_commands(CommandLine& cli);     // sweep_command.cpp: sweep, sweep merge
 void add_plot_command(CommandLine& cli);       // plot_command.cpp
 void add_trace_commands(CommandLine& cli);     // trace_commands.cpp: trace import|fit|synth, profile
-void add_place_commands(CommandLine& cli);     // place_command.cpp: place, place eval, place bound
+void add_place_commands(CommandLine& cli);     // place_command.cpp: place [eval|bound|export|import]
 
 }  // namespace semsim

@@ -4,9 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "models/input_error.hpp"
@@ -27,10 +30,48 @@ struct SweepCommandOptions {
   std::vector<std::string> shard_dirs;  // merge
 };
 
+// The whole number in environment variable `name`, nothing when it is unset; InputError when malformed.
+std::optional<long long> environment_integer(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  const auto value = parse_number(text);
+  if (!value || *value != std::floor(*value) || *value < 0 || *value > 1e9)
+    throw InputError(
+        fmt::format("{}='{}': not a whole number (the sweep takes its shard from the Slurm array "
+                    "task; --shard i/n overrides it)",
+                    name, text));
+  return static_cast<long long>(*value);
+}
+
+// --shard when given, else the Slurm array task's: task SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT,
+// counted from SLURM_ARRAY_TASK_MIN (an array may start at 1), so that an array's script needs no
+// --shard. An array with gaps (a step or a list of ids) has no such shard and is refused.
+SweepShard sweep_shard(const std::string& option) {
+  if (!option.empty()) return SweepShard::parse(option);
+  const auto id = environment_integer("SLURM_ARRAY_TASK_ID");
+  const auto count = environment_integer("SLURM_ARRAY_TASK_COUNT");
+  if (!id || !count) return {};
+  const long long first = environment_integer("SLURM_ARRAY_TASK_MIN").value_or(0);
+  const long long last = environment_integer("SLURM_ARRAY_TASK_MAX").value_or(first + *count - 1);
+  if (*count < 1 || *id < first || *id > last || last - first + 1 != *count)
+    throw InputError(fmt::format(
+        "SLURM_ARRAY_TASK_ID={} of SLURM_ARRAY_TASK_COUNT={} (ids {} to {}): not one of {} consecutive array "
+        "task ids, so it names no shard; give --shard i/n",
+        *id, *count, first, last, *count));
+  SweepShard shard;
+  shard.index = static_cast<int>(*id - first);
+  shard.count = static_cast<int>(*count);
+  std::cerr << fmt::format(
+      "sweep: shard {}/{} from the Slurm array task (SLURM_ARRAY_TASK_ID={}, SLURM_ARRAY_TASK_COUNT={}); "
+      "--shard overrides it\n",
+      shard.index, shard.count, *id, *count);
+  return shard;
+}
+
 int sweep_points(const SweepCommandOptions& o) {
   if (o.file.empty()) throw InputError("sweep: a sweep file is required (see semsim sweep --help)");
   SweepOptions options;
-  if (!o.shard.empty()) options.shard = SweepShard::parse(o.shard);
+  options.shard = sweep_shard(o.shard);
   const Sweep sweep = load_sweep(o.file);
   if (o.dry_run) {
     std::cout << fmt::format("{}: {} points; point_id {}\n", o.file, sweep.points.size(),
@@ -46,9 +87,11 @@ int sweep_points(const SweepCommandOptions& o) {
   options.retry_failed = o.retry_failed;
   options.force = o.force;
   const SweepOutcome done = run_sweep(sweep, options);
-  std::cout << fmt::format("{} points{}: {} done before, {} ran, {} failed; results in {}/points.csv\n",
-                           done.points, o.shard.empty() ? "" : " in shard " + o.shard, done.already_done,
-                           done.ran, done.failed, options.out_dir);
+  const bool sharded = !o.shard.empty() || options.shard.count > 1;
+  std::cout << fmt::format(
+      "{} points{}: {} done before, {} ran, {} failed; results in {}/points.csv\n", done.points,
+      sharded ? fmt::format(" in shard {}/{}", options.shard.index, options.shard.count) : "",
+      done.already_done, done.ran, done.failed, options.out_dir);
   return 0;
 }
 
@@ -80,7 +123,8 @@ void add_sweep_commands(CommandLine& cli) {
       ->check(CLI::Range(1, 4096));
   sweep_command->add_option("--out", options->out_dir, "output folder (default: out/<sweep file name>)");
   sweep_command->add_option("--shard", options->shard,
-                            "run only shard i of n (i/n, 0 <= i < n), e.g. one Slurm array task");
+                            "run only shard i of n (i/n, 0 <= i < n); default in a Slurm array task: "
+                            "its task id of the array's task count");
   sweep_command->add_flag("--retry-failed", options->retry_failed, "run again the points recorded as failed");
   sweep_command->add_flag(
       "--force", options->force,

@@ -136,6 +136,137 @@ TEST_F(cliPlace, EvalRejectsACorruptPlacementFileWithItsLine) {
   EXPECT_NE(r.err.find(plan + ":"), std::string::npos) << describe(eval, r);
 }
 
+// The slot lines of a plain placement file: "LAYER DEVICE EXPERT..." after `slots`, up to the tables.
+std::vector<std::string> slot_lines(const std::string& plan) {
+  std::vector<std::string> lines;
+  bool in_slots = false;
+  for (const std::string& line : split_lines(read_file(plan))) {
+    if (in_slots && (line.empty() || line[0] < '0' || line[0] > '9')) break;
+    if (in_slots) lines.push_back(line);
+    in_slots = in_slots || line == "slots";
+  }
+  return lines;
+}
+
+TEST_F(cliPlace, SglangExportThenImportGivesBackThePlansSlots) {
+  const std::string plan = dir_ / "eplb.semplace", location = dir_ / "eplb.json";
+  // EPLB with one redundant expert per device: 72 slots, 9 on each of the 8 GPUs, replicas included.
+  run_ok({"place", "--policy", "eplb", "--profile", dir_ / "prof", "--ep", "8", "--out", plan});
+  const std::vector<std::string> exported{"place",   "export",           plan,    "--format", "sglang",
+                                          "--model", "deepseek-v2-lite", "--out", location};
+  const CliResult e = run_semsim(exported);
+  ASSERT_EQ(e.exit_code, 0) << describe(exported, e);
+  EXPECT_NE(
+      e.out.find("27 layers (26 MoE, 1 dense with SGLang's trivial map) x 72 physical experts (8 GPUs x 9 "
+                 "slots, 8 redundant)"),
+      std::string::npos)
+      << e.out;
+  EXPECT_NE(e.out.find("start SGLang with: --ep-size 8 --ep-num-redundant-experts 8 --init-expert-location " +
+                       location),
+            std::string::npos)
+      << e.out;
+  EXPECT_NE(e.out.find("not exported: the token->device table T/T_p and the inter-layer table A/A_p"),
+            std::string::npos)
+      << e.out;
+  const auto map = nlohmann::json::parse(read_file(location));
+  ASSERT_EQ(map.size(), 1u);
+  const auto& rows = map.at("physical_to_logical_map");
+  ASSERT_EQ(rows.size(), 27u);
+  for (int p = 0; p < 72; ++p) EXPECT_EQ(rows[0][p], p % 64) << "dense layer 0, physical expert " << p;
+  EXPECT_EQ(rows[1].size(), 72u);
+
+  const std::string back = dir_ / "back.semplace";
+  const std::vector<std::string> imported{"place",   "import",           location, "--format", "sglang",
+                                          "--model", "deepseek-v2-lite", "--ep",   "8",        "--out",
+                                          back};
+  const CliResult i = run_semsim(imported);
+  ASSERT_EQ(i.exit_code, 0) << describe(imported, i);
+  EXPECT_NE(i.out.find("26 MoE layers x 64 experts on 8 GPUs (9 slots each, 8 redundant)"), std::string::npos)
+      << i.out;
+  const std::vector<std::string> slots = slot_lines(plan);
+  ASSERT_EQ(slots.size(), 26u * 8);
+  EXPECT_EQ(slot_lines(back), slots);
+  EXPECT_NE(read_file(back).find("\npolicy sglang_import\n"), std::string::npos);
+
+  // Without --out it only checks.
+  const std::vector<std::string> check{"place",   "import",           location, "--format", "sglang",
+                                       "--model", "deepseek-v2-lite", "--ep",   "8"};
+  const CliResult c = run_semsim(check);
+  ASSERT_EQ(c.exit_code, 0) << describe(check, c);
+  EXPECT_NE(c.out.find("checked only"), std::string::npos) << c.out;
+}
+
+TEST_F(cliPlace, SglangExportAndImportRefuseWhatTheFormatCannotHoldWritingNothing) {
+  // Two GPUs holding 33 and 31 experts at the first MoE layer, 32 each elsewhere.
+  const std::string uneven = dir_ / "uneven.semplace";
+  {
+    std::ofstream out(uneven);
+    out << "format semsim-placement 1\npolicy contiguous\nmoe_layers 26\nexperts 64\ndevices 2\n"
+           "devices_per_node 2\nsolver_seconds 0\nslots\n";
+    for (int layer = 0; layer < 26; ++layer)
+      for (int device = 0; device < 2; ++device) {
+        const int split = layer == 0 ? 33 : 32;
+        out << layer << " " << device;
+        for (int expert = device == 0 ? 0 : split; expert < (device == 0 ? split : 64); ++expert)
+          out << " " << expert;
+        out << "\n";
+      }
+    out << "end\n";
+  }
+  const std::string location = dir_ / "loc.json";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<std::string> exported{"place",   "export",           uneven,  "--format", "sglang",
+                                          "--model", "deepseek-v2-lite", "--out", location};
+  auto with = [&](std::size_t at, const std::string& value) {
+    std::vector<std::string> args = exported;
+    args[at] = value;
+    return args;
+  };
+  for (const Case& c :
+       {Case{exported, uneven +
+                           ": cannot export to SGLang's format, which gives every GPU the same number of "
+                           "physical expert slots in every layer: MoE layer 0: 33 slots on device 0; 31 "
+                           "slots on device 1"},
+        Case{with(6, "mixtral-8x7b"),
+             "the placement has 26 MoE layers of 64 experts, mixtral-8x7b has 32 of 8"},
+        Case{with(8, dir_ / "loc.txt"),
+             "SGLang reads an expert-location file as JSON only when its name ends in .json"},
+        Case{with(4, "sglan"),
+             "--format 'sglan': unknown expert-location format (did you mean 'sglang'?)"}}) {
+    const CliResult r = run_semsim(c.args);
+    EXPECT_EQ(r.exit_code, 2) << describe(c.args, r);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << describe(c.args, r);
+    EXPECT_FALSE(fs::exists(location));
+    EXPECT_FALSE(fs::exists(dir_ / "loc.txt"));
+  }
+
+  // The MoE layers' rows alone: SGLang indexes the rows by decoder layer, the dense one included.
+  {
+    std::ofstream out(location);
+    out << "{\"physical_to_logical_map\": [";
+    for (int row = 0; row < 26; ++row) {
+      out << (row ? ", [" : "[");
+      for (int p = 0; p < 64; ++p) out << (p ? ", " : "") << p;
+      out << "]";
+    }
+    out << "]}\n";
+  }
+  const std::string back = dir_ / "back.semplace";
+  const std::vector<std::string> imported{"place",   "import",           location, "--format", "sglang",
+                                          "--model", "deepseek-v2-lite", "--ep",   "8",        "--out",
+                                          back};
+  const CliResult r = run_semsim(imported);
+  EXPECT_EQ(r.exit_code, 2) << describe(imported, r);
+  EXPECT_NE(r.err.find(location + ": physical_to_logical_map: 26 rows, but deepseek-v2-lite has 27 decoder "
+                                  "layers (26 of them MoE)"),
+            std::string::npos)
+      << describe(imported, r);
+  EXPECT_FALSE(fs::exists(back));
+}
+
 // `place eval` places DP-style requests with the engine's own schedulers, so its DP LAR is the LAR a
 // run replaying the same held-out requests (prefill only: every processed token is a routed token of
 // the trace) reports with the same plan and scheduler: exactly, for load-blind semmoe_dp under Poisson
