@@ -150,10 +150,10 @@ std::vector<RawRequest> read_csv(const std::string& path, RequestLog& log) {
           if (std::find(column.names.begin(), column.names.end(), lowercase(header[i])) == column.names.end())
             continue;
           if (column.index >= 0)
-            fail_at_line(path, number,
-                         fmt::format("columns {} ({}) and {} ({}) both give {}", column.index + 1,
-                                     header[static_cast<std::size_t>(column.index)], i + 1, header[i],
-                                     column.role));
+            fail_at_line(
+                path, number,
+                fmt::format("columns {} ({}) and {} ({}) both give {}", column.index + 1,
+                            header[static_cast<std::size_t>(column.index)], i + 1, header[i], column.role));
           column.index = static_cast<int>(i);
           used = true;
         }
@@ -162,14 +162,15 @@ std::vector<RawRequest> read_csv(const std::string& path, RequestLog& log) {
       for (const CsvColumn& column : columns)
         if (column.index < 0)
           fail_at_line(path, number,
-                       fmt::format("no column gives {}: expected a header naming '{}' (found '{}')", column.role,
-                                   fmt::join(column.names, "' or '"), fmt::join(header, ",")));
+                       fmt::format("no column gives {}: expected a header naming '{}' (found '{}')",
+                                   column.role, fmt::join(column.names, "' or '"), fmt::join(header, ",")));
       log.arrival_column = header[static_cast<std::size_t>(columns[0].index)];
       if (!unused.empty()) log.note = fmt::format("columns not used: {}", fmt::join(unused, ", "));
       continue;
     }
     if (fields.size() != header.size())
-      fail_at_line(path, number, fmt::format("{} fields, but the header has {}", fields.size(), header.size()));
+      fail_at_line(path, number,
+                   fmt::format("{} fields, but the header has {}", fields.size(), header.size()));
     auto field_error = [&](const CsvColumn& column, const std::string& message) {
       const auto index = static_cast<std::size_t>(column.index);
       fail_at_line(path, number, fmt::format("column {} ({}): {}", index + 1, header[index], message));
@@ -185,11 +186,12 @@ std::vector<RawRequest> read_csv(const std::string& path, RequestLog& log) {
     time_kind = kind;
     const std::optional<std::int64_t> time_ns = seconds ? nanoseconds(*seconds, 1) : parse_date_time(time);
     if (!time_ns)
-      field_error(columns[0],
-                  seconds ? fmt::format("expected seconds in [0, {:g}], got {}", kMaxSeconds, time)
-                          : fmt::format("expected seconds or a date-time (YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]), "
-                                        "got '{}'",
-                                        time));
+      field_error(
+          columns[0],
+          seconds ? fmt::format("expected seconds in [0, {:g}], got {}", kMaxSeconds, time)
+                  : fmt::format("expected seconds or a date-time (YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]), "
+                                "got '{}'",
+                                time));
     request.time_ns = *time_ns;
     for (std::size_t c = 1; c < columns.size(); ++c) {
       const std::string& text = fields[static_cast<std::size_t>(columns[c].index)];
@@ -238,7 +240,8 @@ std::string quote_python_constants(std::string_view text) {
 
 int line_at(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 struct JsonValueAt {
@@ -272,12 +275,14 @@ std::optional<double> json_number(const Json& value) {
 }
 
 // A non-negative number; the strings the Python constants became are not numbers.
-std::int64_t json_time(const Json& value, double unit, const std::string& path, int line, const std::string& key) {
+std::int64_t json_time(const Json& value, double unit, const std::string& path, int line,
+                       const std::string& key) {
   const std::optional<double> number = json_number(value);
   const std::optional<std::int64_t> ns = number ? nanoseconds(*number, unit) : std::nullopt;
   if (!ns)
-    fail_at_line(path, line, fmt::format("{}: expected a time in [0, {:g}] {}, got {}", key, kMaxSeconds / unit,
-                                         unit == 1 ? "seconds" : "milliseconds", value.dump()));
+    fail_at_line(path, line,
+                 fmt::format("{}: expected a time in [0, {:g}] {}, got {}", key, kMaxSeconds / unit,
+                             unit == 1 ? "seconds" : "milliseconds", value.dump()));
   return *ns;
 }
 
@@ -352,8 +357,9 @@ std::vector<RawRequest> read_bench_serving(const std::string& path, std::optiona
     if (!result.contains(key) || result[key].is_null()) return nullptr;
     const Json& values = result[key];
     if (!values.is_array() || values.size() != count)
-      fail_at_line(path, line, fmt::format("{}: expected a list of {} values (one per input_lens entry), got {}",
-                                           key, count, values.is_array() ? std::to_string(values.size()) : values.dump()));
+      fail_at_line(path, line,
+                   fmt::format("{}: expected a list of {} values (one per input_lens entry), got {}", key,
+                               count, values.is_array() ? std::to_string(values.size()) : values.dump()));
     return &values;
   };
   const Json* output_lens = per_request("output_lens");
@@ -379,21 +385,24 @@ std::vector<RawRequest> read_bench_serving(const std::string& path, std::optiona
   if (start_times) {
     log.arrival_column = "start_times";
     if (!max_concurrency.is_null())
-      notes.push_back(fmt::format("start_times are when the client sent each request under its max_concurrency {}",
-                                  max_concurrency.dump()));
+      notes.push_back(
+          fmt::format("start_times are when the client sent each request under its max_concurrency {}",
+                      max_concurrency.dump()));
   } else {
     // bench_serving sends at `request_rate` (inf: all at once), gamma gaps of shape `burstiness`.
     auto rate_of = [&](const char* key, double fallback) {
       if (!result.contains(key)) {
         if (fallback > 0) return fallback;
-        fail_at_line(path, line, "no per-request arrival times (start_times) and no request_rate to draw them from");
+        fail_at_line(path, line,
+                     "no per-request arrival times (start_times) and no request_rate to draw them from");
       }
       const Json& value = result[key];
       if (value.is_string() && (value == "inf" || value == "Infinity"))
         return std::numeric_limits<double>::infinity();
       const std::optional<double> number = json_number(value);
       if (!number || *number <= 0)
-        fail_at_line(path, line, fmt::format("{}: expected a positive number or \"inf\", got {}", key, value.dump()));
+        fail_at_line(path, line,
+                     fmt::format("{}: expected a positive number or \"inf\", got {}", key, value.dump()));
       return *number;
     };
     log.drawn = DrawnArrivals{rate_of("request_rate", 0), rate_of("burstiness", 1)};
@@ -436,12 +445,14 @@ RequestLog read_request_log(const std::string& path, RequestLogFormat format, st
   }
   log.rows = static_cast<int>(raw.size());
   // A request without a prompt or an output token, or one that failed, cannot be served as recorded.
-  std::erase_if(raw, [](const RawRequest& r) { return r.failed || r.input_tokens == 0 || r.output_tokens == 0; });
+  std::erase_if(raw,
+                [](const RawRequest& r) { return r.failed || r.input_tokens == 0 || r.output_tokens == 0; });
   log.skipped = log.rows - static_cast<int>(raw.size());
   if (raw.empty())
-    throw InputError(fmt::format("{}: no usable request among its {} (each needs a prompt token and an output "
-                                 "token, and bench_serving's must not have failed)",
-                                 path, log.rows));
+    throw InputError(
+        fmt::format("{}: no usable request among its {} (each needs a prompt token and an output "
+                    "token, and bench_serving's must not have failed)",
+                    path, log.rows));
   if (!log.drawn) {
     std::stable_sort(raw.begin(), raw.end(),
                      [](const RawRequest& a, const RawRequest& b) { return a.time_ns < b.time_ns; });
@@ -499,8 +510,8 @@ std::string RequestLog::arrivals_description() const {
                               : drawn->burstiness == 1
                                   ? "Poisson"
                                   : fmt::format("gamma (burstiness {:g})", drawn->burstiness);
-  return fmt::format("drawn ({}, workload.seed) at the file's request_rate {:g} req/s{}{}", process, drawn->rate,
-                     scaled, why);
+  return fmt::format("drawn ({}, workload.seed) at the file's request_rate {:g} req/s{}{}", process,
+                     drawn->rate, scaled, why);
 }
 
 }  // namespace semsim

@@ -30,10 +30,10 @@ struct DrawnArrivals {
 };
 
 struct RequestLog {
-  std::string file;  // as the scenario gives it (what outputs name)
+  std::string file;  // as the scenario gives it (what outputs name); the path read otherwise
   RequestLogFormat format = RequestLogFormat::kCsv;
-  int rows = 0;                      // requests the file records
-  int skipped = 0;                   // of which unusable: no prompt or output token, or failed
+  int rows = 0;                         // requests the file records
+  int skipped = 0;                      // of which unusable: no prompt or output token, or failed
   std::vector<LoggedRequest> requests;  // the usable ones, in arrival order (stable for ties)
   std::optional<DrawnArrivals> drawn;   // set when the file holds no per-request arrival times
   std::string arrival_column;           // the times' source in the file, when it has them

@@ -21,8 +21,8 @@ int read_requests_from_log(const YamlInput& in, const RequestLog& log) {
   if (const auto given = in.optional("requests")) {
     requests = static_cast<int>(given->as_int_in(1, 100'000'000));
     if (requests > usable)
-      given->fail(fmt::format("{} requests, but request log '{}' holds {} usable ({} of its {} skipped)", requests,
-                              log.file, usable, log.skipped, log.rows));
+      given->fail(fmt::format("{} requests, but request log '{}' holds {} usable ({} of its {} skipped)",
+                              requests, log.file, usable, log.skipped, log.rows));
   }
   return requests;
 }
@@ -36,8 +36,9 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
   if (const auto log = in.optional("requests_from")) {
     for (const char* key : {"arrival", "input_len", "output_len"})
       if (in.has(key))
-        in.required(key).fail("each request's arrival time and lengths come from workload.requests_from; "
-                              "remove this key");
+        in.required(key).fail(
+            "each request's arrival time and lengths come from workload.requests_from; "
+            "remove this key");
     w.request_log = std::make_shared<const RequestLog>(load_request_log(*log, base_dir));
     w.requests = read_requests_from_log(in, *w.request_log);
     // The simulated requests' lengths, as distributions: they bound the KV cache a request may need.

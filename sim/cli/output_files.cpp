@@ -34,8 +34,9 @@ nlohmann::ordered_json request_rate_json(const Scenario& scenario) {
     if (!drawn) return nullptr;
     return std::isinf(drawn->rate) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(drawn->rate);
   }
-  return workload.arrival.kind == ArrivalProcess::Kind::kTrace ? nlohmann::ordered_json()
-                                                               : nlohmann::ordered_json(workload.arrival.rate);
+  return workload.arrival.kind == ArrivalProcess::Kind::kTrace
+             ? nlohmann::ordered_json()
+             : nlohmann::ordered_json(workload.arrival.rate);
 }
 
 // vLLM's burstiness, the gamma shape of the inter-arrival times: 1 / cv^2 (1 for Poisson); null
@@ -57,12 +58,9 @@ nlohmann::ordered_json burstiness_json(const WorkloadSpec& workload) {
 nlohmann::ordered_json requests_from_json(const WorkloadSpec& workload) {
   const RequestLog* log = workload.request_log.get();
   auto count = [&](int value) { return log ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
-  return {{"file", log ? log->file : ""},
-          {"format", log ? log->format_name() : ""},
-          {"rows", count(log ? log->rows : 0)},
-          {"skipped", count(log ? log->skipped : 0)},
-          {"used", count(workload.requests)},
-          {"arrivals", log ? log->arrivals_description() : ""},
+  return {{"file", log ? log->file : ""},       {"format", log ? log->format_name() : ""},
+          {"rows", count(log ? log->rows : 0)}, {"skipped", count(log ? log->skipped : 0)},
+          {"used", count(workload.requests)},   {"arrivals", log ? log->arrivals_description() : ""},
           {"note", log ? log->note : ""}};
 }
 
@@ -285,9 +283,10 @@ std::string summary_text(const nlohmann::ordered_json& j) {
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
   const auto& log = j["requests_from"];
   if (!log["file"].get<std::string>().empty()) {
-    line("Requests from:", fmt::format("{} ({}): {} of its {} requests ({} unusable)", log["file"].get<std::string>(),
-                                       log["format"].get<std::string>(), log["used"].get<int>(),
-                                       log["rows"].get<int>(), log["skipped"].get<int>()));
+    line("Requests from:",
+         fmt::format("{} ({}): {} of its {} requests ({} unusable)", log["file"].get<std::string>(),
+                     log["format"].get<std::string>(), log["used"].get<int>(), log["rows"].get<int>(),
+                     log["skipped"].get<int>()));
     line("Arrival times:", log["arrivals"].get<std::string>());
     if (!log["note"].get<std::string>().empty()) line("Not simulated:", log["note"].get<std::string>());
   }

@@ -42,7 +42,7 @@ std::string summary_line(const std::string& label, const std::string& value) {
 std::vector<std::vector<std::string>> arrivals_and_lengths(const std::string& requests_csv) {
   std::vector<std::vector<std::string>> rows;
   const std::vector<std::string> lines = split_lines(requests_csv);
-  EXPECT_EQ(lines.at(0).substr(0, 45), "id,arrival_s,rank,input_tokens,output_tokens");
+  EXPECT_EQ(lines.at(0).substr(0, 45), "id,arrival_s,rank,input_tokens,output_tokens,");
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> fields = split_csv_line(lines[i]);
     rows.push_back({fields.at(1), fields.at(3), fields.at(4)});
@@ -78,7 +78,8 @@ TEST(cliRequestLogs, CsvArrivalsAndLengthsAreTheFilesInTimeOrder) {
   EXPECT_NE(r.out.find(summary_line("Requests from:", "trace.csv (csv): 4 of its 5 requests (1 unusable)")),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(summary_line("Traffic request rate:", "arrival times from a file")), std::string::npos);
+  EXPECT_NE(r.out.find(summary_line("Traffic request rate:", "arrival times from a file")),
+            std::string::npos);
   EXPECT_NE(r.out.find(summary_line("Not simulated:", "columns not used: tenant")), std::string::npos);
 
   // workload.requests takes the first requests by arrival; `check` says where they come from.
@@ -87,7 +88,8 @@ TEST(cliRequestLogs, CsvArrivalsAndLengthsAreTheFilesInTimeOrder) {
   EXPECT_EQ(arrivals_and_lengths(read_file(fs::path(first_two) / "requests.csv")),
             (std::vector<std::vector<std::string>>{{"0", "64", "3"}, {"0.5", "128", "2"}}));
   const CliResult check = run_ok({"check", scenario});
-  EXPECT_NE(check.out.find("workload: 4 requests from trace.csv (csv; arrivals: the file's timestamp x time_scale 2)"),
+  EXPECT_NE(check.out.find(
+                "workload: 4 requests from trace.csv (csv; arrivals: the file's timestamp x time_scale 2)"),
             std::string::npos)
       << check.out;
 }
@@ -95,7 +97,8 @@ TEST(cliRequestLogs, CsvArrivalsAndLengthsAreTheFilesInTimeOrder) {
 TEST(cliRequestLogs, BenchServingWithoutArrivalTimesSaysTheyWereDrawn) {
   TempDir dir;
   std::ofstream(dir / "sglang.jsonl")
-      << "{\"backend\": \"sglang\", \"request_rate\": 50.0, \"max_concurrency\": null, \"input_lens\": [64, 32, 96], "
+      << "{\"backend\": \"sglang\", \"request_rate\": 50.0, \"max_concurrency\": null, \"input_lens\": [64, "
+         "32, 96], "
          "\"output_lens\": [4, 0, 2], \"errors\": [\"\", \"timeout\", \"\"], \"mean_ttft_ms\": NaN}\n";
   const std::string scenario = write_scenario(dir, "{file: sglang.jsonl, format: bench_serving}");
   const std::string out = dir / "out";
@@ -109,9 +112,10 @@ TEST(cliRequestLogs, BenchServingWithoutArrivalTimesSaysTheyWereDrawn) {
   const Json s = Json::parse(read_file(fs::path(out) / "summary.json"));
   EXPECT_EQ(s["request_rate"], 50.0);
   EXPECT_EQ(s["requests_from"]["skipped"], 1);
-  EXPECT_EQ(s["requests_from"]["arrivals"],
-            "drawn (Poisson, workload.seed) at the file's request_rate 50 req/s; the file records no per-request "
-            "arrival times");
+  EXPECT_EQ(
+      s["requests_from"]["arrivals"],
+      "drawn (Poisson, workload.seed) at the file's request_rate 50 req/s; the file records no per-request "
+      "arrival times");
   const Json result = Json::parse(read_file(dir / "result.json"));
   EXPECT_EQ(result["request_rate"], 50.0);
   EXPECT_EQ(result["burstiness"], 1.0);

@@ -32,7 +32,8 @@ class RequestLogTest : public testing::Test {
   }
 
   // The message of the InputError reading `text` as `format` throws ("" when none is thrown).
-  std::string error_of(const std::string& text, RequestLogFormat format, const std::string& name = "log") const {
+  std::string error_of(const std::string& text, RequestLogFormat format,
+                       const std::string& name = "log") const {
     const std::string path = write(name, text);
     try {
       read_request_log(path, format);
@@ -119,18 +120,21 @@ TEST_F(RequestLogTest, CorruptCsvNamesFileLineAndColumn) {
             "'time,input_tokens,output_tokens')");
   EXPECT_EQ(error_of(header + "0,1,1\n1,-3,1\n", RequestLogFormat::kCsv),
             "log:3: column 2 (input_tokens): expected a token count (an integer in [0, 4194304]), got '-3'");
-  EXPECT_EQ(error_of("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.1,10,abc\n",
-                     RequestLogFormat::kCsv),
-            "log:2: column 3 (GeneratedTokens): expected a token count (an integer in [0, 4194304]), got 'abc'");
+  EXPECT_EQ(
+      error_of("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.1,10,abc\n",
+               RequestLogFormat::kCsv),
+      "log:2: column 3 (GeneratedTokens): expected a token count (an integer in [0, 4194304]), got 'abc'");
   EXPECT_EQ(error_of(header + "0,1,1\n-1,1,1\n", RequestLogFormat::kCsv),
             "log:3: column 1 (timestamp): expected seconds in [0, 9.2e+09], got -1");
-  EXPECT_EQ(error_of(header + "0,1,1\n2,1\n", RequestLogFormat::kCsv), "log:3: 2 fields, but the header has 3");
+  EXPECT_EQ(error_of(header + "0,1,1\n2,1\n", RequestLogFormat::kCsv),
+            "log:3: 2 fields, but the header has 3");
   EXPECT_EQ(error_of(header + "2023-13-01 00:00:00,1,1\n", RequestLogFormat::kCsv),
             "log:2: column 1 (timestamp): expected seconds or a date-time (YYYY-MM-DD "
             "HH:MM:SS[.fraction][+HH:MM]), got '2023-13-01 00:00:00'");
-  EXPECT_EQ(error_of(header + "0,1,1\n2023-11-16 00:00:00,1,1\n", RequestLogFormat::kCsv),
-            "log:3: column 1 (timestamp): '2023-11-16 00:00:00' is not a number, but the first row's time is a "
-            "number of seconds");
+  EXPECT_EQ(
+      error_of(header + "0,1,1\n2023-11-16 00:00:00,1,1\n", RequestLogFormat::kCsv),
+      "log:3: column 1 (timestamp): '2023-11-16 00:00:00' is not a number, but the first row's time is a "
+      "number of seconds");
   EXPECT_EQ(error_of("timestamp,input_tokens,ContextTokens,output_tokens\n", RequestLogFormat::kCsv),
             "log:1: columns 2 (input_tokens) and 3 (ContextTokens) both give the prompt length");
   EXPECT_EQ(error_of(header + "0,\"1,1\n", RequestLogFormat::kCsv), "log:2: a quoted field is not closed");
@@ -154,7 +158,8 @@ TEST_F(RequestLogTest, MooncakeJsonlInMilliseconds) {
                      "\"input_length\": 1}\n",
                      RequestLogFormat::kMooncake),
             "log:2: no 'output_length'");
-  EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 1.5, \"output_length\": 1}\n", RequestLogFormat::kMooncake),
+  EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 1.5, \"output_length\": 1}\n",
+                     RequestLogFormat::kMooncake),
             "log:1: input_length: expected a token count (an integer in [0, 4194304]), got 1.5");
   EXPECT_EQ(error_of("{\"timestamp\": \"soon\", \"input_length\": 1, \"output_length\": 1}\n",
                      RequestLogFormat::kMooncake),
@@ -172,7 +177,8 @@ const char* const kVllmWithStartTimes =
  "errors": ["", "timeout", "", ""], "mean_ttft_ms": NaN})";
 
 TEST_F(RequestLogTest, BenchServingWithStartTimesSkipsFailedRequests) {
-  const RequestLog log = read_request_log(write("vllm.json", kVllmWithStartTimes), RequestLogFormat::kBenchServing);
+  const RequestLog log =
+      read_request_log(write("vllm.json", kVllmWithStartTimes), RequestLogFormat::kBenchServing);
   EXPECT_EQ(log.rows, 4);
   EXPECT_EQ(log.skipped, 1);
   EXPECT_EQ(inputs(log), (std::vector<int>{300, 100, 400}));
@@ -183,12 +189,13 @@ TEST_F(RequestLogTest, BenchServingWithStartTimesSkipsFailedRequests) {
 
 // SGLang's --output-file --output-details appends one line per run; Python writes inf as Infinity.
 TEST_F(RequestLogTest, BenchServingWithoutTimesDrawsArrivalsAtTheFileRate) {
-  const std::string path =
-      write("sglang.jsonl",
-            "{\"backend\": \"sglang\", \"request_rate\": Infinity, \"max_concurrency\": 2, \"input_lens\": [1, 2], "
-            "\"output_lens\": [3, 4], \"errors\": [\"\", \"\"]}\n"
-            "{\"backend\": \"sglang\", \"request_rate\": 4.0, \"max_concurrency\": null, \"input_lens\": [5, 6, 7], "
-            "\"output_lens\": [8, 9, 10], \"generated_texts\": [\"NaN\", \"a \\\"Infinity\\\"\", \"\"]}\n");
+  const std::string path = write(
+      "sglang.jsonl",
+      "{\"backend\": \"sglang\", \"request_rate\": Infinity, \"max_concurrency\": 2, \"input_lens\": [1, 2], "
+      "\"output_lens\": [3, 4], \"errors\": [\"\", \"\"]}\n"
+      "{\"backend\": \"sglang\", \"request_rate\": 4.0, \"max_concurrency\": null, \"input_lens\": [5, 6, "
+      "7], "
+      "\"output_lens\": [8, 9, 10], \"generated_texts\": [\"NaN\", \"a \\\"Infinity\\\"\", \"\"]}\n");
   try {
     read_request_log(path, RequestLogFormat::kBenchServing);
     FAIL();
@@ -219,17 +226,19 @@ TEST_F(RequestLogTest, BenchServingWithoutTimesDrawsArrivalsAtTheFileRate) {
 
 TEST_F(RequestLogTest, BenchServingPrettyPrintedAndCorrupt) {
   const RequestLog pretty = read_request_log(
-      write("pretty.json", "{\n  \"request_rate\": \"inf\",\n  \"burstiness\": 0.5,\n  \"input_lens\": [1],\n"
-                           "  \"output_lens\": [2]\n}\n"),
+      write("pretty.json",
+            "{\n  \"request_rate\": \"inf\",\n  \"burstiness\": 0.5,\n  \"input_lens\": [1],\n"
+            "  \"output_lens\": [2]\n}\n"),
       RequestLogFormat::kBenchServing);
   ASSERT_TRUE(pretty.drawn);
   EXPECT_TRUE(std::isinf(pretty.drawn->rate));
   EXPECT_EQ(pretty.drawn->burstiness, 0.5);
 
   const auto bench = RequestLogFormat::kBenchServing;
-  EXPECT_EQ(error_of("{\"request_rate\": 1, \"completed\": 3}\n", bench),
-            "log:1: no per-request details (input_lens, output_lens): save them with vLLM's --save-detailed or "
-            "SGLang's --output-details");
+  EXPECT_EQ(
+      error_of("{\"request_rate\": 1, \"completed\": 3}\n", bench),
+      "log:1: no per-request details (input_lens, output_lens): save them with vLLM's --save-detailed or "
+      "SGLang's --output-details");
   EXPECT_EQ(error_of("{\"input_lens\": [1, 2], \"output_lens\": [1, 2]}\n", bench),
             "log:1: no per-request arrival times (start_times) and no request_rate to draw them from");
   EXPECT_EQ(error_of("{\"request_rate\": 1, \"input_lens\": [1, 2], \"output_lens\": [1]}\n", bench),
@@ -238,7 +247,8 @@ TEST_F(RequestLogTest, BenchServingPrettyPrintedAndCorrupt) {
             "log:1: input_lens[1]: expected a token count (an integer in [0, 4194304]), got -2");
   EXPECT_EQ(error_of("{\"request_rate\": 0, \"input_lens\": [1], \"output_lens\": [1]}\n", bench),
             "log:1: request_rate: expected a positive number or \"inf\", got 0");
-  EXPECT_TRUE(error_of("{\"request_rate\": 1,\n \"input_lens\": [1,, 2]}\n", bench).starts_with("log:2: not valid JSON"))
+  EXPECT_TRUE(error_of("{\"request_rate\": 1,\n \"input_lens\": [1,, 2]}\n", bench)
+                  .starts_with("log:2: not valid JSON"))
       << error_of("{\"request_rate\": 1,\n \"input_lens\": [1,, 2]}\n", bench);
 }
 
@@ -272,17 +282,20 @@ TEST_F(RequestLogTest, WorkloadTakesEachRequestFromTheLog) {
     }
     return std::string();
   };
-  EXPECT_EQ(error(base + ", requests: 4}"),
-            "scenario.yaml:1:86: requests: 4 requests, but request log 'requests.csv' holds 3 usable (0 of its 3 "
-            "skipped)");
+  EXPECT_EQ(
+      error(base + ", requests: 4}"),
+      "scenario.yaml:1:86: requests: 4 requests, but request log 'requests.csv' holds 3 usable (0 of its 3 "
+      "skipped)");
   EXPECT_EQ(error(base + ", arrival: {process: poisson, rate: 1}}"),
             "scenario.yaml:1:85: arrival: each request's arrival time and lengths come from "
             "workload.requests_from; remove this key");
-  EXPECT_NE(error("{requests_from: {file: requests.csv, format: csv, lines: 2}}").find("lines"), std::string::npos);
+  EXPECT_NE(error("{requests_from: {file: requests.csv, format: csv, lines: 2}}").find("lines"),
+            std::string::npos);
   EXPECT_NE(error("{requests_from: {file: requests.csv, format: csv, line: 2}}")
                 .find("only a bench_serving file holds several results"),
             std::string::npos);
-  EXPECT_NE(error("{requests_from: {file: missing.csv, format: csv}}").find("does not exist"), std::string::npos);
+  EXPECT_NE(error("{requests_from: {file: missing.csv, format: csv}}").find("does not exist"),
+            std::string::npos);
   EXPECT_NE(error("{requests_from: {file: requests.csv, format: azure}}").find("format"), std::string::npos);
 }
 
