@@ -9,10 +9,6 @@
 
 namespace semsim {
 
-namespace {
-constexpr int kMaxLength = 1 << 22;
-}
-
 LengthDistribution LengthDistribution::from_yaml(const YamlInput& in, const std::string& base_dir) {
   LengthDistribution d;
   const std::string kind = in.required("dist").as_choice({"fixed", "uniform", "lognormal", "file"});

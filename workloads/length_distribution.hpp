@@ -9,6 +9,7 @@
 namespace semsim {
 
 struct LengthDistribution {
+  static constexpr int kMaxLength = 1 << 22;  // the longest prompt or output a workload may give
   enum class Kind { kFixed, kUniform, kLognormal, kFile };
   Kind kind = Kind::kFixed;
   int value = 1;                 // kFixed

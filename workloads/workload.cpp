@@ -11,13 +11,46 @@
 #include "workloads/text_table.hpp"
 
 namespace semsim {
+namespace {
+
+// workload.requests with requests_from: the log's usable requests by default, never more than it
+// holds.
+int read_requests_from_log(const YamlInput& in, const RequestLog& log) {
+  const int usable = static_cast<int>(log.requests.size());
+  int requests = usable;
+  if (const auto given = in.optional("requests")) {
+    requests = static_cast<int>(given->as_int_in(1, 100'000'000));
+    if (requests > usable)
+      given->fail(fmt::format("{} requests, but request log '{}' holds {} usable ({} of its {} skipped)",
+                              requests, log.file, usable, log.skipped, log.rows));
+  }
+  return requests;
+}
+
+}  // namespace
 
 WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& base_dir) {
-  in.expect_map({"requests", "seed", "arrival", "input_len", "output_len", "routing"});
+  in.expect_map({"requests", "seed", "arrival", "input_len", "output_len", "routing", "requests_from"});
   WorkloadSpec w;
-  w.requests = static_cast<int>(in.required("requests").as_int_in(1, 100'000'000));
   w.seed = static_cast<std::uint64_t>(in.get_int_in("seed", 1, 0, (1LL << 62)));
-  w.arrival = ArrivalProcess::from_yaml(in.required("arrival"), base_dir);
+  if (const auto log = in.optional("requests_from")) {
+    for (const char* key : {"arrival", "input_len", "output_len"})
+      if (in.has(key))
+        in.required(key).fail(
+            "each request's arrival time and lengths come from workload.requests_from; "
+            "remove this key");
+    w.request_log = std::make_shared<const RequestLog>(load_request_log(*log, base_dir));
+    w.requests = read_requests_from_log(in, *w.request_log);
+    // The simulated requests' lengths, as distributions: they bound the KV cache a request may need.
+    w.input_len.kind = w.output_len.kind = LengthDistribution::Kind::kFile;
+    for (int i = 0; i < w.requests; ++i) {
+      w.input_len.samples.push_back(w.request_log->requests[i].input_tokens);
+      w.output_len.samples.push_back(w.request_log->requests[i].output_tokens);
+    }
+  } else {
+    w.requests = static_cast<int>(in.required("requests").as_int_in(1, 100'000'000));
+    w.arrival = ArrivalProcess::from_yaml(in.required("arrival"), base_dir);
+  }
   const auto routing = in.optional("routing");
   if (routing && routing->required("source").as_choice({"synthetic", "trace"}) == "trace") {
     routing->expect_map({"source", "file", "decode", "held_out"});
@@ -47,6 +80,7 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
       w.decode_model = static_cast<TraceDecodeModel>(
           std::find(names.begin(), names.end(), decode->as_choice(names)) - names.begin());
     }
+    if (w.request_log) return w;
     // Length distributions over the trace's requests: they bound the KV cache a request may need.
     LengthDistribution input_lengths, output_lengths;
     input_lengths.kind = output_lengths.kind = LengthDistribution::Kind::kFile;
@@ -63,9 +97,10 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
                        : LengthDistribution::from_yaml(in.required("output_len"), base_dir);
     return w;
   }
+  if (routing) w.synthetic = SyntheticRoutingParams::from_yaml(*routing);
+  if (w.request_log) return w;
   w.input_len = LengthDistribution::from_yaml(in.required("input_len"), base_dir);
   w.output_len = LengthDistribution::from_yaml(in.required("output_len"), base_dir);
-  if (routing) w.synthetic = SyntheticRoutingParams::from_yaml(*routing);
   return w;
 }
 
@@ -94,13 +129,18 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
   std::mt19937_64 input_rng(hash_keys(spec.seed, 2));
   std::mt19937_64 output_rng(hash_keys(spec.seed, 3));
   std::mt19937_64 topic_rng(hash_keys(spec.seed, 4));
-  const std::vector<double> arrivals = spec.arrival.arrival_times(spec.requests, arrival_rng);
+  const std::vector<double> arrivals = spec.request_log
+                                           ? spec.request_log->arrival_times(spec.requests, arrival_rng)
+                                           : spec.arrival.arrival_times(spec.requests, arrival_rng);
   std::uniform_int_distribution<int> topic(0, spec.synthetic.topics - 1);
   std::vector<Request> requests(arrivals.size());
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
     requests[i].id = static_cast<int>(i);
     requests[i].arrival = arrivals[i];
-    if (spec.trace) {
+    if (spec.request_log) {
+      requests[i].input_tokens = spec.request_log->requests[i].input_tokens;
+      requests[i].output_tokens = spec.request_log->requests[i].output_tokens;
+    } else if (spec.trace) {
       const TraceRequest& recorded = spec.trace->request(i % spec.trace->requests());
       requests[i].input_tokens =
           spec.input_len_from_trace ? recorded.input_tokens : spec.input_len.draw(input_rng);

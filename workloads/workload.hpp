@@ -10,6 +10,7 @@
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_distribution.hpp"
 #include "workloads/request.hpp"
+#include "workloads/request_log.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/synthetic_routing.hpp"
 #include "workloads/trace_routing.hpp"
@@ -19,6 +20,9 @@ namespace semsim {
 struct WorkloadSpec {
   int requests = 0;
   std::uint64_t seed = 1;
+  // requests_from: request i takes the log's request i (arrival order): its arrival time and lengths.
+  // `arrival` is then unused and the length distributions hold the simulated requests' lengths.
+  std::shared_ptr<const RequestLog> request_log;
   ArrivalProcess arrival;
   LengthDistribution input_len;
   LengthDistribution output_len;

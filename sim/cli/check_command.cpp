@@ -26,7 +26,7 @@ int check_scenario(const CheckOptions& options) {
       "{}); "
       "fidelity {}; "
       "calibration {}\n"
-      "  workload: {} requests, seed {}\n",
+      "  workload: {} requests{}, seed {}\n",
       s.file, s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
       s.attention == AttentionMode::kDataParallel ? "dp" : "tp", plan.memory.weight_bytes_per_device / 1e9,
@@ -34,6 +34,10 @@ int check_scenario(const CheckOptions& options) {
       s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
       s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
       s.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name, s.workload.requests,
+      s.workload.request_log
+          ? fmt::format(" from {} ({}; arrivals: {})", s.workload.request_log->file,
+                        s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())
+          : "",
       s.workload.seed);
   return 0;
 }

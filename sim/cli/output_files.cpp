@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -24,11 +25,43 @@ nlohmann::ordered_json distribution_json(const Distribution& d) {
           {"p90", value(d.p90)}, {"p95", value(d.p95)},   {"p99", value(d.p99)}, {"max", value(d.max)}};
 }
 
-// The scenario's request rate; null for arrivals read from a file (no rate is set).
+// The scenario's request rate; null for arrival times read from a file (no rate is set), "inf" (as
+// vLLM writes it) for a request log whose requests were all sent at once.
 nlohmann::ordered_json request_rate_json(const Scenario& scenario) {
-  const ArrivalProcess& arrival = scenario.workload.arrival;
-  return arrival.kind == ArrivalProcess::Kind::kTrace ? nlohmann::ordered_json()
-                                                      : nlohmann::ordered_json(arrival.rate);
+  const WorkloadSpec& workload = scenario.workload;
+  if (workload.request_log) {
+    const auto& drawn = workload.request_log->drawn;
+    if (!drawn) return nullptr;
+    return std::isinf(drawn->rate) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(drawn->rate);
+  }
+  return workload.arrival.kind == ArrivalProcess::Kind::kTrace
+             ? nlohmann::ordered_json()
+             : nlohmann::ordered_json(workload.arrival.rate);
+}
+
+// vLLM's burstiness, the gamma shape of the inter-arrival times: 1 / cv^2 (1 for Poisson); null
+// where the gaps are not gamma-distributed (fixed, or arrival times read from a file).
+nlohmann::ordered_json burstiness_json(const WorkloadSpec& workload) {
+  using Json = nlohmann::ordered_json;
+  if (workload.request_log) {
+    const auto& drawn = workload.request_log->drawn;
+    return drawn && std::isfinite(drawn->burstiness) ? Json(drawn->burstiness) : Json();
+  }
+  const ArrivalProcess& arrival = workload.arrival;
+  return arrival.kind == ArrivalProcess::Kind::kPoisson ? Json(1.0)
+         : arrival.kind == ArrivalProcess::Kind::kGamma ? Json(1.0 / (arrival.cv * arrival.cv))
+                                                        : Json();
+}
+
+// Where the requests came from: a request log's file, format, rows and arrivals ("" and null for
+// generated requests, so every summary has these keys).
+nlohmann::ordered_json requests_from_json(const WorkloadSpec& workload) {
+  const RequestLog* log = workload.request_log.get();
+  auto count = [&](int value) { return log ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
+  return {{"file", log ? log->file : ""},       {"format", log ? log->format_name() : ""},
+          {"rows", count(log ? log->rows : 0)}, {"skipped", count(log ? log->skipped : 0)},
+          {"used", count(workload.requests)},   {"arrivals", log ? log->arrivals_description() : ""},
+          {"note", log ? log->note : ""}};
 }
 
 nlohmann::ordered_json optional_json(const std::optional<double>& v) {
@@ -131,6 +164,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["calibration"] = scenario.calibration.name;
   j["seed"] = scenario.workload.seed;
   j["routing"] = scenario.workload.routing_description();
+  j["requests_from"] = requests_from_json(scenario.workload);
   j["simulated_seconds"] = s.simulated_seconds;
   j["wall_seconds"] = 0.0;  // filled in by the process that timed the run
   j["requests"] = s.requests;
@@ -193,9 +227,10 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   // bench_serving's block, in its order, with its labels.
   out += fmt::format("{:=^50}\n", " Serving Benchmark Result (simulated) ");
   line("Backend:", "semsim");
-  line("Traffic request rate:", j["request_rate"].is_null()
-                                    ? std::string("arrival times from a file")
-                                    : fmt::format("{:g}", j["request_rate"].get<double>()));
+  const auto& rate = j["request_rate"];
+  line("Traffic request rate:", rate.is_null()     ? std::string("arrival times from a file")
+                                : rate.is_string() ? rate.get<std::string>()
+                                                   : fmt::format("{:g}", rate.get<double>()));
   line("Max request concurrency:",
        j["max_concurrency"].is_null() ? std::string("not set") : j["max_concurrency"].dump());
   line("Successful requests:", fmt::format("{} of {}", completed, j["requests"].get<int>()));
@@ -265,6 +300,15 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   if (!j.value("tp_collectives", std::string()).empty())
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
+  const auto& log = j["requests_from"];
+  if (!log["file"].get<std::string>().empty()) {
+    line("Requests from:",
+         fmt::format("{} ({}): {} of its {} requests ({} unusable)", log["file"].get<std::string>(),
+                     log["format"].get<std::string>(), log["used"].get<int>(), log["rows"].get<int>(),
+                     log["skipped"].get<int>()));
+    line("Arrival times:", log["arrivals"].get<std::string>());
+    if (!log["note"].get<std::string>().empty()) line("Not simulated:", log["note"].get<std::string>());
+  }
   out += routing_drift_text(j["routing_drift"]);
   out += token_table_text(j["token_table"]);
   if (!j.value("scheduling_fallback", std::string()).empty())
@@ -301,7 +345,6 @@ nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunRes
   using Json = nlohmann::ordered_json;
   const double duration = s.simulated_seconds;
   auto per_second = [&](double count) { return duration > 0 ? Json(count / duration) : Json(); };
-  const ArrivalProcess& arrival = scenario.workload.arrival;
   Json j;
   // The run's settings, under bench_serving's names where it has one.
   j["backend"] = "semsim";
@@ -310,10 +353,7 @@ nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunRes
   j["seed"] = scenario.workload.seed;
   j["num_prompts"] = s.requests;
   j["request_rate"] = request_rate_json(scenario);
-  // vLLM's burstiness is the gamma shape of the inter-arrival times: 1 / cv^2 (1 for Poisson).
-  j["burstiness"] = arrival.kind == ArrivalProcess::Kind::kPoisson ? Json(1.0)
-                    : arrival.kind == ArrivalProcess::Kind::kGamma ? Json(1.0 / (arrival.cv * arrival.cv))
-                                                                   : Json();
+  j["burstiness"] = burstiness_json(scenario.workload);
   j["max_concurrency"] = nullptr;
   // Results: completed requests only, as bench_serving counts them.
   j["duration"] = duration;
