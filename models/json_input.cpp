@@ -1,5 +1,10 @@
 #include "models/json_input.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
 #include "models/input_error.hpp"
 
 namespace semsim {
@@ -10,6 +15,33 @@ nlohmann::json parse_json(std::string_view text, const std::string& where) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where + ": not valid JSON (" + e.what() + ")");
   }
+}
+
+namespace {
+
+int line_at(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+}
+
+}  // namespace
+
+std::vector<JsonValueAt> parse_json_values(std::string_view text, const std::string& path) {
+  std::istringstream in{std::string(text)};
+  std::vector<JsonValueAt> values;
+  while ((in >> std::ws).peek() != std::char_traits<char>::eof()) {
+    const auto start = static_cast<std::size_t>(in.tellg());
+    JsonValueAt at{nlohmann::json(), line_at(text, start)};
+    try {
+      in >> at.value;
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(fmt::format("{}:{}: not valid JSON ({})", path,
+                                   line_at(text, start + (e.byte > 0 ? e.byte - 1 : 0)), e.what()));
+    }
+    values.push_back(std::move(at));
+  }
+  return values;
 }
 
 long long json_integer(const nlohmann::json& value, const std::string& where, const char* what) {

@@ -14,6 +14,7 @@
 
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
+#include "models/json_input.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_distribution.hpp"
 #include "workloads/text_table.hpp"
@@ -238,33 +239,9 @@ std::string quote_python_constants(std::string_view text) {
   return out;
 }
 
-int line_at(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 +
-         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-}
-
-struct JsonValueAt {
-  Json value;
-  int line = 0;  // where it starts
-};
-
-// Every JSON value in `text`, one after another: one object for a JSON file, one per line for JSONL.
-std::vector<JsonValueAt> parse_json_values(const std::string& path, const std::string& text) {
-  const std::string json_text = quote_python_constants(text);
-  std::istringstream in(json_text);
-  std::vector<JsonValueAt> values;
-  while ((in >> std::ws).peek() != std::char_traits<char>::eof()) {
-    const auto start = static_cast<std::size_t>(in.tellg());
-    JsonValueAt at{Json(), line_at(json_text, start)};
-    try {
-      in >> at.value;
-    } catch (const Json::parse_error& e) {
-      fail_at_line(path, line_at(json_text, start + (e.byte > 0 ? e.byte - 1 : 0)),
-                   fmt::format("not valid JSON ({})", e.what()));
-    }
-    values.push_back(std::move(at));
-  }
+// Every JSON value of a result file (bench_serving's may be pretty-printed or one result per line).
+std::vector<JsonValueAt> parse_results(const std::string& path, const std::string& text) {
+  std::vector<JsonValueAt> values = parse_json_values(quote_python_constants(text), path);
   if (values.empty()) throw InputError(path + ": empty file");
   return values;
 }
@@ -341,7 +318,7 @@ const JsonValueAt& pick_result(const std::string& path, const std::vector<JsonVa
 
 std::vector<RawRequest> read_bench_serving(const std::string& path, std::optional<int> result_line,
                                            RequestLog& log) {
-  const std::vector<JsonValueAt> results = parse_json_values(path, read_text_file(path));
+  const std::vector<JsonValueAt> results = parse_results(path, read_text_file(path));
   const JsonValueAt& picked = pick_result(path, results, result_line);
   const Json& result = picked.value;
   const int line = picked.line;
