@@ -200,10 +200,6 @@ std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& op
   return {alive, shown};
 }
 
-}  // namespace
-
-namespace {
-
 bool is_whole(double value) {
   return std::floor(value) == value && std::abs(value) < 1e15;
 }

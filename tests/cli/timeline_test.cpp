@@ -432,6 +432,9 @@ TEST(cliTimelineAt, BadOrPastTheEndExits2WithoutOutputs) {
     return r.err;
   };
   fails_with({"--timeline-at", "1", "--timeline-steps", "0:5"}, "--timeline-steps excludes --timeline-at");
+  const CliResult without = run_semsim({"run", "default", "--out", tmp / "out", "--timeline-at", "1"});
+  EXPECT_EQ(without.exit_code, 2);
+  EXPECT_NE(without.err.find("--timeline-at requires --timeline"), std::string::npos) << without.err;
   for (const std::string bad : {"soon", "-1", "1:0", "1:2.5", "1:10001", "1:"})
     fails_with({"--timeline-at", bad}, "--timeline-at '" + bad + "': expected SECONDS[:COUNT]");
   fails_with({"--timeline-at", "5", "--set", "serving.time_limit=2"},
