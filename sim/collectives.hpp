@@ -14,6 +14,9 @@ namespace semsim {
 struct Collective {
   CopyTraffic traffic;  // copies per pair; its storage must outlive the step's execution
   double overhead = 0;  // launch and synchronisation seconds before any byte moves
+  // Bytes one copy carries as the step's byte counters count them; `traffic` carries 0 instead where
+  // a measured time (DeepEP, NCCL) prices the whole collective.
+  double payload_bytes_per_copy = 0;
 };
 
 // Dispatch: `copies[src * devices + dst]` token copies of `bytes_per_copy` each. Combine returns

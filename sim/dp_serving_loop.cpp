@@ -35,6 +35,7 @@ class DataParallelServer {
         steps_(steps),
         ranks_(scenario.dp),
         batches_(scenario.dp) {
+    result_.kv_capacity_tokens = kv_capacity_tokens;
     result_.requests.resize(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
       RequestRecord& r = result_.requests[i];
@@ -48,8 +49,11 @@ class DataParallelServer {
   RunResult run() {
     const double limit = scenario_.serving.time_limit > 0 ? scenario_.serving.time_limit
                                                           : std::numeric_limits<double>::infinity();
+    bool timeline_end_due = false;  // the last step was a timeline step whose end state comes next
     while (completed_ < requests_.size() && clock_.now() < limit) {
       admit_arrivals();
+      if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
+      timeline_end_due = false;
       if (!form_batches()) {
         if (next_arrival_ >= requests_.size()) break;  // nothing runnable and nothing coming
         const double wake = std::min(requests_[next_arrival_].arrival, limit);
@@ -58,9 +62,11 @@ class DataParallelServer {
       }
       StepRecord record;
       record.start = clock_.now();
-      steps_.run(batches_, tokens_, token_rank_, clock_, record);
+      timeline_end_due = steps_.run(batches_, tokens_, token_rank_, clock_, record);
+      if (timeline_end_due) start_timeline_step();
       finish_step(record);
     }
+    if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
     clock_.sync();
     result_.end_time = clock_.now();
     result_.stopped_at_time_limit = completed_ < requests_.size() && result_.end_time >= limit;
@@ -139,6 +145,34 @@ class DataParallelServer {
       any = any || batch.tokens > 0;
     }
     return any;
+  }
+
+  // Each rank's requests and KV cache now (between finish_step calls, a request's KV holds its
+  // processed prompt tokens and every output token but the last, which the next step feeds in).
+  std::vector<RankState> rank_states() const {
+    std::vector<RankState> states;
+    for (const Rank& rank : ranks_) {
+      RankState& state = states.emplace_back();
+      state.running = static_cast<int>(rank.running.size());
+      state.queued = static_cast<int>(rank.waiting.size());
+      state.kv_reserved_tokens = rank.kv_reserved;
+      for (const LiveRequest& live : rank.running)
+        state.kv_cached_tokens += live.prefilled + std::max(0, live.generated - 1);
+    }
+    return states;
+  }
+
+  // A timeline step's state at its start and its batch, before finish_step moves the requests on.
+  void start_timeline_step() {
+    StepServing& serving = result_.timeline_serving.emplace_back();
+    serving.at_start = rank_states();
+    for (const Rank& rank : ranks_) {
+      int prefill = 0, decode = 0;
+      for (const LiveRequest& live : rank.running)
+        (live.prefilled < requests_[live.index].input_tokens ? prefill : decode) += live.chunk;
+      serving.prefill_tokens.push_back(prefill);
+      serving.decode_tokens.push_back(decode);
+    }
   }
 
   void finish_step(StepRecord& record) {

@@ -58,24 +58,36 @@ struct LayerTotals {
   std::vector<long long> device_activations;
 };
 
-// Steps [first, first + count) whose per-device phase spans are recorded for a timeline.
+// The `count` steps whose per-device phase spans are recorded for a timeline: from step `first`, or,
+// with `from_seconds`, from the first step that starts at or after that simulated time.
 struct StepWindow {
   long long first = 0;
   long long count = 0;
-  bool contains(long long step) const { return step >= first && step < first + count; }
+  std::optional<double> from_seconds;
 };
 
-// When one activity of a step ran. A compute activity has a span per device (devices wait for the
-// slowest at the next collective, so a device's span may end before the next one starts); a
-// collective has one span (`device` -1) over every device.
+// What an activity worked on, on one device, where the engine counts it exactly (-1: not counted).
+// The step builder fills the compute fields, the recorder the bytes of collectives.
+struct DeviceWork {
+  int tokens = -1;             // attention, dense layers + LM head: the tokens it ran
+  long long activations = -1;  // experts: routed (token, expert) activations served
+  int active_experts = -1;     // experts: experts held there with at least one token
+  double bytes_sent = -1;      // collective: payload bytes to other devices, as a2a_bytes counts them
+  double bytes_received = -1;
+};
+
+// When one activity of a step ran, on one device, and what it worked on there. A compute activity's
+// devices wait for the slowest at the next collective, so a device's span may end before the next
+// one starts; a collective's spans are one time over every device.
 struct ActivitySpan {
   Phase phase = Phase::kOther;
   bool collective = false;
   int layer = -1;       // model layer index; -1: not one layer's (dense layers + LM head)
   int micro_batch = 0;  // two-batch overlap: 0 or 1
-  int device = -1;
+  int device = 0;
   double start = 0;
   double seconds = 0;
+  DeviceWork work;
 };
 
 struct StepSpans {
@@ -84,6 +96,24 @@ struct StepSpans {
   double end = 0;
   int micro_batches = 1;
   std::vector<ActivitySpan> spans;
+};
+
+// A serving rank's requests and KV cache at one instant (Attention-TP: the one TP group's).
+struct RankState {
+  int running = 0;                   // admitted, their KV cache reserved
+  int queued = 0;                    // arrived, waiting for admission
+  long long kv_reserved_tokens = 0;  // input + output of every running request: admission's count
+  long long kv_cached_tokens = 0;    // tokens whose KV the running requests hold so far
+};
+
+// One timeline step as the serving loop saw it, per rank.
+struct StepServing {
+  std::vector<RankState> at_start;  // what the step ran with (after admissions)
+  // Once its tokens are out, finished requests freed their KV and the requests that arrived
+  // meanwhile queued, before the next step admits any.
+  std::vector<RankState> at_end;
+  std::vector<int> prefill_tokens;  // the step's batch
+  std::vector<int> decode_tokens;
 };
 
 // What priced or decided parts of a run where the scenario leaves a choice to the engine, said in
@@ -99,10 +129,12 @@ struct RunNotes {
 struct RunResult {
   std::vector<RequestRecord> requests;
   std::vector<StepRecord> steps;
-  std::vector<LayerTotals> layers;     // one per MoE layer
-  std::vector<StepSpans> timeline;     // the steps of the requested window
-  double end_time = 0;                 // simulated time when the run stopped
-  bool stopped_at_time_limit = false;  // serving.time_limit ended it with requests not done
+  std::vector<LayerTotals> layers;            // one per MoE layer
+  std::vector<StepSpans> timeline;            // the steps of the requested window
+  std::vector<StepServing> timeline_serving;  // one per step of `timeline`, in its order
+  long long kv_capacity_tokens = 0;           // per rank (the memory plan's)
+  double end_time = 0;                        // simulated time when the run stopped
+  bool stopped_at_time_limit = false;         // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
   RunNotes notes;  // RunPlan::notes

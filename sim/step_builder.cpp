@@ -25,7 +25,8 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
       rank_tokens(devices),
       dispatch(devices, experts),
       copies(moe_layers, std::vector<long long>(static_cast<std::size_t>(devices) * devices, 0)),
-      device_experts(devices) {}
+      device_experts(devices),
+      active_experts(devices) {}
 
 StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
                          const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
@@ -173,8 +174,12 @@ Collective StepBuilder::slice_collective(const MicroBatch& mb, ShardCollective k
   record.tp_collective_bytes +=
       (kind == ShardCollective::kAllReduce ? 2 : 1) * (moved.scale_up + moved.scale_out);
   // NCCL's measured time is the whole collective: no bytes of its own cross the topology.
-  if (nccl_ != nullptr)
-    return equal_shard_exchange(every_pair_, scenario_.ep, 0.0, nccl_->seconds(kind, shard_bytes));
+  if (nccl_ != nullptr) {
+    Collective measured =
+        equal_shard_exchange(every_pair_, scenario_.ep, 0.0, nccl_->seconds(kind, shard_bytes));
+    measured.payload_bytes_per_copy = (kind == ShardCollective::kAllReduce ? 2 : 1) * shard_bytes;
+    return measured;
+  }
   return collective;
 }
 
@@ -197,6 +202,7 @@ void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, 
   }
   Activity& dense = graph.add_compute(Phase::kOther, -1, index, {});
   std::fill(dense.seconds.begin(), dense.seconds.end(), other);
+  count_batch_tokens(mb, dense);
   mb.last = graph.last();
   if (!tensor_parallel_) return;
   static constexpr ShardCollective kWhole[] = {ShardCollective::kAllReduce};
@@ -247,12 +253,15 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
   record.local_activations += dispatch.local_activations;
   for (int device = 0; device < ranks; ++device) {
     mb.device_experts[device] = mb.shared[device];
+    mb.active_experts[device] = 0;
     layer_loads_[moe][device] += dispatch.device_tokens[device];
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
     local_counts_.clear();
-    for (int expert : placement_.slots[moe][device])
-      local_counts_.push_back(
-          dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts + expert]);
+    for (int expert : placement_.slots[moe][device]) {
+      const int tokens = dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts + expert];
+      local_counts_.push_back(tokens);
+      mb.active_experts[device] += tokens > 0 ? 1 : 0;
+    }
     mb.device_experts[device] += cost_.routed_experts(local_counts_);
   }
   // The executor reads this layer's copies after every layer is built: keep them, and give the
@@ -277,6 +286,7 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
   Activity& attention = graph.add_compute(Phase::kAttention, layer, index, {mb.last});
   for (int r = 0; r < scenario_.ep; ++r)
     attention.seconds[r] = (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.gate[r];
+  count_batch_tokens(mb, attention);
   mb.last = graph.last();
   if (tensor_parallel_) {
     add_permute(mb, index, layer, graph);
@@ -293,6 +303,11 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
   const int layer = moe_layer_ids_[moe];
   Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
   experts.seconds = mb.device_experts;
+  experts.work.resize(mb.device_experts.size());
+  for (std::size_t device = 0; device < experts.work.size(); ++device) {
+    experts.work[device].activations = mb.dispatch.device_tokens[device];
+    experts.work[device].active_experts = mb.active_experts[device];
+  }
   mb.last = graph.last();
   graph.add_collective(Phase::kCombine, layer, index, exchange(mb.copies[moe], true), {mb.last});
   mb.last = graph.last();
@@ -302,14 +317,23 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
   mb.last = graph.last();
 }
 
+void StepBuilder::count_batch_tokens(const MicroBatch& mb, Activity& activity) const {
+  activity.work.resize(activity.seconds.size());
+  for (std::size_t r = 0; r < activity.work.size(); ++r)
+    activity.work[r].tokens = (*mb.batches)[tensor_parallel_ ? 0 : r].tokens;
+}
+
 Collective StepBuilder::exchange(const std::vector<long long>& copies, bool combine) const {
-  // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
-  // traffic counters still count them).
-  if (deepep_ != nullptr)
-    return all_to_allv(copies, scenario_.ep, 0.0, combine, deepep_->seconds(step_kernel_, combine, copies));
   const double bytes_per_copy = scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes
                                                                   : scenario_.dispatch_bytes_per_element);
-  return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
+  if (deepep_ == nullptr)
+    return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
+  // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
+  // traffic counters still count them).
+  Collective measured =
+      all_to_allv(copies, scenario_.ep, 0.0, combine, deepep_->seconds(step_kernel_, combine, copies));
+  measured.payload_bytes_per_copy = bytes_per_copy;
+  return measured;
 }
 
 void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,

@@ -81,6 +81,7 @@ class StepBuilder {
     LayerDispatch dispatch;
     std::vector<std::vector<long long>> copies;  // [moe layer] dispatch copies, kept for the executor
     std::vector<double> device_experts;          // per device: routed + shared expert seconds
+    std::vector<int> active_experts;             // per device: its experts with a token this layer
     std::vector<std::int32_t> token_ids;         // Attention-TP: what the token scheduler reads
     std::vector<int> majority;                   // [moe layer * tokens + token] majority device this step
     std::vector<int> previous_devices;
@@ -102,6 +103,8 @@ class StepBuilder {
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph, StepRecord& record);
   void add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph, StepRecord& record);
   void add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph);
+  // Per device, the tokens of the rank batch it runs (Attention-TP: the group's one batch).
+  void count_batch_tokens(const MicroBatch& mb, Activity& activity) const;
   bool windowed(int layer) const;
 
   const Scenario& scenario_;

@@ -16,6 +16,7 @@
 
 #include "sim/collectives.hpp"
 #include "sim/phase.hpp"
+#include "sim/run_result.hpp"
 
 namespace semsim {
 
@@ -24,10 +25,11 @@ enum class ActivityKind { kCompute, kCollective };
 struct Activity {
   ActivityKind kind = ActivityKind::kCompute;
   Phase phase = Phase::kOther;
-  int layer = -1;               // model layer index; -1: not one layer's
-  int micro_batch = 0;          // two-batch overlap: 0 or 1
-  std::vector<double> seconds;  // compute: per device, with every compute unit (SM) of the device
-  Collective collective;        // collective: its traffic and fixed overhead
+  int layer = -1;                // model layer index; -1: not one layer's
+  int micro_batch = 0;           // two-batch overlap: 0 or 1
+  std::vector<double> seconds;   // compute: per device, with every compute unit (SM) of the device
+  Collective collective;         // collective: its traffic and fixed overhead
+  std::vector<DeviceWork> work;  // compute: per device, where the builder counts it; else empty
   // Earlier activities that must end first (a step's activities are rebuilt every step: kept inline).
   static constexpr int kMaxDependencies = 4;
   std::array<int, kMaxDependencies> dependencies{};
@@ -72,6 +74,7 @@ class StepGraph {
     a.phase = phase;
     a.layer = layer;
     a.micro_batch = micro_batch;
+    a.work.clear();
     a.dependency_count = static_cast<int>(after.size());
     std::copy(after.begin(), after.end(), a.dependencies.begin());
     return a;

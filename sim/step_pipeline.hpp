@@ -15,11 +15,12 @@ class StepPipeline {
       : builder_(builder), executor_(executor), recorder_(recorder), graph_(devices) {}
 
   // Simulates the step: advances `clock` to its end and fills the record (see StepBuilder::build).
-  void run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
+  // Returns whether the step is in the timeline window (the serving loop then records its counters).
+  bool run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
            const std::vector<int>& token_rank, StepClock& clock, StepRecord& record) {
     builder_.build(batches, tokens, token_rank, graph_, record);
     executor_.run(graph_, clock, schedule_);
-    recorder_.record(graph_, schedule_, record);
+    return recorder_.record(graph_, schedule_, record);
   }
 
  private:

@@ -4,7 +4,10 @@
 
 namespace semsim {
 StepRecorder::StepRecorder(const MoeModel& model, int devices, StepWindow timeline)
-    : moe_index_(model.layers, -1), devices_(devices), window_(timeline) {
+    : moe_index_(model.layers, -1),
+      devices_(devices),
+      window_(timeline),
+      window_first_(timeline.from_seconds ? -1 : timeline.first) {
   for (int layer = 0; layer < model.layers; ++layer)
     if (model.is_moe_layer(layer)) {
       moe_index_[layer] = static_cast<int>(layers_.size());
@@ -83,6 +86,12 @@ double StepRecorder::hidden_communication(const StepGraph& graph, const StepSche
   return hidden;
 }
 
+bool StepRecorder::in_window(double step_start) {
+  if (window_first_ < 0 && window_.from_seconds && step_start >= *window_.from_seconds)
+    window_first_ = steps_;
+  return window_first_ >= 0 && steps_ >= window_first_ && steps_ < window_first_ + window_.count;
+}
+
 void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedule) {
   StepSpans& spans = timeline_.emplace_back();
   spans.step = steps_;
@@ -94,14 +103,27 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
     const ActivityTiming& t = schedule.activities[i];
     spans.micro_batches = std::max(spans.micro_batches, a.micro_batch + 1);
     ActivitySpan span{
-        a.phase,          a.kind == ActivityKind::kCollective, a.layer, a.micro_batch, -1, t.release,
-        t.end - t.release};
+        a.phase, a.kind == ActivityKind::kCollective, a.layer, a.micro_batch, 0, t.release, t.end - t.release,
+        {}};
     if (a.kind == ActivityKind::kCollective) {
-      spans.spans.push_back(span);
+      const CopyTraffic& traffic = a.collective.traffic;
+      for (int device = 0; device < devices_; ++device) {
+        long long sent = 0, received = 0;
+        for (int other = 0; other < devices_; ++other) {
+          if (other == device) continue;
+          sent += traffic.copies_at(device, other);
+          received += traffic.copies_at(other, device);
+        }
+        span.device = device;
+        span.work.bytes_sent = static_cast<double>(sent) * a.collective.payload_bytes_per_copy;
+        span.work.bytes_received = static_cast<double>(received) * a.collective.payload_bytes_per_copy;
+        spans.spans.push_back(span);
+      }
       continue;
     }
     for (int device = 0; device < devices_; ++device) {
       span.device = device;
+      if (!a.work.empty()) span.work = a.work[device];
       if (schedule.chain) {
         span.start = t.release;
         span.seconds = a.seconds[device];
@@ -115,7 +137,7 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
   }
 }
 
-void StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step) {
+bool StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step) {
   const auto activities = graph.activities();
   if (schedule.chain) {
     record_chain(activities, schedule, step);
@@ -124,8 +146,10 @@ void StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, 
     record_path(activities, step);
     step.comm_hidden = hidden_communication(graph, schedule);
   }
-  if (window_.contains(steps_)) add_spans(graph, schedule);
+  const bool recorded = in_window(schedule.start);
+  if (recorded) add_spans(graph, schedule);
   ++steps_;
+  return recorded;
 }
 
 void StepRecorder::add(const Activity& a, double seconds, StepRecord& step) {

@@ -2,7 +2,7 @@
 // The one recorder both executors report to: from a step's graph and schedule it writes the step's
 // phase times along its critical path (so they add up to the step's duration), its exposed and
 // hidden communication, the per-layer totals and, for steps in the timeline window, every
-// activity's spans.
+// activity's spans with what it worked on.
 #include <span>
 #include <vector>
 
@@ -17,7 +17,8 @@ class StepRecorder {
  public:
   StepRecorder(const MoeModel& model, int devices, StepWindow timeline);
 
-  void record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step);
+  // Returns whether the step is one of the timeline window's (its spans recorded).
+  bool record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step);
 
   // Per MoE layer, summed over the steps so far (phases only; the builder counts device loads).
   const std::vector<LayerTotals>& layer_totals() const { return layers_; }
@@ -34,12 +35,14 @@ class StepRecorder {
   void walk_critical_path(const StepGraph& graph, const StepSchedule& schedule);
   void record_path(std::span<const Activity> activities, StepRecord& step);
   double hidden_communication(const StepGraph& graph, const StepSchedule& schedule);
+  bool in_window(double step_start);
   void add_spans(const StepGraph& graph, const StepSchedule& schedule);
 
   std::vector<int> moe_index_;  // [model layer] its MoE layer index, -1 for dense layers
   int devices_;
   std::vector<LayerTotals> layers_;
   StepWindow window_;
+  long long window_first_;  // -1 until a step starts at or after window_.from_seconds
   std::vector<StepSpans> timeline_;
   long long steps_ = 0;
   std::vector<Segment> critical_;                         // reused: the last step's critical path

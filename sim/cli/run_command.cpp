@@ -27,6 +27,7 @@ struct RunOptions {
   long long seed = -1;  // -1: the scenario's workload.seed
   TimelineOptions timeline;
   std::string timeline_steps;        // FIRST:COUNT
+  std::string timeline_at;           // SECONDS[:COUNT]
   std::vector<std::string> goodput;  // METRIC:MS
   std::string result_json;
 };
@@ -80,6 +81,10 @@ int run_scenario(RunOptions options) {
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   if (!options.timeline_steps.empty())
     options.timeline.steps = parse_step_window(options.timeline_steps, "--timeline-steps");
+  if (!options.timeline_at.empty()) {
+    options.timeline.steps = parse_time_window(options.timeline_at, "--timeline-at");
+    check_window_start(options.timeline.steps, scenario.serving.time_limit);
+  }
   StagedRun staged(scenario, out_dir, options.timeline, bench);
   auto summary = nlohmann::ordered_json::parse(run_isolated([&] { return staged.simulate_and_write(); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -103,9 +108,14 @@ void add_run_command(CommandLine& cli) {
       ->check(CLI::Range(0LL, 1LL << 62));
   auto* timeline = run->add_option("--timeline", options->timeline.path,
                                    "also write a Chrome/Perfetto trace-event JSON of a window of steps");
-  run->add_option("--timeline-steps", options->timeline_steps,
-                  "the timeline's steps, FIRST:COUNT (default 0:10)")
-      ->needs(timeline);
+  auto* steps = run->add_option("--timeline-steps", options->timeline_steps,
+                                "the timeline's steps, FIRST:COUNT (default 0:10)")
+                    ->needs(timeline);
+  run->add_option("--timeline-at", options->timeline_at,
+                  "the timeline's steps by time, SECONDS[:COUNT]: COUNT steps (default 10) from the first "
+                  "that starts at or after SECONDS of simulated time")
+      ->needs(timeline)
+      ->excludes(steps);
   run->add_option("--timeline-requests", options->timeline.max_requests,
                   "request lifetimes shown at most (default 200)")
       ->check(CLI::Range(0, 1000000))

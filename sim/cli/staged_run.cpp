@@ -26,6 +26,7 @@ std::string StagedRun::simulate_and_write() const {
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
   const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps);
+  if (!timeline_json_.empty()) check_window_recorded(timeline_.steps, run);
   const double simulation_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);
