@@ -25,21 +25,25 @@ std::string percent(double share) {
 }
 
 struct StepPart {
-  const char* name;
+  const char* name;   // in the step-time split
+  const char* bound;  // in "bound by ..."
+  const char* what;   // what its share is of, in the verdict
   double share;
 };
 
-// The parts of the step time, largest first (the enumeration order breaks ties).
+// The parts of the step time, largest first (this order breaks ties).
 std::vector<StepPart> step_parts(const FlatSummary& summary) {
   auto share = [&](const char* phase) {
     return number_at(summary, std::string("phase_share.") + phase).value_or(0.0);
   };
-  std::vector<StepPart> parts{{"all-to-all", share("dispatch") + share("combine")},
-                              {"attention", share("attention")},
-                              {"experts", share("experts")},
-                              {"TP collectives", share("reduce_scatter") + share("all_gather")},
-                              {"permute", share("permute")},
-                              {"other", share("other")}};
+  std::vector<StepPart> parts{
+      {"all-to-all", "all-to-all", "dispatch+combine", share("dispatch") + share("combine")},
+      {"attention", "attention", "attention", share("attention")},
+      {"experts", "expert compute", "experts", share("experts")},
+      {"TP collectives", "Attention-TP collectives", "reduce-scatter+all-gather",
+       share("reduce_scatter") + share("all_gather")},
+      {"permute", "token permutation", "permute", share("permute")},
+      {"other", "dense layers and LM head", "other (dense layers, LM head)", share("other")}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const StepPart& a, const StepPart& b) { return a.share > b.share; });
   return parts;
@@ -54,35 +58,22 @@ std::string parts_text(const std::vector<StepPart>& parts, std::size_t first) {
   return out;
 }
 
-struct StepBound {
-  std::string bound;   // the verdict's name for the part
-  std::string share;   // "dispatch+combine 46.0%"
-  std::string detail;  // what else the rule read, or ""
-};
-
-// What the largest part of the step time is called in a verdict. The experts are bound by their
-// imbalance when the slowest device's expert time is kExpertImbalance x the devices' mean or more
-// (a summary without device times: its routed-load imbalance).
-StepBound step_bound(const StepPart& top, const FlatSummary& summary) {
-  const std::string name = top.name, share = percent(top.share);
-  if (name == "all-to-all") return {"all-to-all", "dispatch+combine " + share, ""};
-  if (name == "attention") return {"attention", "attention " + share, ""};
-  if (name == "experts") {
-    const double load = number_at(summary, "imbalance").value_or(1);
-    const double slowest = number_at(summary, "experts_device_seconds.slowest").value_or(0);
-    const double mean = number_at(summary, "experts_device_seconds.mean").value_or(0);
-    if (mean <= 0)
-      return {
-          load >= kExpertImbalance ? "expert imbalance" : "expert compute", "experts " + share,
-          fmt::format(", the busiest device serving {:.2f}x the mean routed load (device times not recorded)",
-                      load)};
-    return {slowest / mean >= kExpertImbalance ? "expert imbalance" : "expert compute", "experts " + share,
-            fmt::format(", the slowest device's expert time {:.2f}x the devices' mean (routed load {:.2f}x)",
-                        slowest / mean, load)};
-  }
-  if (name == "TP collectives") return {"Attention-TP collectives", "reduce-scatter+all-gather " + share, ""};
-  if (name == "permute") return {"token permutation", "permute " + share, ""};
-  return {"dense layers and LM head", "other (dense layers, LM head) " + share, ""};
+// When the experts take the most time: "expert imbalance" when the slowest device's expert time is
+// kExpertImbalance x the devices' mean or more, else "expert compute"; a summary without device
+// times cannot tell them apart (routed loads are no measure of time: small batches take about as
+// long on any load). Returns the bound and what the rule read.
+std::pair<std::string, std::string> experts_bound(const FlatSummary& summary) {
+  const double load = number_at(summary, "imbalance").value_or(1);
+  const double slowest = number_at(summary, "experts_device_seconds.slowest").value_or(0);
+  const double mean = number_at(summary, "experts_device_seconds.mean").value_or(0);
+  if (mean <= 0)
+    return {"experts",
+            fmt::format(", the busiest device serving {:.2f}x the mean routed load (device times not "
+                        "recorded: imbalance and compute not told apart)",
+                        load)};
+  return {slowest / mean >= kExpertImbalance ? "expert imbalance" : "expert compute",
+          fmt::format(", the slowest device's expert time {:.2f}x the devices' mean (routed load {:.2f}x)",
+                      slowest / mean, load)};
 }
 
 }  // namespace
@@ -122,14 +113,17 @@ BoundVerdict bound_verdict(const FlatSummary& summary) {
                           "waiting in {} of steps (token budget full in {}, KV wait in {} of steps){}",
                           percent(*cap), percent(*budget), percent(*kv), split)};
     limits_text = fmt::format(
-        "no batch limit held work back in {} of steps (KV wait {}, token budget {}, request "
+        "no batch limit held work back in {} of steps or more (KV wait {}, token budget {}, request "
         "cap {})",
         percent(kBatchLimitStepShare), percent(*kv), percent(*budget), percent(*cap));
   }
-  const StepBound top = step_bound(parts.front(), summary);
+  const StepPart& top = parts.front();
+  auto [bound, detail] = std::string(top.name) == "experts"
+                             ? experts_bound(summary)
+                             : std::pair<std::string, std::string>{top.bound, ""};
   const std::string others = parts_text(parts, 1);
-  return {top.bound, fmt::format("bound by {}: {} of step time{}{}; {}{}", top.bound, top.share, top.detail,
-                                 others.empty() ? "" : " (" + others + ")", limits_text, busy)};
+  return {bound, fmt::format("bound by {}: {} {} of step time{}{}; {}{}", bound, top.what, percent(top.share),
+                             others.empty() ? "" : " (" + others + ")", detail, limits_text, busy)};
 }
 
 bool MetricRow::numeric() const {

@@ -21,9 +21,10 @@ using FlatSummary = std::vector<std::pair<std::string, nlohmann::ordered_json>>;
 //    spent with tokens left out, or serving.max_running_requests running with requests waiting).
 // 2. Otherwise the largest part of the step time along the critical path (`phase_share`):
 //    "all-to-all" (dispatch + combine), "attention", the experts — "expert imbalance" when the
-//    busiest device's routed load is at least kExpertImbalance × the mean (`imbalance`), else
-//    "expert compute" —, "Attention-TP collectives" (reduce-scatter + all-gather), "token
-//    permutation" (permute) or "dense layers and LM head" (other).
+//    slowest device's expert time is at least kExpertImbalance × the devices' mean
+//    (`experts_device_seconds`), else "expert compute"; "experts" for a summary without device
+//    times —, "Attention-TP collectives" (reduce-scatter + all-gather), "token permutation"
+//    (permute) or "dense layers and LM head" (other).
 // The verdict line gives the numbers the rule used, the step-time split and the share of the run
 // the engine spent stepping (below 100 %: it waited for arrivals).
 inline constexpr double kBatchLimitStepShare = 0.25;
@@ -31,6 +32,7 @@ inline constexpr double kExpertImbalance = 1.5;
 
 struct BoundVerdict {
   std::string bound;  // "KV capacity", "batch cap", "all-to-all", "attention", "expert imbalance", ...
+                      // ("none": no steps)
   std::string text;   // "bound by all-to-all: dispatch+combine 46.0% of step time (...)..."
 };
 BoundVerdict bound_verdict(const FlatSummary& summary);

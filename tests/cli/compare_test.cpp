@@ -47,32 +47,36 @@ FlatSummary made_up_summary(double attention, double dispatch, double experts, d
 TEST(CompareVerdict, TheLargestStepPartBoundsARunNoBatchLimitHeldBack) {
   const BoundVerdict a2a = bound_verdict(made_up_summary(0.22, 0.30, 0.25, 0.16, 0.07, 1.1, 0, 0.03, 0));
   EXPECT_EQ(a2a.bound, "all-to-all");
-  EXPECT_EQ(
-      a2a.text,
-      "bound by all-to-all: dispatch+combine 46.0% of step time (experts 25.0%, attention 22.0%, other "
-      "7.0%); no batch limit held work back in 25.0% of steps (KV wait 0.0%, token budget 3.0%, request "
-      "cap 0.0%); engine stepping 50.0% of the run");
+  EXPECT_EQ(a2a.text,
+            "bound by all-to-all: dispatch+combine 46.0% of step time (experts 25.0%, attention 22.0%, other "
+            "7.0%); no batch limit held work back in 25.0% of steps or more (KV wait 0.0%, token budget "
+            "3.0%, request "
+            "cap 0.0%); engine stepping 50.0% of the run");
   EXPECT_EQ(bound_verdict(made_up_summary(0.5, 0.1, 0.2, 0.1, 0.1, 1.1, 0, 0, 0)).bound, "attention");
-  EXPECT_EQ(bound_verdict(made_up_summary(0.1, 0.1, 0.6, 0.1, 0.1, 1.1, 0, 0, 0)).bound, "expert compute");
-  const BoundVerdict skewed = bound_verdict(made_up_summary(0.1, 0.1, 0.6, 0.1, 0.1, 1.8, 0, 0, 0));
-  EXPECT_EQ(skewed.bound, "expert imbalance");
-  EXPECT_NE(
-      skewed.text.find("experts 60.0% of step time, the busiest device serving 1.80x the mean routed load "
-                       "(device times not recorded) (all-to-all 20.0%"),
-      std::string::npos)
-      << skewed.text;
-  // With the devices' expert times, those decide: a skewed routed load need not cost time.
-  FlatSummary timed = made_up_summary(0.1, 0.1, 0.6, 0.1, 0.1, 1.8, 0, 0, 0);
-  timed.insert(timed.end(), {{"experts_device_seconds.slowest", 1.2}, {"experts_device_seconds.mean", 1.0}});
-  EXPECT_EQ(bound_verdict(timed).bound, "expert compute");
-  timed[timed.size() - 2].second = kExpertImbalance;
-  const BoundVerdict slow = bound_verdict(timed);
+  // The devices' expert times tell imbalance from compute: a skewed routed load need not cost time.
+  auto expert_times = [](FlatSummary s, double slowest_over_mean) {
+    s.insert(s.end(),
+             {{"experts_device_seconds.slowest", slowest_over_mean}, {"experts_device_seconds.mean", 1.0}});
+    return s;
+  };
+  const FlatSummary experts = made_up_summary(0.1, 0.1, 0.6, 0.1, 0.1, 1.8, 0, 0, 0);
+  EXPECT_EQ(bound_verdict(expert_times(experts, kExpertImbalance - 0.01)).bound, "expert compute");
+  const BoundVerdict slow = bound_verdict(expert_times(experts, kExpertImbalance));
   EXPECT_EQ(slow.bound, "expert imbalance");
   EXPECT_NE(
-      slow.text.find("experts 60.0% of step time, the slowest device's expert time 1.50x the devices' mean "
-                     "(routed load 1.80x) (all-to-all 20.0%"),
+      slow.text.find("bound by expert imbalance: experts 60.0% of step time (all-to-all 20.0%, attention "
+                     "10.0%, other 10.0%), the slowest device's expert time 1.50x the devices' mean "
+                     "(routed load 1.80x); "),
       std::string::npos)
       << slow.text;
+  // Without them (a summary of an earlier semsim) the verdict does not guess which.
+  const BoundVerdict untimed = bound_verdict(experts);
+  EXPECT_EQ(untimed.bound, "experts");
+  EXPECT_NE(
+      untimed.text.find("the busiest device serving 1.80x the mean routed load (device times not recorded: "
+                        "imbalance and compute not told apart)"),
+      std::string::npos)
+      << untimed.text;
   EXPECT_EQ(bound_verdict(made_up_summary(0.1, 0.1, 0.1, 0.1, 0.6, 1.0, 0, 0, 0)).bound,
             "dense layers and LM head");
 }
