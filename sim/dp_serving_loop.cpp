@@ -54,13 +54,13 @@ class DataParallelServer {
       admit_arrivals();
       if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
       timeline_end_due = false;
-      if (!form_batches()) {
+      StepRecord record;
+      if (!form_batches(record)) {
         if (next_arrival_ >= requests_.size()) break;  // nothing runnable and nothing coming
         const double wake = std::min(requests_[next_arrival_].arrival, limit);
         clock_.advance(std::max(0.0, wake - clock_.now()));
         continue;
       }
-      StepRecord record;
       record.start = clock_.now();
       timeline_end_due = steps_.run(batches_, tokens_, token_rank_, clock_, record);
       if (timeline_end_due) start_timeline_step();
@@ -92,8 +92,9 @@ class DataParallelServer {
   }
 
   // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
-  // then newly admitted ones) within the token budget. Returns whether any rank has work.
-  bool form_batches() {
+  // then newly admitted ones) within the token budget. Returns whether any rank has work; `record`
+  // gets the batch limits that held work back and the KV use.
+  bool form_batches(StepRecord& record) {
     tokens_.clear();
     token_rank_.clear();
     bool any = false;
@@ -104,15 +105,20 @@ class DataParallelServer {
       int budget = scenario_.serving.max_batch_tokens;
       for (LiveRequest& live : rank.running) {
         live.chunk = 0;
-        if (live.prefilled == requests_[live.index].input_tokens && budget > 0) live.chunk = 1;
-        budget -= live.chunk;
+        if (live.prefilled < requests_[live.index].input_tokens) continue;
+        if (budget > 0) {
+          live.chunk = 1;
+          --budget;
+        } else {
+          record.token_budget_full = true;
+        }
       }
       for (LiveRequest& live : rank.running) {
         const int remaining = requests_[live.index].input_tokens - live.prefilled;
-        if (remaining > 0 && budget > 0) {
-          live.chunk = std::min(remaining, budget);
-          budget -= live.chunk;
-        }
+        if (remaining <= 0) continue;
+        live.chunk = std::min(remaining, budget);
+        budget -= live.chunk;
+        record.token_budget_full = record.token_budget_full || live.chunk < remaining;
       }
       while (budget > 0 && !rank.waiting.empty() &&
              static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests) {
@@ -124,9 +130,22 @@ class DataParallelServer {
         live.index = rank.waiting.front();
         live.chunk = std::min(next.input_tokens, budget);
         budget -= live.chunk;
+        record.token_budget_full = record.token_budget_full || live.chunk < next.input_tokens;
         rank.waiting.pop_front();
         rank.running.push_back(live);
       }
+      // What stopped admission while requests still wait, in the order the loop above tests it.
+      if (!rank.waiting.empty()) {
+        if (budget == 0)
+          record.token_budget_full = true;
+        else if (static_cast<int>(rank.running.size()) >= scenario_.serving.max_running_requests)
+          record.request_cap_full = true;
+        else
+          record.kv_wait = true;
+      }
+      if (kv_capacity_tokens_ > 0)
+        record.kv_use = std::max(
+            record.kv_use, static_cast<double>(rank.kv_reserved) / static_cast<double>(kv_capacity_tokens_));
       for (const LiveRequest& live : rank.running) {
         if (live.chunk == 0) continue;
         const Request& request = requests_[live.index];

@@ -48,6 +48,17 @@ struct StepRecord {
   long long local_activations = 0;
   double imbalance = 1;            // mean over MoE layers of the per-layer imbalance
   double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers, every layer
+  // Over the step's expert activities, the slowest device's seconds and the devices' mean: their
+  // ratio is what uneven expert loads cost in time (the load imbalance counts activations).
+  double experts_slowest_seconds = 0;
+  double experts_mean_seconds = 0;
+  // The batch limits that held work back when the step's batches were formed, on any rank: a
+  // waiting request whose KV footprint did not fit, the token budget spent with prompt or decode
+  // tokens left out, serving.max_running_requests running with requests waiting.
+  bool kv_wait = false;
+  bool token_budget_full = false;
+  bool request_cap_full = false;
+  double kv_use = 0;  // the fullest rank's reserved KV tokens / its capacity, once the batch is formed
 };
 
 // One MoE layer over the whole run: its phase times (summed over steps; `other` unused) and the

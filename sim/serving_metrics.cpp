@@ -164,7 +164,18 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
     s.phase_totals += step.phases;
     s.comm_exposed_seconds += step.comm_exposed;
     s.comm_hidden_seconds += step.comm_hidden;
+    s.experts_slowest_seconds += step.experts_slowest_seconds;
+    s.experts_mean_seconds += step.experts_mean_seconds;
+    s.kv_wait_step_share += step.kv_wait ? 1 : 0;
+    s.token_budget_step_share += step.token_budget_full ? 1 : 0;
+    s.request_cap_step_share += step.request_cap_full ? 1 : 0;
+    s.kv_use_peak = std::max(s.kv_use_peak, step.kv_use);
+    s.kv_use_mean += step.kv_use;
   }
+  if (!run.steps.empty())
+    for (double* per_step :
+         {&s.kv_wait_step_share, &s.token_budget_step_share, &s.request_cap_step_share, &s.kv_use_mean})
+      *per_step /= static_cast<double>(run.steps.size());
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;
   s.steps = static_cast<int>(run.steps.size());

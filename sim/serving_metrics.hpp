@@ -60,6 +60,11 @@ struct Summary {
   PhaseSeconds phase_totals;        // along each step's critical path: they add up to the steps' time
   double comm_exposed_seconds = 0;  // collectives on the critical path
   double comm_hidden_seconds = 0;   // collectives in flight under critical-path compute
+  double experts_slowest_seconds = 0, experts_mean_seconds = 0;  // StepRecord's, summed over the steps
+  // Shares of the steps in which a batch limit held work back on some rank (StepRecord), and the
+  // fullest rank's reserved KV share: its peak and its mean over the steps.
+  double kv_wait_step_share = 0, token_budget_step_share = 0, request_cap_step_share = 0;
+  double kv_use_peak = 0, kv_use_mean = 0;
 };
 
 Summary summarize(const RunResult& run, const GoodputSlos& slos = {});

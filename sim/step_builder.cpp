@@ -1,6 +1,7 @@
 #include "sim/step_builder.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <span>
 
 #include "policies/inter_layer_table.hpp"
@@ -308,6 +309,9 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
     experts.work[device].activations = mb.dispatch.device_tokens[device];
     experts.work[device].active_experts = mb.active_experts[device];
   }
+  record.experts_slowest_seconds += *std::max_element(experts.seconds.begin(), experts.seconds.end());
+  record.experts_mean_seconds += std::accumulate(experts.seconds.begin(), experts.seconds.end(), 0.0) /
+                                 static_cast<double>(experts.seconds.size());
   mb.last = graph.last();
   graph.add_collective(Phase::kCombine, layer, index, exchange(mb.copies[moe], true), {mb.last});
   mb.last = graph.last();

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   semsim::add_calibrate_command(cli);
   semsim::add_sweep_commands(cli);
   semsim::add_plot_command(cli);
+  semsim::add_compare_command(cli);
   semsim::add_trace_commands(cli);
   semsim::add_place_commands(cli);
   return cli.run(argc, argv);

@@ -209,7 +209,36 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["comm_hidden_seconds"] = s.comm_hidden_seconds;
   j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
   j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
+  j["experts_device_seconds"] = {{"slowest", s.experts_slowest_seconds}, {"mean", s.experts_mean_seconds}};
+  j["batch_limits"] = {{"kv_wait_step_share", s.kv_wait_step_share},
+                       {"token_budget_step_share", s.token_budget_step_share},
+                       {"request_cap_step_share", s.request_cap_step_share},
+                       {"kv_use_peak", s.kv_use_peak},
+                       {"kv_use_mean", s.kv_use_mean}};
   return j;
+}
+
+namespace {
+
+void flatten_into(std::vector<std::pair<std::string, nlohmann::ordered_json>>& out,
+                  const nlohmann::ordered_json& j, const std::string& prefix) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (path == "wall_seconds") continue;
+    if (value.is_object())
+      flatten_into(out, value, path);
+    else
+      out.emplace_back(path, value);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_summary(
+    const nlohmann::ordered_json& summary) {
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
+  flatten_into(out, summary, "");
+  return out;
 }
 
 std::string summary_text(const nlohmann::ordered_json& j) {
@@ -318,7 +347,13 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Local activation rate:", num(j["lar"], 4));
   line("A2A bytes scale-up / scale-out (GB):", num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
                                                    num(j["a2a_bytes"]["scale_out"].get<double>() / 1e9));
-  line("Expert load imbalance (max/mean):", num(j["imbalance"], 3));
+  const auto& expert_time = j["experts_device_seconds"];
+  line("Expert load imbalance (max/mean):",
+       num(j["imbalance"], 3) +
+           (expert_time["mean"].get<double>() > 0
+                ? fmt::format(" (expert time: slowest device {:.3f}x the mean)",
+                              expert_time["slowest"].get<double>() / expert_time["mean"].get<double>())
+                : std::string()));
   line("Steps / mean step (ms):",
        fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
   const auto& share = j["phase_share"];
@@ -336,6 +371,13 @@ std::string summary_text(const nlohmann::ordered_json& j) {
                      j["comm_hidden_seconds"].get<double>()));
   line("All-to-all share of MoE-layer time:",
        fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
+  const auto& limits = j["batch_limits"];
+  line("Steps held back by KV/tokens/requests:",
+       fmt::format("{:.1f}% / {:.1f}% / {:.1f}% (KV reserved: peak {:.1f}%, mean {:.1f}%)",
+                   limits["kv_wait_step_share"].get<double>() * 100,
+                   limits["token_budget_step_share"].get<double>() * 100,
+                   limits["request_cap_step_share"].get<double>() * 100,
+                   limits["kv_use_peak"].get<double>() * 100, limits["kv_use_mean"].get<double>() * 100));
   line("Wall time (s):", num(j["wall_seconds"], 3));
   out += std::string(50, '=') + "\n";
   return out;

@@ -15,6 +15,10 @@ namespace semsim {
 
 nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory,
                                     const Summary& summary);
+// summary.json's values by dotted key path ("ttft_s.p99"), in its order, without wall_seconds (it
+// differs between identical runs): the metric columns of points.csv and what `semsim compare` compares.
+std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_summary(
+    const nlohmann::ordered_json& summary);
 // The console summary: bench_serving's block (its lines, in its order), then the simulation's own.
 std::string summary_text(const nlohmann::ordered_json& summary);
 // The run as SGLang's / vLLM's bench_serving save it (`--result-json`): their result keys (both

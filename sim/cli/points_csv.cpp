@@ -16,6 +16,17 @@
 
 namespace semsim {
 
+std::string metric_field(const nlohmann::ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.is_null() ? "" : value.dump();
+}
+
+nlohmann::ordered_json metric_value(const std::string& field) {
+  if (field.empty()) return nullptr;
+  auto value = nlohmann::ordered_json::parse(field, nullptr, false);
+  if (value.is_number() || value.is_boolean()) return value;
+  return field;
+}
+
 PointsRows read_points_csv(const std::string& path) {
   PointsRows out;
   std::ifstream in(path, std::ios::binary);

@@ -10,12 +10,18 @@
 // and none is duplicated (a point is skipped once its row is whole). One file rather than one file
 // per point keeps resume and merge to a single read of one file.
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "models/csv.hpp"
 
 namespace semsim {
+
+// A summary value as a points.csv field: a string as it is, null as "", anything else as its JSON
+// text; and back: a field holding a JSON number or boolean is that value, "" is null, else a string.
+std::string metric_field(const nlohmann::ordered_json& value);
+nlohmann::ordered_json metric_value(const std::string& field);
 
 struct PointsRows {
   std::string header;                        // the first line, without its newline

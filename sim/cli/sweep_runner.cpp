@@ -28,30 +28,18 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// summary.json's values by dotted key path, in its order, without wall_seconds (it differs between
-// identical runs and would make points.csv differ too).
-std::vector<std::pair<std::string, std::string>> flatten(const Json& j, const std::string& prefix = "") {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [key, value] : j.items()) {
-    const std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (path == "wall_seconds") continue;
-    if (value.is_object()) {
-      const auto inner = flatten(value, path);
-      out.insert(out.end(), inner.begin(), inner.end());
-    } else {
-      out.emplace_back(path, value.is_string() ? value.get<std::string>()
-                             : value.is_null() ? ""
-                                               : value.dump());
-    }
-  }
-  return out;
+std::vector<std::string> metric_columns() {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : flatten_summary(summary_json(Scenario{}, MemoryPlan{}, Summary{})))
+    names.push_back(name);
+  return names;
 }
 
 std::vector<std::string> header_fields(const Sweep& sweep) {
   std::vector<std::string> fields{"point_id", "status"};
   fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
-  for (const auto& [name, value] : flatten(summary_json(Scenario{}, MemoryPlan{}, Summary{})))
-    fields.push_back(name);
+  const std::vector<std::string> metrics = metric_columns();
+  fields.insert(fields.end(), metrics.begin(), metrics.end());
   fields.push_back("error");
   return fields;
 }
@@ -65,12 +53,12 @@ std::vector<std::string> point_row(const std::vector<std::string>& header, const
   const std::size_t first_metric = row.size();
   row.resize(header.size() - 1);
   if (summary)
-    for (const auto& [name, value] : flatten(*summary)) {
+    for (const auto& [name, value] : flatten_summary(*summary)) {
       const auto column =
           std::find(header.begin() + static_cast<std::ptrdiff_t>(first_metric), header.end() - 1, name);
       if (column == header.end() - 1)
         throw std::logic_error("summary key '" + name + "' has no points.csv column");
-      row[static_cast<std::size_t>(column - header.begin())] = value;
+      row[static_cast<std::size_t>(column - header.begin())] = metric_field(value);
     }
   std::string one_line = error;  // rows stay single lines, which is what makes a torn row detectable
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
@@ -188,6 +176,16 @@ SweepShard SweepShard::parse(const std::string& text) {
 
 std::string points_header(const Sweep& sweep) {
   return csv_line(header_fields(sweep));
+}
+
+std::optional<PointsColumns> points_columns(const std::string& header) {
+  const std::vector<std::string> fields = split_csv_line(header);
+  if (fields.size() < 4 || fields[0] != "point_id" || fields[1] != "status" || fields.back() != "error")
+    return std::nullopt;
+  // No sweep column is named like the first metric: scenario key paths never are "scenario".
+  const auto first_metric = std::find(fields.begin() + 2, fields.end() - 1, metric_columns().front());
+  if (first_metric == fields.end() - 1) return std::nullopt;
+  return PointsColumns{{fields.begin() + 2, first_metric}, {first_metric, fields.end() - 1}};
 }
 
 namespace {

@@ -90,11 +90,39 @@ TEST(Engine, ChunkedPrefillRespectsTheTokenBudget) {
   const Scenario s = scenario_with({"workload.requests=1", "workload.input_len.value=512",
                                     "workload.output_len.value=4", "serving.max_batch_tokens=128"});
   const Json r = simulate_isolated(s, [](const RunResult& run) {
-    Json prefill = Json::array();
-    for (const StepRecord& step : run.steps) prefill.push_back(step.prefill_tokens);
-    return prefill;
+    Json prefill = Json::array(), budget_full = Json::array();
+    for (const StepRecord& step : run.steps) {
+      prefill.push_back(step.prefill_tokens);
+      budget_full.push_back(step.token_budget_full);
+    }
+    const Summary summary = summarize(run);
+    return Json{prefill, budget_full, summary.token_budget_step_share, summary.kv_wait_step_share,
+                summary.request_cap_step_share};
   });
-  EXPECT_EQ(r, Json({128, 128, 128, 128, 0, 0, 0}));
+  EXPECT_EQ(r[0], Json({128, 128, 128, 128, 0, 0, 0}));
+  // The prompt is cut by the budget in the first three steps; the fourth chunk fits exactly.
+  EXPECT_EQ(r[1], Json({true, true, true, false, false, false, false}));
+  EXPECT_DOUBLE_EQ(r[2].get<double>(), 3.0 / 7);
+  EXPECT_EQ(r[3].get<double>(), 0.0);
+  EXPECT_EQ(r[4].get<double>(), 0.0);
+}
+
+TEST(Engine, RequestsBeyondTheRunningCapWaitAtTheCap) {
+  const Scenario s =
+      scenario_with({"parallelism.ep=1", "serving.max_running_requests=2", "workload.input_len.value=10",
+                     "workload.output_len.value=5", "workload.arrival.rate=1000", "workload.requests=4"});
+  const Json r = simulate_isolated(s, [](const RunResult& run) {
+    Json cap_full = Json::array();
+    for (const StepRecord& step : run.steps) cap_full.push_back(step.request_cap_full);
+    const Summary summary = summarize(run);
+    return Json{cap_full, summary.request_cap_step_share, summary.kv_wait_step_share};
+  });
+  // Request 0 steps alone (the others arrive during its prefill), then runs beside request 1 until
+  // step 4, its fifth token; requests 2 and 3 wait at the cap until request 1 ends at step 5, so
+  // request 3 enters at step 6 and nothing waits from then on.
+  EXPECT_EQ(r[0], Json({false, true, true, true, true, true, false, false, false, false, false}));
+  EXPECT_DOUBLE_EQ(r[1].get<double>(), 5.0 / 11);
+  EXPECT_EQ(r[2].get<double>(), 0.0);
 }
 
 TEST(Engine, FullKvCacheMakesRequestsWait) {
@@ -107,13 +135,33 @@ TEST(Engine, FullKvCacheMakesRequestsWait) {
                                     "workload.input_len.value=500", "workload.output_len.value=500",
                                     "workload.arrival.rate=1000", "workload.requests=6"});
   ASSERT_EQ(plan_scenario(s).memory.kv_capacity_tokens / 1000, 2);
+  const double two_requests = 2000.0 / static_cast<double>(plan_scenario(s).memory.kv_capacity_tokens);
   const Json r = simulate_isolated(s, [](const RunResult& run) {
     int most_decoding = 0;
-    for (const StepRecord& step : run.steps) most_decoding = std::max(most_decoding, step.decode_tokens);
-    return Json{most_decoding, summarize(run).requests_completed};
+    Json kv_wait = Json::array(), kv_use = Json::array();
+    for (const StepRecord& step : run.steps) {
+      most_decoding = std::max(most_decoding, step.decode_tokens);
+      kv_wait.push_back(step.kv_wait);
+      kv_use.push_back(step.kv_use);
+    }
+    const Summary summary = summarize(run);
+    return Json{most_decoding, summary.requests_completed, kv_wait,
+                kv_use,        summary.kv_wait_step_share, summary.kv_use_peak};
   });
   EXPECT_EQ(r[0].get<int>(), 2);
   EXPECT_EQ(r[1].get<int>(), 6);
+  // A request waits for KV only while two hold theirs (a third's 1,000 tokens do not fit), and the
+  // others wait through at least two rounds of about 500 steps; the last requests wait for nothing.
+  int waited = 0;
+  for (std::size_t i = 0; i < r[2].size(); ++i) {
+    if (!r[2][i].get<bool>()) continue;
+    ++waited;
+    EXPECT_DOUBLE_EQ(r[3][i].get<double>(), two_requests) << "step " << i;
+  }
+  EXPECT_GT(waited, 900);
+  EXPECT_FALSE(r[2].back().get<bool>());
+  EXPECT_DOUBLE_EQ(r[4].get<double>(), waited / static_cast<double>(r[2].size()));
+  EXPECT_DOUBLE_EQ(r[5].get<double>(), two_requests);
 }
 
 // Without overlap every collective runs alone, and a lone collective takes its closed form in both
