@@ -12,10 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <unordered_map>
 
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/input_limits.hpp"
+#include "models/memory_budget.hpp"
 
 namespace semsim {
 
@@ -25,6 +28,12 @@ namespace {
 
 constexpr char kTextMagic[] = "semsim-routing-trace";
 constexpr char kBinaryMagic[8] = {'S', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
+
+// The one check of a header's counts, for both forms: layers and experts as a model may have them.
+bool possible_counts(long long moe_layers, long long experts, long long top_k) {
+  return moe_layers >= 1 && moe_layers <= limits::kLayers && experts >= 1 && experts <= limits::kExperts &&
+         top_k >= 1 && top_k <= experts;
+}
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -79,6 +88,12 @@ void TraceBuilder::declare_token(std::int32_t id, const std::string& text, const
 void TraceBuilder::add(const TraceRequestView& request, const std::string& where) {
   validate_request(header_, request, storage_->vocabulary->size(), where);
   Storage& s = *storage_;
+  // A trace's size is bounded by its file's, not by a count: a compressed file of valid lines can
+  // still expand past what fits, so the arrays are checked before each growth (which doubles them).
+  if (const std::size_t entries = s.experts.size() + request.experts.size(); entries > s.experts.capacity())
+    check_memory_need(2.0 * static_cast<double>(entries) *
+                          static_cast<double>(sizeof(ExpertId) + (header_.gate_weights ? sizeof(float) : 0)),
+                      where + ": the trace read so far");
   s.requests.push_back(request.request);
   s.first_token.push_back(s.first_token.back() + request.request.routed_tokens());
   s.token_ids.insert(s.token_ids.end(), request.token_ids.begin(), request.token_ids.end());
@@ -200,7 +215,6 @@ class TextTraceParser {
     std::string_view line;
     read_header(line);
     on_header(header_);
-    per_token_ = static_cast<std::size_t>(header_.moe_layers) * header_.top_k;
     bool have_line = true;
     while (have_line) {
       if (is_skippable(line)) {
@@ -292,10 +306,11 @@ class TextTraceParser {
     if (first) throw InputError(lines_.path() + ": empty file, not a semsim routing trace");
     if (!seen_model || !seen_layers || !seen_experts || !seen_k)
       throw InputError(lines_.path() + ": header lacks one of model, moe_layers, experts, top_k");
-    if (header_.moe_layers < 1 || header_.experts < 1 || header_.experts > 32767 || header_.top_k < 1 ||
-        header_.top_k > header_.experts)
-      throw InputError(fmt::format("{}: impossible header: {} MoE layers, {} experts, top-{}", lines_.path(),
-                                   header_.moe_layers, header_.experts, header_.top_k));
+    if (!possible_counts(header_.moe_layers, header_.experts, header_.top_k))
+      throw InputError(fmt::format(
+          "{}: impossible header: {} MoE layers, {} experts, top-{} (at most {} layers and {} experts)",
+          lines_.path(), header_.moe_layers, header_.experts, header_.top_k, limits::kLayers,
+          limits::kExperts));
   }
 
   void declare(std::string_view rest) {
@@ -314,18 +329,24 @@ class TextTraceParser {
     r.output_tokens = number<int>(next_field(rest), "an output length");
     r.prefill_routed = number<int>(next_field(rest), "0 or 1 (prefill routed)") != 0;
     r.decode_routed = number<int>(next_field(rest), "a routed decode count");
-    if (r.input_tokens < 1 || r.decode_routed < 0 || r.routed_tokens() > (1 << 24))
-      fail("impossible request line");
+    // Each count on its own first: their sum must not overflow.
+    for (const int count : {r.input_tokens, r.output_tokens, r.decode_routed})
+      if (count < 0 || count > limits::kRequestTokens)
+        fail(fmt::format("impossible request line (a length or count outside [0, {}])",
+                         limits::kRequestTokens));
+    if (r.input_tokens < 1) fail("impossible request line");
     const auto tokens = static_cast<std::size_t>(r.routed_tokens());
-    ids_.assign(tokens, -1);
-    experts_.assign(tokens * per_token_, 0);
-    weights_.assign(header_.gate_weights ? tokens * per_token_ : 0, 0.0f);
+    // Grown as token lines are read, so a request line declaring more tokens than follow costs
+    // nothing before the truncation is found.
+    ids_.clear();
+    experts_.clear();
+    weights_.clear();
     std::string_view line;
     for (std::size_t t = 0; t < tokens; ++t) {
       if (!lines_.next(line))
         throw InputError(fmt::format("{}: truncated: the request lacks {} of its {} token lines",
                                      request_line, tokens - t, tokens));
-      read_token(line, t);
+      read_token(line);
     }
     current_.token_ids = ids_;
     current_.experts = experts_;
@@ -334,16 +355,15 @@ class TextTraceParser {
                      request_line + " (request " + std::to_string(request_index_) + ")");
   }
 
-  void read_token(std::string_view line, std::size_t t) {
+  void read_token(std::string_view line) {
     if (!line.starts_with("t ")) fail("expected a token line 't ID GROUPS...'");
     std::string_view rest = line.substr(2);
     const std::string_view id = next_field(rest);
-    ids_[t] = id == "-" ? -1 : number<std::int32_t>(id, "a token id or '-'");
+    ids_.push_back(id == "-" ? -1 : number<std::int32_t>(id, "a token id or '-'"));
     for (int layer = 0; layer < header_.moe_layers; ++layer) {
       std::string_view group = next_field(rest);
       if (group.empty())
         fail(fmt::format("token line has {} layer groups, expected {}", layer, header_.moe_layers));
-      const std::size_t base = t * per_token_ + static_cast<std::size_t>(layer) * header_.top_k;
       for (int j = 0; j < header_.top_k; ++j) {
         const auto comma = group.find(',');
         if ((comma == std::string_view::npos) != (j == header_.top_k - 1))
@@ -354,8 +374,8 @@ class TextTraceParser {
         if ((colon != std::string_view::npos) != header_.gate_weights)
           fail(header_.gate_weights ? "expected expert:weight items"
                                     : "unexpected ':weight' (gate_weights 0)");
-        experts_[base + j] = number<ExpertId>(item.substr(0, colon), "an expert id");
-        if (header_.gate_weights) weights_[base + j] = number<float>(item.substr(colon + 1), "a gate weight");
+        experts_.push_back(number<ExpertId>(item.substr(0, colon), "an expert id"));
+        if (header_.gate_weights) weights_.push_back(number<float>(item.substr(colon + 1), "a gate weight"));
       }
     }
     if (!next_field(rest).empty())
@@ -364,7 +384,6 @@ class TextTraceParser {
 
   LineReader lines_;
   TraceHeader header_;
-  std::size_t per_token_ = 0;
   std::vector<std::string> vocabulary_;
   std::vector<std::int32_t> ids_;
   std::vector<ExpertId> experts_;
@@ -425,29 +444,63 @@ struct BinaryHeader {
 };
 static_assert(sizeof(BinaryHeader) == 80);
 
-std::uint64_t align8(std::uint64_t n) {
-  return (n + 7) & ~std::uint64_t{7};
-}
-
 // Offsets of the sections after the header, in file order; `end` is the exact file size.
 struct BinaryLayout {
   std::uint64_t requests, token_ids, experts, weights, vocabulary_offsets, vocabulary_bytes, model, source,
       end;
 };
 
-BinaryLayout layout_of(const BinaryHeader& h) {
-  const std::uint64_t entries = h.tokens * h.moe_layers * h.top_k;
-  BinaryLayout l;
-  l.requests = sizeof(BinaryHeader);
-  l.token_ids = align8(l.requests + h.requests * 16);
-  l.experts = align8(l.token_ids + h.tokens * 4);
-  l.weights = align8(l.experts + entries * 2);
-  l.vocabulary_offsets = align8(l.weights + ((h.flags & 1) ? entries * 4 : 0));
-  l.vocabulary_bytes = l.vocabulary_offsets + (h.vocabulary + 1) * 8;
-  l.model = l.vocabulary_bytes + h.vocabulary_bytes;
-  l.source = l.model + h.model_bytes;
-  l.end = l.source + h.source_bytes;
-  return l;
+// Sizes from a header that may be hostile: every product and sum is checked, so that sizes which
+// wrap around cannot describe a small file whose sections reach past it.
+class CheckedSize {
+ public:
+  explicit CheckedSize(std::uint64_t value) : value_(value) {}
+  CheckedSize operator*(std::uint64_t factor) const {
+    CheckedSize out(0);
+    out.overflow_ = overflow_ || __builtin_mul_overflow(value_, factor, &out.value_);
+    return out;
+  }
+  CheckedSize operator+(const CheckedSize& other) const {
+    CheckedSize out(0);
+    out.overflow_ = overflow_ || other.overflow_ || __builtin_add_overflow(value_, other.value_, &out.value_);
+    return out;
+  }
+  CheckedSize aligned8() const {
+    CheckedSize out = *this + CheckedSize(7);
+    out.value_ &= ~std::uint64_t{7};
+    return out;
+  }
+  bool overflow() const { return overflow_; }
+  std::uint64_t value() const { return value_; }
+
+ private:
+  std::uint64_t value_;
+  bool overflow_ = false;
+};
+
+// The layout `h` describes, or nothing when its sizes do not fit in 64 bits.
+std::optional<BinaryLayout> layout_of(const BinaryHeader& h) {
+  const CheckedSize entries = CheckedSize(h.tokens) * h.moe_layers * h.top_k;
+  const CheckedSize requests(sizeof(BinaryHeader));
+  const CheckedSize token_ids = (requests + CheckedSize(h.requests) * 16).aligned8();
+  const CheckedSize experts = (token_ids + CheckedSize(h.tokens) * 4).aligned8();
+  const CheckedSize weights = (experts + entries * 2).aligned8();
+  const CheckedSize vocabulary_offsets =
+      (weights + ((h.flags & 1) ? entries * 4 : CheckedSize(0))).aligned8();
+  const CheckedSize vocabulary_bytes = vocabulary_offsets + (CheckedSize(h.vocabulary) + CheckedSize(1)) * 8;
+  const CheckedSize model = vocabulary_bytes + CheckedSize(h.vocabulary_bytes);
+  const CheckedSize source = model + CheckedSize(h.model_bytes);
+  const CheckedSize end = source + CheckedSize(h.source_bytes);
+  if (end.overflow()) return std::nullopt;
+  return BinaryLayout{requests.value(),
+                      token_ids.value(),
+                      experts.value(),
+                      weights.value(),
+                      vocabulary_offsets.value(),
+                      vocabulary_bytes.value(),
+                      model.value(),
+                      source.value(),
+                      end.value()};
 }
 
 void write_binary_trace(const RoutingTrace& trace, const std::string& path) {
@@ -471,7 +524,7 @@ void write_binary_trace(const RoutingTrace& trace, const std::string& path) {
   h.vocabulary_bytes = vocabulary_bytes.size();
   h.model_bytes = t.model.size();
   h.source_bytes = t.source.size();
-  const BinaryLayout l = layout_of(h);
+  const BinaryLayout l = *layout_of(h);  // sizes of a trace in memory fit
 
   std::string out(l.end, '\0');
   std::memcpy(out.data(), &h, sizeof(h));
@@ -534,12 +587,14 @@ RoutingTrace map_binary_trace(const std::string& path) {
   if (h.version != kTraceFormatVersion)
     throw InputError(fmt::format("{}: unsupported binary trace version {} (this semsim reads {})", path,
                                  h.version, kTraceFormatVersion));
-  if (h.moe_layers < 1 || h.moe_layers > 4096 || h.experts < 1 || h.experts > 32767 || h.top_k < 1 ||
-      h.top_k > h.experts || h.requests > (1ULL << 32) || h.tokens > (1ULL << 40) ||
-      h.vocabulary > (1ULL << 32) || h.vocabulary_bytes > (1ULL << 40) || h.model_bytes > 4096 ||
-      h.source_bytes > (1 << 20) || (h.flags & ~1u))
+  if (!possible_counts(h.moe_layers, h.experts, h.top_k) ||
+      h.requests > static_cast<std::uint64_t>(limits::kRequests) || h.tokens > (1ULL << 40) ||
+      h.vocabulary > static_cast<std::uint64_t>(limits::kVocabulary) || h.vocabulary_bytes > (1ULL << 40) ||
+      h.model_bytes > 4096 || h.source_bytes > (1 << 20) || (h.flags & ~1u))
     throw InputError(path + ": corrupt binary trace header");
-  const BinaryLayout l = layout_of(h);
+  const std::optional<BinaryLayout> layout = layout_of(h);
+  if (!layout) throw InputError(path + ": corrupt binary trace header (its section sizes overflow 64 bits)");
+  const BinaryLayout& l = *layout;
   if (l.end != mapping->size)
     throw InputError(
         fmt::format("{}: binary trace is {} bytes, its header describes {} (truncated or corrupt)", path,

@@ -2,6 +2,7 @@
 #include <yaml-cpp/binary.h>
 #include <zlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -153,6 +154,53 @@ TEST(RoutingTrace, TruncatedOrCorruptBinaryAndGzipFailCleanly) {
   write(dir / "cut.semtrace.txt.gz", gz.substr(0, gz.size() / 2));
   EXPECT_NE(error_of([&] { load_trace(dir / "cut.semtrace.txt.gz"); }).find("corrupt or truncated"),
             std::string::npos);
+}
+
+// A header whose section sizes wrap around 64 bits can describe a small file while its spans reach
+// far past it (this one made the reader walk off its mapping and crash): refused before any span.
+TEST(RoutingTrace, BinaryHeaderWhoseSizesOverflowIsRefused) {
+  struct Header {
+    char magic[8] = {'S', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
+    std::uint32_t version = 1, flags = 0, moe_layers = 270, experts = 32767, top_k = 31433, reserved = 0;
+    std::uint64_t requests = 1 << 20, tokens = 1086775971855, vocabulary = 0, vocabulary_bytes = 0,
+                  model_bytes = 0, source_bytes = 0;
+  } h;
+  static_assert(sizeof(Header) == 80);
+  // The size its sections add up to when every product and sum wraps: 2,949,216 bytes.
+  auto align8 = [](std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; };
+  const std::uint64_t experts_at = align8(align8(80 + h.requests * 16) + h.tokens * 4);
+  const std::uint64_t wrapped_end = align8(experts_at + h.tokens * h.moe_layers * h.top_k * 2) + 8;
+  ASSERT_EQ(wrapped_end, 2949216u);
+  std::string bytes(wrapped_end, '\0');
+  std::memcpy(bytes.data(), &h, sizeof h);
+  TempFolder dir;
+  write(dir / "overflow.semtrace", bytes);
+  EXPECT_EQ(error_of([&] { load_trace(dir / "overflow.semtrace"); }),
+            dir / "overflow.semtrace" + ": corrupt binary trace header (its section sizes overflow 64 bits)");
+}
+
+// Counts that pass a per-field parse but not together: an input and decode count whose sum
+// overflows, a layer count that multiplies into gigabytes per token, and a request promising 2^24
+// token lines that are not there (each used to allocate before noticing).
+TEST(RoutingTrace, TextCountsAreBoundedBeforeAnythingIsAllocated) {
+  TempFolder dir;
+  const std::string header = "semsim-routing-trace 1\nmodel tiny\nmoe_layers 2\nexperts 4\ntop_k 2\n";
+  write(dir / "sum.semtrace.txt", header + "r 2147483647 1 1 2147483647\nt - 0,1 2,3\n");
+  EXPECT_EQ(
+      error_of([&] { load_trace(dir / "sum.semtrace.txt"); }),
+      dir / "sum.semtrace.txt" + ":6: impossible request line (a length or count outside [0, 16777216])");
+  write(
+      dir / "layers.semtrace.txt",
+      "semsim-routing-trace 1\nmodel tiny\nmoe_layers 2000000000\nexperts 4\ntop_k 2\nr 1 2 1 0\nt - 0,1\n");
+  EXPECT_NE(
+      error_of([&] { load_trace(dir / "layers.semtrace.txt"); })
+          .find("impossible header: 2000000000 MoE layers, 4 experts, top-2 (at most 1024 layers and 32767 "
+                "experts)"),
+      std::string::npos);
+  write(dir / "promise.semtrace.txt", header + "r 16777216 2 1 0\nt - 0,1 2,3\n");
+  EXPECT_EQ(
+      error_of([&] { load_trace(dir / "promise.semtrace.txt"); }),
+      dir / "promise.semtrace.txt" + ":6: truncated: the request lacks 16777215 of its 16777216 token lines");
 }
 
 // ---- importers -------------------------------------------------------------------------------------
