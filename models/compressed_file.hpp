@@ -1,23 +1,29 @@
 #pragma once
-// Reading and writing text that may be gzip-compressed (zlib reads plain files unchanged). Every
-// failure, including truncated or corrupt compressed data, is an InputError naming the file.
+// Reading and writing text that may be gzip-compressed (a file starting with gzip's magic bytes is
+// decompressed, any other is read as it is). Every failure, including truncated or corrupt
+// compressed data and bytes after the last gzip member, is an InputError naming the file.
 #include <zlib.h>
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "models/input_error.hpp"
+#include "models/input_limits.hpp"
 
 namespace semsim {
 
-// The whole (decompressed) content of `path`.
-std::string read_text_file(const std::string& path);
+// The whole (decompressed) content of `path`; more than `max_bytes` of it is an InputError.
+std::string read_text_file(const std::string& path, std::size_t max_bytes = limits::kTextFileBytes);
+
+class ChunkReader;
 
 // Line-by-line streaming over a plain or gzip file; lines are returned without their '\n' (and '\r').
+// A line longer than limits::kLineBytes is an InputError naming the file and line.
 class LineReader {
  public:
   explicit LineReader(const std::string& path);
@@ -34,9 +40,10 @@ class LineReader {
   bool refill();
 
   std::string path_;
-  gzFile file_ = nullptr;
+  std::unique_ptr<ChunkReader> file_;
   std::string buffer_;
-  std::size_t begin_ = 0;  // start of the unread part of buffer_
+  std::size_t begin_ = 0;    // start of the unread part of buffer_
+  std::size_t scanned_ = 0;  // buffer_[begin_, scanned_) holds no '\n': each byte is searched once
   bool at_end_ = false;
   int line_number_ = 0;
 };

@@ -39,6 +39,13 @@ std::string nearest_name(std::string_view wanted, const std::vector<std::string>
   return best;
 }
 
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : std::string(1, c);
+  return out;
+}
+
 std::optional<double> parse_number(const std::string& text) {
   std::size_t used = 0;
   double value = 0;

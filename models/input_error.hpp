@@ -35,6 +35,10 @@ std::string nearest_name(std::string_view wanted, const std::vector<std::string>
 // " (did you mean 'x'?)" or "" — appended to unknown-name errors.
 std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);
 
+// `text` on one line: '\n' and '\r' written as the two characters "\n" and "\r" (error messages
+// and points.csv rows are line-oriented, whatever text they quote).
+std::string one_line(std::string_view text);
+
 // The whole of `text` as a finite number, or nothing (no partial parses like "12abc").
 std::optional<double> parse_number(const std::string& text);
 

@@ -13,9 +13,12 @@ namespace {
 
 std::string folder(PresetKind kind) {
   switch (kind) {
-    case PresetKind::kModel: return "models/";
-    case PresetKind::kDevice: return "hardware/";
-    default: return "clusters/";
+    case PresetKind::kModel:
+      return "models/";
+    case PresetKind::kDevice:
+      return "hardware/";
+    default:
+      return "clusters/";
   }
 }
 
@@ -30,6 +33,8 @@ YamlInput open_preset(PresetKind kind, const YamlInput& ref, const std::string& 
     std::filesystem::path path(value);
     if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
     if (!std::filesystem::exists(path)) ref.fail("preset file '" + path.string() + "' does not exist");
+    if (std::filesystem::is_directory(path))
+      ref.fail("preset file '" + path.string() + "' is a folder, not a file");
     return YamlInput::load_file(path.string());
   }
   const std::string wanted = folder(kind) + value + ".yaml";
@@ -41,7 +46,9 @@ YamlInput open_preset(PresetKind kind, const YamlInput& ref, const std::string& 
   ref.fail("unknown preset '" + value + "'" + did_you_mean(value, names) + "; available: " + list);
 }
 
-YamlInput plain_name(const std::string& name) { return YamlInput(YAML::Node(name), std::make_shared<const std::string>("<name>"), ""); }
+YamlInput plain_name(const std::string& name) {
+  return YamlInput(YAML::Node(name), std::make_shared<const std::string>("<name>"), "");
+}
 
 }  // namespace
 
@@ -69,10 +76,15 @@ Cluster load_cluster(const YamlInput& ref, const std::string& base_dir) {
   // A cluster file on disk names its device relative to itself; an embedded one by preset name.
   const std::string cluster_dir =
       looks_like_path(ref.as_string()) ? std::filesystem::path(doc.file()).parent_path().string() : base_dir;
-  return Cluster::from_yaml(doc, [&](const YamlInput& device_ref) { return load_device(device_ref, cluster_dir); });
+  return Cluster::from_yaml(
+      doc, [&](const YamlInput& device_ref) { return load_device(device_ref, cluster_dir); });
 }
 
-MoeModel model_preset(const std::string& name) { return load_model(plain_name(name), ""); }
-Cluster cluster_preset(const std::string& name) { return load_cluster(plain_name(name), ""); }
+MoeModel model_preset(const std::string& name) {
+  return load_model(plain_name(name), "");
+}
+Cluster cluster_preset(const std::string& name) {
+  return load_cluster(plain_name(name), "");
+}
 
 }  // namespace semsim

@@ -1,10 +1,15 @@
 #include "models/yaml_input.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <limits>
 #include <sstream>
+
+#include "models/compressed_file.hpp"
+#include "models/input_limits.hpp"
 
 namespace semsim {
 namespace {
@@ -15,32 +20,125 @@ std::string join_path(const std::string& parent, const std::string& key) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-    default: return "an undefined value";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    default:
+      return "an undefined value";
   }
 }
+
+// The position of the first byte of `text` that is not part of well-formed UTF-8, or npos.
+std::size_t invalid_utf8_at(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t length = byte < 0x80           ? 1
+                               : (byte >> 5) == 0x6  ? 2
+                               : (byte >> 4) == 0xe  ? 3
+                               : (byte >> 3) == 0x1e ? 4
+                                                     : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    std::uint32_t code = length == 1 ? byte : byte & (0x7f >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next >> 6) != 0x2) return i;
+      code = (code << 6) | (next & 0x3f);
+    }
+    // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8 either.
+    const std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < least[length] || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+std::string position(const std::string& file_name, std::string_view text, std::size_t offset) {
+  const auto before = text.substr(0, offset);
+  const auto line_start = before.rfind('\n');
+  const std::size_t column = offset - (line_start == std::string_view::npos ? 0 : line_start + 1);
+  return file_name + ":" + std::to_string(std::count(before.begin(), before.end(), '\n') + 1) + ":" +
+         std::to_string(column + 1);
+}
+
+// Whether the quoted scalar starting at `text[start]` (its opening quote) is closed: yaml-cpp takes
+// the end of the text as the end of an unclosed one, swallowing the rest of the file.
+bool quote_closed(std::string_view text, std::size_t start) {
+  const char quote = text[start];
+  for (std::size_t i = start + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is an escaped quote
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+// What every document must be beyond YAML syntax: keys are scalars (every reader looks keys up by
+// name), quotes are closed, and the tree, aliases expanded at each use, has at most
+// limits::kYamlNodes nodes (an alias bomb is refused before anything walks its expansion).
+class DocumentCheck {
+ public:
+  DocumentCheck(std::string_view text, std::shared_ptr<const std::string> file)
+      : text_(text), file_(std::move(file)) {}
+
+  void visit(const YAML::Node& node, const std::string& key_path) {
+    if (++nodes_ > limits::kYamlNodes)
+      YamlInput(node, file_, key_path)
+          .fail(fmt::format("more than {} YAML nodes (counting each use of an alias): refused",
+                            limits::kYamlNodes));
+    const YAML::Mark mark = node.Mark();
+    if (node.IsScalar() && !mark.is_null() && static_cast<std::size_t>(mark.pos) < text_.size() &&
+        (text_[mark.pos] == '"' || text_[mark.pos] == '\'') && !quote_closed(text_, mark.pos))
+      YamlInput(node, file_, key_path).fail("unclosed quote: the value runs to the end of the file");
+    if (node.IsSequence())
+      for (std::size_t i = 0; i < node.size(); ++i) visit(node[i], key_path + "[" + std::to_string(i) + "]");
+    if (node.IsMap())
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar())
+          YamlInput(entry.first, file_, key_path).fail("a key must be a name, not " + describe(entry.first));
+        visit(entry.first, key_path);
+        visit(entry.second, join_path(key_path, entry.first.Scalar()));
+      }
+  }
+
+ private:
+  std::string_view text_;
+  std::shared_ptr<const std::string> file_;
+  std::size_t nodes_ = 0;
+};
 
 }  // namespace
 
 YamlInput YamlInput::parse(const std::string& text, const std::string& file_name) {
   auto file = std::make_shared<const std::string>(file_name);
+  if (const std::size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
+    throw InputError(position(file_name, text, bad) + ": not UTF-8 text (YAML must be UTF-8)");
+  std::vector<YAML::Node> documents;
   try {
-    return YamlInput(YAML::Load(text), file, "");
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
-    throw InputError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                     ": YAML syntax error: " + e.msg);
+    throw InputError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
   }
+  if (documents.size() > 1)
+    YamlInput(documents[1], file, "").fail("a second YAML document ('---'): give one document only");
+  YamlInput root(documents.empty() ? YAML::Node() : documents[0], file, "");
+  DocumentCheck(text, file).visit(root.node(), "");
+  return root;
 }
 
 YamlInput YamlInput::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(read_text_file(path, limits::kYamlFileBytes), path);
 }
 
 YamlInput::YamlInput(YAML::Node node, std::shared_ptr<const std::string> file, std::string key_path)
@@ -70,7 +168,7 @@ const YamlInput& YamlInput::expect_map(const std::vector<std::string>& allowed) 
   if (!node_.IsMap()) fail("expected a map, got " + describe(node_));
   std::vector<std::string> seen;
   for (const auto& entry : node_) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = entry.first.Scalar();
     // yaml-cpp keeps the first of duplicate keys silently; a second value is almost always a mistake.
     if (std::find(seen.begin(), seen.end(), key) != seen.end())
       YamlInput(entry.first, file_, join_path(key_path_, key)).fail("duplicate key '" + key + "'");
@@ -85,7 +183,9 @@ const YamlInput& YamlInput::expect_map(const std::vector<std::string>& allowed) 
   return *this;
 }
 
-bool YamlInput::has(const std::string& key) const { return node_.IsMap() && node_[key].IsDefined(); }
+bool YamlInput::has(const std::string& key) const {
+  return node_.IsMap() && node_[key].IsDefined();
+}
 
 YamlInput YamlInput::required(const std::string& key) const {
   if (!node_.IsMap()) fail("expected a map, got " + describe(node_));
@@ -102,7 +202,7 @@ std::optional<YamlInput> YamlInput::optional(const std::string& key) const {
 std::vector<std::string> YamlInput::keys() const {
   std::vector<std::string> out;
   if (node_.IsMap())
-    for (const auto& entry : node_) out.push_back(entry.first.as<std::string>());
+    for (const auto& entry : node_) out.push_back(entry.first.Scalar());
   return out;
 }
 
@@ -136,12 +236,6 @@ double YamlInput::as_double_in(double min, double max) const {
   return value;
 }
 
-double YamlInput::as_positive() const {
-  const double value = as_double();
-  if (!(value > 0)) fail("must be positive, got " + node_.Scalar());
-  return value;
-}
-
 long long YamlInput::as_int() const {
   if (!node_.IsScalar()) fail("expected an integer, got " + describe(node_));
   const std::string& text = node_.Scalar();
@@ -159,7 +253,8 @@ long long YamlInput::as_int() const {
 long long YamlInput::as_int_in(long long min, long long max) const {
   const long long value = as_int();
   if (value < min || value > max)
-    fail("must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + std::to_string(value));
+    fail("must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+         std::to_string(value));
   return value;
 }
 
@@ -185,12 +280,13 @@ double YamlInput::get_double(const std::string& key, double fallback) const {
   return child ? child->as_double() : fallback;
 }
 
-double YamlInput::get_positive(const std::string& key, double fallback) const {
+double YamlInput::get_double_in(const std::string& key, double fallback, const limits::Range& range) const {
   const auto child = optional(key);
-  return child ? child->as_positive() : fallback;
+  return child ? child->as_double_in(range) : fallback;
 }
 
-long long YamlInput::get_int_in(const std::string& key, long long fallback, long long min, long long max) const {
+long long YamlInput::get_int_in(const std::string& key, long long fallback, long long min,
+                                long long max) const {
   const auto child = optional(key);
   return child ? child->as_int_in(min, max) : fallback;
 }

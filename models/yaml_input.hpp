@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/input_error.hpp"
+#include "models/input_limits.hpp"
 
 namespace semsim {
 
@@ -50,7 +51,7 @@ class YamlInput {
   std::string as_string() const;
   double as_double() const;
   double as_double_in(double min, double max) const;
-  double as_positive() const;
+  double as_double_in(const limits::Range& range) const { return as_double_in(range.min, range.max); }
   long long as_int() const;
   long long as_int_in(long long min, long long max) const;
   bool as_bool() const;
@@ -59,7 +60,7 @@ class YamlInput {
 
   // Convenience for optional keys with defaults.
   double get_double(const std::string& key, double fallback) const;
-  double get_positive(const std::string& key, double fallback) const;
+  double get_double_in(const std::string& key, double fallback, const limits::Range& range) const;
   long long get_int_in(const std::string& key, long long fallback, long long min, long long max) const;
   std::string get_string(const std::string& key, const std::string& fallback) const;
   bool get_bool(const std::string& key, bool fallback) const;

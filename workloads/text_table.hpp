@@ -1,6 +1,7 @@
 #pragma once
-// Reads one number per line from a small text file ('#' comments and blank lines skipped); every
-// error names the file and line. Used for arrival timestamps and length samples.
+// Reads one number per line from a text file, plain or gzip ('#' comments and blank lines skipped;
+// at most limits::kRequests values); every error names the file and line. Used for arrival
+// timestamps and length samples.
 #include <string>
 #include <vector>
 
