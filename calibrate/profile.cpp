@@ -32,7 +32,9 @@ std::vector<std::optional<double>> read_numbers(const YamlInput& in, std::string
   std::vector<std::optional<double>> values;
   if (in.is_sequence()) {
     for (const YamlInput& item : in.items())
-      values.push_back(item.node().IsNull() ? std::nullopt : std::optional<double>(item.as_positive()));
+      values.push_back(item.node().IsNull()
+                           ? std::nullopt
+                           : std::optional<double>(item.as_double_in(limits::kMeasuredValue)));
     return values;
   }
   const std::string where = row > 0 ? fmt::format("row {}, ", row) : "";
@@ -47,9 +49,9 @@ std::vector<std::optional<double>> read_numbers(const YamlInput& in, std::string
       values.emplace_back();
     } else {
       const auto value = parse_number(word);
-      if (!value || !(*value > 0))
-        in.fail(fmt::format("{}value {}: expected a positive number or ~, got '{}'", where, values.size() + 1,
-                            word));
+      if (!value || *value < limits::kMeasuredValue.min || *value > limits::kMeasuredValue.max)
+        in.fail(fmt::format("{}value {}: expected a number in [{:g}, {:g}] or ~, got '{}'", where,
+                            values.size() + 1, limits::kMeasuredValue.min, limits::kMeasuredValue.max, word));
       values.emplace_back(*value);
     }
     at = end;
@@ -158,7 +160,7 @@ CollectiveFit read_collective_fit(const YamlInput& in) {
   f.level = in.required("level").as_choice(link_level_names());
   f.ranks = static_cast<int>(in.required("ranks").as_int_in(2, 1 << 20));
   f.alpha = in.required("alpha").as_double_in(0, 1.0);
-  f.bus_bandwidth = in.required("bus_bandwidth").as_positive();
+  f.bus_bandwidth = in.required("bus_bandwidth").as_double_in(limits::kBytesPerSecond);
   f.efficiency = in.required("efficiency").as_double_in(1e-3, 2.0);
   if (const auto curve = in.optional("bandwidth_factor")) {
     curve->expect_map({"bytes", "factor"});
@@ -388,28 +390,29 @@ CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
   return p;
 }
 
-std::optional<CalibrationProfile> CalibrationProfile::measured(const Device& device) {
+std::shared_ptr<const CalibrationProfile> CalibrationProfile::measured(const Device& device) {
   const std::string wanted = device.name + "-measured.yaml";
   const auto text = embedded_profile(wanted);
-  if (!text) return std::nullopt;
+  if (!text) return nullptr;
   // Reading one takes a good fraction of a second: once per device and process. A device defined in
   // a user file under a preset's name is another device: the cache keys on its figures too.
   static std::mutex mutex;
-  static std::map<std::string, CalibrationProfile> read;
+  static std::map<std::string, std::shared_ptr<const CalibrationProfile>> read;
   const std::string key = fmt::format("{} {} {} {} {}", device.name, device.bf16_flops, device.fp8_flops,
                                       device.hbm_bandwidth, device.scaleup_bandwidth);
   const std::lock_guard lock(mutex);
   auto at = read.find(key);
   if (at == read.end())
-    at = read.emplace(key, read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"),
-                                        device, datasheet(device)))
+    at = read.emplace(key, std::make_shared<const CalibrationProfile>(
+                               read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"),
+                                            device, datasheet(device))))
              .first;
   return at->second;
 }
 
-CalibrationProfile CalibrationProfile::standard(const Device& device) {
-  if (auto profile = measured(device)) return std::move(*profile);
-  return datasheet(device);
+std::shared_ptr<const CalibrationProfile> CalibrationProfile::standard(const Device& device) {
+  if (auto profile = measured(device)) return profile;
+  return std::make_shared<const CalibrationProfile>(datasheet(device));
 }
 
 CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device) {

@@ -6,6 +6,7 @@
 // profiles (calibrate/profiles/*-datasheet.yaml, embedded) carry documented assumptions so the
 // simulator runs before any measurement.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,11 +123,12 @@ struct CalibrationProfile {
   // generic assumptions above for a device that has none (a device defined in a user file).
   static CalibrationProfile datasheet(const Device& device);
   // The device's embedded measured profile (calibrate/profiles/<device>-measured.yaml, imported
-  // from public per-kernel measurements), or nothing when none is embedded for it.
-  static std::optional<CalibrationProfile> measured(const Device& device);
+  // from public per-kernel measurements), or null when none is embedded for it. Read once per
+  // process and shared: it is megabytes, and every scenario of a sweep holds it.
+  static std::shared_ptr<const CalibrationProfile> measured(const Device& device);
   // What a scenario runs with when it names no profile: the measured profile where one is
   // embedded, else the datasheet's.
-  static CalibrationProfile standard(const Device& device);
+  static std::shared_ptr<const CalibrationProfile> standard(const Device& device);
   // A profile file; its `device` must match the cluster's device. Keys it leaves out keep the
   // device's datasheet values.
   static CalibrationProfile from_yaml(const YamlInput& in, const Device& device);

@@ -11,12 +11,14 @@ Device Device::from_yaml(const YamlInput& in) {
   d.name = in.required("name").as_string();
   d.display_name = in.get_string("display_name", d.name);
   d.source = in.required("source").as_string();
-  d.bf16_flops = in.required("bf16_flops").as_positive();
-  d.fp8_flops = in.optional("fp8_flops") ? in.required("fp8_flops").as_double_in(0, 1e18) : 0.0;
-  d.hbm_bytes = in.required("hbm_bytes").as_positive();
-  d.hbm_bandwidth = in.required("hbm_bandwidth").as_positive();
-  d.scaleup_bandwidth = in.required("scaleup_bandwidth").as_positive();
-  d.nic_bandwidth = in.required("nic_bandwidth").as_positive();
+  d.bf16_flops = in.required("bf16_flops").as_double_in(limits::kFlopsPerSecond);
+  // 0: no FP8 support.
+  if (const auto fp8 = in.optional("fp8_flops"); fp8 && fp8->as_double() != 0)
+    d.fp8_flops = fp8->as_double_in(limits::kFlopsPerSecond);
+  d.hbm_bytes = in.required("hbm_bytes").as_double_in(limits::kMemoryBytes);
+  d.hbm_bandwidth = in.required("hbm_bandwidth").as_double_in(limits::kBytesPerSecond);
+  d.scaleup_bandwidth = in.required("scaleup_bandwidth").as_double_in(limits::kBytesPerSecond);
+  d.nic_bandwidth = in.required("nic_bandwidth").as_double_in(limits::kBytesPerSecond);
   d.compute_units = static_cast<int>(in.get_int_in("compute_units", 0, 1, 1 << 16));
   d.communication_units = static_cast<int>(in.get_int_in("communication_units", 0, 1, 1 << 16));
   if (d.communication_units > 0 && d.compute_units == 0)

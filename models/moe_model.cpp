@@ -1,5 +1,7 @@
 #include "models/moe_model.hpp"
 
+#include "models/input_limits.hpp"
+
 namespace semsim {
 
 bool MoeModel::is_moe_layer(int layer) const {
@@ -64,9 +66,9 @@ MoeModel MoeModel::from_yaml(const YamlInput& in) {
   m.name = in.required("name").as_string();
   m.display_name = in.get_string("display_name", m.name);
   m.source = in.required("source").as_string();
-  m.layers = static_cast<int>(in.required("layers").as_int_in(1, 1024));
+  m.layers = static_cast<int>(in.required("layers").as_int_in(1, limits::kLayers));
   m.hidden = static_cast<int>(in.required("hidden").as_int_in(1, 1 << 20));
-  m.vocabulary = static_cast<int>(in.required("vocabulary").as_int_in(1, 1 << 24));
+  m.vocabulary = static_cast<int>(in.required("vocabulary").as_int_in(1, limits::kVocabulary));
   m.first_dense_layers = static_cast<int>(in.get_int_in("first_dense_layers", 0, 0, m.layers - 1));
   m.moe_layer_interval = static_cast<int>(in.get_int_in("moe_layer_interval", 1, 1, m.layers));
   m.tied_embeddings = in.get_bool("tied_embeddings", false);
@@ -76,7 +78,7 @@ MoeModel MoeModel::from_yaml(const YamlInput& in) {
 
   const YamlInput experts = in.required("experts");
   experts.expect_map({"routed", "shared", "top_k", "ffn", "shared_ffn", "groups"});
-  m.routed_experts = static_cast<int>(experts.required("routed").as_int_in(1, 1 << 16));
+  m.routed_experts = static_cast<int>(experts.required("routed").as_int_in(1, limits::kExperts));
   m.shared_experts = static_cast<int>(experts.get_int_in("shared", 0, 0, 64));
   m.top_k = static_cast<int>(experts.required("top_k").as_int_in(1, m.routed_experts));
   if (const auto groups = experts.optional("groups")) {

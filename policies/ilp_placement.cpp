@@ -234,9 +234,8 @@ PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& c
   const RoutingProfile& profile = *input.profile;
   const int n = input.experts, devices = input.devices;
   experts_per_device("ilp", n, devices);
-  const int wanted = static_cast<int>(choice.param("tokens"));
+  const int wanted = static_cast<int>(choice.whole_param("tokens", 1, 1 << 20));
   const double balance = choice.param("balance"), time_limit = choice.param("time_limit");
-  if (wanted < 1) throw InputError("placement policy 'ilp': tokens must be at least 1");
   if (balance < 1) throw InputError("placement policy 'ilp': balance must be at least 1");
   if (time_limit <= 0) throw InputError("placement policy 'ilp': time_limit must be positive");
 

@@ -268,16 +268,14 @@ SemMoeParams semmoe_params(const PolicyChoice& choice) {
   p.alpha = choice.param("alpha");
   p.beta = choice.param("beta");
   p.gamma = choice.param("gamma");
-  p.steps = static_cast<int>(choice.param("steps"));
-  p.swap_rounds = static_cast<int>(choice.param("swap_rounds"));
-  p.passes = static_cast<int>(choice.param("passes"));
+  // Whole numbers are checked as such before they become ints: 1e18 steps is an error, not a wrap.
+  p.steps = static_cast<int>(choice.whole_param("steps", 1, 1 << 20));
+  p.swap_rounds = static_cast<int>(choice.whole_param("swap_rounds", 0, 1 << 20));
+  p.passes = static_cast<int>(choice.whole_param("passes", 1, 1 << 10));
   p.balance = choice.param("balance");
-  p.shared_tokens = choice.param("shared_tokens") != 0;
-  p.seed = static_cast<std::uint64_t>(choice.param("seed"));
+  p.shared_tokens = choice.whole_param("shared_tokens", 0, 1) != 0;
+  p.seed = static_cast<std::uint64_t>(choice.whole_param("seed", 0, 1LL << 53));
   if (p.theta < 0 || p.theta > 1) throw InputError(fmt::format("semmoe: theta {} is not in [0, 1]", p.theta));
-  if (p.steps < 1) throw InputError(fmt::format("semmoe: steps {} is below 1", p.steps));
-  if (p.passes < 1) throw InputError(fmt::format("semmoe: passes {} is below 1", p.passes));
-  if (p.swap_rounds < 0) throw InputError(fmt::format("semmoe: swap_rounds {} is negative", p.swap_rounds));
   if (p.balance < 1) throw InputError(fmt::format("semmoe: balance {} is below 1", p.balance));
   return p;
 }

@@ -8,8 +8,8 @@ namespace semsim {
 Topology effective_topology(const Scenario& scenario) {
   Topology topology = Topology::build(scenario.cluster, scenario.ep);
   for (TopologyLink& link : topology.links)
-    link.bandwidth *= link.level == LinkLevel::kScaleUp ? scenario.calibration.scaleup_efficiency
-                                                        : scenario.calibration.scaleout_efficiency;
+    link.bandwidth *= link.level == LinkLevel::kScaleUp ? scenario.calibration->scaleup_efficiency
+                                                        : scenario.calibration->scaleout_efficiency;
   return topology;
 }
 
@@ -32,19 +32,19 @@ RunPlan build_run(const Scenario& scenario) {
                                                         ? attention_tp_shard(scenario.model, scenario.tp)
                                                         : scenario.model);
   run.cost =
-      std::make_unique<CalibratedCostModel>(scenario.model, scenario.cluster.device, scenario.calibration,
+      std::make_unique<CalibratedCostModel>(scenario.model, scenario.cluster.device, *scenario.calibration,
                                             scenario.precision, scenario.calibration_extrapolation);
   run.rank_cost =
-      std::make_unique<CalibratedCostModel>(*run.rank_model, scenario.cluster.device, scenario.calibration,
+      std::make_unique<CalibratedCostModel>(*run.rank_model, scenario.cluster.device, *scenario.calibration,
                                             scenario.precision, scenario.calibration_extrapolation);
-  const KernelLibrary library(scenario.calibration, scenario.cluster.device,
+  const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
   run.deepep = DeepepTimes::make(library, scenario.model, scenario.ep, scenario.cluster.gpus_per_node,
                                  scenario.cluster.device.communication_units, scenario.dispatch,
                                  scenario.serving.ep_kernel, run.notes.dispatch_kernel);
   if (run.deepep) run.notes.dispatch_kernel = run.deepep->description();
   if (scenario.attention == AttentionMode::kTensorParallel && scenario.ep > 1) {
-    run.nccl = NcclTimes::make(scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,
+    run.nccl = NcclTimes::make(*scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,
                                run.notes.tp_collectives);
     if (run.nccl) run.notes.tp_collectives = run.nccl->description();
   }

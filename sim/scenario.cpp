@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
+#include "models/compressed_file.hpp"
+#include "models/input_limits.hpp"
+#include "models/memory_budget.hpp"
 #include "models/presets.hpp"
 #include "policies/placement_file.hpp"
+#include "sim/run_result.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
@@ -28,14 +31,14 @@ ScenarioOverride parse_override(const std::string& assignment, const std::string
     throw InputError(file + ": --set '" + assignment + "': expected key.path=value");
   ScenarioOverride o{assignment.substr(0, equals), {}, "--set " + assignment};
   try {
-    o.value = YAML::Load(assignment.substr(equals + 1));
-  } catch (const YAML::Exception& e) {
-    throw InputError(file + ": --set '" + assignment + "': value is not valid YAML: " + e.msg);
+    o.value = YamlInput::parse(assignment.substr(equals + 1), "value").node();
+  } catch (const InputError& e) {
+    throw InputError(file + ": --set '" + assignment + "': value is not valid YAML: " + e.what());
   }
   return o;
 }
 
-void apply_override(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
+std::string apply_override(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
   YAML::Node value = YAML::Clone(o.value);
   YamlInput::mark_as_override(value);
   std::vector<std::string> keys;
@@ -48,13 +51,17 @@ void apply_override(YAML::Node document, const ScenarioOverride& o, const std::s
     throw InputError(file + ": " + o.origin + ": empty key in path '" + o.key_path + "'");
   // yaml-cpp nodes are handles: walking with operator[] on copies edits the same tree.
   std::vector<YAML::Node> chain{document};
+  std::string path, created;
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
     YAML::Node next = chain.back()[keys[i]];
+    path += (i > 0 ? "." : "") + keys[i];
     if (next.IsDefined() && !next.IsMap() && !next.IsNull())
       throw InputError(file + ": " + o.origin + ": '" + keys[i] + "' is not a map");
+    if (!next.IsDefined() && created.empty()) created = path;
     chain.push_back(next);
   }
   chain.back()[keys.back()] = value;
+  return created;
 }
 
 namespace {
@@ -139,6 +146,14 @@ std::string existing_path(const YamlInput& value, const std::string& base_dir, c
   return path.string();
 }
 
+// An existing_path that must be a file.
+std::string existing_file(const YamlInput& value, const std::string& base_dir, const std::string& what) {
+  const std::string path = existing_path(value, base_dir, what);
+  if (std::filesystem::is_directory(path))
+    value.fail(fmt::format("{} '{}' is a folder, not a file", what, path));
+  return path;
+}
+
 void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s) {
   std::vector<std::string> keys;
   for (const PolicyKindInfo& kind : policy_kinds()) keys.push_back(kind.key);
@@ -152,7 +167,7 @@ void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s
   const auto placement = in.optional("placement");
   if (placement && placement->is_map() && placement->has("file")) {
     placement->expect_map({"file"});
-    s.placement_file = existing_path(placement->required("file"), base_dir, "placement file");
+    s.placement_file = existing_file(placement->required("file"), base_dir, "placement file");
     s.placement_file_as_written = placement->required("file").as_string();
   } else {
     s.placement = choice(PolicyKind::kPlacement);
@@ -243,7 +258,8 @@ std::optional<RoutingProfile> load_profile(const YamlInput& root, const Scenario
 // generator's token types (texts "": keyed by id).
 std::vector<std::string> routed_vocabulary(const Scenario& s) {
   if (s.workload.trace) return s.workload.trace->vocabulary();
-  return std::vector<std::string>(static_cast<std::size_t>(make_synthetic_routing(s.workload, s.model).vocabulary()));
+  return std::vector<std::string>(
+      static_cast<std::size_t>(make_synthetic_routing(s.workload, s.model).vocabulary()));
 }
 
 // Runs the placement policy (the plan of a placement file is the scenario's own).
@@ -290,20 +306,43 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   return m;
 }
 
+// The least a run holds in memory: per request its arrival, its record and its latencies (with the
+// copy a percentile sorts); per step its record and inter-token gap, with every rank's batch as full
+// as serving.max_running_requests allows (fewer steps than any run of these requests can take).
+// Refused at workload.requests when even that exceeds the machine's memory.
+void check_run_memory(const YamlInput& root, const Scenario& s) {
+  const auto requests = static_cast<double>(s.workload.requests);
+  const double output_tokens = requests * s.workload.output_len.mean();
+  const double steps = output_tokens / (static_cast<double>(s.dp) * s.serving.max_running_requests);
+  const double bytes =
+      requests * static_cast<double>(sizeof(Request) + sizeof(RequestRecord) + 8 * sizeof(double)) +
+      steps * static_cast<double>(sizeof(StepRecord) + 3 * sizeof(long long));
+  const YamlInput workload = root.required("workload");
+  try {
+    check_memory_need(bytes,
+                      fmt::format("a run of {} requests (~{:.3g} output tokens, at least {:.3g} steps)",
+                                  s.workload.requests, output_tokens, steps));
+  } catch (const InputError& e) {
+    (workload.has("requests") ? workload.required("requests") : workload).fail(e.what());
+  }
+}
+
 // Values that came from --set have no line in the file: say where they came from. An error may be
-// about the overridden key, a key below it, or (for a misspelt path) one of its parent keys.
-[[noreturn]] void rethrow_with_origin(const InputError& e, const std::vector<ScenarioOverride>& overrides) {
+// about the overridden key, a key below it, a map the override created on the way (a misspelt
+// path), or one of its parent keys with at least two segments.
+[[noreturn]] void rethrow_with_origin(const InputError& e, const std::vector<ScenarioOverride>& overrides,
+                                      const std::vector<std::string>& created = {}) {
   const std::string& path = e.key_path();
   auto within = [](const std::string& key, const std::string& prefix) {
     return key == prefix || key.starts_with(prefix + ".");
   };
-  for (const auto& o : overrides) {
-    const std::string& key = o.key_path;
-    bool related = !path.empty() && within(path, key);
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    const std::string& key = overrides[i].key_path;
+    bool related = !path.empty() && (within(path, key) || (i < created.size() && path == created[i]));
     for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos;
          dot = key.find('.', dot + 1))
       related = related || path == key.substr(0, dot);  // parents with at least two segments
-    if (related) throw e.set_by(o.origin);
+    if (related) throw e.set_by(overrides[i].origin);
   }
   throw e;
 }
@@ -322,7 +361,8 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
   YamlInput root = YamlInput::parse(text, file);
   if (root.node().IsNull()) throw InputError(file + ": the scenario is empty");
   if (!root.is_map()) root.fail("a scenario must be a map");
-  for (const auto& o : overrides) apply_override(root.node(), o, file);
+  std::vector<std::string> created;  // per override, the first map it created ("" for none)
+  for (const auto& o : overrides) created.push_back(apply_override(root.node(), o, file));
   try {
     root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
                      "profile", "policies", "network", "calibration", "outputs"});
@@ -366,16 +406,17 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     if (profile.empty()) {
       s.calibration = CalibrationProfile::standard(s.cluster.device);
     } else if (profile == "datasheet") {
-      s.calibration = CalibrationProfile::datasheet(s.cluster.device);
+      s.calibration =
+          std::make_shared<const CalibrationProfile>(CalibrationProfile::datasheet(s.cluster.device));
     } else if (profile == "measured") {
       auto measured = CalibrationProfile::measured(s.cluster.device);
       if (!measured)
         calibration->fail("no measured profile is embedded for '" + s.cluster.device.name +
                           "' (there are for h100-sxm and h200-sxm): give a profile file, or datasheet");
-      s.calibration = std::move(*measured);
+      s.calibration = std::move(measured);
     } else {
-      s.calibration = CalibrationProfile::from_yaml(
-          YamlInput::load_file(existing_path(*calibration, base_dir, "profile file")), s.cluster.device);
+      s.calibration = std::make_shared<const CalibrationProfile>(CalibrationProfile::from_yaml(
+          YamlInput::load_file(existing_file(*calibration, base_dir, "profile file")), s.cluster.device));
     }
     if (const auto outputs = root.optional("outputs")) {
       outputs->expect_map({"requests_csv", "steps_csv", "layers_csv"});
@@ -388,7 +429,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     s.overrides = overrides;
     return s;
   } catch (const InputError& e) {
-    rethrow_with_origin(e, overrides);
+    rethrow_with_origin(e, overrides, created);
   }
 }
 
@@ -403,6 +444,7 @@ ScenarioPlan plan_scenario(const Scenario& s) {
       plan.token_table = match;
     }
     plan.memory = plan_memory(*s.document, s, plan.placement->placement);
+    check_run_memory(*s.document, s);
     // A replayed trace against the profile the placement came from: is the placement stale?
     if (profile && s.workload.trace)
       plan.routing_drift = routing_drift(RoutingCounts::of(*profile), *s.workload.trace);
@@ -414,13 +456,10 @@ ScenarioPlan plan_scenario(const Scenario& s) {
 
 ScenarioSource read_scenario_source(const std::string& path_or_default) {
   if (path_or_default == "default") return {default_scenario_text(), "<default>", ""};
-  if (std::filesystem::is_directory(path_or_default))
-    throw InputError(path_or_default + ": is a directory, not a scenario file");
-  std::ifstream in(path_or_default, std::ios::binary);
-  if (!in) throw InputError(path_or_default + ": cannot open scenario file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return {text.str(), path_or_default, std::filesystem::path(path_or_default).parent_path().string()};
+  if (!std::filesystem::exists(path_or_default))
+    throw InputError(path_or_default + ": cannot open scenario file (no such file)");
+  return {read_text_file(path_or_default, limits::kYamlFileBytes), path_or_default,
+          std::filesystem::path(path_or_default).parent_path().string()};
 }
 
 Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides,

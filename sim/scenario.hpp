@@ -71,7 +71,8 @@ struct Scenario {
   ReplicaChoice replica_choice = ReplicaChoice::kRoundRobin;
   std::string replica_choice_name;
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
-  CalibrationProfile calibration;
+  // Shared, not copied: a measured profile is megabytes, and a sweep holds a scenario per point.
+  std::shared_ptr<const CalibrationProfile> calibration = std::make_shared<const CalibrationProfile>();
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
   bool write_requests_csv = true;
   bool write_steps_csv = true;
@@ -107,8 +108,10 @@ ScenarioPlan plan_scenario(const Scenario& scenario);
 
 // Parses a --set "key.path=value" string; `file` names the scenario in errors.
 ScenarioOverride parse_override(const std::string& assignment, const std::string& file);
-// Sets the value (a copy) in `document`, creating maps on the way.
-void apply_override(YAML::Node document, const ScenarioOverride& override_value, const std::string& file);
+// Sets the value (a copy) in `document`, creating maps on the way; returns the key path of the first
+// map it created ("" when the path's maps all existed).
+std::string apply_override(YAML::Node document, const ScenarioOverride& override_value,
+                           const std::string& file);
 
 // `text` is the YAML; `file` names it in errors; relative paths resolve against `base_dir`.
 // `overrides` are "key.path=value" strings applied before validation; `seed` (if >= 0) replaces

@@ -1,7 +1,8 @@
 #include "sim/simulation.hpp"
 
-#include <optional>
+#include <exception>
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
@@ -21,7 +22,7 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
   const Topology& topology = run.topology;
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
 
-  LoneCollectiveTime network(topology, BandwidthFactors(scenario.calibration, topology));
+  LoneCollectiveTime network(topology, BandwidthFactors(*scenario.calibration, topology));
   const ComputeUnits units{scenario.cluster.device.compute_units,
                            scenario.cluster.device.communication_units};
   const auto executor = scenario.fidelity == NetworkFidelity::kFlow
@@ -35,19 +36,22 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
   const std::vector<Request> requests = generate_requests(scenario.workload);
 
   RunResult result;
-  // Bad input found mid-run (a calibration query far outside its grid) ends the actor; SimGrid would
-  // abort on an exception crossing it, so it is carried out and thrown once the engine stops.
-  std::optional<InputError> bad_input;
+  // An error mid-run (bad input such as a calibration query far outside its grid, or any other) ends
+  // the actor; SimGrid would abort on an exception crossing it, so it is carried out and thrown once
+  // the engine stops, keeping its kind.
+  std::exception_ptr failure;
   simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
     try {
       result = serve_data_parallel(scenario, run.memory.kv_capacity_tokens, requests, *run.request_scheduler,
                                    *run.routing, steps);
-    } catch (const InputError& error) {
-      bad_input = error;
+    } catch (const simgrid::ForcefulKillException&) {
+      throw;  // SimGrid's own unwinding of a killed actor
+    } catch (...) {
+      failure = std::current_exception();
     }
   });
   engine.run();
-  if (bad_input) throw *bad_input;
+  if (failure) std::rethrow_exception(failure);
   result.layers = recorder.layer_totals();
   for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
     result.layers[moe].device_activations = builder.layer_loads()[moe];

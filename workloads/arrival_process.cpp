@@ -1,5 +1,7 @@
 #include "workloads/arrival_process.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "workloads/text_table.hpp"
@@ -14,9 +16,11 @@ ArrivalProcess ArrivalProcess::from_yaml(const YamlInput& in, const std::string&
     a.kind = Kind::kTrace;
     const YamlInput file = in.required("file");
     for (const NumberOnLine& entry : read_number_column(file, base_dir)) {
-      if (entry.value < 0 || (!a.trace_times.empty() && entry.value < a.trace_times.back()))
+      if (entry.value < 0 || entry.value > limits::kSimulatedSeconds ||
+          (!a.trace_times.empty() && entry.value < a.trace_times.back()))
         fail_at_line(resolve_relative(file.as_string(), base_dir), entry.line,
-                     "arrival timestamps must be non-negative and non-decreasing");
+                     fmt::format("arrival timestamps must be non-negative and non-decreasing, at most {:g} s",
+                                 limits::kSimulatedSeconds));
       a.trace_times.push_back(entry.value);
     }
     return a;
@@ -24,8 +28,8 @@ ArrivalProcess ArrivalProcess::from_yaml(const YamlInput& in, const std::string&
   in.expect_map(kind == "gamma" ? std::vector<std::string>{"process", "rate", "cv"}
                                 : std::vector<std::string>{"process", "rate"});
   a.kind = kind == "poisson" ? Kind::kPoisson : kind == "gamma" ? Kind::kGamma : Kind::kFixed;
-  a.rate = in.required("rate").as_positive();
-  if (a.kind == Kind::kGamma) a.cv = in.required("cv").as_positive();
+  a.rate = in.required("rate").as_double_in(limits::kRequestRate);
+  if (a.kind == Kind::kGamma) a.cv = in.required("cv").as_double_in(limits::kArrivalCv);
   return a;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <numeric>
 
 #include <cmath>
 
@@ -67,6 +68,21 @@ int LengthDistribution::upper_bound() const {
     default:
       return max;
   }
+}
+
+double LengthDistribution::mean() const {
+  switch (kind) {
+    case Kind::kFixed:
+      return value;
+    case Kind::kUniform:
+      return (min + max) / 2.0;
+    case Kind::kLognormal:
+      return std::clamp(median * std::exp(sigma * sigma / 2), static_cast<double>(min),
+                        static_cast<double>(max));
+    case Kind::kFile:
+      return std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+  }
+  return value;
 }
 
 }  // namespace semsim

@@ -20,6 +20,7 @@ struct LengthDistribution {
   static LengthDistribution from_yaml(const YamlInput& in, const std::string& base_dir);
   int draw(std::mt19937_64& rng) const;
   int upper_bound() const;  // the longest length this can produce
+  double mean() const;      // the mean length drawn (a lognormal's before its clamp, within it)
 };
 
 }  // namespace semsim

@@ -454,7 +454,8 @@ RequestLog load_request_log(const YamlInput& in, const std::string& base_dir) {
       line->fail("only a bench_serving file holds several results to pick from");
     result_line = static_cast<int>(line->as_int_in(1, std::numeric_limits<int>::max()));
   }
-  RequestLog log = read_request_log(path, format, result_line, in.get_positive("time_scale", 1));
+  RequestLog log =
+      read_request_log(path, format, result_line, in.get_double_in("time_scale", 1, limits::kTimeScale));
   log.file = file.as_string();
   return log;
 }

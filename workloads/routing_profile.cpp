@@ -14,6 +14,8 @@
 
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/input_limits.hpp"
+#include "models/memory_budget.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/load_imbalance.hpp"
 
@@ -71,6 +73,14 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path + ": cannot write file");
 }
 
+// What a profile's dense per-layer tables take: a row start per token and the expert-pair
+// co-activation counts.
+double dense_table_bytes(long long moe_layers, long long experts, long long vocabulary) {
+  return static_cast<double>(moe_layers) *
+         (static_cast<double>(vocabulary + 1) * sizeof(std::int64_t) +
+          static_cast<double>(experts) * static_cast<double>(experts) * sizeof(long long));
+}
+
 }  // namespace
 
 std::vector<bool> held_out_requests(std::size_t requests, double fraction, std::uint64_t seed) {
@@ -112,6 +122,10 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
     }
   }
 
+  check_memory_need(dense_table_bytes(h.moe_layers, h.experts, static_cast<long long>(vocabulary)) +
+                        static_cast<double>(vocabulary) * static_cast<double>(experts) * sizeof(std::int32_t),
+                    fmt::format("a routing profile of {} MoE layers, {} experts and a vocabulary of {}",
+                                h.moe_layers, h.experts, vocabulary));
   std::vector<std::int32_t> counts(vocabulary * experts);
   for (int layer = 0; layer < h.moe_layers; ++layer) {
     std::fill(counts.begin(), counts.end(), 0);
@@ -522,17 +536,29 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
     throw InputError(meta_path + ": " + e.what());
   }
   RoutingProfile p;
+  long long vocabulary_size = 0;
   try {
     p.moe_layers_ = meta.at("moe_layers").get<int>();
     p.experts_ = meta.at("experts").get<int>();
     p.top_k_ = meta.at("top_k").get<int>();
-    p.texts_.resize(meta.at("vocabulary").get<std::size_t>());
+    vocabulary_size = meta.at("vocabulary").get<long long>();
     p.identified_occurrences_ = meta.at("identified_occurrences").get<long long>();
   } catch (const nlohmann::json::exception& e) {
     throw InputError(meta_path + ": " + e.what());
   }
-  if (p.moe_layers_ < 1 || p.experts_ < 1 || p.experts_ > 32767 || p.top_k_ < 1 || p.top_k_ > p.experts_)
-    throw InputError(meta_path + ": impossible layer, expert or top-k count");
+  if (p.moe_layers_ < 1 || p.moe_layers_ > limits::kLayers || p.experts_ < 1 ||
+      p.experts_ > limits::kExperts || p.top_k_ < 1 || p.top_k_ > p.experts_ || vocabulary_size < 0 ||
+      vocabulary_size > limits::kVocabulary)
+    throw InputError(
+        fmt::format("{}: impossible counts: {} MoE layers, {} experts, top-{}, vocabulary {} (at most {} "
+                    "layers, {} experts, "
+                    "a vocabulary of {})",
+                    meta_path, p.moe_layers_, p.experts_, p.top_k_, vocabulary_size, limits::kLayers,
+                    limits::kExperts, limits::kVocabulary));
+  check_memory_need(dense_table_bytes(p.moe_layers_, p.experts_, vocabulary_size),
+                    fmt::format("routing profile '{}' ({} MoE layers, {} experts, a vocabulary of {})", dir,
+                                p.moe_layers_, p.experts_, vocabulary_size));
+  p.texts_.resize(static_cast<std::size_t>(vocabulary_size));
   const auto vocabulary = static_cast<long long>(p.texts_.size());
   p.occurrences_.assign(p.texts_.size(), 0);
   for_each_row((folder / "tokens.tsv").string(), "token\toccurrences\tfrequency\ttext", '\t',

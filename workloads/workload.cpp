@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "models/input_limits.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/text_table.hpp"
@@ -19,7 +20,7 @@ int read_requests_from_log(const YamlInput& in, const RequestLog& log) {
   const int usable = static_cast<int>(log.requests.size());
   int requests = usable;
   if (const auto given = in.optional("requests")) {
-    requests = static_cast<int>(given->as_int_in(1, 100'000'000));
+    requests = static_cast<int>(given->as_int_in(1, limits::kRequests));
     if (requests > usable)
       given->fail(fmt::format("{} requests, but request log '{}' holds {} usable ({} of its {} skipped)",
                               requests, log.file, usable, log.skipped, log.rows));
@@ -48,7 +49,7 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
       w.output_len.samples.push_back(w.request_log->requests[i].output_tokens);
     }
   } else {
-    w.requests = static_cast<int>(in.required("requests").as_int_in(1, 100'000'000));
+    w.requests = static_cast<int>(in.required("requests").as_int_in(1, limits::kRequests));
     w.arrival = ArrivalProcess::from_yaml(in.required("arrival"), base_dir);
   }
   const auto routing = in.optional("routing");

@@ -33,7 +33,7 @@ int check_scenario(const CheckOptions& options) {
       plan.memory.kv_capacity_tokens, s.attention == AttentionMode::kDataParallel ? "rank" : "TP group",
       s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
       s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
-      s.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration.name, s.workload.requests,
+      s.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration->name, s.workload.requests,
       s.workload.request_log
           ? fmt::format(" from {} ({}; arrivals: {})", s.workload.request_log->file,
                         s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -161,7 +163,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["token_table"] = token_table_json(s.notes.token_table);
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
-  j["calibration"] = scenario.calibration.name;
+  j["calibration"] = scenario.calibration->name;
   j["seed"] = scenario.workload.seed;
   j["routing"] = scenario.workload.routing_description();
   j["requests_from"] = requests_from_json(scenario.workload);
@@ -543,6 +545,20 @@ void check_out_dir_is_ours(const std::string& out_dir) {
   }
 }
 
+// Removes, in `folder`, what a killed semsim left: entries named `prefix` + the id of a process that
+// no longer runs (a live one's are its own, still being written).
+void remove_stale_staging(const fs::path& folder, const std::string& prefix) {
+  std::error_code ignored;
+  if (!fs::is_directory(folder, ignored)) return;
+  for (const auto& entry : fs::directory_iterator(folder, ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const auto pid = parse_number(name.substr(prefix.size()));
+    if (!pid || *pid != static_cast<pid_t>(*pid) || *pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ignored);
+  }
+}
+
 }  // namespace
 
 OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
@@ -550,6 +566,7 @@ OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
   check_out_dir_is_ours(out_dir_);
   try {
     fs::create_directories(out_dir_);
+    remove_stale_staging(out_dir_, ".staging-");
     fs::remove_all(staging_dir_);
     fs::create_directories(staging_dir_);
   } catch (const fs::filesystem_error& e) {
@@ -570,6 +587,9 @@ std::string OutputStaging::staged(const std::string& file_name) {
 }
 
 std::string OutputStaging::staged_at(const std::string& destination) {
+  const fs::path target(destination);
+  remove_stale_staging(target.parent_path().empty() ? fs::path(".") : target.parent_path(),
+                       target.filename().string() + ".partial-");
   outside_.emplace_back(fmt::format("{}.partial-{}", destination, ::getpid()), destination);
   return outside_.back().first;
 }

@@ -181,7 +181,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",
                   "needs at least two measured values, contiguous"},
         Malformed{"NegativeSeconds", kTable1d + "    seconds: [1e-5, -2e-5, 3e-5]\n", "test.yaml:9:21",
-                  "kernels[0].seconds[1]: must be positive"},
+                  "kernels[0].seconds[1]: must be in [1e-12, 1e+18], got -2e-05"},
         Malformed{"DuplicateTable",
                   kTable1d + "    seconds: [1, 2, 3]\n" + kTable1d.substr(9) + "    seconds: [1, 2, 3]\n",
                   "test.yaml:10:5", "a second table for gate '' bf16"},

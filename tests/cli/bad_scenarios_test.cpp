@@ -113,8 +113,11 @@ TEST(cliCorpus, HasAtLeast24AnnotatedFiles) {
 // Each corpus file is a copy of a valid scenario with one defect: the data files it refers to exist
 // (except the one that is meant to be missing), so the corpus tests what it claims to.
 TEST(cliCorpus, DataFilesReferencedByTheCorpusExist) {
-  for (const char* name : {"bad-lengths.txt", "zero-lengths.txt", "decreasing-trace.csv", "bad-model.yaml",
-                           "profile-a100.yaml", "placement-1-layer.txt", "bad-placement.txt"})
+  for (const char* name :
+       {"bad-lengths.txt", "zero-lengths.txt", "decreasing-trace.csv", "bad-model.yaml", "profile-a100.yaml",
+        "placement-1-layer.txt", "bad-placement.txt", "tiny-flops-cluster.yaml", "tiny-flops-device.yaml",
+        "tiny-scaleup-cluster.yaml", "tiny-scaleup-device.yaml", "overflowing-request.semtrace.txt",
+        "huge-layers.semtrace.txt", "many-tokens.semtrace.txt"})
     EXPECT_TRUE(fs::is_regular_file(kCorpusDir / "data" / name)) << name;
   for (const char* name : {"no-such-trace.csv", "no-such-placement.txt", "no-such-profile"})
     EXPECT_FALSE(fs::exists(kCorpusDir / "data" / name)) << name;

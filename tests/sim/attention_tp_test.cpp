@@ -136,8 +136,8 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
   // dense FFN and LM head; gate, shared experts and six local experts of 8 tokens on its slice.
   const MoeModel shard = attention_tp_shard(s.model, kRanks);
   ASSERT_EQ(shard.attention.heads, 2);
-  const RooflineCostModel full(s.model, s.cluster.device, s.calibration, s.precision);
-  const RooflineCostModel rank(shard, s.cluster.device, s.calibration, s.precision);
+  const RooflineCostModel full(s.model, s.cluster.device, *s.calibration, s.precision);
+  const RooflineCostModel rank(shard, s.cluster.device, *s.calibration, s.precision);
   const std::vector<SequenceChunk> batch{{64, 0}};
   const std::vector<int> local_experts{8, 8, 8, 8, 8, 8, 0, 0};
   const double overhead = full.collective_overhead();
@@ -172,8 +172,10 @@ TEST(AttentionTp, MeasuredNcclFitsTimeTheCollectivesWhole) {
   };
   const Scenario plain = tp_scenario(trace_file, {"calibration=datasheet"});
   Scenario s = plain;
-  s.calibration.collectives = {fit("reduce_scatter", 7e-6, 200e9), fit("all_gather", 9e-6, 250e9),
-                               fit("all_reduce", 13e-6, 300e9)};
+  CalibrationProfile with_fits = *plain.calibration;
+  with_fits.collectives = {fit("reduce_scatter", 7e-6, 200e9), fit("all_gather", 9e-6, 250e9),
+                           fit("all_reduce", 13e-6, 300e9)};
+  s.calibration = std::make_shared<const CalibrationProfile>(std::move(with_fits));
   auto extract = [](const RunResult& run) {
     const StepRecord& step = run.steps.at(0);
     return Json{step.phases.total(), step.tp_collective_bytes, step.phases[Phase::kReduceScatter],

@@ -204,7 +204,7 @@ TEST(Engine, StepTimeChangesAsTheProfileSaysWhenTwoProfilesDifferInOneKernel) {
     const Scenario s = scenario_with({"workload.requests=1", "workload.input_len.value=300",
                                       "workload.output_len.value=20", "calibration=" + profile});
     std::filesystem::remove(profile);
-    ASSERT_EQ(s.calibration.name, name);
+    ASSERT_EQ(s.calibration->name, name);
     runs.push_back(simulate_isolated(s, [](const RunResult& run) {
       Json steps = Json::array();
       for (const StepRecord& step : run.steps)

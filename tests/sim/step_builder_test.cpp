@@ -22,8 +22,9 @@ struct Fixture {
   explicit Fixture(std::vector<std::string> overrides)
       : scenario(load_scenario(default_scenario_text(), "<default>", "", with_small(std::move(overrides)))),
         routing(make_routing_source(scenario.workload, scenario.model)),
-        cost(scenario.model, scenario.cluster.device, scenario.calibration, scenario.precision),
-        rank_cost(rank_model_of(scenario), scenario.cluster.device, scenario.calibration, scenario.precision),
+        cost(scenario.model, scenario.cluster.device, *scenario.calibration, scenario.precision),
+        rank_cost(rank_model_of(scenario), scenario.cluster.device, *scenario.calibration,
+                  scenario.precision),
         topology(effective_topology(scenario)) {}
 
   static std::vector<std::string> with_small(std::vector<std::string> overrides) {
