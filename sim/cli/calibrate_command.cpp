@@ -140,7 +140,7 @@ void add_calibrate_command(CommandLine& cli) {
   calibrate_command->add_option("--bench", options->bench,
                                 "microbenchmark executable (default: beside semsim)");
   calibrate_command->add_option("--budget", options->budget, "seconds for the microbenchmarks")
-      ->check(CLI::PositiveNumber);
+      ->check(real_range(1e-3, 1e7));
   calibrate_command->add_flag("--quick", options->quick, "coarse grids: a smoke test of every path");
   calibrate_command->add_option("--write-plan", options->write_plan,
                                 "only write the kernel plan of the presets here");

@@ -1,5 +1,7 @@
 #include "sim/cli/command_line.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
 #include <iostream>
@@ -57,10 +59,11 @@ int CommandLine::run(int argc, char** argv) {
       if (command->parsed() && command->get_subcommands().empty()) return action();
     throw std::logic_error("no command was chosen");  // require_subcommand makes this unreachable
   } catch (const InputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    // One line, whatever text it quotes (a --set value, a file name with a line break).
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
+    std::cerr << "internal error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }
@@ -69,6 +72,18 @@ void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vecto
   command.add_option("scenario", scenario, "scenario YAML file, or 'default' for the embedded one")
       ->required();
   command.add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
+}
+
+CLI::Validator real_range(double min, double max) {
+  const std::string range = fmt::format("[{}, {}]", min, max);
+  return CLI::Validator(
+      [min, max, range](const std::string& text) -> std::string {
+        const auto value = parse_number(text);
+        if (!value) return "'" + text + "' is not a finite number";
+        if (*value < min || *value > max) return "'" + text + "' is not in " + range;
+        return "";
+      },
+      "NUMBER in " + range);
 }
 
 Device device_option(const std::string& name) {

@@ -38,6 +38,10 @@ class CommandLine {
 // scenario takes them.
 void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vector<std::string>& overrides);
 
+// CLI::Range for real numbers that also refuses NaN and infinities (NaN compares false with either
+// bound, so CLI::Range lets it through).
+CLI::Validator real_range(double min, double max);
+
 // The device preset a `--device NAME` option names; an unknown name is an InputError citing the option.
 Device device_option(const std::string& name);
 

@@ -405,14 +405,14 @@ void add_evaluated_requests(CLI::App& command, EvaluatedRequests& requests, Boun
   command
       .add_option("--split", requests.split,
                   "evaluate only the requests `semsim profile --split F --seed S` held out")
-      ->check(CLI::Range(0.01, 0.99));
+      ->check(real_range(0.01, 0.99));
   command.add_option("--seed", requests.seed, "seed of that split (default 1)")
       ->check(CLI::Range(0LL, 1LL << 62));
   command
       .add_option("--balance", requests.balance,
                   "DP style with hindsight, and the bound: request token load per device within this x mean "
                   "(default 1.10)")
-      ->check(CLI::Range(1.0, 100.0));
+      ->check(real_range(1.0, 100.0));
   command
       .add_option("--tp-batch", requests.tp_batch_tokens,
                   "TP style: tokens aligned to equal slices together (default 4096; 0: all at once)")
@@ -445,7 +445,7 @@ void add_place_commands(CommandLine& cli) {
       ->add_option("--lookback", place->lookback, "inter-layer table: previous layers per key (default 2)")
       ->check(CLI::Range(1, 4));
   place_app->add_option("--balance", place->balance, "token load tolerance of the token table (default 1.10)")
-      ->check(CLI::Range(1.0, 100.0));
+      ->check(real_range(1.0, 100.0));
   place_app->add_option("--out", place->out, "placement file to write (.gz: compressed)");
 
   auto eval = std::make_shared<PlaceEvalOptions>();

@@ -107,7 +107,11 @@ std::size_t PointsCsv::drop_failed() {
 }
 
 void PointsCsv::append(const std::vector<std::string>& fields) {
-  std::string row = csv_line(fields);
+  // Rows stay single lines, which is what makes a torn row detectable: a line break in a value (a
+  // label, an error) is written as "\n".
+  std::vector<std::string> single_line;
+  for (const std::string& field : fields) single_line.push_back(one_line(field));
+  std::string row = csv_line(single_line);
   const std::string line = row + "\n";
   const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open " + path_ + ": " + std::strerror(errno));

@@ -62,21 +62,23 @@ GoodputSlos parse_goodput(const std::vector<std::string>& pairs) {
   return slos;
 }
 
-// The result file is staged beside its destination: that folder must exist.
-void check_result_json_path(const std::string& path) {
+// A file written outside --out (the result JSON, the timeline) is staged beside its destination:
+// that folder must exist, checked before the simulation rather than after it.
+void check_output_file(const std::string& option, const std::string& path) {
   const std::filesystem::path file(path);
   const std::filesystem::path folder = file.parent_path().empty() ? "." : file.parent_path();
   if (std::filesystem::is_directory(file))
-    throw InputError(fmt::format("--result-json '{}': is a folder; give a file name", path));
+    throw InputError(fmt::format("{} '{}': is a folder; give a file name", option, path));
   if (!std::filesystem::is_directory(folder))
-    throw InputError(fmt::format("--result-json '{}': no folder '{}' to write it in", path, folder.string()));
+    throw InputError(fmt::format("{} '{}': no folder '{}' to write it in", option, path, folder.string()));
 }
 
 int run_scenario(RunOptions options) {
   const auto started = std::chrono::steady_clock::now();
   // Bad options stop the run before anything is loaded or written.
   BenchServingOptions bench{parse_goodput(options.goodput), options.result_json};
-  if (!bench.result_json.empty()) check_result_json_path(bench.result_json);
+  if (!bench.result_json.empty()) check_output_file("--result-json", bench.result_json);
+  if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path);
   const Scenario scenario = load_scenario_file(options.scenario, options.overrides, options.seed);
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   if (!options.timeline_steps.empty())

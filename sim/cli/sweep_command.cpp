@@ -27,6 +27,7 @@ struct SweepCommandOptions {
   bool retry_failed = false;
   bool force = false;
   bool dry_run = false;
+  double point_timeout = 0;
   std::vector<std::string> shard_dirs;  // merge
 };
 
@@ -86,6 +87,7 @@ int sweep_points(const SweepCommandOptions& o) {
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.retry_failed = o.retry_failed;
   options.force = o.force;
+  options.point_timeout = o.point_timeout;
   const SweepOutcome done = run_sweep(sweep, options);
   const bool sharded = !o.shard.empty() || options.shard.count > 1;
   std::cout << fmt::format(
@@ -129,6 +131,11 @@ void add_sweep_commands(CommandLine& cli) {
   sweep_command->add_flag(
       "--force", options->force,
       "--out holds another sweep's points: remove them (points.csv, points/) and start over");
+  sweep_command
+      ->add_option("--point-timeout", options->point_timeout,
+                   "wall-clock seconds a point may run; one still running then is killed and recorded as "
+                   "failed (default: no limit)")
+      ->check(real_range(1e-3, 1e9));
   sweep_command->add_flag("--dry-run", options->dry_run,
                           "check the sweep file and list its points (id, values) without running");
 

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "models/input_limits.hpp"
 #include "models/yaml_input.hpp"
 
 namespace semsim {
@@ -200,6 +202,14 @@ Sweep load_sweep(const std::string& path) {
       root.has("series") ? read_series(root.required("series")) : std::vector<Series>{};
   const std::vector<Axis> axes = root.has("axes") ? read_axes(root.required("axes")) : std::vector<Axis>{};
   check_keys_given_once(root, set, series, axes);
+  // Counted before anything is expanded or validated: each point costs a scenario's validation.
+  double points = std::max<double>(1, static_cast<double>(series.size()));
+  for (const Axis& axis : axes) points *= static_cast<double>(axis.steps.size());
+  if (points > static_cast<double>(limits::kSweepPoints))
+    root.fail(
+        fmt::format("the sweep has {:.0f} points, more than the {} one sweep may have: split it into "
+                    "several sweep files",
+                    points, limits::kSweepPoints));
 
   Sweep sweep;
   sweep.file = path;

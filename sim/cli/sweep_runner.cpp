@@ -37,8 +37,11 @@ std::vector<std::string> metric_columns() {
 
 std::vector<std::string> header_fields(const Sweep& sweep) {
   std::vector<std::string> fields{"point_id", "status"};
-  fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
   const std::vector<std::string> metrics = metric_columns();
+  // A swept key named like a summary metric (`model`, `cluster`) would give two columns one name.
+  for (const std::string& column : sweep.columns)
+    fields.push_back(std::find(metrics.begin(), metrics.end(), column) == metrics.end() ? column
+                                                                                        : "swept:" + column);
   fields.insert(fields.end(), metrics.begin(), metrics.end());
   fields.push_back("error");
   return fields;
@@ -60,9 +63,7 @@ std::vector<std::string> point_row(const std::vector<std::string>& header, const
         throw std::logic_error("summary key '" + name + "' has no points.csv column");
       row[static_cast<std::size_t>(column - header.begin())] = metric_field(value);
     }
-  std::string one_line = error;  // rows stay single lines, which is what makes a torn row detectable
-  std::replace(one_line.begin(), one_line.end(), '\n', ' ');
-  row.push_back(one_line);
+  row.push_back(error);
   return row;
 }
 
@@ -201,21 +202,34 @@ std::string recorded_fingerprint(const fs::path& dir) {
 }
 
 // A folder holds one sweep's points only. Without a recorded fingerprint (a folder of an earlier
-// semsim), its rows must all be points of this sweep.
-void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
+// semsim), its rows must all be points of this sweep. Returns whether `out` holds another sweep's
+// points (which only --force lets this sweep remove); throws InputError, changing nothing, when it
+// does and `force` is false, or when its points.csv has other columns.
+bool holds_another_sweep(const fs::path& out, const Sweep& sweep, bool force) {
   std::string held = recorded_fingerprint(out);
-  if (held.empty() && fs::exists(out / "points.csv")) {
+  const PointsRows rows = read_points_csv((out / "points.csv").string());
+  if (held.empty()) {
     std::set<std::string> ids;
     for (const SweepPoint& p : sweep.points) ids.insert(p.id);
-    for (const std::string& row : read_points_csv((out / "points.csv").string()).rows)
+    for (const std::string& row : rows.rows)
       if (!ids.contains(split_csv_line(row)[0])) held = "unrecorded";
   }
-  if (!held.empty() && held != sweep.fingerprint) {
-    if (!force)
-      throw InputError(
-          fmt::format("--out '{}': holds the points of another sweep (fingerprint {}, this one's {}): "
-                      "choose another --out, or --force to remove them and start over",
-                      out.string(), held, sweep.fingerprint));
+  const bool other = !held.empty() && held != sweep.fingerprint;
+  if (other && !force)
+    throw InputError(
+        fmt::format("--out '{}': holds the points of another sweep (fingerprint {}, this one's {}): "
+                    "choose another --out, or --force to remove them and start over",
+                    out.string(), held, sweep.fingerprint));
+  if (!other && !rows.header.empty() && rows.header != points_header(sweep))
+    throw InputError((out / "points.csv").string() +
+                     ": written by a sweep with other columns (its axes or this semsim's metrics "
+                     "differ); use another --out folder");
+  return other;
+}
+
+// Under the folder's lock: removes another sweep's points (--force) and records this sweep's.
+void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
+  if (holds_another_sweep(out, sweep, force)) {
     fs::remove(out / "points.csv");
     fs::remove_all(out / "points");
   }
@@ -225,6 +239,7 @@ void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
 }  // namespace
 
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
+  holds_another_sweep(options.out_dir, sweep, options.force);  // refused before anything is created
   const fs::path out = prepare_out_dir(options.out_dir);
   const FolderLock lock(out);
   claim_out_dir(out, sweep, options.force);
@@ -264,6 +279,7 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
     const SweepPoint* point;
     std::unique_ptr<StagedRun> staged;
     IsolatedProcess child;
+    std::chrono::steady_clock::time_point started;
   };
   std::vector<Running> running;
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, options.jobs));
@@ -280,16 +296,25 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
       auto staged = std::make_unique<StagedRun>(*p.scenario, dir.string());
       IsolatedProcess child =
           IsolatedProcess::start([run = staged.get()] { return run->simulate_and_write(); });
-      running.push_back({&p, std::move(staged), std::move(child)});
+      running.push_back({&p, std::move(staged), std::move(child), std::chrono::steady_clock::now()});
     }
     if (running.empty()) continue;
     std::vector<pollfd> fds;
     for (const Running& r : running) fds.push_back({r.child.result_fd(), POLLIN, 0});
     if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) throw std::runtime_error("poll() failed");
     for (std::size_t i = running.size(); i-- > 0;) {
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - running[i].started).count();
+      const bool timed_out = options.point_timeout > 0 && seconds > options.point_timeout;
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0 && !timed_out) continue;
       Running finished = std::move(running[i]);
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+        // Destroying the child kills it, and the staged run discards what it had staged.
+        record(*finished.point, nullptr,
+               fmt::format("timed out: still running after {:g} s (--point-timeout)", options.point_timeout));
+        continue;
+      }
       Json summary;
       std::string error;
       try {
@@ -314,8 +339,7 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
 
 std::size_t merge_sweep(const Sweep& sweep, const std::string& out_dir,
                         const std::vector<std::string>& shard_dirs) {
-  const fs::path out = prepare_out_dir(out_dir);
-  const FolderLock lock(out);
+  const fs::path out(out_dir);
   const std::string header = points_header(sweep);
   struct Found {
     std::string row;
@@ -324,7 +348,7 @@ std::size_t merge_sweep(const Sweep& sweep, const std::string& out_dir,
   std::map<std::string, Found> found;
   std::vector<std::string> read_order;
   for (const std::string& dir : shard_dirs) {
-    if (fs::exists(dir) && fs::equivalent(dir, out))
+    if (fs::exists(dir) && fs::exists(out) && fs::equivalent(dir, out))
       throw InputError(dir + ": the merge output cannot be one of the shards");
     const PointsRows shard = read_points_csv((fs::path(dir) / "points.csv").string());
     if (shard.header.empty()) throw InputError(dir + ": no points.csv (not a sweep output folder)");
@@ -342,6 +366,9 @@ std::size_t merge_sweep(const Sweep& sweep, const std::string& out_dir,
       read_order.push_back(id);
     }
   }
+  // The shards are valid: only now is the output folder made.
+  prepare_out_dir(out_dir);
+  const FolderLock lock(out);
   std::vector<std::string> ordered_ids;
   for (const SweepPoint& p : sweep.points) ordered_ids.push_back(p.id);
   std::vector<std::string> rows;

@@ -28,6 +28,7 @@ struct SweepOptions {
   SweepShard shard;
   bool retry_failed = false;  // run again the points recorded as failed
   bool force = false;         // a folder holding another sweep's points: remove them and start over
+  double point_timeout = 0;   // wall-clock seconds a point may run before it is killed and failed; 0: none
 };
 
 struct SweepOutcome {

@@ -7,11 +7,11 @@
 #include <iostream>
 #include <memory>
 
+#include "models/compressed_file.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
-#include "models/compressed_file.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/trace_import.hpp"
@@ -167,7 +167,7 @@ struct SplitTraceOptions {
 void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
   command.add_option("trace", options.trace, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
   command.add_option("--split", options.split, "held-out fraction of requests")
-      ->check(CLI::Range(0.01, 0.99));
+      ->check(real_range(0.01, 0.99));
   command.add_option("--seed", options.seed, "seed of the split (and of the fit)")
       ->check(CLI::Range(0LL, 1LL << 62));
   command.add_option("--out", options.out, "output folder")->required();

@@ -71,10 +71,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCommandLine{"ZeroRequests",
                        {"default", "--set", "workload.requests=0"},
                        {"workload.requests: must be in [1,", "--set workload.requests=0"}},
-        BadCommandLine{
-            "NegativeRateInAFile",
-            {kDefaultFile, "--set", "workload.arrival.rate=-2"},
-            {kDefaultFile, "workload.arrival.rate: must be positive", "--set workload.arrival.rate=-2"}},
+        BadCommandLine{"NegativeRateInAFile",
+                       {kDefaultFile, "--set", "workload.arrival.rate=-2"},
+                       {kDefaultFile, "workload.arrival.rate: must be in [0.001, 1e+09], got -2",
+                        "--set workload.arrival.rate=-2"}},
         BadCommandLine{
             "ModelTypo",
             {"default", "--set", "model=qwen3-30b-a3"},
@@ -98,7 +98,29 @@ INSTANTIATE_TEST_SUITE_P(
             "ThroughAScalar", {"default", "--set", "workload.requests.x=1"}, {"'requests' is not a map"}},
         BadCommandLine{"InvalidYamlValue",
                        {"default", "--set", "workload.arrival={process: poisson"},
-                       {"value is not valid YAML"}}),
+                       {"value is not valid YAML"}},
+        // Hostile values: a misspelt top-level map created by --set (was reported as the file's own
+        // unknown key), a second document (was silently dropped), a key that is a list (was an
+        // internal error), an alias bomb (was expanded without bound).
+        BadCommandLine{"UnknownTopLevelKeyCreatedBySet",
+                       {"default", "--set", "foo.bar=3"},
+                       {"foo: unknown key 'foo'", "(value set by --set foo.bar=3)"}},
+        BadCommandLine{"SecondDocument",
+                       {"default", "--set", "name=a\n---\nb"},
+                       {"value is not valid YAML", "a second YAML document ('---')"}},
+        BadCommandLine{"KeyIsAList",
+                       {"default", "--set", "workload.arrival={[a, b]: 1}"},
+                       {"value is not valid YAML", "a key must be a name, not a list"}},
+        BadCommandLine{
+            "AliasBomb",
+            {"default", "--set",
+             "name=[&a [x, x, x, x, x, x, x, x, x, x], &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a], "
+             "&c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b], &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c], "
+             "&e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d], &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e], "
+             "&g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]]"},
+            {"value is not valid YAML", "more than 1000000 YAML nodes"}},
+        BadCommandLine{
+            "NotUtf8", {"default", "--set", "name=bad\xff"}, {"value is not valid YAML", "not UTF-8 text"}}),
     [](const testing::TestParamInfo<BadCommandLine>& info) { return info.param.name; });
 
 TEST(cliCommandLine, UnknownSubcommandExits2) {
@@ -143,6 +165,46 @@ TEST(cliCommandLine, OutPathThatIsAFileIsBadInput) {
   const CliResult r = run_semsim(args);
   expect_one_error(args, r, {file});
   EXPECT_EQ(read_file(file), "x");
+}
+
+// NaN compares false with both ends of a range: it must still be refused, not printed as "split nan".
+TEST(cliCommandLine, NanSplitAndBalanceAreRefused) {
+  TempDir tmp;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"profile", "no-such.semtrace", "--split", "nan", "--out", tmp / "p"},
+        std::vector<std::string>{"trace", "fit", "no-such.semtrace", "--split", "nan", "--out", tmp / "f"},
+        std::vector<std::string>{"place", "--policy", "semmoe", "--profile", tmp / "p", "--ep", "8",
+                                 "--balance", "nan", "--out", tmp / "plan.semplace"},
+        std::vector<std::string>{"place", "eval", "plan.semplace", "--trace", "t.semtrace", "--split", "0.5",
+                                 "--balance", "nan"}}) {
+    const CliResult r = run_semsim(args);
+    SCOPED_TRACE(describe(args, r));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("'nan' is not a finite number"), std::string::npos);
+    EXPECT_EQ(entries_under(tmp.path()), std::vector<std::string>{});
+  }
+}
+
+// A missing folder for --timeline is found before the simulation runs, not after it (the run's
+// outputs are then not written either).
+TEST(cliCommandLine, TimelineInAMissingFolderIsRefusedBeforeSimulating) {
+  TempDir tmp;
+  const std::vector<std::string> args{"run",   "default",   "--set",      "workload.requests=5",
+                                      "--out", tmp / "out", "--timeline", tmp / "no-such-folder/t.json"};
+  const CliResult r = run_semsim(args);
+  expect_one_error(args, r, {"--timeline '" + tmp / "no-such-folder/t.json" + "': no folder"});
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+// An endless file as the scenario: refused at a size limit instead of read until memory runs out.
+TEST(cliCommandLine, EndlessScenarioFileIsRefused) {
+  TempDir tmp;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"check", "/dev/zero"},
+        std::vector<std::string>{"run", "/dev/zero", "--out", tmp / "out"}}) {
+    expect_one_error(args, run_semsim(args, "", 60), {"/dev/zero: larger than 64 MiB"});
+    EXPECT_FALSE(fs::exists(tmp / "out"));
+  }
 }
 
 }  // namespace

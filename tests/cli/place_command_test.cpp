@@ -116,6 +116,11 @@ TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
        {Case{{"--policy", "semmo"}, "unknown placement policy 'semmo' (did you mean 'semmoe'?)"},
         Case{{"--policy", "semmoe", "--param", "tehta=1"}, "has no parameter 'tehta'"},
         Case{{"--policy", "semmoe", "--param", "theta=x"}, "'x' is not a number"},
+        // Whole-number parameters beyond an int were cast (steps 1e18 ran as -2147483648).
+        Case{{"--policy", "semmoe", "--param", "steps=1e18"},
+             "parameter 'steps' must be a whole number in [1, 1048576], got 1e+18"},
+        Case{{"--policy", "semmoe", "--param", "passes=2.5"},
+             "parameter 'passes' must be a whole number in [1, 1024], got 2.5"},
         Case{{"--policy", "random", "--ep", "7"}, "--ep 7: must divide the profile's 64 experts"}}) {
     std::vector<std::string> args{"place", "--profile", dir_ / "prof", "--out", plan};
     args.insert(args.end(), c.extra.begin(), c.extra.end());

@@ -2,6 +2,8 @@
 // flow-level network agreeing with the bottleneck model on one node.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include <algorithm>
@@ -190,6 +192,25 @@ TEST(cliRunOutputs, ARunReplacesAnEarlierRunsOutputsAndRefusesAForeignFolder) {
   EXPECT_NE(r.err.find("holds 'notes.txt', which semsim did not write"), std::string::npos) << r.err;
   EXPECT_EQ(read_file(foreign / "notes.txt"), "mine\n");
   EXPECT_FALSE(fs::exists(foreign / "summary.json"));
+}
+
+// What a run killed by SIGKILL left (its staging folder with partial CSVs, a staged timeline beside
+// its destination) is removed by the next run into the same places; a live process's is not.
+TEST(cliRunOutputs, AKilledRunsLeftoversAreRemovedByTheNextRun) {
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  // No process has these ids (above any pid_max); the test's own process is alive.
+  const std::string dead = ".staging-2147483646", alive = ".staging-" + std::to_string(::getpid());
+  fs::create_directories(out / dead);
+  std::ofstream(out / dead / "requests.csv") << "id,arr";
+  fs::create_directories(out / alive);
+  std::ofstream(tmp / "timeline.json.partial-2147483646") << "{\"traceEv";
+  run_default(out.string(), {"--set", "workload.requests=5", "--timeline", tmp / "timeline.json"});
+  EXPECT_FALSE(fs::exists(out / dead));
+  EXPECT_FALSE(fs::exists(tmp / "timeline.json.partial-2147483646"));
+  EXPECT_TRUE(fs::exists(out / alive));
+  EXPECT_TRUE(fs::exists(tmp / "timeline.json"));
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
 }
 
 }  // namespace

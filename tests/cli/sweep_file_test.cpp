@@ -183,7 +183,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {"workload.arival: unknown key 'arival' (did you mean 'arrival'?)", "bad.yaml:4:28"}},
         BadSweep{"BadValue",
                  "sweep: 1\nbase: default\naxes:\n  - workload.arrival.rate: [5, -1]\n",
-                 {"workload.arrival.rate: must be positive", "bad.yaml:4:32"}},
+                 {"workload.arrival.rate: must be in [0.001, 1e+09], got -1", "bad.yaml:4:32"}},
         BadSweep{
             "BadSeriesValue",
             "sweep: 1\nbase: default\nseries:\n  a: {policies.dispatch: per-expert}\n",
@@ -211,7 +211,36 @@ INSTANTIATE_TEST_SUITE_P(
                  {"bad.yaml:2:7: base:", "cannot open scenario file"}},
         BadSweep{
             "WrongVersion", "sweep: 2\nbase: default\n", {"bad.yaml:1:8: sweep: unsupported sweep version"}},
-        BadSweep{"SyntaxError", "sweep: 1\nbase: [default\n", {"bad.yaml:3:1: YAML syntax error"}}),
+        BadSweep{"SyntaxError", "sweep: 1\nbase: [default\n", {"bad.yaml:3:1: YAML syntax error"}},
+        // Hostile inputs: a key that is a list or map (was an internal yaml-cpp conversion error), an
+        // alias bomb in `set` (was expanded without bound), a product of a million points (was 85 s
+        // and 8 GB of validation before anything said it was too large).
+        BadSweep{"SetKeyIsAList",
+                 "sweep: 1\nbase: default\nset:\n  ? [a, b]\n  : 1\n",
+                 {"bad.yaml:4:5: set: a key must be a name, not a list"}},
+        BadSweep{"AxisKeyIsAMap",
+                 "sweep: 1\nbase: default\naxes:\n  - {? {a: 1} : [1, 2]}\n",
+                 {"bad.yaml:4:8: axes[0]: a key must be a name, not a map"}},
+        BadSweep{"SeriesKeyIsAList",
+                 "sweep: 1\nbase: default\nseries:\n  a: {? [b] : 1}\n",
+                 {"bad.yaml:4:9: series.a: a key must be a name, not a list"}},
+        BadSweep{
+            "AliasBombInSet",
+            "sweep: 1\nbase: default\nx: &x [a, a, a, a, a, a, a, a, a, a]\n"
+            "y: &y [*x, *x, *x, *x, *x, *x, *x, *x, *x, *x]\nz: &z [*y, *y, *y, *y, *y, *y, *y, *y, *y, *y]\n"
+            "w: &w [*z, *z, *z, *z, *z, *z, *z, *z, *z, *z]\nv: &v [*w, *w, *w, *w, *w, *w, *w, *w, *w, *w]\n"
+            "u: &u [*v, *v, *v, *v, *v, *v, *v, *v, *v, *v]\n"
+            "set: {name: [*u, *u, *u, *u, *u, *u, *u, *u, *u, *u]}\n",
+            {"bad.yaml:", "more than 1000000 YAML nodes (counting each use of an alias)"}},
+        BadSweep{"AMillionPoints",
+                 [] {
+                   std::string text = "sweep: 1\nbase: default\naxes:\n  - workload.seed: [";
+                   for (int i = 0; i < 1000; ++i) text += (i ? ", " : "") + std::to_string(i);
+                   text += "]\n  - workload.requests: [";
+                   for (int i = 1; i <= 1000; ++i) text += (i > 1 ? ", " : "") + std::to_string(i);
+                   return text + "]\n";
+                 }(),
+                 {"bad.yaml:1:1", "the sweep has 1000000 points, more than the 100000 one sweep may have"}}),
     [](const testing::TestParamInfo<BadSweep>& info) { return info.param.name; });
 
 }  // namespace

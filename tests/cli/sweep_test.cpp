@@ -317,5 +317,82 @@ TEST(cliSweep, ABadSweepFileExits2BeforeWritingAnything) {
   EXPECT_FALSE(fs::exists(tmp / "out"));
 }
 
+// Input errors found once the folder is known (another sweep's folder, a shard without points.csv)
+// leave it as it was: no .lock, no points/ skeleton, no output folder for a merge.
+TEST(cliSweep, ARefusedFolderOrMergeCreatesNothing) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  ASSERT_EQ(sweep({write_sweep(tmp, kSmallSweep), "--out", out}).exit_code, 0);
+  fs::remove(out + "/.lock");
+  std::vector<std::string> before = entries_under(out);
+  std::string edited_text = kSmallSweep;
+  edited_text.replace(edited_text.find("[10, 40]"), 8, "[10, 20]");
+  const CliResult refused = sweep({write_sweep(tmp, edited_text, "edited.yaml"), "--out", out});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  std::vector<std::string> after = entries_under(out);
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(after, before);
+
+  fs::create_directories(tmp / "not-a-shard");
+  const CliResult merge =
+      sweep({"merge", write_sweep(tmp, kSmallSweep), "--out", tmp / "merged", tmp / "not-a-shard"});
+  EXPECT_EQ(merge.exit_code, 2) << merge.err;
+  EXPECT_NE(merge.err.find("no points.csv"), std::string::npos) << merge.err;
+  EXPECT_FALSE(fs::exists(tmp / "merged"));
+}
+
+// A label with a line break is still one row (written as "\n"), so a rerun recognises every point.
+TEST(cliSweep, ALabelWithALineBreakStaysOneRowAndResumes) {
+  TempDir tmp;
+  const std::string file = write_sweep(
+      tmp, "sweep: 1\nbase: default\nset: {workload.requests: 5}\naxes:\n  - name: [\"two\\nlines\", one]\n");
+  const std::string out = tmp / "out";
+  ASSERT_EQ(sweep({file, "--out", out}).exit_code, 0);
+  const auto lines = split_lines(read_file(out + "/points.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(column(out + "/points.csv", 2), (std::vector<std::string>{"two\\nlines", "one"}));
+  const CliResult again = sweep({file, "--out", out});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("2 done before, 0 ran"), std::string::npos) << again.out;
+}
+
+// A swept key named like a summary metric gets a column of its own name: no two columns share one.
+TEST(cliSweep, AKeyNamedLikeAMetricGetsItsOwnColumn) {
+  TempDir tmp;
+  const std::string file = write_sweep(
+      tmp,
+      "sweep: 1\nbase: default\nset: {workload.requests: 5}\naxes:\n  - cluster: [h200-1x8, h100-1x8]\n");
+  const std::string out = tmp / "out";
+  const CliResult r = sweep({file, "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> header = split_csv_line(split_lines(read_file(out + "/points.csv"))[0]);
+  EXPECT_EQ(header[2], "swept:cluster");
+  EXPECT_EQ(std::set<std::string>(header.begin(), header.end()).size(), header.size());
+  EXPECT_EQ(column(out + "/points.csv", 2), (std::vector<std::string>{"h200-1x8", "h100-1x8"}));
+}
+
+// A point that never ends (or runs far longer than its sweep can wait) is killed at --point-timeout
+// and recorded as failed; the others finish and the sweep ends.
+TEST(cliSweep, APointPastItsTimeoutIsFailedAndTheOthersFinish) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp,
+                                       "sweep: 1\nbase: default\nseries:\n  quick: {workload.requests: 5}\n"
+                                       "  endless: {workload.requests: 5000000}\n");
+  const std::string out = tmp / "out";
+  const CliResult r = sweep({file, "-j", "2", "--point-timeout", "10", "--out", out});
+  ASSERT_FALSE(r.timed_out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 points: 0 done before, 2 ran, 1 failed"), std::string::npos) << r.out;
+  const std::string csv = out + "/points.csv";
+  EXPECT_EQ(column(csv, 1), (std::vector<std::string>{"ok", "failed"}));
+  const std::size_t error_column = split_csv_line(split_lines(read_file(csv))[0]).size() - 1;
+  EXPECT_NE(column(csv, error_column)[1].find("timed out: still running after 10 s (--point-timeout)"),
+            std::string::npos)
+      << read_file(csv);
+  for (const std::string& entry : entries_under(out + "/points"))
+    EXPECT_EQ(entry.find(".staging-"), std::string::npos) << entry;
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

@@ -1,0 +1,91 @@
+// Hostile and extreme inputs end to end, beyond the scenario corpus (bad_scenarios_test.cpp): each
+// was found crashing, hanging, exhausting memory or exiting 1, and must now exit 2 with one clear
+// error and no outputs, or (inside a sweep) fail its point with that error.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+void expect_refused(const std::vector<std::string>& args, const CliResult& r, const std::string& message) {
+  SCOPED_TRACE(describe(args, r));
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(split_lines(r.err).size(), 1u);
+  EXPECT_NE(r.err.find(message), std::string::npos);
+}
+
+// A binary trace header whose section sizes wrap around 64 bits to the size of the file: the reader
+// walked off its mapping (SIGSEGV). See RoutingTrace.BinaryHeaderWhoseSizesOverflowIsRefused.
+TEST(cliHostileInputs, BinaryTraceWithOverflowingSectionSizes) {
+  TempDir tmp;
+  struct Header {
+    char magic[8] = {'S', 'E', 'M', 'T', 'R', 'A', 'C', 'E'};
+    std::uint32_t version = 1, flags = 0, moe_layers = 270, experts = 32767, top_k = 31433, reserved = 0;
+    std::uint64_t requests = 1 << 20, tokens = 1086775971855, vocabulary = 0, vocabulary_bytes = 0,
+                  model_bytes = 0, source_bytes = 0;
+  } h;
+  std::string bytes(2949216, '\0');  // the size the wrapped sections add up to
+  std::memcpy(bytes.data(), &h, sizeof h);
+  std::ofstream(tmp / "overflow.semtrace", std::ios::binary) << bytes;
+  const std::vector<std::string> args{"profile", tmp / "overflow.semtrace", "--out", tmp / "profile"};
+  expect_refused(args, run_semsim(args), "corrupt binary trace header (its section sizes overflow 64 bits)");
+  EXPECT_FALSE(fs::exists(tmp / "profile"));
+}
+
+// profile.json's counts size dense tables: a vocabulary of 1e15 is refused by its limit, and
+// counts within their limits whose tables cannot fit (1024 layers x 32767^2 co-activation counts)
+// by the memory check, before anything is allocated.
+TEST(cliHostileInputs, RoutingProfileWhoseTablesCannotFit) {
+  TempDir tmp;
+  auto profile = [&](const std::string& name, int layers, int experts, const std::string& vocabulary) {
+    fs::create_directories(tmp / name);
+    std::ofstream(tmp / (name + "/profile.json"))
+        << R"({"format": "semsim-routing-profile", "version": 1, "moe_layers": )" << layers
+        << R"(, "experts": )" << experts << R"(, "top_k": 2, "vocabulary": )" << vocabulary
+        << R"(, "identified_occurrences": 0})";
+    return std::vector<std::string>{"check", "default", "--set", "profile=" + tmp / name};
+  };
+  const auto huge_vocabulary = profile("vocabulary", 26, 64, "1000000000000000");
+  expect_refused(huge_vocabulary, run_semsim(huge_vocabulary),
+                 "impossible counts: 26 MoE layers, 64 experts, top-2, vocabulary 1000000000000000");
+  const auto huge_tables = profile("tables", 1024, 32767, "10");
+  expect_refused(huge_tables, run_semsim(huge_tables), "GB of memory, more than the");
+}
+
+// A calibration query far outside the measured grid (calibration.extrapolate: false) is bad input:
+// one line and exit 2 from `run`, and a failed point with that message in a sweep (it used to be a
+// SimGrid backtrace, and "died with signal 6" in a sweep).
+TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
+  TempDir tmp;
+  const std::vector<std::string> values{"--set", "workload.requests=3",
+                                        "--set", "calibration={profile: measured, extrapolate: false}",
+                                        "--set", "workload.output_len.value=2"};
+  std::vector<std::string> run{"run",       "default", "--out",
+                               tmp / "out", "--set",   "workload.input_len.value=200000"};
+  run.insert(run.end(), values.begin(), values.end());
+  expect_refused(run, run_semsim(run), "calibration profile 'h200-sxm-measured': mla_prefill");
+  EXPECT_EQ(entries_under(tmp / "out"), std::vector<std::string>{});
+
+  std::ofstream(tmp / "sweep.yaml")
+      << "sweep: 1\nbase: default\nset: {workload.requests: 3, calibration: {profile: measured, extrapolate: "
+         "false}, workload.output_len.value: 2}\naxes:\n  - workload.input_len.value: [100, 200000]\n";
+  const std::vector<std::string> sweep{"sweep", tmp / "sweep.yaml", "--out", tmp / "sweep"};
+  const CliResult r = run_semsim(sweep);
+  ASSERT_EQ(r.exit_code, 0) << describe(sweep, r);
+  const auto rows = split_lines(read_file(tmp / "sweep/points.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NE(rows[1].find(",ok,"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find(",failed,"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[2].find("calibration profile 'h200-sxm-measured'"), std::string::npos) << rows[2];
+  EXPECT_EQ(rows[2].find("signal"), std::string::npos) << rows[2];
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
