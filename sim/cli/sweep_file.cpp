@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/input_limits.hpp"
+#include "models/memory_budget.hpp"
 #include "models/yaml_input.hpp"
 
 namespace semsim {
@@ -210,6 +211,13 @@ Sweep load_sweep(const std::string& path) {
         fmt::format("the sweep has {:.0f} points, more than the {} one sweep may have: split it into "
                     "several sweep files",
                     points, limits::kSweepPoints));
+  // Every point is held as a validated scenario: about 50 KB each for the default one (measured).
+  constexpr double kBytesPerPoint = 50e3;
+  try {
+    check_memory_need(points * kBytesPerPoint, fmt::format("the sweep's {:.0f} validated points", points));
+  } catch (const InputError& e) {
+    root.fail(e.what());
+  }
 
   Sweep sweep;
   sweep.file = path;

@@ -3,6 +3,7 @@
 // stdout and stderr. Used by the end-to-end CLI tests only.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,9 +66,9 @@ class TempDir {
 };
 
 // Runs `semsim args...` with its working folder set to `cwd` (the test's own when empty). The child is
-// killed after `timeout_s` seconds.
+// killed after `timeout_s` seconds; with `address_space_bytes`, it runs under that limit (ulimit -v).
 inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "",
-                            int timeout_s = 120) {
+                            int timeout_s = 120, rlim_t address_space_bytes = RLIM_INFINITY) {
   TempDir capture;
   const std::string out_path = capture / "stdout";
   const std::string err_path = capture / "stderr";
@@ -88,6 +89,8 @@ inline CliResult run_semsim(const std::vector<std::string>& args, const std::str
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(err_fd, STDERR_FILENO);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    const rlimit limit{address_space_bytes, address_space_bytes};
+    if (address_space_bytes != RLIM_INFINITY && ::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(126);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,32 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
   EXPECT_NE(rows[2].find(",failed,"), std::string::npos) << rows[2];
   EXPECT_NE(rows[2].find("calibration profile 'h200-sxm-measured'"), std::string::npos) << rows[2];
   EXPECT_EQ(rows[2].find("signal"), std::string::npos) << rows[2];
+}
+
+// Counts within their limits can still need more memory than the machine allows: under a 1.5 GB
+// address-space limit, a run of 10M requests and a sweep of 100,000 points are refused with what
+// they need, before allocating it, while the default scenario still passes.
+TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
+  constexpr rlim_t kLimit = 1500ull << 20;
+  const std::vector<std::string> fits{"check", "default"};
+  EXPECT_EQ(run_semsim(fits, "", 120, kLimit).exit_code, 0);
+  const std::vector<std::string> run{"check", "default", "--set", "workload.requests=10000000"};
+  expect_refused(
+      run, run_semsim(run, "", 120, kLimit),
+      "workload.requests: a run of 10000000 requests (~2.56e+09 output tokens, at least 1.25e+06 steps) "
+      "needs at least 2.02 GB of memory");
+
+  TempDir tmp;
+  std::ofstream sweep_file(tmp / "sweep.yaml");
+  sweep_file << "sweep: 1\nbase: default\naxes:\n  - workload.seed: [";
+  for (int i = 0; i < 1000; ++i) sweep_file << (i ? ", " : "") << i;
+  sweep_file << "]\n  - workload.requests: [";
+  for (int i = 1; i <= 100; ++i) sweep_file << (i > 1 ? ", " : "") << i;
+  sweep_file << "]\n";
+  sweep_file.close();
+  const std::vector<std::string> sweep{"sweep", tmp / "sweep.yaml", "--dry-run"};
+  expect_refused(sweep, run_semsim(sweep, "", 120, kLimit),
+                 "the sweep's 100000 validated points needs at least 5 GB of memory");
 }
 
 }  // namespace
