@@ -15,11 +15,16 @@ std::string join_path(const std::string& parent, const std::string& key) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-    default: return "an undefined value";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    default:
+      return "an undefined value";
   }
 }
 
@@ -30,8 +35,8 @@ YamlInput YamlInput::parse(const std::string& text, const std::string& file_name
   try {
     return YamlInput(YAML::Load(text), file, "");
   } catch (const YAML::Exception& e) {
-    throw InputError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                     ": YAML syntax error: " + e.msg);
+    throw InputError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
   }
 }
 
@@ -52,6 +57,14 @@ void YamlInput::mark_as_override(YAML::Node node) {
     for (auto entry : node) mark_as_override(entry.second);
   if (node.IsSequence())
     for (auto item : node) mark_as_override(item);
+}
+
+void YamlInput::unmark_overrides(YAML::Node node) {
+  if (node.Tag() == kOverrideTag) node.SetTag("?");  // yaml-cpp's tag of an untagged plain value
+  if (node.IsMap())
+    for (auto entry : node) unmark_overrides(entry.second);
+  if (node.IsSequence())
+    for (auto item : node) unmark_overrides(item);
 }
 
 std::string YamlInput::location() const {
@@ -85,7 +98,9 @@ const YamlInput& YamlInput::expect_map(const std::vector<std::string>& allowed) 
   return *this;
 }
 
-bool YamlInput::has(const std::string& key) const { return node_.IsMap() && node_[key].IsDefined(); }
+bool YamlInput::has(const std::string& key) const {
+  return node_.IsMap() && node_[key].IsDefined();
+}
 
 YamlInput YamlInput::required(const std::string& key) const {
   if (!node_.IsMap()) fail("expected a map, got " + describe(node_));
@@ -159,7 +174,8 @@ long long YamlInput::as_int() const {
 long long YamlInput::as_int_in(long long min, long long max) const {
   const long long value = as_int();
   if (value < min || value > max)
-    fail("must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + std::to_string(value));
+    fail("must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+         std::to_string(value));
   return value;
 }
 
@@ -190,7 +206,8 @@ double YamlInput::get_positive(const std::string& key, double fallback) const {
   return child ? child->as_positive() : fallback;
 }
 
-long long YamlInput::get_int_in(const std::string& key, long long fallback, long long min, long long max) const {
+long long YamlInput::get_int_in(const std::string& key, long long fallback, long long min,
+                                long long max) const {
   const auto child = optional(key);
   return child ? child->as_int_in(min, max) : fallback;
 }

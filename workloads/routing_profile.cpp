@@ -86,6 +86,29 @@ std::vector<bool> held_out_requests(std::size_t requests, double fraction, std::
   return held_out;
 }
 
+std::vector<bool> ProfileSource::profiled_requests() const {
+  std::vector<bool> profiled(static_cast<std::size_t>(requests), true);
+  if (split > 0) {
+    const std::vector<bool> held_out = held_out_requests(profiled.size(), split, seed);
+    for (std::size_t r = 0; r < profiled.size(); ++r) profiled[r] = !held_out[r];
+  }
+  return profiled;
+}
+
+ProfileOverlap profile_overlap(const ProfileSource& source, const std::string& trace_hash,
+                               const std::vector<bool>& evaluated, std::size_t trace_requests) {
+  ProfileOverlap overlap{source};
+  overlap.same_trace =
+      source.trace_hash == trace_hash && static_cast<long long>(trace_requests) == source.requests;
+  const std::vector<bool> profiled = overlap.same_trace ? source.profiled_requests() : std::vector<bool>();
+  for (std::size_t r = 0; r < trace_requests; ++r) {
+    if (!evaluated.empty() && !evaluated[r]) continue;
+    ++overlap.evaluated;
+    if (overlap.same_trace && profiled[r]) ++overlap.profiled;
+  }
+  return overlap;
+}
+
 // ---- building --------------------------------------------------------------------------------------
 
 RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vector<bool>& held_out) {
@@ -426,6 +449,10 @@ void RoutingProfile::write(const std::string& dir) const {
   meta["top_k"] = top_k_;
   meta["vocabulary"] = texts_.size();
   meta["identified_occurrences"] = identified_occurrences_;
+  if (source_)
+    meta["source"] = {{"trace", source_->trace},       {"trace_hash", source_->trace_hash},
+                      {"split", source_->split},       {"seed", source_->seed},
+                      {"requests", source_->requests}, {"profiled", source_->profiled}};
   write_file((folder / "profile.json").string(), meta.dump(2) + "\n");
 
   std::string tokens = "token\toccurrences\tfrequency\ttext\n";
@@ -528,6 +555,14 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
     p.top_k_ = meta.at("top_k").get<int>();
     p.texts_.resize(meta.at("vocabulary").get<std::size_t>());
     p.identified_occurrences_ = meta.at("identified_occurrences").get<long long>();
+    if (meta.contains("source")) {
+      const nlohmann::json& s = meta["source"];
+      p.source_ = ProfileSource{s.at("trace").get<std::string>(),  s.at("trace_hash").get<std::string>(),
+                                s.at("split").get<double>(),       s.at("seed").get<std::uint64_t>(),
+                                s.at("requests").get<long long>(), s.at("profiled").get<long long>()};
+      if (!(p.source_->split >= 0 && p.source_->split < 1) || p.source_->requests < 0)
+        throw InputError(meta_path + ": source: split outside [0, 1) or a negative request count");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw InputError(meta_path + ": " + e.what());
   }

@@ -6,6 +6,7 @@
 // the held-out part. The tables are what placement and scheduling policies read (RoutingProfile).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,33 @@ std::string normalized_token_text(std::string_view text);
 // by a seeded shuffle: true = held out.
 std::vector<bool> held_out_requests(std::size_t requests, double fraction, std::uint64_t seed);
 
+// Which requests a profile was made from: a trace (as named and by content, trace_content_hash) and
+// the split and seed that held the others out (held_out_requests). Profiles and the placements made
+// from them keep it, so that evaluating or replaying a trace can tell which requests were profiled.
+struct ProfileSource {
+  std::string trace;       // the trace file as the profile command was given it
+  std::string trace_hash;  // trace_content_hash
+  double split = 0;        // held-out fraction (0: every request profiled)
+  std::uint64_t seed = 0;
+  long long requests = 0;  // the trace's
+  long long profiled = 0;  // of which profiled
+
+  // profiled[r] for the trace's requests (the held_out_requests complement).
+  std::vector<bool> profiled_requests() const;
+  friend bool operator==(const ProfileSource&, const ProfileSource&) = default;
+};
+
+// How many of the evaluated requests of `trace` (evaluated empty: all) a profile made from `source`
+// saw. Known only when `trace` is the profiled one (same content hash).
+struct ProfileOverlap {
+  ProfileSource source;
+  bool same_trace = false;
+  long long evaluated = 0;
+  long long profiled = 0;  // of the evaluated requests (0 unless same_trace)
+};
+ProfileOverlap profile_overlap(const ProfileSource& source, const std::string& trace_hash,
+                               const std::vector<bool>& evaluated, std::size_t trace_requests);
+
 struct ExpertCount {
   ExpertId expert = 0;
   std::int32_t count = 0;
@@ -39,6 +67,8 @@ class RoutingProfile {
   int experts() const { return experts_; }
   int top_k() const { return top_k_; }
   std::size_t vocabulary() const { return texts_.size(); }
+  const std::optional<ProfileSource>& source() const { return source_; }  // none in older folders
+  void set_source(ProfileSource source) { source_ = std::move(source); }
   const std::string& token_text(std::int32_t token) const { return texts_[token]; }
   const std::vector<std::string>& token_texts() const { return texts_; }  // [token]
   long long token_occurrences(std::int32_t token) const;  // in the profiling part
@@ -74,6 +104,7 @@ class RoutingProfile {
   std::vector<std::vector<ExpertId>> popular_;        // [layer] -> experts by load, descending
   std::vector<std::vector<std::int32_t>> same_text_;  // [token] -> profiled tokens with its normalized text
   std::shared_ptr<const RoutingTrace> paths_;
+  std::optional<ProfileSource> source_;
 };
 
 // Quartiles with linear interpolation between order statistics (numpy's default).

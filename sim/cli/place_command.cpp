@@ -200,6 +200,10 @@ int place_eval_command(const PlaceEvalOptions& options) {
   const PlacementEvaluation e =
       evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler});
   const std::string fallback = token_identity_fallback(scheduler, plan, !trace.vocabulary().empty());
+  const std::optional<ProfileOverlap> overlap =
+      plan.profiled_on ? std::optional(profile_overlap(*plan.profiled_on, trace_content_hash(trace), evaluate,
+                                                       trace.requests()))
+                       : std::nullopt;
   // How far the evaluated requests route from those the placement was profiled on.
   std::optional<RoutingDrift> drift;
   if (!options.profile.empty()) {
@@ -256,6 +260,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["dp_scheduling_fallback"] = fallback;
     j["routing_drift"] = routing_drift_json(drift);
     j["token_table"] = token_table_json(e.token_table);
+    j["profile_overlap"] = profile_overlap_json(overlap);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -290,6 +295,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
   if (!fallback.empty()) std::cout << "DP style without token identities: " << fallback << "\n";
   std::cout << routing_drift_text(routing_drift_json(drift));
   std::cout << token_table_text(token_table_json(e.token_table));
+  std::cout << profile_overlap_text(profile_overlap_json(overlap));
   return 0;
 }
 

@@ -41,6 +41,7 @@ class StagedRun {
   std::string steps_csv_;
   std::string layers_csv_;
   std::string summary_json_;
+  std::string resolved_scenario_;
   TimelineOptions timeline_;
   std::string timeline_json_;
   GoodputSlos goodput_;

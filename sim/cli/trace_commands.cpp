@@ -98,7 +98,10 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
                     const std::string& out_dir) {
   const auto started = std::chrono::steady_clock::now();
   const auto [trace, held_out] = load_split(trace_path, split, seed);
-  const RoutingProfile profile = RoutingProfile::build(trace, held_out);
+  RoutingProfile profile = RoutingProfile::build(trace, held_out);
+  const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
+  profile.set_source({trace_path, trace_content_hash(trace), split, seed, static_cast<long long>(trace.requests()),
+                      static_cast<long long>(trace.requests() - held)});
   const std::vector<AffinityStatistics> statistics = held_out_statistics(trace, profile, held_out);
   const std::vector<double> skew = expert_load_skew(profile);
 
@@ -112,7 +115,6 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
   write_statistics_csv(statistics, skew, staging.staged("table1.csv"));
   staging.commit();
 
-  const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
   std::cout << fmt::format("{}: profiled {} requests, held out {} (split {}, seed {})\n", trace_path,
                            trace.requests() - held, held, split, seed);
   std::cout << "layer  predictor        F1 p25/p50/p75      cum top-k hotness p50  max non-top-k p50  load "

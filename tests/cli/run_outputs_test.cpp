@@ -68,10 +68,11 @@ TEST(cliRunOutputs, SummaryHasTheDocumentedKeysAndCounts) {
   EXPECT_NE(r.out.find("Outputs in " + out + "/"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Successful requests:"), std::string::npos) << r.out;
 
-  // Exactly the three outputs: no staging folder or temporary file left behind.
+  // Exactly the four outputs: no staging folder or temporary file left behind.
   std::vector<std::string> entries = entries_under(out);
   std::sort(entries.begin(), entries.end());
-  EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "steps.csv", "summary.json"}));
+  EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "scenario.resolved.yaml", "steps.csv",
+                                               "summary.json"}));
 
   const Json s = read_summary(out);
   for (const char* key :
@@ -114,7 +115,9 @@ TEST(cliRunOutputs, OutputSwitchesLeaveOutTheCsvFiles) {
   const std::string out = tmp / "out";
   run_default(out, {"--set", "workload.requests=10", "--set", "outputs.requests_csv=false", "--set",
                     "outputs.steps_csv=false"});
-  EXPECT_EQ(entries_under(out), std::vector<std::string>{"summary.json"});
+  std::vector<std::string> entries = entries_under(out);
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{"scenario.resolved.yaml", "summary.json"}));
 }
 
 // Nothing overlaps without two-batch overlap, and a lone collective takes its closed form in both.
