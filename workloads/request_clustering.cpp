@@ -100,10 +100,9 @@ DenseVector dense(const SparseVector& x, std::size_t words) {
 }
 
 // k-means++ on the sphere: the first centre a request drawn uniformly among those with a direction
-// (a word of positive weight),
-// each next one drawn with probability proportional to 1 - its best similarity to the centres so far
-// (half the squared distance between unit vectors). When every such request already matches a
-// centre, the lowest-numbered request not yet one is taken.
+// (a word of positive weight), each next one drawn with probability proportional to 1 - its best
+// similarity to the centres so far (half the squared distance between unit vectors). When every such request
+// already matches a centre, the lowest-numbered request not yet one is taken.
 std::vector<DenseVector> seed_centroids(const std::vector<SparseVector>& x, int clusters, std::size_t words,
                                         std::mt19937_64& rng) {
   const std::size_t n = x.size();
