@@ -1,17 +1,21 @@
-// The routing-trace commands `semsim trace import|fit|synth` and `semsim profile` (see README,
+// The routing-trace commands `semsim trace import|fit|synth|cluster` and `semsim profile` (see README,
 // "Routing traces"); fit and profile take the same trace split.
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
+#include "models/compressed_file.hpp"
+#include "models/csv.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
 #include "sim/scenario.hpp"
-#include "models/compressed_file.hpp"
+#include "workloads/request_clustering.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/trace_import.hpp"
@@ -158,6 +162,93 @@ int trace_fit_command(const std::string& trace_path, double split, std::uint64_t
   return 0;
 }
 
+// The options of `semsim trace cluster`.
+struct ClusterOptions {
+  std::string trace;
+  int clusters = 0;
+  long long seed = 1;
+  int restarts = 10;
+  std::string out;
+};
+
+// Topic clusters of a trace's requests by their words (workloads/REQUEST_CLUSTERING.md): one subset
+// trace per cluster, the request -> cluster assignment, each cluster's characteristic words and how
+// well the clusters separate.
+int trace_cluster_command(const ClusterOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  const RoutingTrace trace = load_trace(o.trace);
+  const RequestWords words = request_words(trace, o.trace);
+  RequestClusters clusters;
+  try {
+    clusters = cluster_requests(words.sets, words.words.size(),
+                                {o.clusters, static_cast<std::uint64_t>(o.seed), o.restarts});
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--clusters {} on {}: {}", o.clusters, o.trace, e.what()));
+  }
+  auto number = [](double value) { return std::isnan(value) ? std::string() : fmt::format("{:.6f}", value); };
+
+  OutputStaging staging(o.out);
+  nlohmann::ordered_json j;
+  j["trace"] = o.trace;
+  j["method"] =
+      "spherical k-means over TF-IDF vectors of each request's set of normalized token texts, k-means++ "
+      "seeding";
+  j["clusters"] = o.clusters;
+  j["seed"] = o.seed;
+  j["restarts"] = o.restarts;
+  j["requests"] = trace.requests();
+  j["iterations"] = clusters.iterations;
+  j["objective"] = clusters.objective;
+  j["within_similarity"] = clusters.within_similarity;
+  j["between_similarity"] = clusters.between_similarity;
+  std::string assignment = "request,cluster,similarity\n";
+  for (std::size_t r = 0; r < trace.requests(); ++r)
+    assignment += fmt::format("{},{},{:.6f}\n", r, clusters.cluster[r], clusters.similarity[r]);
+  std::string top = "cluster,rank,word,weight,share_in_cluster,share_elsewhere\n";
+  std::string report;
+  for (int c = 0; c < o.clusters; ++c) {
+    std::vector<bool> keep(trace.requests());
+    for (std::size_t r = 0; r < trace.requests(); ++r) keep[r] = clusters.cluster[r] == c;
+    const std::string file = fmt::format("cluster-{}.semtrace", c);
+    write_trace(subset_trace(trace, keep), staging.staged(file));
+    std::vector<std::string> top_words;
+    for (std::size_t i = 0; i < clusters.top_words[c].size(); ++i) {
+      const ClusterWord& w = clusters.top_words[c][i];
+      top_words.push_back(words.words[w.word]);
+      top +=
+          csv_line({std::to_string(c), std::to_string(i + 1), escape_token_text(words.words[w.word], false),
+                    number(w.weight), number(w.share_in_cluster), number(w.share_elsewhere)}) +
+          "\n";
+    }
+    nlohmann::ordered_json cluster;
+    cluster["cluster"] = c;
+    cluster["file"] = file;
+    cluster["requests"] = clusters.sizes[c];
+    cluster["routed_tokens"] = routed_tokens(trace, keep);
+    cluster["within_similarity"] = clusters.within_cluster_similarity[c];
+    cluster["top_words"] = top_words;
+    j["per_cluster"].push_back(cluster);
+    std::vector<std::string> shown;
+    for (const std::string& word : top_words) shown.push_back(escape_token_text(word));
+    report += fmt::format("  cluster {}: {} requests, {} routed tokens, within {}; top words: {}\n", c,
+                          clusters.sizes[c], routed_tokens(trace, keep),
+                          number(clusters.within_cluster_similarity[c]), fmt::join(shown, " "));
+  }
+  write_text_file(staging.staged("assignment.csv"), assignment);
+  write_text_file(staging.staged("top_words.csv"), top);
+  write_text_file(staging.staged("clustering.json"), j.dump(2) + "\n");
+  staging.commit();
+
+  std::cout << fmt::format(
+      "{}: {} requests in {} clusters (spherical k-means over TF-IDF of their words, seed {}, best of {} "
+      "seedings, {} iterations)\n  mean cosine similarity of two requests: within a cluster {}, across "
+      "clusters {}\n{}Clusters in {}/ ({:.2f} s)\n",
+      o.trace, trace.requests(), o.clusters, o.seed, o.restarts, clusters.iterations,
+      number(clusters.within_similarity), number(clusters.between_similarity), report, o.out,
+      seconds_since(started));
+  return 0;
+}
+
 // A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
 struct SplitTraceOptions {
   std::string trace;
@@ -179,7 +270,7 @@ void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
 
 void add_trace_commands(CommandLine& cli) {
   CLI::App* trace =
-      cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator");
+      cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator, cluster");
 
   struct ImportOptions {
     std::string format, input, model, out;
@@ -227,6 +318,20 @@ void add_trace_commands(CommandLine& cli) {
       ->check(CLI::Range(0, 100000000));
   synth_command->add_option("--out", synth->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
       ->required();
+
+  auto cluster = std::make_shared<ClusterOptions>();
+  CLI::App* cluster_command = cli.add(
+      "cluster", "topic clusters of a trace's requests by their words; one subset trace per cluster",
+      [cluster] { return trace_cluster_command(*cluster); }, trace);
+  cluster_command->add_option("trace", cluster->trace, "semsim trace with token identities")->required();
+  cluster_command->add_option("--clusters", cluster->clusters, "number of clusters K (1 .. requests)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
+  cluster_command->add_option("--seed", cluster->seed, "seed of the k-means++ seedings (default 1)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  cluster_command->add_option("--restarts", cluster->restarts, "seedings tried, the best kept (default 10)")
+      ->check(CLI::Range(1, 1000));
+  cluster_command->add_option("--out", cluster->out, "output folder")->required();
 
   auto profile = std::make_shared<SplitTraceOptions>();
   CLI::App* profile_app = cli.add(
