@@ -133,4 +133,23 @@ inline std::string describe(const std::vector<std::string>& args, const CliResul
          "\n  stdout: " + r.out.substr(0, 2000) + "\n  stderr: " + r.err.substr(0, 2000);
 }
 
+// What the placement tests simulate: DeepSeek-V2-Lite on one 8-GPU node, EP8, Attention-DP.
+inline const std::string kPlacementTestModel =
+    "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
+
+// Writes dir/synthetic.yaml (`requests` prefill-only requests, prompts of 8 to `max_input` tokens,
+// synthetic routing over 256 token types in 4 topics) and returns the `semsim trace synth` of it at
+// `trace`; the caller asserts its exit code.
+inline CliResult synthesize_prefill_trace(const TempDir& dir, int requests, int max_input,
+                                          const std::string& trace) {
+  std::ofstream(dir / "synthetic.yaml")
+      << "schema: 1\n"
+      << kPlacementTestModel << "workload:\n  requests: " << requests
+      << "\n  arrival: {process: fixed, rate: 100}\n  input_len: {dist: uniform, min: 8, max: " << max_input
+      << "}\n  output_len: {dist: fixed, value: 1}\n  routing: {source: synthetic, vocabulary: 256, topics: "
+         "4}\n";
+  return run_semsim(
+      {"trace", "synth", dir / "synthetic.yaml", "--requests", std::to_string(requests), "--out", trace});
+}
+
 }  // namespace semsim::cli_test

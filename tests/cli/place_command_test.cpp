@@ -273,17 +273,11 @@ TEST_F(cliPlace, SglangExportAndImportRefuseWhatTheFormatCannotHoldWritingNothin
 // arrivals, and for load-aware schedulers when every request arrives at once (the loads eval assumes).
 TEST(cliPlaceEval, DpLarEqualsTheLarOfARunWithTheSameScheduler) {
   TempDir dir;
-  const std::string model =
-      "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
-  std::ofstream(dir / "synthetic.yaml")
-      << "schema: 1\n"
-      << model
-      << "workload:\n  requests: 160\n  arrival: {process: fixed, rate: 100}\n"
-         "  input_len: {dist: uniform, min: 8, max: 48}\n  output_len: {dist: fixed, value: 1}\n"
-         "  routing: {source: synthetic, vocabulary: 256, topics: 4}\n";
+  const std::string& model = kPlacementTestModel;
   const std::string trace = dir / "t.semtrace", plan = dir / "plan.semplace";
+  const CliResult synth = synthesize_prefill_trace(dir, 160, 48, trace);
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"trace", "synth", dir / "synthetic.yaml", "--requests", "160", "--out", trace},
            {"profile", trace, "--split", "0.5", "--seed", "1", "--out", dir / "prof"},
            {"place", "--policy", "semmoe", "--param", "shared_tokens=1", "--profile", dir / "prof", "--ep",
             "8", "--model", "deepseek-v2-lite", "--out", plan}}) {

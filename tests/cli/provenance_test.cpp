@@ -73,17 +73,11 @@ TEST(cliProvenance, ARunFolderKeepsTheScenarioAsItRanAndRunningThatAgainGivesThe
 
 TEST(cliProvenance, PlacementsNameTheirProfiledRequestsAndEvaluationsSayWhichTheySaw) {
   TempDir dir;
-  const std::string model =
-      "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
-  std::ofstream(dir / "synthetic.yaml")
-      << "schema: 1\n"
-      << model
-      << "workload:\n  requests: 100\n  arrival: {process: fixed, rate: 100}\n"
-         "  input_len: {dist: uniform, min: 8, max: 32}\n  output_len: {dist: fixed, value: 1}\n"
-         "  routing: {source: synthetic, vocabulary: 256, topics: 4}\n";
+  const std::string& model = kPlacementTestModel;
   const std::string trace = dir / "t.semtrace", plan = dir / "plan.semplace";
+  const CliResult synth = synthesize_prefill_trace(dir, 100, 32, trace);
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"trace", "synth", dir / "synthetic.yaml", "--requests", "100", "--out", trace},
            {"profile", trace, "--split", "0.2", "--seed", "3", "--out", dir / "profile"},
            {"place", "--policy", "semmoe", "--profile", dir / "profile", "--ep", "8", "--model",
             "deepseek-v2-lite", "--out", plan}}) {
