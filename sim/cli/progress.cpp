@@ -5,17 +5,20 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 
 namespace semsim {
 
 void add_progress_option(CLI::App& command, ProgressMode& mode) {
-  static const std::map<std::string, ProgressMode> modes{
-      {"auto", ProgressMode::kAuto}, {"always", ProgressMode::kAlways}, {"never", ProgressMode::kNever}};
   command
-      .add_option("--progress", mode,
-                  "progress line on stderr: auto (when stderr is a terminal), always, never")
-      ->transform(CLI::CheckedTransformer(modes));
+      .add_option_function<std::string>(
+          "--progress",
+          [&mode](const std::string& value) {
+            mode = value == "always"  ? ProgressMode::kAlways
+                   : value == "never" ? ProgressMode::kNever
+                                      : ProgressMode::kAuto;
+          },
+          "progress line on stderr: auto (when stderr is a terminal; the default), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 std::string format_duration(double seconds) {

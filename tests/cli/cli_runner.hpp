@@ -1,6 +1,6 @@
 #pragma once
 // Runs the semsim executable (SEMSIM_BINARY) as a child process and captures what it did: exit code,
-// stdout and stderr. Used by the end-to-end CLI tests only.
+// stdout and stderr; and compares runs with and without the progress line. Used by the CLI tests only.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
