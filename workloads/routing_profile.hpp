@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/progress.hpp"
 #include "workloads/routing_trace.hpp"
 
 namespace semsim {
@@ -58,8 +59,10 @@ struct ExpertCount {
 
 class RoutingProfile {
  public:
-  // Tables from the requests of `trace` not held out (held_out empty: every request).
-  static RoutingProfile build(const RoutingTrace& trace, const std::vector<bool>& held_out);
+  // Tables from the requests of `trace` not held out (held_out empty: every request); `progress` is
+  // told each MoE layer tabled.
+  static RoutingProfile build(const RoutingTrace& trace, const std::vector<bool>& held_out,
+                              const ProgressCallback& progress = {});
   static RoutingProfile load(const std::string& dir);  // what write() wrote; InputError on bad files
   void write(const std::string& dir) const;
 
@@ -71,8 +74,8 @@ class RoutingProfile {
   void set_source(ProfileSource source) { source_ = std::move(source); }
   const std::string& token_text(std::int32_t token) const { return texts_[token]; }
   const std::vector<std::string>& token_texts() const { return texts_; }  // [token]
-  long long token_occurrences(std::int32_t token) const;  // in the profiling part
-  double token_frequency(std::int32_t token) const;       // a_j = occurrences / all occurrences with an id
+  long long token_occurrences(std::int32_t token) const;                  // in the profiling part
+  double token_frequency(std::int32_t token) const;  // a_j = occurrences / all occurrences with an id
   // T[layer][token]: its experts with counts, by count (descending) then expert id.
   std::span<const ExpertCount> token_experts(int layer, std::int32_t token) const;
   double confidence(int layer, std::int32_t token, int expert) const;  // C_p; 0 for unseen tokens
@@ -131,10 +134,12 @@ struct AffinityStatistics {
 // Held-out statistics of three predictors per layer: `token` (the profile's prediction; needs
 // token ids), `popularity` (the layer's k most loaded experts for every token: no affinity) and
 // `previous_layer` (keyed by the token's expert set at the previous MoE layer: inter-layer affinity).
-// `inter_layer` false skips the previous_layer predictor (the costliest).
+// `inter_layer` false skips the previous_layer predictor (the costliest). `progress` is told each
+// MoE layer measured.
 std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, const RoutingProfile& profile,
                                                     const std::vector<bool>& held_out,
-                                                    bool inter_layer = true);
+                                                    bool inter_layer = true,
+                                                    const ProgressCallback& progress = {});
 
 // Per layer: max over experts of profiled load / mean (workloads/load_imbalance.hpp).
 std::vector<double> expert_load_skew(const RoutingProfile& profile);

@@ -26,10 +26,11 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
       goodput_(bench.goodput),
       result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)) {}
 
-std::string StagedRun::simulate_and_write() const {
+std::string StagedRun::simulate_and_write(const ServingProgress& progress) const {
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
-  const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps);
+  const RunResult run =
+      simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps, progress);
   if (!timeline_json_.empty()) check_window_recorded(timeline_.steps, run);
   const double simulation_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -14,6 +14,7 @@
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/progress.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/request_clustering.hpp"
 #include "workloads/routing_fit.hpp"
@@ -26,6 +27,15 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
+struct SplitTraceOptions {
+  std::string trace;
+  double split = 0.2;  // held-out fraction
+  long long seed = 1;
+  std::string out;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
 // A trace and its seeded split into profiled and held-out requests.
 struct SplitTrace {
@@ -98,15 +108,21 @@ int trace_synth_command(const std::string& scenario_ref, const std::vector<std::
   return 0;
 }
 
-int profile_command(const std::string& trace_path, double split, std::uint64_t seed,
-                    const std::string& out_dir) {
+int profile_command(const SplitTraceOptions& options) {
+  const std::string& trace_path = options.trace;
+  const std::string& out_dir = options.out;
+  const double split = options.split;
+  const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
+  ProgressLine progress("profile", options.progress);
   const auto [trace, held_out] = load_split(trace_path, split, seed);
-  RoutingProfile profile = RoutingProfile::build(trace, held_out);
+  RoutingProfile profile = RoutingProfile::build(trace, held_out, progress.callback());
   const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
-  profile.set_source({trace_path, trace_content_hash(trace), split, seed, static_cast<long long>(trace.requests()),
+  profile.set_source({trace_path, trace_content_hash(trace), split, seed,
+                      static_cast<long long>(trace.requests()),
                       static_cast<long long>(trace.requests() - held)});
-  const std::vector<AffinityStatistics> statistics = held_out_statistics(trace, profile, held_out);
+  const std::vector<AffinityStatistics> statistics =
+      held_out_statistics(trace, profile, held_out, true, progress.callback());
   const std::vector<double> skew = expert_load_skew(profile);
 
   OutputStaging staging(out_dir);
@@ -118,6 +134,7 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
   profile.write(staged_dir.string());
   write_statistics_csv(statistics, skew, staging.staged("table1.csv"));
   staging.commit();
+  progress.finish();
 
   std::cout << fmt::format("{}: profiled {} requests, held out {} (split {}, seed {})\n", trace_path,
                            trace.requests() - held, held, split, seed);
@@ -133,11 +150,15 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
   return 0;
 }
 
-int trace_fit_command(const std::string& trace_path, double split, std::uint64_t seed,
-                      const std::string& out_dir) {
+int trace_fit_command(const SplitTraceOptions& options) {
+  const std::string& trace_path = options.trace;
+  const std::string& out_dir = options.out;
+  const double split = options.split;
+  const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
+  ProgressLine progress("trace fit", options.progress);
   const auto [trace, held_out] = load_split(trace_path, split, seed);
-  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed);
+  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed, progress.callback());
 
   OutputStaging staging(out_dir);
   write_text_file(
@@ -147,6 +168,7 @@ int trace_fit_command(const std::string& trace_path, double split, std::uint64_t
                   trace_path, split, seed, trace.header().model, fit.params.to_yaml()));
   write_fit_report(fit, staging.staged("fit_report.csv"), staging.staged("fit_summary.json"));
   staging.commit();
+  progress.finish();
 
   std::cout << fmt::format(
       "{}: fitted in {} evaluations; topics {} (boost {}), token skew {:.3f}, layer correlation {:.3f}\n",
@@ -249,14 +271,6 @@ int trace_cluster_command(const ClusterOptions& o) {
   return 0;
 }
 
-// A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
-struct SplitTraceOptions {
-  std::string trace;
-  double split = 0.2;  // held-out fraction
-  long long seed = 1;
-  std::string out;
-};
-
 void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
   command.add_option("trace", options.trace, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
   command.add_option("--split", options.split, "held-out fraction of requests")
@@ -264,6 +278,7 @@ void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
   command.add_option("--seed", options.seed, "seed of the split (and of the fit)")
       ->check(CLI::Range(0LL, 1LL << 62));
   command.add_option("--out", options.out, "output folder")->required();
+  add_progress_option(command, options.progress);
 }
 
 }  // namespace
@@ -290,7 +305,7 @@ void add_trace_commands(CommandLine& cli) {
   auto fit = std::make_shared<SplitTraceOptions>();
   CLI::App* fit_command = cli.add(
       "fit", "fit the synthetic generator to a trace; writes params + report",
-      [fit] { return trace_fit_command(fit->trace, fit->split, fit->seed, fit->out); }, trace);
+      [fit] { return trace_fit_command(*fit); }, trace);
   add_split_trace_options(*fit_command, *fit);
 
   struct SynthOptions {
@@ -334,9 +349,8 @@ void add_trace_commands(CommandLine& cli) {
   cluster_command->add_option("--out", cluster->out, "output folder")->required();
 
   auto profile = std::make_shared<SplitTraceOptions>();
-  CLI::App* profile_app = cli.add(
-      "profile", "token-expert affinity tables and Table-1 statistics of a trace",
-      [profile] { return profile_command(profile->trace, profile->split, profile->seed, profile->out); });
+  CLI::App* profile_app = cli.add("profile", "token-expert affinity tables and Table-1 statistics of a trace",
+                                  [profile] { return profile_command(*profile); });
   add_split_trace_options(*profile_app, *profile);
 }
 
