@@ -152,6 +152,14 @@ void YamlInput::mark_as_override(YAML::Node node) {
     for (auto item : node) mark_as_override(item);
 }
 
+void YamlInput::unmark_overrides(YAML::Node node) {
+  if (node.Tag() == kOverrideTag) node.SetTag("?");  // yaml-cpp's tag of an untagged plain value
+  if (node.IsMap())
+    for (auto entry : node) unmark_overrides(entry.second);
+  if (node.IsSequence())
+    for (auto item : node) unmark_overrides(item);
+}
+
 std::string YamlInput::location() const {
   const YAML::Mark mark = node_.Mark();
   // Values from --set were parsed on their own: their positions are not positions in the file.

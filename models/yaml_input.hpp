@@ -29,6 +29,8 @@ class YamlInput {
   // Tags a value parsed from a command-line override (and everything under it) so that errors do
   // not cite a line and column it does not have.
   static void mark_as_override(YAML::Node node);
+  // The marks removed again (a document written out holds plain values).
+  static void unmark_overrides(YAML::Node node);
   static constexpr const char* kOverrideTag = "!semsim-override";
 
   [[noreturn]] void fail(const std::string& message) const;

@@ -128,6 +128,7 @@ PlacementResult coact_placement(const PlacementInput& input, const PolicyChoice&
   const int seed = static_cast<int>(choice.whole_param("seed", 0, 1 << 30));
   std::vector<std::vector<int>> device_of_expert;
   std::vector<long long> weight(static_cast<std::size_t>(n) * n);
+  ProgressCounter partitioned(input.progress, "layer", input.moe_layers);
   for (int layer = 0; layer < input.moe_layers; ++layer) {
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b)
@@ -136,6 +137,7 @@ PlacementResult coact_placement(const PlacementInput& input, const PolicyChoice&
     if (layer > 0)
       align_with_previous_layer(*input.profile, layer, device_of_expert.back(), input.devices, part);
     device_of_expert.push_back(std::move(part));
+    partitioned.finished_one();
   }
   return {placement_from_devices(device_of_expert, n, input.devices), {}, {}};
 }

@@ -263,6 +263,7 @@ PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& c
   result.token_devices.confidence.assign(input.moe_layers, std::vector<float>(profile.vocabulary(), 0.0f));
   double objective = 0, best_bound = 0, max_layer_gap = 0;
   int optimal_layers = 0;
+  ProgressCounter solved(input.progress, "layer", input.moe_layers);
   for (int layer = 0; layer < input.moe_layers; ++layer) {
     std::vector<Entry> entries;
     for (int j = 0; j < static_cast<int>(modelled.size()); ++j)
@@ -285,6 +286,7 @@ PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& c
     if (s.best_bound > 0)
       max_layer_gap = std::max(max_layer_gap, (s.best_bound - s.objective) / s.best_bound);
     optimal_layers += s.optimal ? 1 : 0;
+    solved.finished_one();
   }
   result.placement = placement_from_devices(device_of_expert, n, devices);
   result.solver = {{"objective", objective},

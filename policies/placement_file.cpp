@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 
 #include "models/compressed_file.hpp"
@@ -37,6 +38,9 @@ std::string table_text(const PlacementPlan& plan) {
   }
   fmt::format_to(line, "moe_layers {}\nexperts {}\ndevices {}\ndevices_per_node {}\n", p.moe_layers,
                  p.experts, p.devices, p.devices_per_node);
+  if (const auto& s = plan.profiled_on)
+    fmt::format_to(line, "profiled_on {} {} {} {} {} {}\n", s->trace_hash, s->split, s->seed, s->requests,
+                   s->profiled, escape_token_text(s->trace));
   for (const auto& [key, value] : plan.solver) {
     check_word(key, "solver key");
     fmt::format_to(line, "solver {} {}\n", key, value);
@@ -191,6 +195,23 @@ void read_header(FieldReader& in, PlacementPlan& plan, int& plan_version) {
   if (p.devices % p.devices_per_node != 0)
     in.fail(fmt::format("devices_per_node {} does not divide the {} devices", p.devices_per_node, p.devices));
   in.expect_next("'solver_seconds'");
+  if (in.is("profiled_on")) {
+    in.expect_key("profiled_on", 6);
+    ProfileSource s;
+    s.trace_hash = std::string(in.field(1));
+    s.split = in.number<double>(2, "split");
+    if (!(s.split >= 0 && s.split < 1)) in.fail(fmt::format("split {} outside [0, 1)", in.field(2)));
+    s.seed = static_cast<std::uint64_t>(in.integer(3, "seed", 0, std::numeric_limits<long long>::max()));
+    s.requests = in.integer(4, "requests", 0, std::numeric_limits<int>::max());
+    s.profiled = in.integer(5, "profiled requests", 0, s.requests);
+    try {
+      s.trace = unescape_token_text(in.field(6), "trace");
+    } catch (const InputError&) {
+      in.fail("bad %-escape in the trace name");
+    }
+    plan.profiled_on = std::move(s);
+    in.expect_next("'solver_seconds'");
+  }
   for (; in.is("solver"); in.expect_next("'solver_seconds'")) {
     in.expect_key("solver", 2);
     const auto [it, added] =

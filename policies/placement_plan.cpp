@@ -18,6 +18,7 @@ PlacementPlan make_placement_plan(const PlacementInput& input, const PolicyChoic
   plan.solver_seconds = std::chrono::duration<double>(end - start).count();
   if (input.profile == nullptr) return plan;
   const RoutingProfile& profile = *input.profile;
+  plan.profiled_on = profile.source();
   complete_token_devices(plan.token_devices, plan.placement, profile, options.token_balance);
   fill_unprofiled_by_text(plan.token_devices, profile);
   if (!plan.token_devices.empty()) plan.token_devices.texts = profile.token_texts();

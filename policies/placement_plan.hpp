@@ -4,6 +4,7 @@
 // how the plan was made. Saved and loaded as a versioned file (policies/placement_file.hpp).
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct PlacementPlan {
   InterLayerTable inter_layer;           // A, A_p
   std::map<std::string, double> solver;  // what the policy's solver reported
   double solver_seconds = 0;             // wall time of the policy alone
+  std::optional<ProfileSource> profiled_on;  // the profile's trace, split and seed, when it recorded them
 
   // Made from a routing profile: T and A, or A alone when the profile had no token identities (an
   // id-less trace's), which is all Sem-MoE's online schedulers then have to go by.

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "models/progress.hpp"
 #include "policies/placement.hpp"
 #include "policies/policy_params.hpp"
 #include "policies/token_device_table.hpp"
@@ -20,6 +21,7 @@ struct PlacementInput {
   int devices_per_node = 0;                 // 0: every device in one node (EPLB's hierarchy, replica choice)
   int expert_groups = 1;                    // the model's expert groups (DeepSeek's n_group), for EPLB
   const RoutingProfile* profile = nullptr;  // profiled routing; required by profile-driven policies
+  ProgressCallback progress = {};           // told each MoE layer solved, by the layer-by-layer policies
 };
 
 struct PlacementResult {

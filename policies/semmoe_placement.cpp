@@ -374,10 +374,17 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
   std::vector<CoClusterProblem> problems(layers);
   std::vector<CoClustering> results(layers);
   std::vector<int> consensus;  // empty in the first pass
+  // Every pass solves every layer, and so does every shared-token step.
+  ProgressCounter solved(
+      input.progress, "layer solve",
+      static_cast<long long>(layers) * (params.passes + (params.shared_tokens ? params.steps : 0)));
   const ForEachLayer for_each_layer = [&](const std::function<void(int)>& fn) {
     std::atomic<int> next{0};
     auto work = [&] {
-      for (int layer = next++; layer < layers; layer = next++) fn(layer);
+      for (int layer = next++; layer < layers; layer = next++) {
+        fn(layer);
+        solved.finished_one();
+      }
     };
     const int threads =
         std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(layers, 1));

@@ -26,13 +26,14 @@ class DataParallelServer {
  public:
   DataParallelServer(const Scenario& scenario, long long kv_capacity_tokens,
                      const std::vector<Request>& requests, RequestScheduler& scheduler,
-                     const RoutingSource& routing, StepPipeline& steps)
+                     const RoutingSource& routing, StepPipeline& steps, const ServingProgress& progress)
       : scenario_(scenario),
         kv_capacity_tokens_(kv_capacity_tokens),
         requests_(requests),
         scheduler_(scheduler),
         routing_(routing),
         steps_(steps),
+        progress_(progress),
         ranks_(scenario.dp),
         batches_(scenario.dp) {
     result_.kv_capacity_tokens = kv_capacity_tokens;
@@ -65,10 +66,12 @@ class DataParallelServer {
       timeline_end_due = steps_.run(batches_, tokens_, token_rank_, clock_, record);
       if (timeline_end_due) start_timeline_step();
       finish_step(record);
+      if (progress_) progress_(clock_.now(), completed_, requests_.size());
     }
     if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
     clock_.sync();
     result_.end_time = clock_.now();
+    if (progress_) progress_(result_.end_time, completed_, requests_.size());
     result_.stopped_at_time_limit = completed_ < requests_.size() && result_.end_time >= limit;
     return std::move(result_);
   }
@@ -245,6 +248,7 @@ class DataParallelServer {
   const RoutingSource& routing_;
   std::vector<std::int32_t> prompt_;  // the arriving request's token ids, for schedulers that read them
   StepPipeline& steps_;
+  const ServingProgress& progress_;
   std::vector<Rank> ranks_;
   std::vector<RankBatch> batches_;
   std::vector<TokenRef> tokens_;
@@ -259,8 +263,10 @@ class DataParallelServer {
 
 RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
                               const std::vector<Request>& requests, RequestScheduler& scheduler,
-                              const RoutingSource& routing, StepPipeline& steps) {
-  return DataParallelServer(scenario, kv_capacity_tokens, requests, scheduler, routing, steps).run();
+                              const RoutingSource& routing, StepPipeline& steps,
+                              const ServingProgress& progress) {
+  return DataParallelServer(scenario, kv_capacity_tokens, requests, scheduler, routing, steps, progress)
+      .run();
 }
 
 }  // namespace semsim

@@ -10,13 +10,22 @@
 #include "workloads/request.hpp"
 #include "workloads/routing_source.hpp"
 
+#include <cstddef>
+#include <functional>
+
 namespace semsim {
+
+// Told after every step (and once when the loop ends) the simulated time and the requests completed
+// of all of them, for a progress display; it cannot change the run.
+using ServingProgress =
+    std::function<void(double simulated_seconds, std::size_t completed, std::size_t requests)>;
 
 // Runs the loop to completion (or the scenario's time limit). Must run inside a SimGrid actor.
 // `routing` gives the prompt token ids schedulers read at arrival.
 // `kv_capacity_tokens` per rank (the memory plan's).
 RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
                               const std::vector<Request>& requests, RequestScheduler& scheduler,
-                              const RoutingSource& routing, StepPipeline& steps);
+                              const RoutingSource& routing, StepPipeline& steps,
+                              const ServingProgress& progress = {});
 
 }  // namespace semsim

@@ -135,6 +135,7 @@ struct RunNotes {
   std::string scheduling_fallback;  // what Sem-MoE's scheduler goes by without token identities, or ""
   std::optional<RoutingDrift> routing_drift;  // replayed trace vs the scenario's profile, when both
   std::optional<TokenTableMatch> token_table;  // the plan's token table vs the routed vocabulary
+  std::optional<ProfileOverlap> profile_overlap;  // replayed requests the plan's profile saw
 };
 
 struct RunResult {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <sstream>
 
 #include "models/compressed_file.hpp"
@@ -262,6 +263,16 @@ std::vector<std::string> routed_vocabulary(const Scenario& s) {
       static_cast<std::size_t>(make_synthetic_routing(s.workload, s.model).vocabulary()));
 }
 
+// Which requests of the trace file a run replays: the held-out ones (or all), the first
+// workload.requests of them (request i replays the i-th, mod their count).
+std::vector<bool> replayed_requests(const WorkloadSpec& w) {
+  std::vector<bool> replayed(w.trace_requests, false);
+  long long left = w.requests;
+  for (std::size_t r = 0; r < w.trace_requests && left > 0; ++r)
+    if (w.replayed.empty() || w.replayed[r]) replayed[r] = true, --left;
+  return replayed;
+}
+
 // Runs the placement policy (the plan of a placement file is the scenario's own).
 std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s,
                                            const std::optional<RoutingProfile>& profile) {
@@ -427,6 +438,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     read_placement_input(root, s);
     s.document = root;
     s.overrides = overrides;
+    s.base_dir = base_dir;
     return s;
   } catch (const InputError& e) {
     rethrow_with_origin(e, overrides, created);
@@ -445,6 +457,9 @@ ScenarioPlan plan_scenario(const Scenario& s) {
     }
     plan.memory = plan_memory(*s.document, s, plan.placement->placement);
     check_run_memory(*s.document, s);
+    if (plan.placement->profiled_on && s.workload.trace)
+      plan.profile_overlap = profile_overlap(*plan.placement->profiled_on, s.workload.trace_hash,
+                                             replayed_requests(s.workload), s.workload.trace_requests);
     // A replayed trace against the profile the placement came from: is the placement stale?
     if (profile && s.workload.trace)
       plan.routing_drift = routing_drift(RoutingCounts::of(*profile), *s.workload.trace);
@@ -452,6 +467,50 @@ ScenarioPlan plan_scenario(const Scenario& s) {
   } catch (const InputError& e) {
     rethrow_with_origin(e, s.overrides);
   }
+}
+
+namespace {
+
+// The scalar at `keys` below `node`, when it is a relative path naming a file or folder under
+// `base_dir`, made absolute. Nodes are handles: the map's entries are the document's own.
+void make_absolute(const YAML::Node& node, std::span<const char* const> keys, const std::string& base_dir) {
+  if (keys.empty()) {
+    const std::filesystem::path path = node.IsScalar() ? node.Scalar() : "";
+    if (!path.empty() && path.is_relative() &&
+        std::filesystem::exists(std::filesystem::path(base_dir) / path)) {
+      YAML::Node value = node;
+      value = std::filesystem::absolute(std::filesystem::path(base_dir) / path).lexically_normal().string();
+    }
+    return;
+  }
+  if (!node.IsMap()) return;
+  for (const auto& entry : node)
+    if (entry.first.Scalar() == keys.front()) make_absolute(entry.second, keys.subspan(1), base_dir);
+}
+
+}  // namespace
+
+std::string resolved_scenario_yaml(const Scenario& s) {
+  YAML::Node document = YAML::Clone(s.document->node());
+  YamlInput::unmark_overrides(document);
+  document["workload"]["seed"] = s.workload.seed;
+  // Every key a file or folder may be given at (model and cluster files, a calibration profile).
+  const std::vector<std::vector<const char*>> path_keys = {{"model"},
+                                                           {"cluster"},
+                                                           {"profile"},
+                                                           {"calibration"},
+                                                           {"calibration", "profile"},
+                                                           {"policies", "placement", "file"},
+                                                           {"workload", "routing", "file"},
+                                                           {"workload", "arrival", "file"},
+                                                           {"workload", "input_len", "file"},
+                                                           {"workload", "output_len", "file"},
+                                                           {"workload", "requests_from", "file"}};
+  if (!s.base_dir.empty())
+    for (const auto& keys : path_keys) make_absolute(document, keys, s.base_dir);
+  YAML::Emitter out;
+  out << document;
+  return std::string(out.c_str()) + "\n";
 }
 
 ScenarioSource read_scenario_source(const std::string& path_or_default) {

@@ -81,7 +81,13 @@ struct Scenario {
   // Where the values came from, for the errors plan_scenario() can still raise at their keys.
   std::optional<YamlInput> document;
   std::vector<ScenarioOverride> overrides;
+  std::string base_dir;  // what its relative paths resolve against
 };
+
+// The scenario as it ran, as YAML: its document with every --set and the seed applied, and the
+// relative paths that name existing files made absolute, so that `semsim run` of it runs it again
+// from anywhere (on this machine).
+std::string resolved_scenario_yaml(const Scenario& scenario);
 
 // What a scenario's placement costs in memory.
 struct MemoryPlan {
@@ -98,6 +104,8 @@ struct ScenarioPlan {
   std::optional<RoutingDrift> routing_drift;
   // With a token table: how it matched the routed tokens' vocabulary (it was made from another's).
   std::optional<TokenTableMatch> token_table;
+  // With a plan that names its profile's trace, replaying a trace: how many replayed requests it saw.
+  std::optional<ProfileOverlap> profile_overlap;
 };
 
 // Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its

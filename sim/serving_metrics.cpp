@@ -129,6 +129,9 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
   s.stopped_at_time_limit = run.stopped_at_time_limit;
   std::vector<double> ttft, tpot, e2e;
   for (const RequestRecord& r : run.requests) {
+    s.offered_input_tokens += r.input_tokens;
+    s.offered_output_tokens += r.output_tokens;
+    s.last_arrival = std::max(s.last_arrival, r.arrival);
     if (!r.arrived()) continue;
     ++s.requests_arrived;
     if (r.first_token >= 0) ttft.push_back(r.first_token - r.arrival);

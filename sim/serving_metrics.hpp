@@ -49,6 +49,8 @@ struct Summary {
   Distribution itl;
   // bench_serving's totals: prompt and output tokens of the completed requests.
   long long completed_input_tokens = 0, completed_output_tokens = 0;
+  long long offered_input_tokens = 0, offered_output_tokens = 0;  // of every request of the workload
+  double last_arrival = 0;                                         // the workload's last request's
   GoodputSlos goodput_slos;
   int good_requests = 0;  // completed requests meeting every SLO (when goodput_slos.any())
   double lar = 0;         // all routed activations of the run

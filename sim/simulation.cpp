@@ -13,7 +13,8 @@
 
 namespace semsim {
 
-RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline) {
+RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
+                   const ServingProgress& progress) {
   int argc = 1;
   char name[] = "semsim";
   char* argv[] = {name, nullptr};
@@ -43,7 +44,7 @@ RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow time
   simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
     try {
       result = serve_data_parallel(scenario, run.memory.kv_capacity_tokens, requests, *run.request_scheduler,
-                                   *run.routing, steps);
+                                   *run.routing, steps, progress);
     } catch (const simgrid::ForcefulKillException&) {
       throw;  // SimGrid's own unwinding of a killed actor
     } catch (...) {

@@ -259,17 +259,30 @@ void fit_token_model(const RoutingTrace& trace, const std::vector<bool>& held_ou
 }  // namespace
 
 RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bool>& held_out,
-                                 std::uint64_t seed) {
+                                 std::uint64_t seed, const ProgressCallback& progress) {
   const TraceHeader& h = trace.header();
   const int layers = h.moe_layers;
   RoutingFit fit;
   fit.real = measure_routing(trace, held_out);
   const RoutingStatistics& real = fit.real;
+
+  // The fit's schedule of evaluations, counted ahead for the progress report.
+  constexpr int kLayerIterations = 9, kRefitIterations = 5, kCorrelationIterations = 8;
+  const std::vector<std::pair<int, double>> topic_candidates{{4, 2.0},  {4, 8.0},   {4, 32.0}, {16, 2.0},
+                                                             {16, 8.0}, {16, 32.0}, {64, 8.0}, {64, 32.0}};
+  // fit_layers: two bisections of the skew and, with token ids, one of the overlap, then one more.
+  auto fit_layers_evaluations = [&](int iterations) { return iterations * (real.has_token_ids ? 3 : 2) + 1; };
+  long long planned =
+      fit_layers_evaluations(kLayerIterations) + 1 + static_cast<long long>(topic_candidates.size()) +
+      fit_layers_evaluations(kRefitIterations) + (real.has_token_ids ? kCorrelationIterations : 0) + 1;
   auto evaluate = [&](const SyntheticRoutingParams& params) {
-    ++fit.evaluations;
-    return measure_routing(
+    RoutingStatistics s = measure_routing(
         synthesize_trace(trace, SyntheticRouting(params, layers, h.experts, h.top_k, seed)), held_out);
+    ++fit.evaluations;
+    if (progress) progress("evaluation", fit.evaluations, planned);
+    return s;
   };
+  if (progress) progress("evaluation", 0, planned);
 
   SyntheticRoutingParams& p = fit.params;
   p.load_balance = 1.0;  // trained routers balance their load; skew then comes from expert_skew
@@ -342,7 +355,7 @@ RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bo
   p.topics = 1;
   p.topic_boost = 0;
   if (real.has_token_ids) fit_token_model(trace, held_out, real_tokens, seed, p);
-  fit_layers(4.0, 1.0, 9);
+  fit_layers(4.0, 1.0, kLayerIterations);
 
   // Topic structure: with the per-layer parameters in place, the (topics, boost) whose requests
   // concentrate their activations, and whose co-activation spectrum is, closest to the trace's
@@ -356,8 +369,7 @@ RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bo
   };
   double best_gap = topic_gap(evaluate(p));
   SyntheticRoutingParams best = p;
-  for (const auto& [topics, boost] : std::vector<std::pair<int, double>>{
-           {4, 2.0}, {4, 8.0}, {4, 32.0}, {16, 2.0}, {16, 8.0}, {16, 32.0}, {64, 8.0}, {64, 32.0}}) {
+  for (const auto& [topics, boost] : topic_candidates) {
     SyntheticRoutingParams candidate = p;
     candidate.topics = topics;
     candidate.topic_boost = boost;
@@ -367,13 +379,15 @@ RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bo
   }
   if (best.topics != p.topics) {
     p = best;
-    fit_layers(0.5, 0.2, 5);
+    fit_layers(0.5, 0.2, kRefitIterations);
+  } else {
+    planned -= fit_layers_evaluations(kRefitIterations);
   }
 
   // Inter-layer correlation: how often a layer reuses the occurrence's shared draw.
   if (real.has_token_ids) {
     double low = 0.0, high = 1.0;
-    for (int iteration = 0; iteration < 8; ++iteration) {
+    for (int iteration = 0; iteration < kCorrelationIterations; ++iteration) {
       p.layer_correlation = (low + high) / 2;
       (evaluate(p).layer_hit_correlation < real.layer_hit_correlation ? low : high) = p.layer_correlation;
     }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/progress.hpp"
 #include "workloads/routing_trace.hpp"
 #include "workloads/synthetic_routing.hpp"
 
@@ -44,8 +45,9 @@ struct RoutingFit {
 };
 
 // `seed` seeds the synthetic generator; `held_out` is the split both traces are measured with.
+// `progress` is told each evaluation of a candidate generator (of those the fit will make).
 RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bool>& held_out,
-                                 std::uint64_t seed);
+                                 std::uint64_t seed, const ProgressCallback& progress = {});
 
 // fit_report.csv (per layer, real beside synthetic) and fit_summary.json.
 void write_fit_report(const RoutingFit& fit, const std::string& csv_path, const std::string& json_path);

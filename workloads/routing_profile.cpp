@@ -96,9 +96,33 @@ std::vector<bool> held_out_requests(std::size_t requests, double fraction, std::
   return held_out;
 }
 
+std::vector<bool> ProfileSource::profiled_requests() const {
+  std::vector<bool> profiled(static_cast<std::size_t>(requests), true);
+  if (split > 0) {
+    const std::vector<bool> held_out = held_out_requests(profiled.size(), split, seed);
+    for (std::size_t r = 0; r < profiled.size(); ++r) profiled[r] = !held_out[r];
+  }
+  return profiled;
+}
+
+ProfileOverlap profile_overlap(const ProfileSource& source, const std::string& trace_hash,
+                               const std::vector<bool>& evaluated, std::size_t trace_requests) {
+  ProfileOverlap overlap{source};
+  overlap.same_trace =
+      source.trace_hash == trace_hash && static_cast<long long>(trace_requests) == source.requests;
+  const std::vector<bool> profiled = overlap.same_trace ? source.profiled_requests() : std::vector<bool>();
+  for (std::size_t r = 0; r < trace_requests; ++r) {
+    if (!evaluated.empty() && !evaluated[r]) continue;
+    ++overlap.evaluated;
+    if (overlap.same_trace && profiled[r]) ++overlap.profiled;
+  }
+  return overlap;
+}
+
 // ---- building --------------------------------------------------------------------------------------
 
-RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vector<bool>& held_out) {
+RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vector<bool>& held_out,
+                                     const ProgressCallback& progress) {
   const TraceHeader& h = trace.header();
   RoutingProfile p;
   p.moe_layers_ = h.moe_layers;
@@ -127,6 +151,7 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
                     fmt::format("a routing profile of {} MoE layers, {} experts and a vocabulary of {}",
                                 h.moe_layers, h.experts, vocabulary));
   std::vector<std::int32_t> counts(vocabulary * experts);
+  ProgressCounter tabled(progress, "tables, layer", h.moe_layers);
   for (int layer = 0; layer < h.moe_layers; ++layer) {
     std::fill(counts.begin(), counts.end(), 0);
     std::vector<long long> load(experts, 0);
@@ -157,6 +182,7 @@ RoutingProfile RoutingProfile::build(const RoutingTrace& trace, const std::vecto
     p.entries_.push_back(std::move(entries));
     p.load_.push_back(std::move(load));
     p.coactivation_.push_back(std::move(coactivation));
+    tabled.finished_one();
   }
   p.paths_ = std::make_shared<const RoutingTrace>(subset_trace(trace, profiled_requests));
   p.index_normalized_texts();
@@ -339,10 +365,52 @@ std::uint64_t set_key(const ExpertId* set, int k) {
   return key;
 }
 
+// The previous_layer predictor at `layer` (> 0): keyed by the token's expert set at layer - 1.
+AffinityStatistics previous_layer_statistics(const RoutingTrace& trace, const RoutingProfile& profile,
+                                             const std::vector<std::int64_t>& profiled,
+                                             const std::vector<std::int64_t>& tested, int layer) {
+  const TraceHeader& h = trace.header();
+  const int k = h.top_k;
+  const std::vector<std::int32_t> no_counts(h.experts, 0);
+  std::vector<ExpertId> predicted(k);
+  // Inter-layer affinity: count, on the profiled part, the experts that follow each expert set of
+  // the previous layer.
+  // One flat row of counts per distinct previous set (no allocation per key).
+  std::unordered_map<std::uint64_t, std::int32_t> row_of;
+  row_of.reserve(profiled.size());
+  std::vector<std::int32_t> following;
+  for (std::int64_t t : profiled) {
+    const auto [it, inserted] = row_of.try_emplace(set_key(trace.experts_of(t, layer - 1), k),
+                                                   static_cast<std::int32_t>(row_of.size()));
+    if (inserted) following.resize(following.size() + h.experts, 0);
+    const ExpertId* set = trace.experts_of(t, layer);
+    for (int i = 0; i < k; ++i) ++following[static_cast<std::size_t>(it->second) * h.experts + set[i]];
+  }
+  // Keys never profiled, and rows with fewer than k experts, fall back to the layer's popularity.
+  const auto load = profile.expert_load(layer);
+  std::vector<ExpertId> popular(h.experts);
+  std::iota(popular.begin(), popular.end(), 0);
+  std::stable_sort(popular.begin(), popular.end(), [&](ExpertId a, ExpertId b) { return load[a] > load[b]; });
+  PredictorEvaluation previous(h.experts, k);
+  for (std::int64_t t : tested) {
+    const std::uint64_t key = set_key(trace.experts_of(t, layer - 1), k);
+    const auto it = row_of.find(key);
+    top_k_of(it == row_of.end()
+                 ? std::span<const std::int32_t>(no_counts)
+                 : std::span(following).subspan(static_cast<std::size_t>(it->second) * h.experts,
+                                                static_cast<std::size_t>(h.experts)),
+             popular, predicted);
+    previous.add(static_cast<std::int64_t>(key), it != row_of.end(), predicted.data(),
+                 trace.experts_of(t, layer));
+  }
+  return previous.finish(layer, "previous_layer");
+}
+
 }  // namespace
 
 std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, const RoutingProfile& profile,
-                                                    const std::vector<bool>& held_out, bool inter_layer) {
+                                                    const std::vector<bool>& held_out, bool inter_layer,
+                                                    const ProgressCallback& progress) {
   const TraceHeader& h = trace.header();
   const int k = h.top_k;
   if (k > 64) throw InputError("profiling supports top-k up to 64");
@@ -356,6 +424,7 @@ std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, c
 
   std::vector<AffinityStatistics> out;
   std::vector<ExpertId> predicted(k);
+  ProgressCounter measured(progress, "held-out statistics, layer", h.moe_layers);
   for (int layer = 0; layer < h.moe_layers; ++layer) {
     if (any_identity) {
       PredictorEvaluation token(h.experts, k);
@@ -369,44 +438,13 @@ std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, c
     }
 
     PredictorEvaluation popularity(h.experts, k);
-    std::vector<std::int32_t> no_counts(h.experts, 0);
     profile.predict(layer, -1, predicted);
     for (std::int64_t t : tested) popularity.add(0, true, predicted.data(), trace.experts_of(t, layer));
     out.push_back(popularity.finish(layer, "popularity"));
 
-    if (layer == 0 || !inter_layer) continue;
-    // Inter-layer affinity: count, on the profiled part, the experts that follow each expert set of
-    // the previous layer.
-    // One flat row of counts per distinct previous set (no allocation per key).
-    std::unordered_map<std::uint64_t, std::int32_t> row_of;
-    row_of.reserve(profiled.size());
-    std::vector<std::int32_t> following;
-    for (std::int64_t t : profiled) {
-      const auto [it, inserted] = row_of.try_emplace(set_key(trace.experts_of(t, layer - 1), k),
-                                                     static_cast<std::int32_t>(row_of.size()));
-      if (inserted) following.resize(following.size() + h.experts, 0);
-      const ExpertId* set = trace.experts_of(t, layer);
-      for (int i = 0; i < k; ++i) ++following[static_cast<std::size_t>(it->second) * h.experts + set[i]];
-    }
-    // Keys never profiled, and rows with fewer than k experts, fall back to the layer's popularity.
-    const auto load = profile.expert_load(layer);
-    std::vector<ExpertId> popular(h.experts);
-    std::iota(popular.begin(), popular.end(), 0);
-    std::stable_sort(popular.begin(), popular.end(),
-                     [&](ExpertId a, ExpertId b) { return load[a] > load[b]; });
-    PredictorEvaluation previous(h.experts, k);
-    for (std::int64_t t : tested) {
-      const std::uint64_t key = set_key(trace.experts_of(t, layer - 1), k);
-      const auto it = row_of.find(key);
-      top_k_of(it == row_of.end()
-                   ? std::span<const std::int32_t>(no_counts)
-                   : std::span(following).subspan(static_cast<std::size_t>(it->second) * h.experts,
-                                                  static_cast<std::size_t>(h.experts)),
-               popular, predicted);
-      previous.add(static_cast<std::int64_t>(key), it != row_of.end(), predicted.data(),
-                   trace.experts_of(t, layer));
-    }
-    out.push_back(previous.finish(layer, "previous_layer"));
+    if (layer > 0 && inter_layer)
+      out.push_back(previous_layer_statistics(trace, profile, profiled, tested, layer));
+    measured.finished_one();
   }
   return out;
 }
@@ -440,6 +478,10 @@ void RoutingProfile::write(const std::string& dir) const {
   meta["top_k"] = top_k_;
   meta["vocabulary"] = texts_.size();
   meta["identified_occurrences"] = identified_occurrences_;
+  if (source_)
+    meta["source"] = {{"trace", source_->trace},       {"trace_hash", source_->trace_hash},
+                      {"split", source_->split},       {"seed", source_->seed},
+                      {"requests", source_->requests}, {"profiled", source_->profiled}};
   write_file((folder / "profile.json").string(), meta.dump(2) + "\n");
 
   std::string tokens = "token\toccurrences\tfrequency\ttext\n";
@@ -543,6 +585,14 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
     p.top_k_ = meta.at("top_k").get<int>();
     vocabulary_size = meta.at("vocabulary").get<long long>();
     p.identified_occurrences_ = meta.at("identified_occurrences").get<long long>();
+    if (meta.contains("source")) {
+      const nlohmann::json& s = meta["source"];
+      p.source_ = ProfileSource{s.at("trace").get<std::string>(),  s.at("trace_hash").get<std::string>(),
+                                s.at("split").get<double>(),       s.at("seed").get<std::uint64_t>(),
+                                s.at("requests").get<long long>(), s.at("profiled").get<long long>()};
+      if (!(p.source_->split >= 0 && p.source_->split < 1) || p.source_->requests < 0)
+        throw InputError(meta_path + ": source: split outside [0, 1) or a negative request count");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw InputError(meta_path + ": " + e.what());
   }

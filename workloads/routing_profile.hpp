@@ -6,11 +6,13 @@
 // the held-out part. The tables are what placement and scheduling policies read (RoutingProfile).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/progress.hpp"
 #include "workloads/routing_trace.hpp"
 
 namespace semsim {
@@ -23,6 +25,33 @@ std::string normalized_token_text(std::string_view text);
 // by a seeded shuffle: true = held out.
 std::vector<bool> held_out_requests(std::size_t requests, double fraction, std::uint64_t seed);
 
+// Which requests a profile was made from: a trace (as named and by content, trace_content_hash) and
+// the split and seed that held the others out (held_out_requests). Profiles and the placements made
+// from them keep it, so that evaluating or replaying a trace can tell which requests were profiled.
+struct ProfileSource {
+  std::string trace;       // the trace file as the profile command was given it
+  std::string trace_hash;  // trace_content_hash
+  double split = 0;        // held-out fraction (0: every request profiled)
+  std::uint64_t seed = 0;
+  long long requests = 0;  // the trace's
+  long long profiled = 0;  // of which profiled
+
+  // profiled[r] for the trace's requests (the held_out_requests complement).
+  std::vector<bool> profiled_requests() const;
+  friend bool operator==(const ProfileSource&, const ProfileSource&) = default;
+};
+
+// How many of the evaluated requests of `trace` (evaluated empty: all) a profile made from `source`
+// saw. Known only when `trace` is the profiled one (same content hash).
+struct ProfileOverlap {
+  ProfileSource source;
+  bool same_trace = false;
+  long long evaluated = 0;
+  long long profiled = 0;  // of the evaluated requests (0 unless same_trace)
+};
+ProfileOverlap profile_overlap(const ProfileSource& source, const std::string& trace_hash,
+                               const std::vector<bool>& evaluated, std::size_t trace_requests);
+
 struct ExpertCount {
   ExpertId expert = 0;
   std::int32_t count = 0;
@@ -30,8 +59,10 @@ struct ExpertCount {
 
 class RoutingProfile {
  public:
-  // Tables from the requests of `trace` not held out (held_out empty: every request).
-  static RoutingProfile build(const RoutingTrace& trace, const std::vector<bool>& held_out);
+  // Tables from the requests of `trace` not held out (held_out empty: every request); `progress` is
+  // told each MoE layer tabled.
+  static RoutingProfile build(const RoutingTrace& trace, const std::vector<bool>& held_out,
+                              const ProgressCallback& progress = {});
   static RoutingProfile load(const std::string& dir);  // what write() wrote; InputError on bad files
   void write(const std::string& dir) const;
 
@@ -39,10 +70,12 @@ class RoutingProfile {
   int experts() const { return experts_; }
   int top_k() const { return top_k_; }
   std::size_t vocabulary() const { return texts_.size(); }
+  const std::optional<ProfileSource>& source() const { return source_; }  // none in older folders
+  void set_source(ProfileSource source) { source_ = std::move(source); }
   const std::string& token_text(std::int32_t token) const { return texts_[token]; }
   const std::vector<std::string>& token_texts() const { return texts_; }  // [token]
-  long long token_occurrences(std::int32_t token) const;  // in the profiling part
-  double token_frequency(std::int32_t token) const;       // a_j = occurrences / all occurrences with an id
+  long long token_occurrences(std::int32_t token) const;                  // in the profiling part
+  double token_frequency(std::int32_t token) const;  // a_j = occurrences / all occurrences with an id
   // T[layer][token]: its experts with counts, by count (descending) then expert id.
   std::span<const ExpertCount> token_experts(int layer, std::int32_t token) const;
   double confidence(int layer, std::int32_t token, int expert) const;  // C_p; 0 for unseen tokens
@@ -74,6 +107,7 @@ class RoutingProfile {
   std::vector<std::vector<ExpertId>> popular_;        // [layer] -> experts by load, descending
   std::vector<std::vector<std::int32_t>> same_text_;  // [token] -> profiled tokens with its normalized text
   std::shared_ptr<const RoutingTrace> paths_;
+  std::optional<ProfileSource> source_;
 };
 
 // Quartiles with linear interpolation between order statistics (numpy's default).
@@ -100,10 +134,12 @@ struct AffinityStatistics {
 // Held-out statistics of three predictors per layer: `token` (the profile's prediction; needs
 // token ids), `popularity` (the layer's k most loaded experts for every token: no affinity) and
 // `previous_layer` (keyed by the token's expert set at the previous MoE layer: inter-layer affinity).
-// `inter_layer` false skips the previous_layer predictor (the costliest).
+// `inter_layer` false skips the previous_layer predictor (the costliest). `progress` is told each
+// MoE layer measured.
 std::vector<AffinityStatistics> held_out_statistics(const RoutingTrace& trace, const RoutingProfile& profile,
                                                     const std::vector<bool>& held_out,
-                                                    bool inter_layer = true);
+                                                    bool inter_layer = true,
+                                                    const ProgressCallback& progress = {});
 
 // Per layer: max over experts of profiled load / mean (workloads/load_imbalance.hpp).
 std::vector<double> expert_load_skew(const RoutingProfile& profile);

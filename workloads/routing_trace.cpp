@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "models/compressed_file.hpp"
+#include "models/content_hash.hpp"
 #include "models/input_error.hpp"
 #include "models/input_limits.hpp"
 #include "models/memory_budget.hpp"
@@ -200,6 +201,28 @@ std::string unescape_token_text(std::string_view text, const std::string& where)
     i += 2;
   }
   return out;
+}
+
+std::string trace_content_hash(const RoutingTrace& trace) {
+  const TraceHeader& h = trace.header();
+  ContentHash hash;
+  const std::int32_t shape[] = {h.moe_layers, h.experts, h.top_k, h.gate_weights ? 1 : 0};
+  hash.add(std::span<const std::int32_t>(shape));
+  for (std::size_t r = 0; r < trace.requests(); ++r) {
+    const TraceRequest& q = trace.request(r);
+    const std::int32_t lengths[] = {q.input_tokens, q.output_tokens, q.prefill_routed ? 1 : 0,
+                                    q.decode_routed};
+    hash.add(std::span<const std::int32_t>(lengths));
+  }
+  hash.add(trace.token_ids());
+  hash.add(trace.all_experts());
+  hash.add(trace.all_weights());
+  for (const std::string& text : trace.vocabulary()) {
+    const auto size = static_cast<std::uint64_t>(text.size());
+    hash.add(std::span<const std::uint64_t>(&size, 1));
+    hash.add(text);
+  }
+  return hash.hex();
 }
 
 // ---- text form -------------------------------------------------------------------------------

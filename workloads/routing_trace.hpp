@@ -112,6 +112,11 @@ void validate_request(const TraceHeader& header, const TraceRequestView& view, s
 // The requests of `trace` with keep[r] true, in order, with the same header and vocabulary ids.
 RoutingTrace subset_trace(const RoutingTrace& trace, const std::vector<bool>& keep);
 
+// What a trace records, hashed (models/content_hash.hpp): routing shape, requests, token ids, experts,
+// gate weights and vocabulary texts, not the header's free text nor the file's form, so the text and
+// binary forms of one trace hash alike. What profiles and placements name their trace by.
+std::string trace_content_hash(const RoutingTrace& trace);
+
 // Routed tokens of the requests with use[r] true (empty: all).
 long long routed_tokens(const RoutingTrace& trace, const std::vector<bool>& use);
 

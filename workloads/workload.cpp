@@ -61,6 +61,8 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
     if (!std::filesystem::is_regular_file(w.trace_file))
       file.fail("trace file '" + w.trace_file + "' does not exist");
     w.trace = std::make_shared<const RoutingTrace>(load_trace(w.trace_file));
+    w.trace_hash = trace_content_hash(*w.trace);
+    w.trace_requests = w.trace->requests();
     if (const auto held_out = routing->optional("held_out")) {
       // Replay only what `semsim profile --split F --seed S` held out, so a run evaluates a plan on
       // requests its profile never saw.
@@ -73,8 +75,8 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
             fmt::format("trace '{}' has {} request(s): holding some out needs at least 2 (one to "
                         "profile, one to replay)",
                         w.trace_file_as_written, w.trace->requests()));
-      w.trace = std::make_shared<const RoutingTrace>(
-          subset_trace(*w.trace, held_out_requests(w.trace->requests(), w.held_out_split, w.held_out_seed)));
+      w.replayed = held_out_requests(w.trace->requests(), w.held_out_split, w.held_out_seed);
+      w.trace = std::make_shared<const RoutingTrace>(subset_trace(*w.trace, w.replayed));
     }
     if (const auto decode = routing->optional("decode")) {
       const auto& names = trace_decode_model_names();

@@ -34,6 +34,11 @@ struct WorkloadSpec {
   std::string trace_file_as_written;  // as the scenario gives it (what outputs name)
   double held_out_split = 0;          // > 0: only the requests `semsim profile --split F --seed S` held out
   std::uint64_t held_out_seed = 1;
+  // The file's whole trace, held out or not: what a profile of it names (ProfileSource), and which of
+  // its requests are replayed (empty: all).
+  std::string trace_hash;
+  std::size_t trace_requests = 0;
+  std::vector<bool> replayed;
   TraceDecodeModel decode_model = TraceDecodeModel::kResamplePrompt;
   bool input_len_from_trace = false;
   bool output_len_from_trace = false;

@@ -314,12 +314,16 @@ LarUpperBound lar_upper_bound(const RoutingTrace& trace, const std::vector<bool>
   std::vector<std::pair<double, double>> local(h.moe_layers);
   std::vector<std::exception_ptr> failed(h.moe_layers);
   std::atomic<int> next_layer{0};
+  ProgressCounter bounded(options.progress, "bound, layer", h.moe_layers);
   auto work = [&] {
-    for (int layer = next_layer++; layer < h.moe_layers; layer = next_layer++) try {
+    for (int layer = next_layer++; layer < h.moe_layers; layer = next_layer++) {
+      try {
         local[layer] = layer_bound(trace, use, layer, devices, tokens, options);
       } catch (...) {
         failed[layer] = std::current_exception();
       }
+      bounded.finished_one();
+    }
   };
   {
     std::vector<std::jthread> workers;

@@ -32,6 +32,7 @@
 // device per layer. Exact when an optimal placement's u is where Frank-Wolfe ends (see the tests).
 #include <vector>
 
+#include "models/progress.hpp"
 #include "workloads/routing_trace.hpp"
 
 namespace semsim {
@@ -42,11 +43,12 @@ struct LarUpperBound {
 };
 
 struct LarBoundOptions {
-  double tp_balance = 1;    // TP: tokens per device per layer within this x mean (equal slices: ~1)
-  double dp_balance = 1.1;  // DP: request tokens per device within this x mean
-  int iterations = 100;     // Frank-Wolfe steps per layer, at most
-  int triangle_rounds = 2;  // triangle separation rounds per TP step (0: none)
-  int threads = 1;          // layers bounded in parallel; the result does not depend on it
+  double tp_balance = 1;           // TP: tokens per device per layer within this x mean (equal slices: ~1)
+  double dp_balance = 1.1;         // DP: request tokens per device within this x mean
+  int iterations = 100;            // Frank-Wolfe steps per layer, at most
+  int triangle_rounds = 2;         // triangle separation rounds per TP step (0: none)
+  int threads = 1;                 // layers bounded in parallel; the result does not depend on it
+  ProgressCallback progress = {};  // told each MoE layer bounded
 };
 
 // Bounds for the requests of `trace` with use[r] true (empty: all), on `devices` devices (dividing

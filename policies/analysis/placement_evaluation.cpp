@@ -92,9 +92,9 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& profiled_plan, const
                                        const std::vector<bool>& evaluate, const EvaluationOptions& options) {
   PlacementEvaluation out;
   // The plan as it applies to this trace's token ids (not owned: the aliasing pointer owns nothing).
-  const std::shared_ptr<const PlacementPlan> keyed = plan_for_vocabulary(
-      std::shared_ptr<const PlacementPlan>(std::shared_ptr<void>(), &profiled_plan), trace.vocabulary(),
-      out.token_table);
+  const std::shared_ptr<const PlacementPlan> keyed =
+      plan_for_vocabulary(std::shared_ptr<const PlacementPlan>(std::shared_ptr<void>(), &profiled_plan),
+                          trace.vocabulary(), out.token_table);
   const PlacementPlan& plan = *keyed;
   const Placement& placement = plan.placement;
   const TraceHeader& h = trace.header();
@@ -155,6 +155,7 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& profiled_plan, const
   for (std::size_t first = 0; first < tokens.size(); first += batch)
     positional_token_ranks(devices,
                            std::span(positional).subspan(first, std::min(batch, tokens.size() - first)));
+  ProgressCounter evaluated(options.progress, "evaluation, layer", layers);
   for (int layer = 0; layer < layers; ++layer) {
     const int history = std::min(layer, 4);
     for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -197,6 +198,7 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& profiled_plan, const
     account_layer(placement, layer, predicted, experts, k, dispatch, tp_unaligned);
     account_layer(placement, layer, positional, experts, k, dispatch, tp_positional);
     account_layer(placement, layer, dp_device, experts, k, dispatch, dp);
+    evaluated.finished_one();
   }
   const long long token_layers = out.tokens * layers;
   out.activations = tp.activations;

@@ -20,6 +20,7 @@
 // upper bound can be below the hindsight LAR.
 #include <vector>
 
+#include "models/progress.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
 #include "workloads/routing_trace.hpp"
@@ -54,6 +55,7 @@ struct EvaluationOptions {
   double dp_balance = 1.10;    // DP-style hindsight: request token load per device within this × mean
   int tp_batch_tokens = 4096;  // tokens aligned together (a step's batch); 0: all at once
   PolicyChoice request_scheduling = default_policy_choice(PolicyKind::kRequestScheduling, "semmoe_dp");
+  ProgressCallback progress = {};  // told each MoE layer evaluated
 };
 
 // The load tolerance TP-style evaluation keeps: at most ceil(n/R) of each batch's n tokens per rank,

@@ -8,12 +8,13 @@
 
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
+#include "sim/cli/version.hpp"
 
 namespace semsim {
 
 CommandLine::CommandLine()
     : app_("semsim: simulate MoE serving with expert parallelism on GPU/NPU clusters (SimGrid)") {
-  app_.set_version_flag("--version", std::string("semsim ") + SEMSIM_VERSION);
+  app_.set_version_flag("--version", std::string("semsim ") + semsim_version());
   app_.require_subcommand(1);
 }
 

@@ -14,6 +14,7 @@
 #include "models/input_error.hpp"
 
 #include "policies/routing_metrics.hpp"
+#include "sim/cli/version.hpp"
 
 namespace semsim {
 namespace fs = std::filesystem;
@@ -134,6 +135,75 @@ std::string token_table_text(const nlohmann::ordered_json& table) {
       table["by_normalized_text"].get<long long>(), table["unmatched"].get<long long>());
 }
 
+namespace {
+
+nlohmann::ordered_json length_json(const LengthDistribution& d) {
+  switch (d.kind) {
+    case LengthDistribution::Kind::kFixed:
+      return {{"dist", "fixed"}, {"value", d.value}};
+    case LengthDistribution::Kind::kUniform:
+      return {{"dist", "uniform"}, {"min", d.min}, {"max", d.max}};
+    case LengthDistribution::Kind::kLognormal:
+      return {
+          {"dist", "lognormal"}, {"median", d.median}, {"sigma", d.sigma}, {"min", d.min}, {"max", d.max}};
+    case LengthDistribution::Kind::kFile:
+      break;
+  }
+  return {{"dist", "file"}, {"samples", d.samples.size()}, {"max", d.upper_bound()}};
+}
+
+// The workload's key facts: what was offered, beside what the run completed.
+nlohmann::ordered_json workload_json(const WorkloadSpec& w, const Summary& s) {
+  static const char* const kProcesses[] = {"poisson", "gamma", "fixed", "trace"};
+  const bool generated = !w.request_log && w.arrival.kind != ArrivalProcess::Kind::kTrace;
+  nlohmann::ordered_json j;
+  j["requests"] = w.requests;
+  j["arrival"] = {{"process", w.request_log ? "requests_from" : kProcesses[static_cast<int>(w.arrival.kind)]},
+                  {"rate", generated ? nlohmann::ordered_json(w.arrival.rate) : nullptr},
+                  {"cv", generated && w.arrival.kind == ArrivalProcess::Kind::kGamma
+                             ? nlohmann::ordered_json(w.arrival.cv)
+                             : nullptr}};
+  // Replayed trace lengths (or a request log's) are the file's: no distribution to name.
+  j["input_len"] =
+      w.input_len_from_trace ? nlohmann::ordered_json{{"dist", "trace"}} : length_json(w.input_len);
+  j["output_len"] =
+      w.output_len_from_trace ? nlohmann::ordered_json{{"dist", "trace"}} : length_json(w.output_len);
+  j["offered_tokens"] = {{"input", s.offered_input_tokens}, {"output", s.offered_output_tokens}};
+  j["offered_request_rate"] = s.requests > 1 && s.last_arrival > 0
+                                  ? nlohmann::ordered_json((s.requests - 1) / s.last_arrival)
+                                  : nullptr;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json profile_overlap_json(const std::optional<ProfileOverlap>& overlap) {
+  nlohmann::ordered_json j;
+  j["profiled_trace"] = overlap ? nlohmann::ordered_json(overlap->source.trace) : nullptr;
+  j["same_trace"] = overlap ? nlohmann::ordered_json(overlap->same_trace) : nullptr;
+  j["split"] = overlap ? nlohmann::ordered_json(overlap->source.split) : nullptr;
+  j["seed"] = overlap ? nlohmann::ordered_json(overlap->source.seed) : nullptr;
+  j["evaluated_requests"] = overlap ? nlohmann::ordered_json(overlap->evaluated) : nullptr;
+  j["profiled_requests"] = overlap ? nlohmann::ordered_json(overlap->profiled) : nullptr;
+  return j;
+}
+
+std::string profile_overlap_text(const nlohmann::ordered_json& overlap) {
+  if (overlap["same_trace"].is_null()) return "";
+  if (!overlap["same_trace"].get<bool>())
+    return fmt::format("Profiled on another trace: {}\n", overlap["profiled_trace"].get<std::string>());
+  const auto profiled = overlap["profiled_requests"].get<long long>();
+  if (profiled == 0)
+    return fmt::format("Profiled on other requests of this trace (split {}, seed {}): none of these\n",
+                       overlap["split"].get<double>(), overlap["seed"].get<std::uint64_t>());
+  return fmt::format(
+      "Warning: {} of the {} requests were profiled (split {}, seed {} of this trace): their LAR is "
+      "in-sample; replay or evaluate the held-out ones (split {}, seed {}) for unseen requests only\n",
+      profiled, overlap["evaluated_requests"].get<long long>(), overlap["split"].get<double>(),
+      overlap["seed"].get<std::uint64_t>(), overlap["split"].get<double>(),
+      overlap["seed"].get<std::uint64_t>());
+}
+
 nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
@@ -161,6 +231,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["scheduling_fallback"] = s.notes.scheduling_fallback;
   j["routing_drift"] = routing_drift_json(s.notes.routing_drift);
   j["token_table"] = token_table_json(s.notes.token_table);
+  j["profile_overlap"] = profile_overlap_json(s.notes.profile_overlap);
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration->name;
@@ -217,6 +288,8 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
                        {"request_cap_step_share", s.request_cap_step_share},
                        {"kv_use_peak", s.kv_use_peak},
                        {"kv_use_mean", s.kv_use_mean}};
+  j["workload"] = workload_json(scenario.workload, s);
+  j["semsim_version"] = semsim_version();
   return j;
 }
 
@@ -342,6 +415,7 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   }
   out += routing_drift_text(j["routing_drift"]);
   out += token_table_text(j["token_table"]);
+  out += profile_overlap_text(j["profile_overlap"]);
   if (!j.value("scheduling_fallback", std::string()).empty())
     out +=
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());
@@ -524,7 +598,8 @@ void write_layers_csv(const std::string& path, const RunResult& run) {
 namespace {
 
 // Every file a run writes into its folder. An earlier run's are replaced; nothing else is touched.
-constexpr const char* kRunFiles[] = {"summary.json", "requests.csv", "steps.csv", "layers.csv"};
+constexpr const char* kRunFiles[] = {"summary.json", "scenario.resolved.yaml", "requests.csv", "steps.csv",
+                                     "layers.csv"};
 
 bool is_run_file(const std::string& name) {
   return std::find(std::begin(kRunFiles), std::end(kRunFiles), name) != std::end(kRunFiles);

@@ -34,6 +34,10 @@ std::string routing_drift_text(const nlohmann::ordered_json& drift);  // "" when
 // their vocabulary already (or there is no table).
 nlohmann::ordered_json token_table_json(const std::optional<TokenTableMatch>& match);
 std::string token_table_text(const nlohmann::ordered_json& table);
+// Which evaluated requests the plan's profile saw (when the plan names its profile's trace); the
+// text warns when some did.
+nlohmann::ordered_json profile_overlap_json(const std::optional<ProfileOverlap>& overlap);
+std::string profile_overlap_text(const nlohmann::ordered_json& overlap);
 
 void write_requests_csv(const std::string& path, const RunResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);

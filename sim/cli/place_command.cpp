@@ -24,6 +24,7 @@
 #include "policies/sglang_expert_location.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/progress.hpp"
 #include "workloads/routing_drift.hpp"
 #include "workloads/routing_profile.hpp"
 
@@ -41,6 +42,7 @@ struct PlaceOptions {
   int lookback = 2;
   double balance = 1.10;  // token load tolerance of the T table
   std::string out;
+  ProgressMode progress = ProgressMode::kAuto;
 };
 
 // `semsim place export`: a placement file as an engine's expert-location file.
@@ -85,6 +87,7 @@ struct PlaceEvalOptions {
   bool bound = true;                          // false: no upper bound (its keys are left out)
   bool json = false;
   std::string profile;  // the routing drift's reference; "" with --split: the trace's other requests
+  ProgressMode progress = ProgressMode::kAuto;
 };
 
 // `semsim place bound`: the LAR upper bounds alone, for any placement on `ep` devices.
@@ -93,6 +96,7 @@ struct PlaceBoundOptions {
   BoundEffort effort;
   int ep = 0;
   bool json = false;
+  ProgressMode progress = ProgressMode::kAuto;
 };
 
 // The policy named by `option` (one of `known`, a `kind` policy) with its defaults, then each key=value
@@ -142,13 +146,14 @@ std::vector<bool> evaluated_mask(const EvaluatedRequests& requests, const Routin
 // What any placement with N/D experts per device could reach on these requests under the
 // evaluation's load rules: TP's equal slices, DP's balance.
 LarUpperBound bound_for(const EvaluatedRequests& requests, const BoundEffort& effort,
-                        const RoutingTrace& trace, const std::vector<bool>& evaluate, int devices) {
+                        const RoutingTrace& trace, const std::vector<bool>& evaluate, int devices,
+                        const ProgressCallback& progress) {
   const int threads = effort.threads > 0 ? effort.threads
                                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const double tp_balance =
       equal_slice_balance(routed_tokens(trace, evaluate), requests.tp_batch_tokens, devices);
   return lar_upper_bound(trace, evaluate, devices,
-                         {tp_balance, requests.balance, 100, effort.triangle_rounds, threads});
+                         {tp_balance, requests.balance, 100, effort.triangle_rounds, threads, progress});
 }
 
 void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const BoundEffort& effort) {
@@ -180,8 +185,11 @@ int place_command(const PlaceOptions& options) {
                                    profile.moe_layers(), profile.experts()));
     input.expert_groups = model.expert_groups;
   }
+  ProgressLine progress("place " + choice.name, options.progress);
+  input.progress = progress.callback();
   const PlacementPlan plan = make_placement_plan(input, choice, {options.lookback, options.balance});
   write_placement_file(plan, options.out);
+  progress.finish();
   std::cout << fmt::format(
       "{}: policy {} on {} devices ({} per node), {} MoE layers x {} experts; solver {:.3f} s\n", options.out,
       choice.name, options.ep, per_node, profile.moe_layers(), profile.experts(), plan.solver_seconds);
@@ -197,9 +205,14 @@ int place_eval_command(const PlaceEvalOptions& options) {
   const PolicyChoice scheduler =
       policy_choice("--scheduler", PolicyKind::kRequestScheduling, options.scheduler, "--scheduler-param",
                     options.scheduler_params);
-  const PlacementEvaluation e =
-      evaluate_placement(plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler});
+  ProgressLine progress("place eval", options.progress);
+  const PlacementEvaluation e = evaluate_placement(
+      plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, scheduler, progress.callback()});
   const std::string fallback = token_identity_fallback(scheduler, plan, !trace.vocabulary().empty());
+  const std::optional<ProfileOverlap> overlap =
+      plan.profiled_on ? std::optional(profile_overlap(*plan.profiled_on, trace_content_hash(trace), evaluate,
+                                                       trace.requests()))
+                       : std::nullopt;
   // How far the evaluated requests route from those the placement was profiled on.
   std::optional<RoutingDrift> drift;
   if (!options.profile.empty()) {
@@ -210,9 +223,10 @@ int place_eval_command(const PlaceEvalOptions& options) {
     drift = routing_drift(RoutingCounts::of(trace, profiled), trace, evaluate);
   }
   const std::optional<LarUpperBound> bound =
-      options.bound
-          ? std::optional(bound_for(requests, options.effort, trace, evaluate, plan.placement.devices))
-          : std::nullopt;
+      options.bound ? std::optional(bound_for(requests, options.effort, trace, evaluate,
+                                              plan.placement.devices, progress.callback()))
+                    : std::nullopt;
+  progress.finish();
 
   // Bytes need the model: the preset the trace was checked against.
   const MoeModel model = model_preset(trace.header().model);
@@ -256,6 +270,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
     j["dp_scheduling_fallback"] = fallback;
     j["routing_drift"] = routing_drift_json(drift);
     j["token_table"] = token_table_json(e.token_table);
+    j["profile_overlap"] = profile_overlap_json(overlap);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -290,6 +305,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
   if (!fallback.empty()) std::cout << "DP style without token identities: " << fallback << "\n";
   std::cout << routing_drift_text(routing_drift_json(drift));
   std::cout << token_table_text(token_table_json(e.token_table));
+  std::cout << profile_overlap_text(profile_overlap_json(overlap));
   return 0;
 }
 
@@ -299,7 +315,10 @@ int place_bound_command(const PlaceBoundOptions& options) {
     throw InputError(
         fmt::format("--ep {}: must divide the trace's {} experts", options.ep, trace.header().experts));
   const std::vector<bool> evaluate = evaluated_mask(options.requests, trace);
-  const LarUpperBound bound = bound_for(options.requests, options.effort, trace, evaluate, options.ep);
+  ProgressLine progress("place bound", options.progress);
+  const LarUpperBound bound =
+      bound_for(options.requests, options.effort, trace, evaluate, options.ep, progress.callback());
+  progress.finish();
   if (options.json) {
     nlohmann::ordered_json j;
     add_bound(j, bound, options.effort);
@@ -447,6 +466,7 @@ void add_place_commands(CommandLine& cli) {
   place_app->add_option("--balance", place->balance, "token load tolerance of the token table (default 1.10)")
       ->check(real_range(1.0, 100.0));
   place_app->add_option("--out", place->out, "placement file to write (.gz: compressed)");
+  add_progress_option(*place_app, place->progress);
 
   auto eval = std::make_shared<PlaceEvalOptions>();
   CLI::App* eval_app = cli.add(
@@ -464,6 +484,7 @@ void add_place_commands(CommandLine& cli) {
       "--profile", eval->profile,
       "routing profile the placement came from, for the routing drift of the evaluated requests "
       "(default with --split: the trace's profiled requests)");
+  add_progress_option(*eval_app, eval->progress);
 
   auto bound = std::make_shared<PlaceBoundOptions>();
   CLI::App* bound_app = cli.add(
@@ -472,6 +493,7 @@ void add_place_commands(CommandLine& cli) {
   add_evaluated_requests(*bound_app, bound->requests, bound->effort);
   bound_app->add_option("--ep", bound->ep, "devices (EP size)")->required()->check(CLI::Range(1, 32768));
   bound_app->add_flag("--json", bound->json, "print one JSON object (with per-layer bounds)");
+  add_progress_option(*bound_app, bound->progress);
 
   auto exported = std::make_shared<PlaceExportOptions>();
   CLI::App* export_app = cli.add(

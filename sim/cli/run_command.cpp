@@ -13,6 +13,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/progress.hpp"
 #include "sim/cli/staged_run.hpp"
 #include "sim/cli/timeline.hpp"
 #include "sim/scenario.hpp"
@@ -30,6 +31,7 @@ struct RunOptions {
   std::string timeline_at;           // SECONDS[:COUNT]
   std::vector<std::string> goodput;  // METRIC:MS
   std::string result_json;
+  ProgressMode progress = ProgressMode::kAuto;
 };
 
 // vLLM's --goodput: METRIC:MS pairs, METRIC one of ttft, tpot, e2el, MS a non-negative number.
@@ -73,6 +75,30 @@ void check_output_file(const std::string& option, const std::string& path) {
     throw InputError(fmt::format("{} '{}': no folder '{}' to write it in", option, path, folder.string()));
 }
 
+// In the simulating process: simulates with a progress line. The run ends once every request has
+// completed or at serving.time_limit, whichever comes first, so its progress is the further of the
+// two: completions keep pace with arrivals under a steady load (and are all there is to go by when
+// requests arrive at once), and simulated time is exact when the limit ends the run.
+std::string simulate_showing_progress(const StagedRun& staged, const Scenario& scenario, ProgressMode mode) {
+  ProgressLine line("run", mode);
+  if (!line.shown()) return staged.simulate_and_write();
+  const double limit = scenario.serving.time_limit;
+  double now = 0;
+  std::size_t completed = 0, requests = 0;
+  auto state = [&] {
+    return fmt::format("{}/{} requests done, {:.2f} s simulated", completed, requests, now);
+  };
+  const std::string summary =
+      staged.simulate_and_write([&](double simulated, std::size_t done, std::size_t all) {
+        now = simulated, completed = done, requests = all;
+        const double fraction = std::max(all > 0 ? static_cast<double>(done) / static_cast<double>(all) : 1.0,
+                                         limit > 0 ? simulated / limit : 0.0);
+        line.update("serving", fraction, state);
+      });
+  line.finish(state());
+  return summary;
+}
+
 int run_scenario(RunOptions options) {
   const auto started = std::chrono::steady_clock::now();
   // Bad options stop the run before anything is loaded or written.
@@ -88,7 +114,8 @@ int run_scenario(RunOptions options) {
     check_window_start(options.timeline.steps, scenario.serving.time_limit);
   }
   StagedRun staged(scenario, out_dir, options.timeline, bench);
-  auto summary = nlohmann::ordered_json::parse(run_isolated([&] { return staged.simulate_and_write(); }));
+  auto summary = nlohmann::ordered_json::parse(
+      run_isolated([&] { return simulate_showing_progress(staged, scenario, options.progress); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   staged.commit(summary);
   std::cout << summary_text(summary) << "Outputs in " << out_dir << "/\n";
@@ -129,6 +156,7 @@ void add_run_command(CommandLine& cli) {
       ->expected(1, 3);
   run->add_option("--result-json", options->result_json,
                   "also write the results as SGLang's / vLLM's bench_serving save them (one JSON line)");
+  add_progress_option(*run, options->progress);
 }
 
 }  // namespace semsim

@@ -2,8 +2,11 @@
 
 #include "sim/run_plan.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 
+#include "sim/cli/version.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
 
@@ -17,15 +20,17 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
       steps_csv_(scenario.write_steps_csv ? staging_.staged("steps.csv") : ""),
       layers_csv_(scenario.write_layers_csv ? staging_.staged("layers.csv") : ""),
       summary_json_(staging_.staged("summary.json")),
+      resolved_scenario_(staging_.staged("scenario.resolved.yaml")),
       timeline_(std::move(timeline)),
       timeline_json_(timeline_.path.empty() ? "" : staging_.staged_at(timeline_.path)),
       goodput_(bench.goodput),
       result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)) {}
 
-std::string StagedRun::simulate_and_write() const {
+std::string StagedRun::simulate_and_write(const ServingProgress& progress) const {
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
-  const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps);
+  const RunResult run =
+      simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps, progress);
   if (!timeline_json_.empty()) check_window_recorded(timeline_.steps, run);
   const double simulation_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -44,6 +49,12 @@ std::string StagedRun::simulate_and_write() const {
 
 void StagedRun::commit(const nlohmann::ordered_json& summary) {
   write_text_file(summary_json_, summary.dump(2) + "\n");
+  write_text_file(
+      resolved_scenario_,
+      fmt::format(
+          "# The scenario of this run as semsim {} ran it, from {}: every --set and the seed\n"
+          "# applied, relative file paths made absolute. `semsim run` of this file runs it again.\n{}",
+          semsim_version(), scenario_.file, resolved_scenario_yaml(scenario_)));
   staging_.commit();
 }
 

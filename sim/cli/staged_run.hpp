@@ -7,6 +7,7 @@
 
 #include "sim/cli/output_files.hpp"
 #include "sim/cli/timeline.hpp"
+#include "sim/dp_serving_loop.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 
@@ -29,7 +30,8 @@ class StagedRun {
   // For the child process (SimGrid allows one Engine per process): builds the run (placement
   // included), simulates, writes the CSV outputs the scenario asks for, and returns summary.json's
   // text with wall_seconds set to the time that took (what a sweep's per-point summary.json keeps).
-  std::string simulate_and_write() const;
+  // `progress` hears how far the serving loop got.
+  std::string simulate_and_write(const ServingProgress& progress = {}) const;
 
   // For the parent: writes `summary` as summary.json and renames every output into the folder.
   void commit(const nlohmann::ordered_json& summary);
@@ -41,6 +43,7 @@ class StagedRun {
   std::string steps_csv_;
   std::string layers_csv_;
   std::string summary_json_;
+  std::string resolved_scenario_;
   TimelineOptions timeline_;
   std::string timeline_json_;
   GoodputSlos goodput_;

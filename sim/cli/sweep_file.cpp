@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "models/content_hash.hpp"
 #include "models/input_limits.hpp"
 #include "models/memory_budget.hpp"
 #include "models/yaml_input.hpp"
@@ -161,18 +162,8 @@ class Expander {
 
 }  // namespace
 
-// 16 hex digits of the 64-bit FNV-1a hash of `text`.
-std::string fnv1a_hex(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;  // FNV-1a 64 prime
-  }
-  return fmt::format("{:016x}", hash);
-}
-
 std::string point_id(const YAML::Node& scenario_document) {
-  return fnv1a_hex(canonical(scenario_document).dump());
+  return content_hash(canonical(scenario_document).dump());
 }
 
 Sweep load_sweep(const std::string& path) {
@@ -265,7 +256,7 @@ Sweep load_sweep(const std::string& path) {
   }
   std::string expansion = fmt::format("{}\n", fmt::join(sweep.columns, ","));
   for (const SweepPoint& p : sweep.points) expansion += p.id + "\n";
-  sweep.fingerprint = fnv1a_hex(expansion);
+  sweep.fingerprint = content_hash(expansion);
   return sweep;
 }
 

@@ -19,6 +19,7 @@
 
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/points_csv.hpp"
+#include "sim/cli/progress.hpp"
 #include "sim/cli/staged_run.hpp"
 #include "sim/serving_metrics.hpp"
 
@@ -95,13 +96,6 @@ fs::path prepare_out_dir(const std::string& out_dir) {
     throw InputError("--out '" + out_dir + "': cannot create the output folder (" + e.code().message() + ")");
   }
   return out;
-}
-
-std::string format_duration(double seconds) {
-  const auto s = static_cast<long long>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
 }
 
 // done/total, failures and ETA on stderr: redrawn in place on a terminal, a line per point in a log.

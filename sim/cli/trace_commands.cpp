@@ -1,17 +1,22 @@
-// The routing-trace commands `semsim trace import|fit|synth` and `semsim profile` (see README,
+// The routing-trace commands `semsim trace import|fit|synth|cluster` and `semsim profile` (see README,
 // "Routing traces"); fit and profile take the same trace split.
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "models/compressed_file.hpp"
+#include "models/csv.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/progress.hpp"
 #include "sim/scenario.hpp"
+#include "workloads/request_clustering.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/trace_import.hpp"
@@ -22,6 +27,15 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
+struct SplitTraceOptions {
+  std::string trace;
+  double split = 0.2;  // held-out fraction
+  long long seed = 1;
+  std::string out;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
 // A trace and its seeded split into profiled and held-out requests.
 struct SplitTrace {
@@ -94,12 +108,21 @@ int trace_synth_command(const std::string& scenario_ref, const std::vector<std::
   return 0;
 }
 
-int profile_command(const std::string& trace_path, double split, std::uint64_t seed,
-                    const std::string& out_dir) {
+int profile_command(const SplitTraceOptions& options) {
+  const std::string& trace_path = options.trace;
+  const std::string& out_dir = options.out;
+  const double split = options.split;
+  const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
+  ProgressLine progress("profile", options.progress);
   const auto [trace, held_out] = load_split(trace_path, split, seed);
-  const RoutingProfile profile = RoutingProfile::build(trace, held_out);
-  const std::vector<AffinityStatistics> statistics = held_out_statistics(trace, profile, held_out);
+  RoutingProfile profile = RoutingProfile::build(trace, held_out, progress.callback());
+  const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
+  profile.set_source({trace_path, trace_content_hash(trace), split, seed,
+                      static_cast<long long>(trace.requests()),
+                      static_cast<long long>(trace.requests() - held)});
+  const std::vector<AffinityStatistics> statistics =
+      held_out_statistics(trace, profile, held_out, true, progress.callback());
   const std::vector<double> skew = expert_load_skew(profile);
 
   OutputStaging staging(out_dir);
@@ -111,8 +134,8 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
   profile.write(staged_dir.string());
   write_statistics_csv(statistics, skew, staging.staged("table1.csv"));
   staging.commit();
+  progress.finish();
 
-  const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
   std::cout << fmt::format("{}: profiled {} requests, held out {} (split {}, seed {})\n", trace_path,
                            trace.requests() - held, held, split, seed);
   std::cout << "layer  predictor        F1 p25/p50/p75      cum top-k hotness p50  max non-top-k p50  load "
@@ -127,11 +150,15 @@ int profile_command(const std::string& trace_path, double split, std::uint64_t s
   return 0;
 }
 
-int trace_fit_command(const std::string& trace_path, double split, std::uint64_t seed,
-                      const std::string& out_dir) {
+int trace_fit_command(const SplitTraceOptions& options) {
+  const std::string& trace_path = options.trace;
+  const std::string& out_dir = options.out;
+  const double split = options.split;
+  const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
+  ProgressLine progress("trace fit", options.progress);
   const auto [trace, held_out] = load_split(trace_path, split, seed);
-  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed);
+  const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed, progress.callback());
 
   OutputStaging staging(out_dir);
   write_text_file(
@@ -141,6 +168,7 @@ int trace_fit_command(const std::string& trace_path, double split, std::uint64_t
                   trace_path, split, seed, trace.header().model, fit.params.to_yaml()));
   write_fit_report(fit, staging.staged("fit_report.csv"), staging.staged("fit_summary.json"));
   staging.commit();
+  progress.finish();
 
   std::cout << fmt::format(
       "{}: fitted in {} evaluations; topics {} (boost {}), token skew {:.3f}, layer correlation {:.3f}\n",
@@ -156,13 +184,92 @@ int trace_fit_command(const std::string& trace_path, double split, std::uint64_t
   return 0;
 }
 
-// A trace and the split of its requests into profiled and held-out ones, as fit and profile take them.
-struct SplitTraceOptions {
+// The options of `semsim trace cluster`.
+struct ClusterOptions {
   std::string trace;
-  double split = 0.2;  // held-out fraction
+  int clusters = 0;
   long long seed = 1;
+  int restarts = 10;
   std::string out;
 };
+
+// Topic clusters of a trace's requests by their words (workloads/REQUEST_CLUSTERING.md): one subset
+// trace per cluster, the request -> cluster assignment, each cluster's characteristic words and how
+// well the clusters separate.
+int trace_cluster_command(const ClusterOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  const RoutingTrace trace = load_trace(o.trace);
+  const RequestWords words = request_words(trace, o.trace);
+  RequestClusters clusters;
+  try {
+    clusters = cluster_requests(words.sets, words.words.size(),
+                                {o.clusters, static_cast<std::uint64_t>(o.seed), o.restarts});
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--clusters {} on {}: {}", o.clusters, o.trace, e.what()));
+  }
+  auto number = [](double value) { return std::isnan(value) ? std::string() : fmt::format("{:.6f}", value); };
+
+  OutputStaging staging(o.out);
+  nlohmann::ordered_json j;
+  j["trace"] = o.trace;
+  j["method"] =
+      "spherical k-means over TF-IDF vectors of each request's set of normalized token texts, k-means++ "
+      "seeding";
+  j["clusters"] = o.clusters;
+  j["seed"] = o.seed;
+  j["restarts"] = o.restarts;
+  j["requests"] = trace.requests();
+  j["iterations"] = clusters.iterations;
+  j["objective"] = clusters.objective;
+  j["within_similarity"] = clusters.within_similarity;
+  j["between_similarity"] = clusters.between_similarity;
+  std::string assignment = "request,cluster,similarity\n";
+  for (std::size_t r = 0; r < trace.requests(); ++r)
+    assignment += fmt::format("{},{},{:.6f}\n", r, clusters.cluster[r], clusters.similarity[r]);
+  std::string top = "cluster,rank,word,weight,share_in_cluster,share_elsewhere\n";
+  std::string report;
+  for (int c = 0; c < o.clusters; ++c) {
+    std::vector<bool> keep(trace.requests());
+    for (std::size_t r = 0; r < trace.requests(); ++r) keep[r] = clusters.cluster[r] == c;
+    const std::string file = fmt::format("cluster-{}.semtrace", c);
+    write_trace(subset_trace(trace, keep), staging.staged(file));
+    std::vector<std::string> top_words;
+    for (std::size_t i = 0; i < clusters.top_words[c].size(); ++i) {
+      const ClusterWord& w = clusters.top_words[c][i];
+      top_words.push_back(words.words[w.word]);
+      top +=
+          csv_line({std::to_string(c), std::to_string(i + 1), escape_token_text(words.words[w.word], false),
+                    number(w.weight), number(w.share_in_cluster), number(w.share_elsewhere)}) +
+          "\n";
+    }
+    nlohmann::ordered_json cluster;
+    cluster["cluster"] = c;
+    cluster["file"] = file;
+    cluster["requests"] = clusters.sizes[c];
+    cluster["routed_tokens"] = routed_tokens(trace, keep);
+    cluster["within_similarity"] = clusters.within_cluster_similarity[c];
+    cluster["top_words"] = top_words;
+    j["per_cluster"].push_back(cluster);
+    std::vector<std::string> shown;
+    for (const std::string& word : top_words) shown.push_back(escape_token_text(word));
+    report += fmt::format("  cluster {}: {} requests, {} routed tokens, within {}; top words: {}\n", c,
+                          clusters.sizes[c], routed_tokens(trace, keep),
+                          number(clusters.within_cluster_similarity[c]), fmt::join(shown, " "));
+  }
+  write_text_file(staging.staged("assignment.csv"), assignment);
+  write_text_file(staging.staged("top_words.csv"), top);
+  write_text_file(staging.staged("clustering.json"), j.dump(2) + "\n");
+  staging.commit();
+
+  std::cout << fmt::format(
+      "{}: {} requests in {} clusters (spherical k-means over TF-IDF of their words, seed {}, best of {} "
+      "seedings, {} iterations)\n  mean cosine similarity of two requests: within a cluster {}, across "
+      "clusters {}\n{}Clusters in {}/ ({:.2f} s)\n",
+      o.trace, trace.requests(), o.clusters, o.seed, o.restarts, clusters.iterations,
+      number(clusters.within_similarity), number(clusters.between_similarity), report, o.out,
+      seconds_since(started));
+  return 0;
+}
 
 void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
   command.add_option("trace", options.trace, "semsim trace (.semtrace or .semtrace.txt[.gz])")->required();
@@ -171,13 +278,14 @@ void add_split_trace_options(CLI::App& command, SplitTraceOptions& options) {
   command.add_option("--seed", options.seed, "seed of the split (and of the fit)")
       ->check(CLI::Range(0LL, 1LL << 62));
   command.add_option("--out", options.out, "output folder")->required();
+  add_progress_option(command, options.progress);
 }
 
 }  // namespace
 
 void add_trace_commands(CommandLine& cli) {
   CLI::App* trace =
-      cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator");
+      cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator, cluster");
 
   struct ImportOptions {
     std::string format, input, model, out;
@@ -197,7 +305,7 @@ void add_trace_commands(CommandLine& cli) {
   auto fit = std::make_shared<SplitTraceOptions>();
   CLI::App* fit_command = cli.add(
       "fit", "fit the synthetic generator to a trace; writes params + report",
-      [fit] { return trace_fit_command(fit->trace, fit->split, fit->seed, fit->out); }, trace);
+      [fit] { return trace_fit_command(*fit); }, trace);
   add_split_trace_options(*fit_command, *fit);
 
   struct SynthOptions {
@@ -226,10 +334,23 @@ void add_trace_commands(CommandLine& cli) {
   synth_command->add_option("--out", synth->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
       ->required();
 
+  auto cluster = std::make_shared<ClusterOptions>();
+  CLI::App* cluster_command = cli.add(
+      "cluster", "topic clusters of a trace's requests by their words; one subset trace per cluster",
+      [cluster] { return trace_cluster_command(*cluster); }, trace);
+  cluster_command->add_option("trace", cluster->trace, "semsim trace with token identities")->required();
+  cluster_command->add_option("--clusters", cluster->clusters, "number of clusters K (1 .. requests)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
+  cluster_command->add_option("--seed", cluster->seed, "seed of the k-means++ seedings (default 1)")
+      ->check(CLI::Range(0LL, 1LL << 62));
+  cluster_command->add_option("--restarts", cluster->restarts, "seedings tried, the best kept (default 10)")
+      ->check(CLI::Range(1, 1000));
+  cluster_command->add_option("--out", cluster->out, "output folder")->required();
+
   auto profile = std::make_shared<SplitTraceOptions>();
-  CLI::App* profile_app = cli.add(
-      "profile", "token-expert affinity tables and Table-1 statistics of a trace",
-      [profile] { return profile_command(profile->trace, profile->split, profile->seed, profile->out); });
+  CLI::App* profile_app = cli.add("profile", "token-expert affinity tables and Table-1 statistics of a trace",
+                                  [profile] { return profile_command(*profile); });
   add_split_trace_options(*profile_app, *profile);
 }
 

@@ -156,6 +156,13 @@ TEST(cliCommandLine, NegativeSeedExits2AndWritesNothing) {
   EXPECT_FALSE(fs::exists(tmp / "out"));
 }
 
+TEST(cliCommandLine, UnknownProgressModeExits2AndWritesNothing) {
+  TempDir tmp;
+  const std::vector<std::string> args{"run", "default", "--progress", "sometimes", "--out", tmp / "out"};
+  expect_one_error(args, run_semsim(args), {"--progress: sometimes not in {auto,always,never}"});
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
 // An --out path that cannot be a folder (an existing regular file) is bad input, not an internal error.
 TEST(cliCommandLine, OutPathThatIsAFileIsBadInput) {
   TempDir tmp;

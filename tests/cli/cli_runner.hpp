@@ -1,7 +1,8 @@
 #pragma once
 // Runs the semsim executable (SEMSIM_BINARY) as a child process and captures what it did: exit code,
-// stdout and stderr. Used by the end-to-end CLI tests only.
+// stdout and stderr; and compares runs with and without the progress line. Used by the CLI tests only.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -128,12 +130,75 @@ inline std::vector<std::string> entries_under(const fs::path& dir) {
   return out;
 }
 
+// The states a progress line (--progress always) drew on stderr, in order: the text between its
+// '\r' redraws and the '\n' that ends it, trailing blanks dropped.
+inline std::vector<std::string> progress_states(const std::string& err) {
+  std::vector<std::string> states;
+  std::string state;
+  for (const char c : err + '\r') {
+    if (c != '\r' && c != '\n') {
+      state += c;
+      continue;
+    }
+    state.erase(state.find_last_not_of(' ') + 1);
+    if (!state.empty()) states.push_back(state);
+    state.clear();
+  }
+  return states;
+}
+
+// `text` with the wall-clock times semsim prints and writes (run's "Wall time (s):", a placement's
+// solver seconds, the "(1.23 s)" a command ends with) replaced by '#', for comparing two runs.
+inline std::string without_wall_clock(const std::string& text) {
+  static const std::regex times(R"((Wall time \(s\): *|solver_seconds"?:? ?|solver |\()[0-9.e+-]+)");
+  return std::regex_replace(text, times, "$1#");
+}
+
 // For failure messages: the command line and everything the program said.
 inline std::string describe(const std::vector<std::string>& args, const CliResult& r) {
   std::string command = "semsim";
   for (const auto& arg : args) command += " " + arg;
   return command + "\n  exit code: " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
          "\n  stdout: " + r.out.substr(0, 2000) + "\n  stderr: " + r.err.substr(0, 2000);
+}
+
+// What the placement tests simulate: DeepSeek-V2-Lite on one 8-GPU node, EP8, Attention-DP.
+inline const std::string kPlacementTestModel =
+    "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
+
+// Writes dir/synthetic.yaml (`requests` prefill-only requests, prompts of 8 to `max_input` tokens,
+// synthetic routing over 256 token types in 4 topics) and returns the `semsim trace synth` of it at
+// `trace`; the caller asserts its exit code.
+inline CliResult synthesize_prefill_trace(const TempDir& dir, int requests, int max_input,
+                                          const std::string& trace) {
+  std::ofstream(dir / "synthetic.yaml")
+      << "schema: 1\n"
+      << kPlacementTestModel << "workload:\n  requests: " << requests
+      << "\n  arrival: {process: fixed, rate: 100}\n  input_len: {dist: uniform, min: 8, max: " << max_input
+      << "}\n  output_len: {dist: fixed, value: 1}\n  routing: {source: synthetic, vocabulary: 256, topics: "
+         "4}\n";
+  return run_semsim(
+      {"trace", "synth", dir / "synthetic.yaml", "--requests", std::to_string(requests), "--out", trace});
+}
+
+// `args` run in dir/always, dir/never and dir/auto with --progress always, never and the default
+// (stderr is no terminal here): each succeeds, the last two draw nothing, and all print the same
+// stdout but for wall-clock times. Relative paths in `args` keep each run's outputs in its folder.
+inline std::vector<CliResult> run_in_each_progress_mode(const fs::path& dir,
+                                                        const std::vector<std::string>& args) {
+  std::vector<CliResult> runs;
+  for (const std::string mode : {"always", "never", "auto"}) {
+    fs::create_directories(dir / mode);
+    std::vector<std::string> with = args;
+    if (mode != "auto") with.insert(with.end(), {"--progress", mode});
+    runs.push_back(run_semsim(with, (dir / mode).string()));
+    EXPECT_EQ(runs.back().exit_code, 0) << describe(with, runs.back());
+  }
+  EXPECT_EQ(runs[1].err, "");
+  EXPECT_EQ(runs[2].err, "");
+  for (const CliResult& quiet : {runs[1], runs[2]})
+    EXPECT_EQ(without_wall_clock(runs[0].out), without_wall_clock(quiet.out));
+  return runs;
 }
 
 }  // namespace semsim::cli_test

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_runner.hpp"
@@ -104,6 +106,48 @@ TEST_F(cliPlace, BoundAloneIsEvalsBoundAndNoBoundLeavesItOut) {
   const CliResult r = run_semsim(bad);
   EXPECT_EQ(r.exit_code, 2) << describe(bad, r);
   EXPECT_NE(r.err.find("--ep 7: must divide the trace's 64 experts"), std::string::npos) << describe(bad, r);
+}
+
+// The progress of `place` (per MoE layer of the layer-by-layer policies), `place eval` and `place
+// bound` is drawn on stderr only: stdout and the placement file are a run's without it.
+TEST_F(cliPlace, ProgressIsDrawnOnStderrOnlyAndChangesNoOutput) {
+  const std::regex duration("[0-9hms]+");
+  // On 2 devices CBC solves every layer to optimality at once: the same plan whatever the clock.
+  for (const auto& [policy, final_state] : std::vector<std::pair<std::string, std::string>>{
+           {"ilp", "layer 26/26"}, {"semmoe", "layer solve 52/52"}}) {
+    const std::vector<CliResult> runs = run_in_each_progress_mode(
+        dir_.path() / policy,
+        {"place", "--policy", policy, "--profile", dir_ / "prof", "--ep", "2", "--out", "plan.semplace"});
+    for (const char* mode : {"never", "auto"})
+      EXPECT_EQ(without_wall_clock(read_file(fs::path(dir_ / policy) / "always" / "plan.semplace")),
+                without_wall_clock(read_file(fs::path(dir_ / policy) / mode / "plan.semplace")))
+          << policy << ", " << mode;
+    const std::vector<std::string> states = progress_states(runs[0].err);
+    ASSERT_FALSE(states.empty()) << policy;
+    const std::string prefix = "place " + policy + ": " + final_state + ", ";
+    EXPECT_TRUE(states.back().starts_with(prefix) &&
+                std::regex_match(states.back().substr(prefix.size()), duration))
+        << states.back();
+  }
+
+  const std::string plan = dir_ / "ilp/never/plan.semplace";
+  const std::vector<std::string> requests{"--trace", trace_, "--split",        "0.5",
+                                          "--seed",  "1",    "--bound-rounds", "0"};
+  std::vector<std::string> eval{"place", "eval", plan}, bound{"place", "bound", "--ep", "2"};
+  eval.insert(eval.end(), requests.begin(), requests.end());
+  bound.insert(bound.end(), requests.begin(), requests.end());
+  for (const auto& [name, args, first, last] :
+       std::vector<std::tuple<std::string, std::vector<std::string>, std::string, std::string>>{
+           {"eval", eval, "place eval: evaluation, layer 0/26, ", "place eval: bound, layer 26/26, "},
+           {"bound", bound, "place bound: bound, layer 0/26, ", "place bound: bound, layer 26/26, "}}) {
+    const std::vector<std::string> states =
+        progress_states(run_in_each_progress_mode(dir_.path() / name, args)[0].err);
+    ASSERT_GE(states.size(), 2u) << name;
+    EXPECT_TRUE(states.front().starts_with(first)) << states.front();
+    EXPECT_TRUE(states.back().starts_with(last) &&
+                std::regex_match(states.back().substr(last.size()), duration))
+        << states.back();
+  }
 }
 
 TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
@@ -278,17 +322,11 @@ TEST_F(cliPlace, SglangExportAndImportRefuseWhatTheFormatCannotHoldWritingNothin
 // arrivals, and for load-aware schedulers when every request arrives at once (the loads eval assumes).
 TEST(cliPlaceEval, DpLarEqualsTheLarOfARunWithTheSameScheduler) {
   TempDir dir;
-  const std::string model =
-      "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
-  std::ofstream(dir / "synthetic.yaml")
-      << "schema: 1\n"
-      << model
-      << "workload:\n  requests: 160\n  arrival: {process: fixed, rate: 100}\n"
-         "  input_len: {dist: uniform, min: 8, max: 48}\n  output_len: {dist: fixed, value: 1}\n"
-         "  routing: {source: synthetic, vocabulary: 256, topics: 4}\n";
+  const std::string& model = kPlacementTestModel;
   const std::string trace = dir / "t.semtrace", plan = dir / "plan.semplace";
+  const CliResult synth = synthesize_prefill_trace(dir, 160, 48, trace);
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"trace", "synth", dir / "synthetic.yaml", "--requests", "160", "--out", trace},
            {"profile", trace, "--split", "0.5", "--seed", "1", "--out", dir / "prof"},
            {"place", "--policy", "semmoe", "--param", "shared_tokens=1", "--profile", dir / "prof", "--ep",
             "8", "--model", "deepseek-v2-lite", "--out", plan}}) {

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -70,10 +72,11 @@ TEST(cliRunOutputs, SummaryHasTheDocumentedKeysAndCounts) {
   EXPECT_NE(r.out.find("Outputs in " + out + "/"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Successful requests:"), std::string::npos) << r.out;
 
-  // Exactly the three outputs: no staging folder or temporary file left behind.
+  // Exactly the four outputs: no staging folder or temporary file left behind.
   std::vector<std::string> entries = entries_under(out);
   std::sort(entries.begin(), entries.end());
-  EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "steps.csv", "summary.json"}));
+  EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "scenario.resolved.yaml", "steps.csv",
+                                               "summary.json"}));
 
   const Json s = read_summary(out);
   for (const char* key :
@@ -116,7 +119,9 @@ TEST(cliRunOutputs, OutputSwitchesLeaveOutTheCsvFiles) {
   const std::string out = tmp / "out";
   run_default(out, {"--set", "workload.requests=10", "--set", "outputs.requests_csv=false", "--set",
                     "outputs.steps_csv=false"});
-  EXPECT_EQ(entries_under(out), std::vector<std::string>{"summary.json"});
+  std::vector<std::string> entries = entries_under(out);
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{"scenario.resolved.yaml", "summary.json"}));
 }
 
 // Nothing overlaps without two-batch overlap, and a lone collective takes its closed form in both.
@@ -169,6 +174,61 @@ TEST(cliRunOutputs, ARunStoppedByItsTimeLimitSaysSo) {
   EXPECT_EQ(f["requests_arrived"], 20);
   EXPECT_EQ(f["requests_unfinished"], 0);
   EXPECT_EQ(f["e2e_s"]["count"], 20);
+}
+
+// What a run's progress line ends with: "run: 200/200 requests done, 10.57 s simulated, 1s".
+std::string final_progress_pattern(const Json& summary) {
+  char simulated[32];
+  std::snprintf(simulated, sizeof simulated, "%.2f", summary["simulated_seconds"].get<double>());
+  return "run: " + std::to_string(summary["requests_completed"].get<int>()) + "/" +
+         std::to_string(summary["requests"].get<int>()) + " requests done, " + simulated +
+         " s simulated, [0-9hms]+";
+}
+
+// --progress always draws the run's progress on stderr and nothing else changes: stdout and every
+// output file are a run's without it. By default (stderr is no terminal here) nothing is drawn.
+TEST(cliRunOutputs, ProgressIsDrawnOnStderrOnlyAndChangesNoOutput) {
+  TempDir tmp;
+  const std::vector<CliResult> runs = run_in_each_progress_mode(
+      tmp.path(),
+      {"run", "default", "--set", "workload.requests=200", "--result-json", "result.json", "--out", "out"});
+  for (const std::string mode : {"never", "auto"}) {
+    for (const char* file : {"out/requests.csv", "out/steps.csv", "result.json"})
+      EXPECT_TRUE(read_file(tmp.path() / "always" / file) == read_file(tmp.path() / mode / file)) << file;
+    EXPECT_EQ(without_wall_time(read_summary(tmp / "always/out")),
+              without_wall_time(read_summary(tmp / mode + "/out")));
+  }
+
+  const std::vector<std::string> states = progress_states(runs[0].err);
+  ASSERT_GE(states.size(), 2u) << runs[0].err;  // the first step's state at once, the final one
+  const std::regex drawn(
+      R"(run: [0-9]+/200 requests done, [0-9]+\.[0-9]{2} s simulated, [0-9hms]+, ETA ([0-9hms]+|--))");
+  for (std::size_t i = 0; i + 1 < states.size(); ++i)
+    EXPECT_TRUE(std::regex_match(states[i], drawn)) << states[i];
+  EXPECT_TRUE(
+      std::regex_match(states.back(), std::regex(final_progress_pattern(read_summary(tmp / "always/out")))))
+      << states.back();
+  EXPECT_TRUE(states.back().starts_with("run: 200/200 requests done, ")) << states.back();
+  EXPECT_EQ(std::count(runs[0].err.begin(), runs[0].err.end(), '\n'), 1) << "one line, ended once";
+  EXPECT_TRUE(runs[0].err.ends_with("\n"));
+}
+
+// A run its time limit stops ends its progress at the requests done by then, at the limit.
+TEST(cliRunOutputs, ProgressOfARunStoppedByItsTimeLimitEndsThere) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  const std::vector<std::string> args{"run",        "default",
+                                      "--set",      "serving.time_limit=0.05",
+                                      "--set",      "workload.arrival.rate=2000",
+                                      "--progress", "always",
+                                      "--out",      out};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const Json s = read_summary(out);
+  ASSERT_EQ(s["stopped_at"], "time_limit");
+  const std::vector<std::string> states = progress_states(r.err);
+  ASSERT_FALSE(states.empty());
+  EXPECT_TRUE(std::regex_match(states.back(), std::regex(final_progress_pattern(s)))) << states.back();
 }
 
 // A second run into the same --out replaces the first's outputs, leaving none of them stale; a

@@ -76,7 +76,9 @@ TEST(cliSweep, OneRowPerPointInExpansionOrderAndTheSameBytesWhateverJobs) {
     const fs::path dir = fs::path(tmp / "j1") / "points" / id;
     std::vector<std::string> entries = entries_under(dir);
     std::sort(entries.begin(), entries.end());
-    EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "steps.csv", "summary.json"})) << id;
+    EXPECT_EQ(entries, (std::vector<std::string>{"requests.csv", "scenario.resolved.yaml", "steps.csv",
+                                                 "summary.json"}))
+        << id;
     const auto summary = nlohmann::json::parse(read_file(dir / "summary.json"));
     EXPECT_EQ(summary["requests_completed"], 30);
   }

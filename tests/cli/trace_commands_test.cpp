@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,7 @@ TEST(cliTrace, SynthRecordsTheScenariosPromptsAndReplaysAsTheRun) {
   const auto summary = [&](const char* run) {
     nlohmann::json j = nlohmann::json::parse(read_file(dir.path() / run / "summary.json"));
     for (const char* differs : {"scenario", "routing", "wall_seconds"}) j.erase(differs);
+    j["workload"].erase("input_len");  // the scenario's distribution, or the replayed trace's lengths
     return j;
   };
   EXPECT_EQ(read_file(dir.path() / "synthetic" / "requests.csv"),
@@ -141,6 +143,52 @@ TEST(cliTrace, SynthRecordsTheScenariosPromptsAndReplaysAsTheRun) {
   EXPECT_NE(bad_name.err.find("must end in .semtrace"), std::string::npos) << bad_name.err;
   EXPECT_FALSE(fs::exists(dir / "c.semtrace"));
   EXPECT_FALSE(fs::exists(dir / "c.json"));
+}
+
+// `profile` and `trace fit` draw their progress (per MoE layer, per evaluation of a candidate
+// generator) on stderr only: stdout and their files are a run's without it. The fit's final count is
+// the evaluations it reports: it counts its schedule ahead right.
+TEST(cliTrace, ProfileAndFitDrawProgressOnStderrOnlyAndChangeNoOutput) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 10);
+  const std::string trace = dir / "ds.semtrace";
+  ASSERT_EQ(run_semsim(import_args(dir.path() / "ds", trace)).exit_code, 0);
+  const std::regex duration("[0-9hms]+");
+  auto ends_with_state = [&](const std::string& state, const std::string& expected) {
+    return state.starts_with(expected) && std::regex_match(state.substr(expected.size()), duration);
+  };
+
+  const std::vector<std::string> profile_states =
+      progress_states(run_in_each_progress_mode(dir.path() / "profile", {"profile", trace, "--split", "0.2",
+                                                                         "--seed", "3", "--out", "prof"})[0]
+                          .err);
+  for (const char* file : {"table1.csv", "tokens.tsv", "token_experts.tsv", "expert_load.csv",
+                           "coactivation.csv", "paths.semtrace", "profile.json"})
+    for (const char* mode : {"never", "auto"})
+      EXPECT_TRUE(read_file(dir.path() / "profile/always/prof" / file) ==
+                  read_file(dir.path() / "profile" / mode / "prof" / file))
+          << file << ", " << mode;
+  ASSERT_GE(profile_states.size(), 2u);
+  EXPECT_TRUE(profile_states.front().starts_with("profile: tables, layer 0/26, ")) << profile_states.front();
+  EXPECT_TRUE(ends_with_state(profile_states.back(), "profile: held-out statistics, layer 26/26, "))
+      << profile_states.back();
+
+  const std::vector<std::string> fit_states =
+      progress_states(run_in_each_progress_mode(dir.path() / "fit", {"trace", "fit", trace, "--split", "0.2",
+                                                                     "--seed", "3", "--out", "fit"})[0]
+                          .err);
+  for (const char* file : {"fit.yaml", "fit_report.csv", "fit_summary.json"})
+    for (const char* mode : {"never", "auto"})
+      EXPECT_TRUE(read_file(dir.path() / "fit/always/fit" / file) ==
+                  read_file(dir.path() / "fit" / mode / "fit" / file))
+          << file << ", " << mode;
+  const int evaluations =
+      nlohmann::json::parse(read_file(dir.path() / "fit/always/fit/fit_summary.json"))["evaluations"]
+          .get<int>();
+  ASSERT_FALSE(fit_states.empty());
+  EXPECT_TRUE(ends_with_state(fit_states.back(), "trace fit: evaluation " + std::to_string(evaluations) +
+                                                     "/" + std::to_string(evaluations) + ", "))
+      << fit_states.back();
 }
 
 TEST(cliTrace, BadInputExits2AndWritesNothing) {

@@ -30,16 +30,8 @@ RoutingTrace with_texts(const RoutingTrace& trace, const std::vector<std::string
 
 TEST(cliVocabularyTransfer, APlacementProfiledOnOneTraceEvaluatesAndReplaysAnotherTheSameWhateverItsIds) {
   TempDir dir;
-  const std::string model =
-      "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n";
-  std::ofstream(dir / "synthetic.yaml")
-      << "schema: 1\n"
-      << model
-      << "workload:\n  requests: 120\n  arrival: {process: fixed, rate: 100}\n"
-         "  input_len: {dist: uniform, min: 8, max: 48}\n  output_len: {dist: fixed, value: 1}\n"
-         "  routing: {source: synthetic, vocabulary: 256, topics: 4}\n";
-  const CliResult synth = run_semsim(
-      {"trace", "synth", dir / "synthetic.yaml", "--requests", "120", "--out", dir / "synthetic.semtrace"});
+  const std::string& model = kPlacementTestModel;
+  const CliResult synth = synthesize_prefill_trace(dir, 120, 48, dir / "synthetic.semtrace");
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
 
   // Trace A numbers its tokens by first appearance; trace B, the same requests, in reverse order of A's.

@@ -38,6 +38,7 @@ PlacementPlan sample_plan() {
   plan.inter_layer.next[1][plan.inter_layer.key_index(from_1)] = {1, 1.0f / 7};
   plan.solver = {{"gap", 0.1}, {"objective", 1e-300}};
   plan.solver_seconds = 0.1 + 0.2;
+  plan.profiled_on = ProfileSource{"traces/a b.semtrace", "0123456789abcdef", 0.8, 7, 1000, 200};
   return plan;
 }
 
@@ -91,6 +92,8 @@ TEST(PlacementFile, TokenTextsAreWrittenEscapedAndAVersionOneFileReadsWithout) {
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("format semsim-placement 2\n"), std::string::npos);
+  EXPECT_NE(text.find("\nprofiled_on 0123456789abcdef 0.8 7 1000 200 traces/a%20b.semtrace\n"),
+            std::string::npos);
   EXPECT_NE(
       text.find("token_devices 5\ntext 0 the\ntext 2 a%20b\ntext 3 100%25%0A\ntext 4 \xC4\xA0the\n0 0 1 "),
       std::string::npos);

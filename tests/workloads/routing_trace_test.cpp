@@ -104,6 +104,28 @@ TEST(RoutingTrace, TextAndBinaryFormsRoundTrip) {
   EXPECT_THROW(write_trace(trace, dir / "t.csv"), InputError);
 }
 
+// A trace's content hash names what it records, in any form, and changes with any routed expert.
+TEST(RoutingTrace, ContentHashIsTheSameInEveryFormAndChangesWithTheRouting) {
+  TempFolder dir;
+  const RoutingTrace trace = small_trace();
+  const std::string hash = trace_content_hash(trace);
+  EXPECT_EQ(hash.size(), 16u);
+  for (const char* name : {"t.semtrace", "t.semtrace.txt.gz"}) {
+    write_trace(trace, dir / name);
+    EXPECT_EQ(trace_content_hash(load_trace(dir / name)), hash) << name;
+  }
+  TraceBuilder other({"tiny", "another source text", 2, 4, 2, true});
+  for (const std::string& text : trace.vocabulary()) other.token_id(text);
+  for (std::size_t r = 0; r < trace.requests(); ++r) {
+    TraceRequestView v = trace.view(r);
+    std::vector<ExpertId> experts(v.experts.begin(), v.experts.end());
+    if (r == 1) std::swap(experts[0], experts[1]);  // one token's experts in another order
+    v.experts = experts;
+    other.add(v, "r");
+  }
+  EXPECT_NE(trace_content_hash(std::move(other).build()), hash);
+}
+
 TEST(RoutingTrace, BadTextTracesNameFileAndLine) {
   TempFolder dir;
   write_trace(small_trace(), dir / "good.semtrace.txt");
