@@ -16,6 +16,7 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/points_csv.hpp"
@@ -36,14 +37,18 @@ std::vector<std::string> metric_columns() {
   return names;
 }
 
+// A summary metric named like a swept key (`model`, `cluster`, `workload.arrival.rate`) gets the
+// column `summary:NAME`, so no two columns share a name and the swept key keeps its own (what plots
+// and `semsim compare` match points by).
+constexpr std::string_view kRenamedMetricPrefix = "summary:";
+
 std::vector<std::string> header_fields(const Sweep& sweep) {
   std::vector<std::string> fields{"point_id", "status"};
-  const std::vector<std::string> metrics = metric_columns();
-  // A swept key named like a summary metric (`model`, `cluster`) would give two columns one name.
-  for (const std::string& column : sweep.columns)
-    fields.push_back(std::find(metrics.begin(), metrics.end(), column) == metrics.end() ? column
-                                                                                        : "swept:" + column);
-  fields.insert(fields.end(), metrics.begin(), metrics.end());
+  fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
+  for (const std::string& metric : metric_columns())
+    fields.push_back(std::find(sweep.columns.begin(), sweep.columns.end(), metric) == sweep.columns.end()
+                         ? metric
+                         : std::string(kRenamedMetricPrefix) + metric);
   fields.push_back("error");
   return fields;
 }
@@ -58,8 +63,10 @@ std::vector<std::string> point_row(const std::vector<std::string>& header, const
   row.resize(header.size() - 1);
   if (summary)
     for (const auto& [name, value] : flatten_summary(*summary)) {
-      const auto column =
-          std::find(header.begin() + static_cast<std::ptrdiff_t>(first_metric), header.end() - 1, name);
+      const auto metrics_begin = header.begin() + static_cast<std::ptrdiff_t>(first_metric);
+      auto column = std::find(metrics_begin, header.end() - 1, name);
+      if (column == header.end() - 1)
+        column = std::find(metrics_begin, header.end() - 1, std::string(kRenamedMetricPrefix) + name);
       if (column == header.end() - 1)
         throw std::logic_error("summary key '" + name + "' has no points.csv column");
       row[static_cast<std::size_t>(column - header.begin())] = metric_field(value);

@@ -359,8 +359,9 @@ TEST(cliSweep, ALabelWithALineBreakStaysOneRowAndResumes) {
   EXPECT_NE(again.out.find("2 done before, 0 ran"), std::string::npos) << again.out;
 }
 
-// A swept key named like a summary metric gets a column of its own name: no two columns share one.
-TEST(cliSweep, AKeyNamedLikeAMetricGetsItsOwnColumn) {
+// A swept key named like a summary metric keeps its name and the metric's column is renamed: no two
+// columns share one.
+TEST(cliSweep, AKeyNamedLikeAMetricKeepsItsNameAndTheMetricIsRenamed) {
   TempDir tmp;
   const std::string file = write_sweep(
       tmp,
@@ -369,7 +370,8 @@ TEST(cliSweep, AKeyNamedLikeAMetricGetsItsOwnColumn) {
   const CliResult r = sweep({file, "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> header = split_csv_line(split_lines(read_file(out + "/points.csv"))[0]);
-  EXPECT_EQ(header[2], "swept:cluster");
+  EXPECT_EQ(header[2], "cluster");
+  EXPECT_NE(std::find(header.begin(), header.end(), "summary:cluster"), header.end());
   EXPECT_EQ(std::set<std::string>(header.begin(), header.end()).size(), header.size());
   EXPECT_EQ(column(out + "/points.csv", 2), (std::vector<std::string>{"h200-1x8", "h100-1x8"}));
 }
