@@ -202,9 +202,10 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
   if (!profile.collectives.empty()) {
     std::vector<double> errors;
     for (const auto& [key, points] : collectives) {
-      const auto fit = std::find_if(
-          profile.collectives.begin(), profile.collectives.end(),
-          [&](const CollectiveFit& f) { return f.collective == key.first && f.ranks == key.second; });
+      const auto fit = std::find_if(profile.collectives.begin(), profile.collectives.end(),
+                                    [&key = key](const CollectiveFit& f) {
+                                      return f.collective == key.first && f.ranks == key.second;
+                                    });
       if (fit == profile.collectives.end()) continue;
       for (std::size_t skip = 0; skip < fit->factor_bytes.size(); ++skip) {
         if (skip == 0 || skip + 1 == fit->factor_bytes.size()) continue;  // ends are not interpolated

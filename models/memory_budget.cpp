@@ -31,26 +31,30 @@ double cgroup_limit() {
   }
 }
 
-}  // namespace
-
-double memory_budget_bytes() {
-  static const double budget = [] {
+double& budget() {
+  static double bytes = [] {
     const double physical =
         static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
     return std::min(
         {physical > 0 ? physical : 1e300, limit_of(RLIMIT_AS), limit_of(RLIMIT_DATA), cgroup_limit()});
   }();
-  return budget;
+  return bytes;
 }
 
+}  // namespace
+
+double memory_budget_bytes() { return budget(); }
+
+void limit_memory_budget(double bytes) { budget() = std::min(budget(), bytes); }
+
 void check_memory_need(double bytes, const std::string& what) {
-  const double budget = memory_budget_bytes();
-  if (bytes > budget)
+  const double allowed = memory_budget_bytes();
+  if (bytes > allowed)
     throw InputError(
         fmt::format("{} needs at least {:.3g} GB of memory, more than the {:.3g} GB this machine allows "
                     "(physical memory, "
                     "ulimit and cgroup limits): refused before allocating it",
-                    what, bytes / 1e9, budget / 1e9));
+                    what, bytes / 1e9, allowed / 1e9));
 }
 
 }  // namespace semsim

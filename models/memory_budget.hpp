@@ -10,6 +10,10 @@ namespace semsim {
 // address-space or data-segment limit (ulimit -v, -d) or the cgroup's memory.max says so.
 double memory_budget_bytes();
 
+// Lowers memory_budget_bytes() for the rest of this process (never raises it): the fuzz targets
+// match it to what libFuzzer lets one input allocate.
+void limit_memory_budget(double bytes);
+
 // An InputError when `bytes` (what `what` needs at the least) exceed memory_budget_bytes().
 void check_memory_need(double bytes, const std::string& what);
 

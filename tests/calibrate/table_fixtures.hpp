@@ -97,7 +97,8 @@ inline std::string table_header(const std::string& kind) {
 inline std::string table_line(const std::string& kind, const TableRow& row) {
   for (const auto& [column, value] : row)
     if (std::find_if(table_columns(kind).begin(), table_columns(kind).end(),
-                     [&](const auto& c) { return c.first == column; }) == table_columns(kind).end())
+                     [&column = column](const auto& c) { return c.first == column; }) ==
+        table_columns(kind).end())
       throw std::invalid_argument("table_line: " + kind + " has no column " + column);
   std::string line;
   for (const auto& [column, value] : table_columns(kind)) {

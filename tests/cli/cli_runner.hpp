@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "models/sanitizers.hpp"
+
 namespace semsim::cli_test {
 
 namespace fs = std::filesystem;

@@ -92,6 +92,7 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
 // address-space limit, a run of 10M requests and a sweep of 100,000 points are refused with what
 // they need, before allocating it, while the default scenario still passes.
 TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
+  if (kAddressSanitizer) GTEST_SKIP() << "an address-space limit stops AddressSanitizer from starting";
   constexpr rlim_t kLimit = 1500ull << 20;
   const std::vector<std::string> fits{"check", "default"};
   EXPECT_EQ(run_semsim(fits, "", 120, kLimit).exit_code, 0);
