@@ -1,6 +1,9 @@
 #include "models/compressed_file.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -192,6 +195,21 @@ void TextWriter::close() {
   const int status = gzclose(file_);
   file_ = nullptr;
   if (status != Z_OK) throw InputError(path_ + ": write failed");
+}
+
+void remove_leftovers_of_dead_processes(const std::filesystem::path& folder, const std::string& prefix,
+                                        const std::string& suffix) {
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(folder, ignored)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+      continue;
+    const auto pid = parse_number(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()));
+    if (!pid || *pid != static_cast<pid_t>(*pid) || *pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ignored);
+  }
 }
 
 }  // namespace semsim

@@ -2,15 +2,14 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 
 #include "policies/routing_metrics.hpp"
@@ -597,22 +596,15 @@ void write_layers_csv(const std::string& path, const RunResult& run) {
 
 namespace {
 
-// Every file a run writes into its folder. An earlier run's are replaced; nothing else is touched.
-constexpr const char* kRunFiles[] = {"summary.json", "scenario.resolved.yaml", "requests.csv", "steps.csv",
-                                     "layers.csv"};
-
-bool is_run_file(const std::string& name) {
-  return std::find(std::begin(kRunFiles), std::end(kRunFiles), name) != std::end(kRunFiles);
-}
-
 // A folder that holds anything but an earlier run's outputs (or a killed run's staging folder) is
 // someone else's: refuse it rather than mix or delete.
-void check_out_dir_is_ours(const std::string& out_dir) {
+void check_out_dir_is_ours(const std::string& out_dir, const IsOutputFile& is_output) {
   std::error_code error;
   if (!fs::is_directory(out_dir, error)) return;
   for (const auto& entry : fs::directory_iterator(out_dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (is_run_file(name) || (entry.is_directory() && name.starts_with(".staging-"))) continue;
+    if ((!entry.is_directory() && is_output(name)) || (entry.is_directory() && name.starts_with(".staging-")))
+      continue;
     throw InputError(fmt::format(
         "--out '{}': holds '{}', which semsim did not write; semsim writes only into an empty folder or "
         "one holding an earlier run's outputs (which it replaces)",
@@ -620,28 +612,21 @@ void check_out_dir_is_ours(const std::string& out_dir) {
   }
 }
 
-// Removes, in `folder`, what a killed semsim left: entries named `prefix` + the id of a process that
-// no longer runs (a live one's are its own, still being written).
-void remove_stale_staging(const fs::path& folder, const std::string& prefix) {
-  std::error_code ignored;
-  if (!fs::is_directory(folder, ignored)) return;
-  for (const auto& entry : fs::directory_iterator(folder, ignored)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const auto pid = parse_number(name.substr(prefix.size()));
-    if (!pid || *pid != static_cast<pid_t>(*pid) || *pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ignored);
-  }
-}
-
 }  // namespace
 
-OutputStaging::OutputStaging(const std::string& out_dir) : out_dir_(out_dir) {
+bool is_run_file(const std::string& file_name) {
+  static const char* const kRunFiles[] = {"summary.json", "scenario.resolved.yaml", "requests.csv",
+                                          "steps.csv", "layers.csv"};
+  return std::find(std::begin(kRunFiles), std::end(kRunFiles), file_name) != std::end(kRunFiles);
+}
+
+OutputStaging::OutputStaging(const std::string& out_dir, IsOutputFile is_output)
+    : out_dir_(out_dir), is_output_(std::move(is_output)) {
   staging_dir_ = (fs::path(out_dir_) / fmt::format(".staging-{}", ::getpid())).string();
-  check_out_dir_is_ours(out_dir_);
+  check_out_dir_is_ours(out_dir_, is_output_);
   try {
     fs::create_directories(out_dir_);
-    remove_stale_staging(out_dir_, ".staging-");
+    remove_leftovers_of_dead_processes(out_dir_, ".staging-");
     fs::remove_all(staging_dir_);
     fs::create_directories(staging_dir_);
   } catch (const fs::filesystem_error& e) {
@@ -663,18 +648,24 @@ std::string OutputStaging::staged(const std::string& file_name) {
 
 std::string OutputStaging::staged_at(const std::string& destination) {
   const fs::path target(destination);
-  remove_stale_staging(target.parent_path().empty() ? fs::path(".") : target.parent_path(),
-                       target.filename().string() + ".partial-");
+  remove_leftovers_of_dead_processes(target.parent_path().empty() ? fs::path(".") : target.parent_path(),
+                                     target.filename().string() + ".partial-");
   outside_.emplace_back(fmt::format("{}.partial-{}", destination, ::getpid()), destination);
   return outside_.back().first;
 }
 
 void OutputStaging::commit() {
   for (const auto& name : files_) fs::rename(fs::path(staging_dir_) / name, fs::path(out_dir_) / name);
-  // An earlier run's file this run does not write (its outputs switched off) would be stale beside
-  // the new ones.
-  for (const char* name : kRunFiles)
-    if (std::find(files_.begin(), files_.end(), name) == files_.end()) fs::remove(fs::path(out_dir_) / name);
+  // An earlier run's file this run does not write (its outputs switched off, fewer clusters) would
+  // be stale beside the new ones.
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(out_dir_)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() && is_output_(name) &&
+        std::find(files_.begin(), files_.end(), name) == files_.end())
+      stale.push_back(entry.path());
+  }
+  for (const fs::path& path : stale) fs::remove(path);
   for (const auto& [staged, destination] : outside_) fs::rename(staged, destination);
   outside_.clear();
 }

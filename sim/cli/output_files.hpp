@@ -3,6 +3,7 @@
 // JSON.
 // Files are written into a staging folder and renamed into place only when everything succeeded,
 // so an output folder never holds a partial or torn file.
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -46,10 +47,16 @@ void write_steps_csv(const std::string& path, const RunResult& run);
 void write_layers_csv(const std::string& path, const RunResult& run);
 void write_text_file(const std::string& path, const std::string& text);
 
+// Whether a file name in an output folder is one of its command's outputs.
+using IsOutputFile = std::function<bool(const std::string& file_name)>;
+bool is_run_file(const std::string& file_name);  // what `semsim run` writes into --out
+
 class OutputStaging {
  public:
-  explicit OutputStaging(const std::string& out_dir);  // creates out_dir and a private staging folder
-  ~OutputStaging();                                    // discards what was not committed
+  // Creates out_dir and a private staging folder. out_dir may hold only earlier outputs of the
+  // command (`is_output`), which a commit replaces, and staging folders of killed runs, removed here.
+  OutputStaging(const std::string& out_dir, IsOutputFile is_output);
+  ~OutputStaging();  // discards what was not committed
   OutputStaging(const OutputStaging&) = delete;
   OutputStaging& operator=(const OutputStaging&) = delete;
 
@@ -61,6 +68,7 @@ class OutputStaging {
 
  private:
   std::string out_dir_;
+  IsOutputFile is_output_;
   std::string staging_dir_;
   std::vector<std::string> files_;
   std::vector<std::pair<std::string, std::string>> outside_;  // staged path, destination

@@ -15,7 +15,7 @@ namespace semsim {
 StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline,
                      BenchServingOptions bench)
     : scenario_(scenario),
-      staging_(out_dir),
+      staging_(out_dir, is_run_file),
       requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
       steps_csv_(scenario.write_steps_csv ? staging_.staged("steps.csv") : ""),
       layers_csv_(scenario.write_layers_csv ? staging_.staged("layers.csv") : ""),

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "models/compressed_file.hpp"
 #include "sim/cli/isolated_process.hpp"
 #include "sim/cli/points_csv.hpp"
 #include "sim/cli/progress.hpp"
@@ -234,7 +235,8 @@ void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
     fs::remove(out / "points.csv");
     fs::remove_all(out / "points");
   }
-  write_text_file((out / kFingerprintFile).string(), sweep.fingerprint + "\n");
+  write_atomically((out / kFingerprintFile).string(),
+                   [&](const std::string& path) { write_text_file(path, sweep.fingerprint + "\n"); });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
@@ -47,6 +48,12 @@ SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t
   SplitTrace s{load_trace(trace_path), {}};
   s.held_out = held_out_requests(s.trace.requests(), split, seed);
   return s;
+}
+
+// An output folder's files: these names.
+IsOutputFile one_of(std::vector<std::string> names) {
+  return
+      [names](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
 }
 
 void check_trace_output_name(const std::string& out) {
@@ -125,12 +132,15 @@ int profile_command(const SplitTraceOptions& options) {
       held_out_statistics(trace, profile, held_out, true, progress.callback());
   const std::vector<double> skew = expert_load_skew(profile);
 
-  OutputStaging staging(out_dir);
+  // What RoutingProfile::write writes, then the statistics.
+  const std::vector<std::string> profile_files{"profile.json",    "tokens.tsv",       "token_experts.tsv",
+                                               "expert_load.csv", "coactivation.csv", "paths.semtrace"};
+  std::vector<std::string> outputs = profile_files;
+  outputs.push_back("table1.csv");
+  OutputStaging staging(out_dir, one_of(outputs));
   const std::string staged_profile = staging.staged("profile.json");
   const std::filesystem::path staged_dir = std::filesystem::path(staged_profile).parent_path();
-  for (const char* name :
-       {"tokens.tsv", "token_experts.tsv", "expert_load.csv", "coactivation.csv", "paths.semtrace"})
-    staging.staged(name);
+  for (std::size_t i = 1; i < profile_files.size(); ++i) staging.staged(profile_files[i]);
   profile.write(staged_dir.string());
   write_statistics_csv(statistics, skew, staging.staged("table1.csv"));
   staging.commit();
@@ -160,7 +170,7 @@ int trace_fit_command(const SplitTraceOptions& options) {
   const auto [trace, held_out] = load_split(trace_path, split, seed);
   const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed, progress.callback());
 
-  OutputStaging staging(out_dir);
+  OutputStaging staging(out_dir, one_of({"fit.yaml", "fit_report.csv", "fit_summary.json"}));
   write_text_file(
       staging.staged("fit.yaml"),
       fmt::format("# semsim trace fit {} --split {} --seed {} (model {}): paste under a scenario's "
@@ -209,7 +219,12 @@ int trace_cluster_command(const ClusterOptions& o) {
   }
   auto number = [](double value) { return std::isnan(value) ? std::string() : fmt::format("{:.6f}", value); };
 
-  OutputStaging staging(o.out);
+  // An earlier run into the folder may have had more clusters: their traces are its outputs too.
+  OutputStaging staging(o.out, [](const std::string& name) {
+    static const std::regex kClusterTrace(R"(cluster-[0-9]+\.semtrace)");
+    return name == "assignment.csv" || name == "top_words.csv" || name == "clustering.json" ||
+           std::regex_match(name, kClusterTrace);
+  });
   nlohmann::ordered_json j;
   j["trace"] = o.trace;
   j["method"] =

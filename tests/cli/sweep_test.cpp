@@ -210,6 +210,22 @@ axes:
     EXPECT_EQ(entry.find(".staging-"), std::string::npos) << entry;
 }
 
+// sweep.fingerprint is replaced by rename, so a kill never leaves it torn; the temporary of a killed
+// sweep is removed by the next one.
+TEST(cliSweep, AKilledSweepsFingerprintTemporaryIsRemovedOnResume) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, kSmallSweep);
+  const fs::path out = tmp / "out";
+  ASSERT_EQ(sweep({file, "--out", out.string()}).exit_code, 0);
+  const std::string fingerprint = read_file(out / "sweep.fingerprint");
+  const fs::path leftover = out / ".partial-2147483646-sweep.fingerprint";  // no process has this id
+  std::ofstream(leftover) << fingerprint.substr(0, 3);
+  const CliResult resumed = sweep({file, "--out", out.string()});
+  ASSERT_EQ(resumed.exit_code, 0) << describe({file}, resumed);
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_EQ(read_file(out / "sweep.fingerprint"), fingerprint);
+}
+
 TEST(cliSweep, ShardsPartitionThePointsAndMergeEqualsAnUnshardedRun) {
   TempDir tmp;
   const std::string file = write_sweep(tmp, R"(sweep: 1

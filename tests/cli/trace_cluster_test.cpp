@@ -103,6 +103,21 @@ TEST(cliTraceCluster, SplitsATraceIntoItsTopicsWithOneSubsetTracePerCluster) {
     EXPECT_EQ(read_file(dir.path() / "clusters" / file), read_file(dir.path() / "again" / file)) << file;
 }
 
+// A rerun into the folder of an earlier one replaces its files, the subset traces of clusters it no
+// longer has included.
+TEST(cliTraceCluster, ARerunReplacesTheEarlierClustersWithoutStaleOnes) {
+  TempDir dir;
+  write_trace(two_topic_trace(), dir / "topics.semtrace");
+  ASSERT_EQ(run_semsim(cluster_args(dir / "topics.semtrace", "3", dir / "out")).exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir.path() / "out" / "cluster-2.semtrace"));
+  const CliResult again = run_semsim(cluster_args(dir / "topics.semtrace", "2", dir / "out"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  auto files = entries_under(dir.path() / "out");
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"assignment.csv", "cluster-0.semtrace", "cluster-1.semtrace",
+                                             "clustering.json", "top_words.csv"}));
+}
+
 TEST(cliTraceCluster, BadInputExits2AndWritesNothing) {
   TempDir dir;
   write_trace(two_topic_trace(), dir / "topics.semtrace");

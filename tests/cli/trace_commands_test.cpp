@@ -1,6 +1,7 @@
 // `semsim trace import|synth` and `semsim profile` end to end on a small DeepSeek-style fixture: outputs
 // appear only on success, bad input exits 2 with one message and leaves nothing behind.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -189,6 +190,56 @@ TEST(cliTrace, ProfileAndFitDrawProgressOnStderrOnlyAndChangeNoOutput) {
   EXPECT_TRUE(ends_with_state(fit_states.back(), "trace fit: evaluation " + std::to_string(evaluations) +
                                                      "/" + std::to_string(evaluations) + ", "))
       << fit_states.back();
+}
+
+// profile and trace fit into the folder of their earlier run replace its files (a killed run left
+// some of them, or the user reran); a foreign file is still refused, and a dead run's staging
+// folder is removed.
+TEST(cliTrace, ProfileAndFitReplaceTheirEarlierOutputs) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 10);
+  ASSERT_EQ(run_semsim(import_args(dir.path() / "ds", dir / "ds.semtrace")).exit_code, 0);
+  for (const std::string command : {"profile", "fit"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args{command, dir / "ds.semtrace", "--out", dir / command};
+    if (command == "fit") args.insert(args.begin(), "trace");
+    const CliResult first = run_semsim(args);
+    ASSERT_EQ(first.exit_code, 0) << describe(args, first);
+    auto sorted_entries = [&] {
+      auto entries = entries_under(dir.path() / command);
+      std::sort(entries.begin(), entries.end());
+      return entries;
+    };
+    const std::vector<std::string> outputs = sorted_entries();
+    fs::create_directories(dir.path() / command / ".staging-2147483646");  // no process has this id
+    const CliResult again = run_semsim(args);
+    ASSERT_EQ(again.exit_code, 0) << describe(args, again);
+    EXPECT_EQ(sorted_entries(), outputs);
+
+    std::ofstream(dir.path() / command / "notes.txt") << "mine\n";
+    const CliResult foreign = run_semsim(args);
+    EXPECT_EQ(foreign.exit_code, 2) << describe(args, foreign);
+    EXPECT_NE(foreign.err.find("holds 'notes.txt', which semsim did not write"), std::string::npos)
+        << foreign.err;
+  }
+}
+
+// A writer killed before its rename leaves its temporary beside the destination: the next write of
+// that file removes it (a live process's temporary, or another file's, is left alone).
+TEST(cliTrace, AKilledWritersTemporaryIsRemovedByTheNextWrite) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 2);
+  const fs::path dead = dir.path() / ".partial-2147483646-ds.semtrace";
+  const fs::path alive = dir.path() / (".partial-" + std::to_string(::getpid()) + "-ds.semtrace");
+  const fs::path other = dir.path() / ".partial-2147483646-other.semtrace";
+  for (const fs::path& leftover : {dead, alive, other}) std::ofstream(leftover) << "SEMTRA";
+  const std::vector<std::string> import = import_args(dir.path() / "ds", dir / "ds.semtrace");
+  const CliResult r = run_semsim(import);
+  ASSERT_EQ(r.exit_code, 0) << describe(import, r);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(alive));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_TRUE(fs::exists(dir / "ds.semtrace"));
 }
 
 TEST(cliTrace, BadInputExits2AndWritesNothing) {
