@@ -75,8 +75,7 @@ template <typename Write>
 void write_atomically(const std::string& path, Write&& write) {
   const std::filesystem::path target(path);
   if (!target.parent_path().empty() && !std::filesystem::is_directory(target.parent_path()))
-    throw InputError("cannot write '" + path + "': folder '" + target.parent_path().string() +
-                     "' does not exist");
+    throw InputError(path + ": cannot write: folder '" + target.parent_path().string() + "' does not exist");
   const std::string temporary =
       (target.parent_path() / fmt::format(".partial-{}-{}", ::getpid(), target.filename().string())).string();
   try {
