@@ -81,8 +81,7 @@ template <typename Write>
 void write_atomically(const std::string& path, Write&& write) {
   const std::filesystem::path target(path);
   if (!target.parent_path().empty() && !std::filesystem::is_directory(target.parent_path()))
-    throw InputError("cannot write '" + path + "': folder '" + target.parent_path().string() +
-                     "' does not exist");
+    throw InputError(path + ": cannot write: folder '" + target.parent_path().string() + "' does not exist");
   const std::string name = target.filename().string();
   remove_leftovers_of_dead_processes(target.parent_path().empty() ? "." : target.parent_path(), ".partial-",
                                      "-" + name);

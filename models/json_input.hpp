@@ -10,6 +10,9 @@
 namespace semsim {
 
 nlohmann::json parse_json(std::string_view text, const std::string& where);
+// The JSON document a whole file holds; invalid JSON is an InputError naming `path`, the line and the
+// column where parsing failed.
+nlohmann::json parse_json_file(std::string_view text, const std::string& path);
 
 // Every JSON value in `text`, one after another (one for a JSON file, one per line for JSON lines),
 // with the line each starts on; invalid JSON is an InputError naming `path` and the line.

@@ -108,7 +108,10 @@ class FieldReader {
     return false;
   }
   void expect_next(std::string_view what) {
-    if (!next()) fail(fmt::format("the file ends early (truncated?): expected {}", what));
+    if (next()) return;
+    // A file without a line of content has no line to name.
+    if (lines_.line_number() == 0) throw InputError(lines_.path() + ": empty file, not a placement file");
+    fail(fmt::format("the file ends early (truncated?): expected {}", what));
   }
   [[noreturn]] void fail(const std::string& message) const {
     throw InputError(fmt::format("{}:{}: {}", lines_.path(), lines_.line_number(), message));

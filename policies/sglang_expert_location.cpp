@@ -93,7 +93,7 @@ Placement placement_from_sglang(std::string_view json_text, const std::string& f
                                 int gpus, int devices_per_node) {
   if (gpus < 1 || devices_per_node < 1 || gpus % devices_per_node != 0)
     throw InputError(fmt::format("{} GPUs do not form nodes of {}", gpus, devices_per_node));
-  const nlohmann::json document = parse_json(json_text, file);
+  const nlohmann::json document = parse_json_file(json_text, file);
   if (!document.is_object())
     fail(file, "",
          fmt::format("expected a JSON object {{\"{}\": [[...], ...]}} (SGLang's --init-expert-location file)",

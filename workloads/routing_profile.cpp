@@ -15,6 +15,7 @@
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 #include "models/input_limits.hpp"
+#include "models/json_input.hpp"
 #include "models/memory_budget.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/load_imbalance.hpp"
@@ -569,22 +570,20 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
   const std::string meta_path = (folder / "profile.json").string();
   if (!std::filesystem::exists(meta_path))
     throw InputError(dir + ": not a routing profile folder (no profile.json)");
-  nlohmann::json meta;
-  try {
-    meta = nlohmann::json::parse(read_text_file(meta_path));
-    if (meta.at("format") != "semsim-routing-profile" || meta.at("version") != kProfileFormatVersion)
-      throw InputError(meta_path + ": not a version-1 semsim routing profile");
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(meta_path + ": " + e.what());
-  }
+  const nlohmann::json meta = parse_json_file(read_text_file(meta_path), meta_path);
+  if (!meta.is_object() || !meta.contains("format") || meta["format"] != "semsim-routing-profile" ||
+      !meta.contains("version") || meta["version"] != kProfileFormatVersion)
+    throw InputError(meta_path + ": not a version-1 semsim routing profile");
+  // Whole numbers checked before any cast: 31.5 layers or 2^40 experts are errors, not 31 or garbage.
+  auto count = [&](const char* key) {
+    if (!meta.contains(key)) throw InputError(fmt::format("{}: missing key '{}'", meta_path, key), key);
+    return json_integer(meta[key], meta_path, key);
+  };
+  const long long layers = count("moe_layers"), expert_count = count("experts"), top_k = count("top_k");
+  const long long vocabulary_size = count("vocabulary");
   RoutingProfile p;
-  long long vocabulary_size = 0;
+  p.identified_occurrences_ = count("identified_occurrences");
   try {
-    p.moe_layers_ = meta.at("moe_layers").get<int>();
-    p.experts_ = meta.at("experts").get<int>();
-    p.top_k_ = meta.at("top_k").get<int>();
-    vocabulary_size = meta.at("vocabulary").get<long long>();
-    p.identified_occurrences_ = meta.at("identified_occurrences").get<long long>();
     if (meta.contains("source")) {
       const nlohmann::json& s = meta["source"];
       p.source_ = ProfileSource{s.at("trace").get<std::string>(),  s.at("trace_hash").get<std::string>(),
@@ -594,17 +593,19 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
         throw InputError(meta_path + ": source: split outside [0, 1) or a negative request count");
     }
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(meta_path + ": " + e.what());
+    throw InputError(meta_path + ": source: " + e.what(), "source");
   }
-  if (p.moe_layers_ < 1 || p.moe_layers_ > limits::kLayers || p.experts_ < 1 ||
-      p.experts_ > limits::kExperts || p.top_k_ < 1 || p.top_k_ > p.experts_ || vocabulary_size < 0 ||
-      vocabulary_size > limits::kVocabulary)
+  if (layers < 1 || layers > limits::kLayers || expert_count < 1 || expert_count > limits::kExperts ||
+      top_k < 1 || top_k > expert_count || vocabulary_size < 0 || vocabulary_size > limits::kVocabulary)
     throw InputError(
         fmt::format("{}: impossible counts: {} MoE layers, {} experts, top-{}, vocabulary {} (at most {} "
                     "layers, {} experts, "
                     "a vocabulary of {})",
-                    meta_path, p.moe_layers_, p.experts_, p.top_k_, vocabulary_size, limits::kLayers,
+                    meta_path, layers, expert_count, top_k, vocabulary_size, limits::kLayers,
                     limits::kExperts, limits::kVocabulary));
+  p.moe_layers_ = static_cast<int>(layers);
+  p.experts_ = static_cast<int>(expert_count);
+  p.top_k_ = static_cast<int>(top_k);
   check_memory_need(dense_table_bytes(p.moe_layers_, p.experts_, vocabulary_size),
                     fmt::format("routing profile '{}' ({} MoE layers, {} experts, a vocabulary of {})", dir,
                                 p.moe_layers_, p.experts_, vocabulary_size));
@@ -612,8 +613,10 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
   const auto vocabulary = static_cast<long long>(p.texts_.size());
   p.occurrences_.assign(p.texts_.size(), 0);
   for_each_row((folder / "tokens.tsv").string(), "token\toccurrences\tfrequency\ttext", '\t',
-               [&](const auto& f, const std::string& where) {
+               [&, last = -1LL](const auto& f, const std::string& where) mutable {
                  const auto token = integer_field(f[0], 0, vocabulary - 1, where);
+                 if (token <= last) throw InputError(where + ": token ids must be in increasing order");
+                 last = token;
                  p.occurrences_[token] = integer_field(f[1], 0, 1LL << 50, where);
                  p.texts_[token] = unescape_token_text(f[3], where);
                });
@@ -632,6 +635,8 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
         for (long long t = last_token[layer] + 1; t <= token; ++t)
           p.row_begin_[layer][t] = static_cast<std::int64_t>(entries.size());
         last_token[layer] = token;
+        const auto activations = integer_field(f[2], 1, 1LL << 50, where);
+        long long counted = 0;
         std::string_view list = f[3];
         while (!list.empty()) {
           const auto comma = list.find(',');
@@ -641,8 +646,12 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
           entries.push_back(
               {static_cast<ExpertId>(integer_field(item.substr(0, colon), 0, p.experts_ - 1, where)),
                static_cast<std::int32_t>(integer_field(item.substr(colon + 1), 1, 1LL << 30, where))});
+          counted += entries.back().count;
           list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
         }
+        if (counted != activations)
+          throw InputError(fmt::format("{}: activations {}, but the expert counts add up to {}", where,
+                                       activations, counted));
       });
   for (int layer = 0; layer < p.moe_layers_; ++layer)
     for (long long t = last_token[layer] + 1; t <= vocabulary; ++t)

@@ -285,7 +285,7 @@ class TextTraceParser {
     T value{};
     const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
     if (field.empty() || ec != std::errc() || ptr != field.data() + field.size())
-      fail(fmt::format("expected {} , got '{}'", what, field));
+      fail(fmt::format("expected {}, got '{}'", what, field));
     return value;
   }
 
@@ -375,7 +375,7 @@ class TextTraceParser {
     current_.experts = experts_;
     current_.weights = weights_;
     validate_request(header_, current_, vocabulary_.size(),
-                     request_line + " (request " + std::to_string(request_index_) + ")");
+                     fmt::format("{}: request {}", request_line, request_index_));
   }
 
   void read_token(std::string_view line) {

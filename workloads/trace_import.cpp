@@ -237,7 +237,7 @@ void import_llama4_file(const std::string& path, ImportContext& context) {
   const MoeModel& model = context.model;
   const std::vector<int>& layer_index = context.layer_index;
   TraceBuilder& builder = context.builder;
-  const json passes = parse_json(read_text_file(path), path);
+  const json passes = parse_json_file(read_text_file(path), path);
   if (!passes.is_array() || passes.empty())
     throw InputError(path + ": expected a JSON list of forward passes (prefill first)");
   const int layers = model.moe_layers();

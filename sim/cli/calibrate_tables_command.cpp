@@ -43,7 +43,7 @@ std::vector<std::string> database_tables(const std::string& dir) {
       if (fs::exists(fs::path(dir) / (kind + suffix)))
         paths.push_back((fs::path(dir) / (kind + suffix)).string());
   if (paths.empty())
-    throw InputError(fmt::format("calibrate import: {} holds none of the tables ({}.csv[.gz])", dir,
+    throw InputError(fmt::format("{}: holds none of the tables ({}.csv[.gz])", dir,
                                  fmt::join(aiconfigurator_table_kinds(), ".csv[.gz], ")));
   return paths;
 }

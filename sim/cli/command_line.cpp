@@ -92,4 +92,8 @@ Device device_option(const std::string& name) {
                      "");
 }
 
+MoeModel model_option(const std::string& name) {
+  return load_model(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--model"), "model"), "");
+}
+
 }  // namespace semsim

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/device.hpp"
+#include "models/moe_model.hpp"
 
 namespace semsim {
 
@@ -44,5 +45,7 @@ CLI::Validator real_range(double min, double max);
 
 // The device preset a `--device NAME` option names; an unknown name is an InputError citing the option.
 Device device_option(const std::string& name);
+// The model a `--model NAME` option names, citing the option likewise.
+MoeModel model_option(const std::string& name);
 
 }  // namespace semsim

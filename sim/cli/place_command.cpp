@@ -178,7 +178,7 @@ int place_command(const PlaceOptions& options) {
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
   PlacementInput input{profile.moe_layers(), profile.experts(), options.ep, per_node, 1, &profile};
   if (!options.model.empty()) {
-    const MoeModel model = model_preset(options.model);
+    const MoeModel model = model_option(options.model);
     if (model.moe_layers() != profile.moe_layers() || model.routed_experts != profile.experts())
       throw InputError(fmt::format("--model {}: {} MoE layers of {} experts, the profile {} of {}",
                                    options.model, model.moe_layers(), model.routed_experts,
@@ -355,7 +355,7 @@ int place_export_command(const PlaceExportOptions& options) {
                     "ends in .json",
                     options.out));
   const PlacementPlan plan = read_placement_file(options.plan);
-  const MoeModel model = model_preset(options.model);
+  const MoeModel model = model_option(options.model);
   SglangExpertLocation location;
   try {
     location = sglang_expert_location(plan.placement, model);
@@ -392,7 +392,7 @@ int place_import_command(const PlaceImportOptions& options) {
   check_exchange_format(options.format);
   if (options.file.ends_with(".pt"))
     throw InputError(options.file + ": SGLang's .pt form (torch.save) is not read; save the map as JSON");
-  const MoeModel model = model_preset(options.model);
+  const MoeModel model = model_option(options.model);
   const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));

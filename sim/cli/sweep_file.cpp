@@ -133,7 +133,8 @@ class Expander {
     try {
       load_scenario(base_.text, base_.file, base_.base_dir, values);
     } catch (const InputError& e) {
-      if (!e.origin().empty()) throw;
+      // The bad value is in the sweep file, at its origin: that location comes first.
+      if (!e.origin().empty()) throw InputError(e.origin() + ": " + e.what(), e.key_path(), e.origin());
       throw InputError(std::string(e.what()) + " (with the values of " + where + ")", e.key_path());
     }
   }

@@ -66,7 +66,7 @@ int trace_import_command(const std::string& format, const std::string& input, co
   const auto started = std::chrono::steady_clock::now();
   const TraceImportFormat from = trace_import_format_named(format);
   check_trace_output_name(out);
-  const MoeModel model = model_preset(model_name);
+  const MoeModel model = model_option(model_name);
   const RoutingTrace trace = import_trace(from, input, model);
   write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
   std::cout << fmt::format(

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_runner.hpp"
+#include "rejected_input.hpp"
 
 namespace semsim::cli_test {
 namespace {
@@ -62,30 +62,12 @@ std::string test_name(const testing::TestParamInfo<BadScenario>& info) {
   return name;
 }
 
-// The common contract of a rejected input: exit 2, one "error: LOCATION: ..." line, nothing on stdout.
-void expect_one_located_error(const std::vector<std::string>& args, const CliResult& r,
-                              const BadScenario& b) {
-  SCOPED_TRACE(describe(args, r));
-  EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "") << "a rejected scenario must print nothing on stdout";
-  const auto lines = split_lines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << "stderr must be exactly one line";
-  ASSERT_TRUE(r.err.ends_with("\n"));
-  const std::string& message = lines[0];
-  EXPECT_TRUE(message.starts_with("error: ")) << message;
-  EXPECT_TRUE(message.starts_with("error: " + b.location + ":"))
-      << "expected the location " << b.location << " first, got: " << message;
-  for (const auto& expect : b.expects)
-    EXPECT_NE(message.find(expect), std::string::npos) << "missing '" << expect << "' in: " << message;
-}
-
 class BadScenarioTest : public testing::TestWithParam<BadScenario> {};
 
 TEST_P(BadScenarioTest, CheckRejectsWithOneLocatedError) {
   const BadScenario& b = GetParam();
   const std::vector<std::string> args{"check", b.file};
-  expect_one_located_error(args, run_semsim(args, kCorpusDir.string()), b);
+  expect_one_located_error(args, run_semsim(args, kCorpusDir.string()), b.location, b.expects);
 }
 
 TEST_P(BadScenarioTest, RunRejectsAndLeavesNoOutputs) {
@@ -93,7 +75,7 @@ TEST_P(BadScenarioTest, RunRejectsAndLeavesNoOutputs) {
   TempDir tmp;
   const std::string out_dir = tmp / "out";
   const std::vector<std::string> args{"run", b.file, "--out", out_dir};
-  expect_one_located_error(args, run_semsim(args, kCorpusDir.string()), b);
+  expect_one_located_error(args, run_semsim(args, kCorpusDir.string()), b.location, b.expects);
   // A leftover empty output folder is tolerated; any file or staging folder inside it is not.
   EXPECT_EQ(entries_under(out_dir), std::vector<std::string>{}) << "partial outputs left in " << out_dir;
 }

@@ -147,7 +147,7 @@ std::string map_of(const std::string& moe_rows) {
 INSTANTIATE_TEST_SUITE_P(
     Corpus, BadSglangFile,
     ::testing::Values(
-        BadFile{"NotJson", "{\"physical_to_logical_map\": [", 2, "loc.json: not valid JSON"},
+        BadFile{"NotJson", "{\"physical_to_logical_map\": [", 2, "loc.json:1:30: not valid JSON"},
         BadFile{"NotAnObject", "[[0, 1, 2, 3]]", 2, "loc.json: expected a JSON object"},
         BadFile{"ExpertLoads", R"({"logical_count": [[1, 2, 3, 4]]})", 2,
                 "loc.json: logical_count: this file holds expert loads"},

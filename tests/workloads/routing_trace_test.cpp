@@ -143,7 +143,7 @@ TEST(RoutingTrace, BadTextTracesNameFileAndLine) {
   // r ...
   EXPECT_NE(variant(lines.size() - 1).find("truncated"), std::string::npos);
   EXPECT_NE(variant(lines.size(), "t 0 0:0.5,9:0.5 3:0.5,2:0.5", 10)
-                .find("bad.semtrace.txt:10 (request 0): token 0, MoE layer 0: expert id 9 outside [0, 4)"),
+                .find("bad.semtrace.txt:10: request 0: token 0, MoE layer 0: expert id 9 outside [0, 4)"),
             std::string::npos);
   EXPECT_NE(variant(lines.size(), "t 0 0:0.5,1:0.5", 10).find(":11: token line has 1 layer groups"),
             std::string::npos);
