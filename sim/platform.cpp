@@ -9,8 +9,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/sanitizers.hpp"
-
 namespace semsim {
 namespace sg4 = simgrid::s4u;
 namespace {
@@ -33,9 +31,6 @@ void configure_engine() {
   xbt_log_control_set("root.thresh:critical");  // first, so the config changes below stay quiet too
   sg4::Engine::set_config("host/model:ptask_L07");
   sg4::Engine::set_config("network/crosstraffic:0");
-  // AddressSanitizer cannot follow the stack switches of SimGrid's own contexts (Debian's SimGrid
-  // does not announce them to it): under it, actors run as threads.
-  if constexpr (kAddressSanitizer) sg4::Engine::set_config("contexts/factory:thread");
 }
 
 std::vector<sg4::Host*> build_platform(const Topology& topology) {

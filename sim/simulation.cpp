@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include "models/sanitizers.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/dp_serving_loop.hpp"
@@ -15,9 +16,14 @@ namespace semsim {
 
 RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
                    const ServingProgress& progress) {
-  int argc = 1;
   char name[] = "semsim";
-  char* argv[] = {name, nullptr};
+  // AddressSanitizer cannot follow the stack switches of SimGrid's own contexts (Debian's SimGrid
+  // does not announce them to it): under it, actors run as threads, a choice made as the engine
+  // starts (quietly: its log is off before the option is read).
+  char quiet[] = "--log=root.thresh:critical";
+  char thread_contexts[] = "--cfg=contexts/factory:thread";
+  char* argv[] = {name, quiet, thread_contexts, nullptr};
+  int argc = kAddressSanitizer ? 3 : 1;
   simgrid::s4u::Engine engine(&argc, argv);
   configure_engine();
   const Topology& topology = run.topology;
