@@ -10,6 +10,21 @@
 #include "models/input_error.hpp"
 
 namespace semsim {
+
+bool path_exists(const std::filesystem::path& path) {
+  std::error_code ignored;
+  return std::filesystem::exists(path, ignored);
+}
+
+bool is_file(const std::filesystem::path& path) {
+  std::error_code ignored;
+  return std::filesystem::is_regular_file(path, ignored);
+}
+
+bool is_folder(const std::filesystem::path& path) {
+  std::error_code ignored;
+  return std::filesystem::is_directory(path, ignored);
+}
 namespace {
 
 constexpr unsigned kChunk = 1 << 20;
@@ -22,7 +37,7 @@ constexpr unsigned kChunk = 1 << 20;
 class ChunkReader {
  public:
   explicit ChunkReader(const std::string& path) : path_(path) {
-    if (std::filesystem::is_directory(path)) throw InputError(path + ": is a directory, not a file");
+    if (is_folder(path)) throw InputError(path + ": is a directory, not a file");
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr) throw InputError(path + ": cannot open file");
     try {

@@ -17,6 +17,13 @@
 
 namespace semsim {
 
+// What is at a path named by an input, never throwing: a name too long, a loop of links or a folder
+// that may not be searched count as nothing there, so the caller's "does not exist" error names it
+// (std::filesystem's one-argument forms throw on those).
+bool path_exists(const std::filesystem::path& path);
+bool is_file(const std::filesystem::path& path);
+bool is_folder(const std::filesystem::path& path);
+
 // The whole (decompressed) content of `path`; more than `max_bytes` of it is an InputError.
 std::string read_text_file(const std::string& path, std::size_t max_bytes = limits::kTextFileBytes);
 
@@ -80,7 +87,7 @@ void remove_leftovers_of_dead_processes(const std::filesystem::path& folder, con
 template <typename Write>
 void write_atomically(const std::string& path, Write&& write) {
   const std::filesystem::path target(path);
-  if (!target.parent_path().empty() && !std::filesystem::is_directory(target.parent_path()))
+  if (!target.parent_path().empty() && !is_folder(target.parent_path()))
     throw InputError(path + ": cannot write: folder '" + target.parent_path().string() + "' does not exist");
   const std::string name = target.filename().string();
   remove_leftovers_of_dead_processes(target.parent_path().empty() ? "." : target.parent_path(), ".partial-",

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include "models/compressed_file.hpp"
+
 namespace semsim {
 namespace presets_data {
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
@@ -32,9 +34,8 @@ YamlInput open_preset(PresetKind kind, const YamlInput& ref, const std::string& 
   if (looks_like_path(value)) {
     std::filesystem::path path(value);
     if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
-    if (!std::filesystem::exists(path)) ref.fail("preset file '" + path.string() + "' does not exist");
-    if (std::filesystem::is_directory(path))
-      ref.fail("preset file '" + path.string() + "' is a folder, not a file");
+    if (!path_exists(path)) ref.fail("preset file '" + path.string() + "' does not exist");
+    if (is_folder(path)) ref.fail("preset file '" + path.string() + "' is a folder, not a file");
     return YamlInput::load_file(path.string());
   }
   const std::string wanted = folder(kind) + value + ".yaml";

@@ -1,6 +1,7 @@
 #include "models/yaml_input.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cmath>
@@ -117,22 +118,59 @@ class DocumentCheck {
   std::size_t nodes_ = 0;
 };
 
+// Where each YAML document of a text starts, up to the third. yaml-cpp's LoadAll never returns on
+// some malformed text (a ',' before any node): its parser reports the same document at the same
+// position again and again. Such a repeat is a syntax error here.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  static std::vector<YAML::Mark> of(const std::string& text, const std::string& file_name) {
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    DocumentStarts handler;
+    while (handler.starts_.size() < 3 && parser.HandleNextDocument(handler)) {
+      const std::size_t n = handler.starts_.size();
+      if (n >= 2 && handler.starts_[n - 1].pos == handler.starts_[n - 2].pos)
+        throw InputError(fmt::format("{}:{}:{}: YAML syntax error: no node where one was expected", file_name,
+                                     handler.starts_[n - 1].line + 1, handler.starts_[n - 1].column + 1));
+    }
+    return handler.starts_;
+  }
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts_.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnMapEnd() override {}
+
+ private:
+  std::vector<YAML::Mark> starts_;
+};
+
 }  // namespace
 
 YamlInput YamlInput::parse(const std::string& text, const std::string& file_name) {
   auto file = std::make_shared<const std::string>(file_name);
   if (const std::size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
     throw InputError(position(file_name, text, bad) + ": not UTF-8 text (YAML must be UTF-8)");
-  std::vector<YAML::Node> documents;
+  YAML::Node document;
+  std::vector<YAML::Mark> starts;
   try {
-    documents = YAML::LoadAll(text);
+    starts = DocumentStarts::of(text, file_name);
+    document = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
   }
-  if (documents.size() > 1)
-    YamlInput(documents[1], file, "").fail("a second YAML document ('---'): give one document only");
-  YamlInput root(documents.empty() ? YAML::Node() : documents[0], file, "");
+  if (starts.size() > 1)
+    throw InputError(fmt::format("{}:{}:{}: a second YAML document ('---'): give one document only",
+                                 file_name, starts[1].line + 1, starts[1].column + 1));
+  YamlInput root(document, file, "");
   DocumentCheck(text, file).visit(root.node(), "");
   return root;
 }

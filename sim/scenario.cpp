@@ -143,15 +143,14 @@ void read_serving(const YamlInput& in, const Device& device, ServingLimits& limi
 std::string existing_path(const YamlInput& value, const std::string& base_dir, const std::string& what) {
   std::filesystem::path path(value.as_string());
   if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
-  if (!std::filesystem::exists(path)) value.fail(fmt::format("{} '{}' does not exist", what, path.string()));
+  if (!path_exists(path)) value.fail(fmt::format("{} '{}' does not exist", what, path.string()));
   return path.string();
 }
 
 // An existing_path that must be a file.
 std::string existing_file(const YamlInput& value, const std::string& base_dir, const std::string& what) {
   const std::string path = existing_path(value, base_dir, what);
-  if (std::filesystem::is_directory(path))
-    value.fail(fmt::format("{} '{}' is a folder, not a file", what, path));
+  if (is_folder(path)) value.fail(fmt::format("{} '{}' is a folder, not a file", what, path));
   return path;
 }
 
@@ -476,8 +475,7 @@ namespace {
 void make_absolute(const YAML::Node& node, std::span<const char* const> keys, const std::string& base_dir) {
   if (keys.empty()) {
     const std::filesystem::path path = node.IsScalar() ? node.Scalar() : "";
-    if (!path.empty() && path.is_relative() &&
-        std::filesystem::exists(std::filesystem::path(base_dir) / path)) {
+    if (!path.empty() && path.is_relative() && path_exists(std::filesystem::path(base_dir) / path)) {
       YAML::Node value = node;
       value = std::filesystem::absolute(std::filesystem::path(base_dir) / path).lexically_normal().string();
     }
@@ -515,7 +513,7 @@ std::string resolved_scenario_yaml(const Scenario& s) {
 
 ScenarioSource read_scenario_source(const std::string& path_or_default) {
   if (path_or_default == "default") return {default_scenario_text(), "<default>", ""};
-  if (!std::filesystem::exists(path_or_default))
+  if (!path_exists(path_or_default))
     throw InputError(path_or_default + ": cannot open scenario file (no such file)");
   return {read_text_file(path_or_default, limits::kYamlFileBytes), path_or_default,
           std::filesystem::path(path_or_default).parent_path().string()};

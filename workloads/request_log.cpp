@@ -64,9 +64,9 @@ std::optional<std::int64_t> nanoseconds(double value, double unit) {
   return std::llround(seconds * 1e9);
 }
 
-// "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" ('T' may separate date and time) as nanoseconds
-// since 1970 UTC: the Azure traces' TIMESTAMP (2023: "2023-11-16 18:15:46.6805900", 2024: with
-// "+00:00").
+// "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" ('T' may separate date and time) of the years
+// 1970 to 2200 as nanoseconds since 1970 UTC (64 bits hold 1678 to 2262): the Azure traces' TIMESTAMP
+// (2023: "2023-11-16 18:15:46.6805900", 2024: with "+00:00").
 std::optional<std::int64_t> parse_date_time(std::string_view text) {
   std::size_t pos = 0;
   auto number = [&](std::size_t digits, int& out) {
@@ -92,7 +92,8 @@ std::optional<std::int64_t> parse_date_time(std::string_view text) {
     return std::nullopt;
   const std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(month),
                                          std::chrono::day(day)};
-  if (!date.ok() || hour > 23 || minute > 59 || second > 59) return std::nullopt;
+  if (!date.ok() || year < 1970 || year > 2200 || hour > 23 || minute > 59 || second > 59)
+    return std::nullopt;
   std::int64_t fraction_ns = 0;
   if (separator(".")) {
     std::int64_t scale = 100'000'000;
@@ -190,8 +191,8 @@ std::vector<RawRequest> read_csv(const std::string& path, RequestLog& log) {
       field_error(
           columns[0],
           seconds ? fmt::format("expected seconds in [0, {:g}], got {}", kMaxSeconds, time)
-                  : fmt::format("expected seconds or a date-time (YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]), "
-                                "got '{}'",
+                  : fmt::format("expected seconds or a date-time (YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM], "
+                                "years 1970 to 2200), got '{}'",
                                 time));
     request.time_ns = *time_ns;
     for (std::size_t c = 1; c < columns.size(); ++c) {
@@ -444,7 +445,7 @@ RequestLog load_request_log(const YamlInput& in, const std::string& base_dir) {
   in.expect_map({"file", "format", "time_scale", "line"});
   const YamlInput file = in.required("file");
   const std::string path = resolve_relative(file.as_string(), base_dir);
-  if (!std::filesystem::is_regular_file(path)) file.fail("request log '" + path + "' does not exist");
+  if (!is_file(path)) file.fail("request log '" + path + "' does not exist");
   const auto& names = request_log_format_names();
   const auto format = static_cast<RequestLogFormat>(
       std::find(names.begin(), names.end(), in.required("format").as_choice(names)) - names.begin());

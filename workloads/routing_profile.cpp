@@ -568,8 +568,7 @@ void for_each_row(const std::string& path, const std::string& header, char separ
 RoutingProfile RoutingProfile::load(const std::string& dir) {
   const std::filesystem::path folder(dir);
   const std::string meta_path = (folder / "profile.json").string();
-  if (!std::filesystem::exists(meta_path))
-    throw InputError(dir + ": not a routing profile folder (no profile.json)");
+  if (!path_exists(meta_path)) throw InputError(dir + ": not a routing profile folder (no profile.json)");
   const nlohmann::json meta = parse_json_file(read_text_file(meta_path), meta_path);
   if (!meta.is_object() || !meta.contains("format") || meta["format"] != "semsim-routing-profile" ||
       !meta.contains("version") || meta["version"] != kProfileFormatVersion)
@@ -671,7 +670,7 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
                  p.coactivation_[integer_field(f[0], 0, p.moe_layers_ - 1, where)][a * experts + b] =
                      integer_field(f[3], 1, 1LL << 50, where);
                });
-  if (const auto paths = folder / "paths.semtrace"; std::filesystem::exists(paths)) {
+  if (const auto paths = folder / "paths.semtrace"; path_exists(paths)) {
     auto trace = load_trace(paths.string());
     const TraceHeader& h = trace.header();
     if (h.moe_layers != p.moe_layers_ || h.experts != p.experts_ || h.top_k != p.top_k_ ||

@@ -673,7 +673,7 @@ RoutingTrace map_binary_trace(const std::string& path) {
 void read_trace(
     const std::string& path, const std::function<void(const TraceHeader&)>& on_header,
     const std::function<void(const TraceRequestView&, const std::vector<std::string>&)>& on_request) {
-  if (!std::filesystem::exists(path)) throw InputError(path + ": no such file");
+  if (!path_exists(path)) throw InputError(path + ": no such file");
   if (has_binary_magic(path)) {
     const RoutingTrace trace = map_binary_trace(path);
     on_header(trace.header());
@@ -684,7 +684,7 @@ void read_trace(
 }
 
 RoutingTrace load_trace(const std::string& path) {
-  if (std::filesystem::exists(path) && has_binary_magic(path)) return map_binary_trace(path);
+  if (path_exists(path) && has_binary_magic(path)) return map_binary_trace(path);
   std::unique_ptr<TraceBuilder> builder;
   std::size_t index = 0;
   read_trace(

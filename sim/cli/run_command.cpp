@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/isolated_process.hpp"
@@ -69,9 +70,8 @@ GoodputSlos parse_goodput(const std::vector<std::string>& pairs) {
 void check_output_file(const std::string& option, const std::string& path) {
   const std::filesystem::path file(path);
   const std::filesystem::path folder = file.parent_path().empty() ? "." : file.parent_path();
-  if (std::filesystem::is_directory(file))
-    throw InputError(fmt::format("{} '{}': is a folder; give a file name", option, path));
-  if (!std::filesystem::is_directory(folder))
+  if (is_folder(file)) throw InputError(fmt::format("{} '{}': is a folder; give a file name", option, path));
+  if (!is_folder(folder))
     throw InputError(fmt::format("{} '{}': no folder '{}' to write it in", option, path, folder.string()));
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "models/compressed_file.hpp"
 #include "models/content_hash.hpp"
 #include "models/input_limits.hpp"
 #include "models/memory_budget.hpp"
@@ -168,7 +169,7 @@ std::string point_id(const YAML::Node& scenario_document) {
 }
 
 Sweep load_sweep(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw InputError(path + ": is a directory, not a sweep file");
+  if (is_folder(path)) throw InputError(path + ": is a directory, not a sweep file");
   const YamlInput root = YamlInput::load_file(path);
   if (!root.is_map())
     root.fail("a sweep file must be a map with sweep, base, and optionally set, series, axes");

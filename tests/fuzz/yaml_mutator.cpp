@@ -69,16 +69,20 @@ struct Slot {
   std::size_t index = 0;
 };
 
+// At most this many slots: an alias-expanded document (an alias bomb among the seeds) is huge.
+constexpr std::size_t kMaxSlots = 4096;
+
 void collect(const YAML::Node& node, std::vector<Slot>& slots, std::vector<std::string>& keys, int depth) {
-  if (depth > 8) return;
+  if (depth > 8 || slots.size() >= kMaxSlots) return;
   if (node.IsMap()) {
     for (const auto& entry : node) {
+      if (slots.size() >= kMaxSlots) return;
       slots.push_back({node, entry.first, 0});
       if (entry.first.IsScalar()) keys.push_back(entry.first.Scalar());
       collect(entry.second, slots, keys, depth + 1);
     }
   } else if (node.IsSequence()) {
-    for (std::size_t i = 0; i < node.size(); ++i) {
+    for (std::size_t i = 0; i < node.size() && slots.size() < kMaxSlots; ++i) {
       slots.push_back({node, YAML::Node(), i});
       collect(node[i], slots, keys, depth + 1);
     }
