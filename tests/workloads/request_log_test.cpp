@@ -132,8 +132,7 @@ TEST_F(RequestLogTest, CorruptCsvNamesFileLineAndColumn) {
             "log:2: column 1 (timestamp): expected seconds or a date-time (YYYY-MM-DD "
             "HH:MM:SS[.fraction][+HH:MM], years 1970 to 2200), got '2023-13-01 00:00:00'");
   // Before 1678 or after 2262, nanoseconds since 1970 overflowed 64 bits (found by fuzzing).
-  EXPECT_EQ(error_of(header + "1011-11-19 18:15:46.6805900,1,1
-", RequestLogFormat::kCsv),
+  EXPECT_EQ(error_of(header + "1011-11-19 18:15:46.6805900,1,1\n", RequestLogFormat::kCsv),
             "log:2: column 1 (timestamp): expected seconds or a date-time (YYYY-MM-DD "
             "HH:MM:SS[.fraction][+HH:MM], years 1970 to 2200), got '1011-11-19 18:15:46.6805900'");
   EXPECT_EQ(
