@@ -1,13 +1,11 @@
 #include "models/yaml_input.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <sstream>
 
 #include "models/compressed_file.hpp"
 #include "models/input_limits.hpp"
@@ -118,39 +116,50 @@ class DocumentCheck {
   std::size_t nodes_ = 0;
 };
 
-// Where each YAML document of a text starts, up to the third. yaml-cpp's LoadAll never returns on
-// some malformed text (a ',' before any node): its parser reports the same document at the same
-// position again and again. Such a repeat is a syntax error here.
-class DocumentStarts : public YAML::EventHandler {
- public:
-  static std::vector<YAML::Mark> of(const std::string& text, const std::string& file_name) {
-    std::istringstream stream(text);
-    YAML::Parser parser(stream);
-    DocumentStarts handler;
-    while (handler.starts_.size() < 3 && parser.HandleNextDocument(handler)) {
-      const std::size_t n = handler.starts_.size();
-      if (n >= 2 && handler.starts_[n - 1].pos == handler.starts_[n - 2].pos)
-        throw InputError(fmt::format("{}:{}:{}: YAML syntax error: no node where one was expected", file_name,
-                                     handler.starts_[n - 1].line + 1, handler.starts_[n - 1].column + 1));
+// Where the second YAML document of a text starts (the offset of its first content, or of its
+// marker when it has none), or npos when there is one document. A document marker ("---" or "...",
+// then a space or the end of the line) at the start of a line after the first document's content
+// can only begin another document, in YAML's grammar. A scan of the lines rather than yaml-cpp's
+// LoadAll, which never returns on some malformed text (a ',' before any node).
+std::size_t second_document_at(std::string_view text) {
+  auto is_marker = [](std::string_view line, std::string_view marker) {
+    return line.starts_with(marker) && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+  };
+  auto content_at = [](std::string_view line) {  // first non-blank column, npos for blank or comment
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    return first == std::string_view::npos || line[first] == '#' ? std::string_view::npos : first;
+  };
+  bool first_started = false;  // a marker or content of the first document was seen
+  bool first_has_content = false;
+  bool first_ended = false;  // its "..."
+  std::size_t second = std::string_view::npos;
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    const std::string_view line = text.substr(begin, end - begin);
+    const bool start_marker = is_marker(line, "---");
+    const std::size_t after_marker = start_marker ? content_at(line.substr(3)) : std::string_view::npos;
+    const std::size_t content =
+        start_marker ? (after_marker == std::string_view::npos ? after_marker : 3 + after_marker)
+                     : content_at(line);
+    if (second != std::string_view::npos) {
+      if (content != std::string_view::npos) return begin + content;
+    } else if (start_marker && (first_has_content || first_ended || first_started)) {
+      if (content != std::string_view::npos) return begin + content;
+      second = begin;
+    } else if (is_marker(line, "...")) {
+      first_ended = true;
+    } else if (line.starts_with('%') && !first_started) {
+      // a directive of the first document
+    } else if (content != std::string_view::npos) {
+      if (first_ended) return begin + content;
+      first_started = first_has_content = true;
+    } else if (start_marker) {
+      first_started = true;
     }
-    return handler.starts_;
+    begin = end + 1;
   }
-
-  void OnDocumentStart(const YAML::Mark& mark) override { starts_.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-  }
-  void OnMapEnd() override {}
-
- private:
-  std::vector<YAML::Mark> starts_;
-};
+  return second;
+}
 
 }  // namespace
 
@@ -158,18 +167,16 @@ YamlInput YamlInput::parse(const std::string& text, const std::string& file_name
   auto file = std::make_shared<const std::string>(file_name);
   if (const std::size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
     throw InputError(position(file_name, text, bad) + ": not UTF-8 text (YAML must be UTF-8)");
+  if (const std::size_t second = second_document_at(text); second != std::string_view::npos)
+    throw InputError(position(file_name, text, second) +
+                     ": a second YAML document ('---'): give one document only");
   YAML::Node document;
-  std::vector<YAML::Mark> starts;
   try {
-    starts = DocumentStarts::of(text, file_name);
     document = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
   }
-  if (starts.size() > 1)
-    throw InputError(fmt::format("{}:{}:{}: a second YAML document ('---'): give one document only",
-                                 file_name, starts[1].line + 1, starts[1].column + 1));
   YamlInput root(document, file, "");
   DocumentCheck(text, file).visit(root.node(), "");
   return root;
