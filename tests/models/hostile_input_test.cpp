@@ -15,24 +15,14 @@
 #include "models/input_error.hpp"
 #include "models/memory_budget.hpp"
 #include "models/yaml_input.hpp"
+#include "tests/temp_folder.hpp"
 
 namespace semsim {
 namespace {
 
+using test::TempFolder;
+
 namespace fs = std::filesystem;
-
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (fs::temp_directory_path() / "semsim-hostile-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempFolder() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string gzip(const std::string& text) {
   TempFolder dir;

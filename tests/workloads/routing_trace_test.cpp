@@ -9,26 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include "models/presets.hpp"
+#include "tests/temp_folder.hpp"
 #include "workloads/routing_trace.hpp"
 #include "workloads/trace_import.hpp"
 
 namespace semsim {
 namespace {
 
+using test::TempFolder;
+
 namespace fs = std::filesystem;
-
-class TempFolder {
- public:
-  TempFolder() {
-    std::string pattern = (fs::temp_directory_path() / "semsim-trace-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempFolder() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 void write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
