@@ -26,6 +26,10 @@ namespace semsim::cli_test {
 
 namespace fs = std::filesystem;
 
+// How many times longer the CLI tests wait for semsim (the run timeout, and the fixed delays of the
+// few tests that kill a run on purpose): the sanitizers slow it several-fold.
+inline constexpr int kSlowdown = kAddressSanitizer ? 6 : 1;
+
 struct CliResult {
   int exit_code = -1;  // the process's exit status, or 128 + signal number when it was killed
   std::string out;
@@ -72,7 +76,7 @@ class TempDir {
 // Runs `semsim args...` with its working folder set to `cwd` (the test's own when empty). The child is
 // killed after `timeout_s` seconds; with `address_space_bytes`, it runs under that limit (ulimit -v).
 inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "",
-                            int timeout_s = 120, rlim_t address_space_bytes = RLIM_INFINITY) {
+                            int timeout_s = 120 * kSlowdown, rlim_t address_space_bytes = RLIM_INFINITY) {
   TempDir capture;
   const std::string out_path = capture / "stdout";
   const std::string err_path = capture / "stderr";

@@ -32,7 +32,7 @@ std::string write_sweep(const TempDir& dir, const std::string& text, const std::
   return path;
 }
 
-CliResult sweep(const std::vector<std::string>& args, int timeout_s = 120) {
+CliResult sweep(const std::vector<std::string>& args, int timeout_s = 120 * kSlowdown) {
   std::vector<std::string> full{"sweep"};
   full.insert(full.end(), args.begin(), args.end());
   return run_semsim(full, "", timeout_s);
@@ -190,9 +190,9 @@ axes:
   ASSERT_EQ(reference.exit_code, 0) << describe({file}, reference);
   const std::string expected = read_file(fs::path(tmp / "reference") / "points.csv");
 
-  // SIGKILL after one second, in the middle of the points.
+  // SIGKILL after one second (longer under the sanitizers), in the middle of the points.
   const std::string out = tmp / "out";
-  const CliResult killed = sweep({file, "-j", "1", "--out", out}, 1);
+  const CliResult killed = sweep({file, "-j", "1", "--out", out}, kSlowdown);
   const auto rows_before = split_lines(read_file(fs::path(out) / "points.csv")).size() - 1;
   SCOPED_TRACE("killed run: exit " + std::to_string(killed.exit_code) + ", " + std::to_string(rows_before) +
                " rows");
@@ -400,15 +400,17 @@ TEST(cliSweep, APointPastItsTimeoutIsFailedAndTheOthersFinish) {
                                        "sweep: 1\nbase: default\nseries:\n  quick: {workload.requests: 5}\n"
                                        "  endless: {workload.requests: 5000000}\n");
   const std::string out = tmp / "out";
-  const CliResult r = sweep({file, "-j", "2", "--point-timeout", "10", "--out", out});
+  const std::string timeout = std::to_string(10 * kSlowdown);
+  const CliResult r = sweep({file, "-j", "2", "--point-timeout", timeout, "--out", out});
   ASSERT_FALSE(r.timed_out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("2 points: 0 done before, 2 ran, 1 failed"), std::string::npos) << r.out;
   const std::string csv = out + "/points.csv";
   EXPECT_EQ(column(csv, 1), (std::vector<std::string>{"ok", "failed"}));
   const std::size_t error_column = split_csv_line(split_lines(read_file(csv))[0]).size() - 1;
-  EXPECT_NE(column(csv, error_column)[1].find("timed out: still running after 10 s (--point-timeout)"),
-            std::string::npos)
+  EXPECT_NE(
+      column(csv, error_column)[1].find("timed out: still running after " + timeout + " s (--point-timeout)"),
+      std::string::npos)
       << read_file(csv);
   for (const std::string& entry : entries_under(out + "/points"))
     EXPECT_EQ(entry.find(".staging-"), std::string::npos) << entry;

@@ -103,6 +103,7 @@ bool mutate_document(YAML::Node& root, std::mt19937& rng) {
   std::vector<std::string> keys;
   collect(root, slots, keys, 0);
   if (slots.empty()) return false;
+  if (keys.empty()) keys.push_back("name");  // only non-scalar keys: renames and additions need one
   Slot& slot = slots[rng() % slots.size()];
   const std::string value = kValues[rng() % kValues.size()];
   const bool in_map = slot.parent.IsMap();
