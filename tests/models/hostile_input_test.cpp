@@ -15,11 +15,12 @@
 #include "models/input_error.hpp"
 #include "models/memory_budget.hpp"
 #include "models/yaml_input.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/unit_test_helpers.hpp"
 
 namespace semsim {
 namespace {
 
+using test::error_of;
 using test::TempFolder;
 
 namespace fs = std::filesystem;
@@ -35,15 +36,6 @@ std::string gzip(const std::string& text) {
 
 void write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::vector<std::string> lines_of(const std::string& path) {

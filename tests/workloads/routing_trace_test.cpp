@@ -9,13 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "models/presets.hpp"
-#include "tests/temp_folder.hpp"
+#include "tests/unit_test_helpers.hpp"
 #include "workloads/routing_trace.hpp"
 #include "workloads/trace_import.hpp"
 
 namespace semsim {
 namespace {
 
+using test::error_of;
 using test::TempFolder;
 
 namespace fs = std::filesystem;
@@ -28,15 +29,6 @@ void write_gz(const std::string& path, const std::string& text) {
   gzFile f = gzopen(path.c_str(), "wb");
   gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
   gzclose(f);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // Two requests over 2 MoE layers, 4 experts, top-2, with gate weights: the second has decode tokens.

@@ -1,13 +1,16 @@
 #pragma once
-// A private temporary folder for a unit test, removed with everything in it when the test ends
-// (the CLI tests have their own, cli_runner.hpp's TempDir).
+// What unit tests of readers share (the CLI tests have cli_runner.hpp).
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
+
+#include "models/input_error.hpp"
 
 namespace semsim::test {
 
+// A private temporary folder, removed with everything in it when the test ends.
 class TempFolder {
  public:
   TempFolder() {
@@ -22,5 +25,15 @@ class TempFolder {
  private:
   std::filesystem::path path_;
 };
+
+// The message of the InputError `f` throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 }  // namespace semsim::test
