@@ -130,8 +130,7 @@ std::size_t second_document_at(std::string_view text) {
     return first == std::string_view::npos || line[first] == '#' ? std::string_view::npos : first;
   };
   bool first_started = false;  // a marker or content of the first document was seen
-  bool first_has_content = false;
-  bool first_ended = false;  // its "..."
+  bool first_ended = false;    // its "..."
   std::size_t second = std::string_view::npos;
   for (std::size_t begin = 0; begin < text.size();) {
     const std::size_t end = std::min(text.find('\n', begin), text.size());
@@ -143,7 +142,7 @@ std::size_t second_document_at(std::string_view text) {
                      : content_at(line);
     if (second != std::string_view::npos) {
       if (content != std::string_view::npos) return begin + content;
-    } else if (start_marker && (first_has_content || first_ended || first_started)) {
+    } else if (start_marker && (first_started || first_ended)) {
       if (content != std::string_view::npos) return begin + content;
       second = begin;
     } else if (is_marker(line, "...")) {
@@ -152,7 +151,7 @@ std::size_t second_document_at(std::string_view text) {
       // a directive of the first document
     } else if (content != std::string_view::npos) {
       if (first_ended) return begin + content;
-      first_started = first_has_content = true;
+      first_started = true;
     } else if (start_marker) {
       first_started = true;
     }
