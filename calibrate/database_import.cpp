@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -273,7 +274,9 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
   for (const CollectiveFit& fit : profile.collectives) provenance.gpus = std::max(provenance.gpus, fit.ranks);
   for (std::size_t t = 0; t < tables.size(); ++t) {
     SourceTable source;
-    source.file = tables[t].path;
+    // The folder and file names only: a profile's bytes do not depend on where the tables were.
+    const std::filesystem::path path(tables[t].path);
+    source.file = (path.parent_path().filename() / path.filename()).string();
     source.rows = static_cast<int>(tables[t].rows.size());
     source.repeats = tables[t].repeats;
     for (const std::string& reason : skipped[t]) reason.empty() ? ++source.used : ++source.skipped[reason];

@@ -66,7 +66,7 @@ struct CollectiveFit {
 
 // What one source table gave a profile: its rows, those used, and why the others were not.
 struct SourceTable {
-  std::string file;
+  std::string file;  // FOLDER/NAME of the table, without the path to its folder
   int rows = 0;
   int used = 0;
   int repeats = 0;                     // rows repeating an earlier row's measurement (averaged)

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <tuple>
 
@@ -132,17 +133,21 @@ TEST(DatabaseImport, ProvenanceSaysWhereEachRowWent) {
   EXPECT_EQ(from.frameworks, "SGLang 0.5.0");
   EXPECT_EQ(from.database, "fixture 1");
   EXPECT_EQ(from.date, "2026-01-02");
+  // Named by folder and file: the profile does not record where the folder was.
+  const auto in_folder = [folder = std::filesystem::path(tmp / "x").parent_path().filename()](const char* name) {
+    return (folder / name).string();
+  };
   const std::string across_nodes = "DeepEP across nodes not imported (one node's tables only)";
   const std::vector<SourceTable> expected{
-      {tmp / "gemm_perf.csv.gz", 21, 20, 0, {{"dtype not modelled", 1}}},
-      {tmp / "moe_perf.csv.gz", 12, 12, 0, {}},
-      {tmp / "context_mla_perf.csv.gz", 6, 6, 0, {}},
-      {tmp / "generation_mla_perf.csv.gz", 6, 6, 0, {}},
-      {tmp / "context_attention_perf.csv.gz", 7, 6, 0, {{"beam search not modelled", 1}}},
-      {tmp / "generation_attention_perf.csv.gz", 6, 6, 0, {}},
-      {tmp / "nccl_perf.csv.gz", 20, 20, 0, {}},
-      {tmp / "wideep_deepep_ll_perf.csv.gz", 5, 4, 0, {{across_nodes, 1}}},
-      {tmp / "wideep_deepep_normal_perf.csv.gz", 5, 4, 0, {{across_nodes, 1}}}};
+      {in_folder("gemm_perf.csv.gz"), 21, 20, 0, {{"dtype not modelled", 1}}},
+      {in_folder("moe_perf.csv.gz"), 12, 12, 0, {}},
+      {in_folder("context_mla_perf.csv.gz"), 6, 6, 0, {}},
+      {in_folder("generation_mla_perf.csv.gz"), 6, 6, 0, {}},
+      {in_folder("context_attention_perf.csv.gz"), 7, 6, 0, {{"beam search not modelled", 1}}},
+      {in_folder("generation_attention_perf.csv.gz"), 6, 6, 0, {}},
+      {in_folder("nccl_perf.csv.gz"), 20, 20, 0, {}},
+      {in_folder("wideep_deepep_ll_perf.csv.gz"), 5, 4, 0, {{across_nodes, 1}}},
+      {in_folder("wideep_deepep_normal_perf.csv.gz"), 5, 4, 0, {{across_nodes, 1}}}};
   EXPECT_EQ(from.tables, expected);
 }
 
@@ -231,7 +236,8 @@ TEST(DatabaseImport, AnNcclTestsLogBecomesACollectiveFit) {
   ASSERT_TRUE(p.provenance);
   EXPECT_EQ(p.provenance->nccl, "2.28.7");
   EXPECT_EQ(p.provenance->gpu, "NVIDIA H200");
-  EXPECT_EQ(p.provenance->tables, (std::vector<SourceTable>{{path, 10, 9, 0, {{"empty message", 1}}}}));
+  const std::string named = std::filesystem::path(path).parent_path().filename() / "alltoall.log";
+  EXPECT_EQ(p.provenance->tables, (std::vector<SourceTable>{{named, 10, 9, 0, {{"empty message", 1}}}}));
   ASSERT_EQ(p.residuals.size(), 1u);
   EXPECT_EQ(p.residuals[0].family, "nccl");
   EXPECT_EQ(p.residuals[0].within_shape.samples, 7) << "every size but the ends";

@@ -11,7 +11,6 @@
 #include <random>
 #include <sstream>
 
-#include "sim/cli/isolated_process.hpp"
 #include "sim/cli/output_files.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run_plan.hpp"
@@ -20,12 +19,14 @@
 #include "sim/simulation.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/routing_trace.hpp"
+#include "tests/sim/isolated_simulation.hpp"
 
 namespace semsim {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using test::simulate_isolated;
 
 constexpr int kMoeLayers = 26;  // DeepSeek-V2-Lite: 27 layers, the first dense; 64 experts, top-6
 constexpr int kExperts = 64;
@@ -66,10 +67,6 @@ Scenario tp_scenario(const fs::path& trace_file, std::vector<std::string> overri
       "  routing: {{source: trace, file: {}}}\n",
       trace_file.string());
   return load_scenario(text, "<tp-test>", "", overrides);
-}
-
-Json simulate_isolated(const Scenario& scenario, const std::function<Json(const RunResult&)>& extract) {
-  return Json::parse(run_isolated([&] { return extract(simulate(scenario, build_run(scenario))).dump(); }));
 }
 
 // The traffic of an Attention-TP reduce-scatter (or all-gather) of equal slices of `slice` tokens.

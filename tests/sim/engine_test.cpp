@@ -8,25 +8,21 @@
 #include <nlohmann/json.hpp>
 
 #include "policies/placement_file.hpp"
-#include "sim/cli/isolated_process.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
 #include "tests/policies/profile_fixture.hpp"
+#include "tests/sim/isolated_simulation.hpp"
 
 namespace semsim {
 namespace {
 
 using Json = nlohmann::json;
+using test::simulate_isolated;
 
 Scenario scenario_with(std::vector<std::string> overrides) {
   overrides.insert(overrides.begin(), "workload.requests=40");
   return load_scenario(default_scenario_text(), "<default>", "", overrides);
-}
-
-// Simulates in a child process and returns what `extract` makes of the result.
-Json simulate_isolated(const Scenario& scenario, const std::function<Json(const RunResult&)>& extract) {
-  return Json::parse(run_isolated([&] { return extract(simulate(scenario, build_run(scenario))).dump(); }));
 }
 
 TEST(Engine, SingleDeviceHasNoAllToAllAndStepsAreComputeOnly) {
