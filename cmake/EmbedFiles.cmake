@@ -12,4 +12,6 @@ function(semsim_embed_files)
     DEPENDS ${ARG_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesScript.cmake
     COMMENT "Embedding ${ARG_NAMESPACE} files"
     VERBATIM)
+  # Generated files stay out of unity batches: regenerating one must not recompile its neighbours.
+  set_source_files_properties(${ARG_OUTPUT} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

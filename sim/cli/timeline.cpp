@@ -14,7 +14,7 @@
 namespace semsim {
 namespace {
 
-using Json = nlohmann::json;
+using TraceJson = nlohmann::json;
 
 constexpr int kDevicesPid = 1;
 constexpr int kRequestsPid = 2;
@@ -26,13 +26,13 @@ struct Event {
   int tid = 0;
   double ts = 0;   // microseconds
   double dur = 0;  // microseconds
-  Json json;
+  TraceJson json;
 };
 
 class PerfettoTraceBuilder {
  public:
   void span(int pid, int tid, const std::string& name, double start_s, double seconds,
-            Json args = Json::object()) {
+            TraceJson args = TraceJson::object()) {
     Event e{pid, tid, start_s * 1e6, seconds * 1e6, {}};
     e.json = {{"name", name}, {"cat", pid == kDevicesPid ? "device" : "request"},
               {"ph", "X"},    {"ts", e.ts},
@@ -41,7 +41,7 @@ class PerfettoTraceBuilder {
     events_.push_back(std::move(e));
   }
   // Perfetto's counter tracks are the process's, one per name and argument ("NAME ARG").
-  void counter(int pid, const std::string& name, double time_s, Json values) {
+  void counter(int pid, const std::string& name, double time_s, TraceJson values) {
     Event e{pid, 0, time_s * 1e6, 0, {}};
     e.json = {{"name", name}, {"ph", "C"}, {"ts", e.ts},
               {"pid", pid},   {"tid", 0},  {"args", std::move(values)}};
@@ -59,13 +59,13 @@ class PerfettoTraceBuilder {
   }
   // Per track in time order, an enclosing span before the spans it contains; counter samples of one
   // time in the order given.
-  Json events() {
+  TraceJson events() {
     std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
       if (a.pid != b.pid || a.tid != b.tid) return std::pair(a.pid, a.tid) < std::pair(b.pid, b.tid);
       if (a.ts != b.ts) return a.ts < b.ts;
       return a.dur > b.dur;
     });
-    Json out = Json::array();
+    TraceJson out = TraceJson::array();
     for (auto& m : metadata_) out.push_back(std::move(m));
     for (auto& e : events_) out.push_back(std::move(e.json));
     return out;
@@ -73,12 +73,12 @@ class PerfettoTraceBuilder {
 
  private:
   std::set<int> named_processes_;
-  std::vector<Json> metadata_;
+  std::vector<TraceJson> metadata_;
   std::vector<Event> events_;
 };
 
 // What an activity worked on, as its span's args.
-void add_work(const DeviceWork& work, Json& args) {
+void add_work(const DeviceWork& work, TraceJson& args) {
   if (work.tokens >= 0) args["tokens"] = work.tokens;
   if (work.activations >= 0) args["activations"] = work.activations;
   if (work.active_experts >= 0) args["active_experts"] = work.active_experts;
@@ -108,7 +108,7 @@ void add_steps(const RunResult& run, int devices, PerfettoTraceBuilder& trace) {
     // (device, layer, micro-batch) -> extent
     std::map<std::tuple<int, int, int>, std::pair<double, double>> layers;
     for (const ActivitySpan& s : step.spans) {
-      Json args = {{"step", step.step}, {"layer", s.layer}};
+      TraceJson args = {{"step", step.step}, {"layer", s.layer}};
       if (micro_batches > 1) args["micro_batch"] = s.micro_batch;
       add_work(s.work, args);
       trace.span(kDevicesPid, track(s.device, s.collective, s.micro_batch),
@@ -123,7 +123,7 @@ void add_steps(const RunResult& run, int devices, PerfettoTraceBuilder& trace) {
     }
     for (const auto& [key, extent] : layers) {
       const auto [device, layer, micro_batch] = key;
-      Json args = {{"step", step.step}, {"layer", layer}};
+      TraceJson args = {{"step", step.step}, {"layer", layer}};
       if (micro_batches > 1) args["micro_batch"] = micro_batch;
       trace.span(kDevicesPid, track(device, true, micro_batch), "layer " + std::to_string(layer),
                  extent.first, extent.second - extent.first, args);
@@ -187,7 +187,7 @@ std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& op
     }
     *lane = end;
     const int tid = static_cast<int>(lane - lane_free.begin());
-    const Json args = {{"id", r.id},
+    const TraceJson args = {{"id", r.id},
                        {"rank", r.rank},
                        {"input_tokens", r.input_tokens},
                        {"output_tokens", r.output_tokens},
@@ -269,7 +269,7 @@ nlohmann::json timeline_json(const RunResult& run, const TimelineOptions& option
   add_counters(run, devices, trace);
   const auto [alive, shown] = add_requests(run, options, trace);
   const long long first = run.timeline.empty() ? options.steps.first : run.timeline.front().step;
-  Json other = {{"generator", "semsim"},
+  TraceJson other = {{"generator", "semsim"},
                 {"steps", std::to_string(first) + ":" + std::to_string(options.steps.count)},
                 {"steps_recorded", run.timeline.size()},
                 {"requests_alive_in_window", alive},

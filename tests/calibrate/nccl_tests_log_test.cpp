@@ -15,7 +15,7 @@ namespace {
 using cli_test::TempDir;
 
 // The message of the InputError reading `path` throws ("" when it reads).
-std::string read_error(const std::string& path) {
+std::string log_read_error(const std::string& path) {
   try {
     read_nccl_tests_log(path);
   } catch (const InputError& e) {
@@ -93,31 +93,31 @@ TEST(NcclTestsLog, AMalformedRowIsLocatedAtItsField) {
   const int line = static_cast<int>(std::count(
                        log.begin(), log.begin() + static_cast<std::ptrdiff_t>(log.find(row)), '\n')) +
                    1;
-  EXPECT_EQ(read_error(path), fmt::format("{}:{}:{}: column 'time': expected a positive number, got 'abc'",
+  EXPECT_EQ(log_read_error(path), fmt::format("{}:{}:{}: column 'time': expected a positive number, got 'abc'",
                                           path, line, bad_time.find("abc") + 1));
 
   const std::string short_row = "        2048           512     float    none      -1    20.5";
   test::write_text(path, test::nccl_tests_log("alltoall_perf", 8, {short_row}));
-  EXPECT_TRUE(read_error(path).starts_with(fmt::format("{}:{}:1: expected 13 fields", path, line)))
-      << read_error(path);
+  EXPECT_TRUE(log_read_error(path).starts_with(fmt::format("{}:{}:1: expected 13 fields", path, line)))
+      << log_read_error(path);
 }
 
 TEST(NcclTestsLog, RefusesLogsThatDoNotSayEnough) {
   const TempDir tmp;
   const std::string unnamed = tmp / "results.log";
   test::write_text(unnamed, test::nccl_tests_log("", 8));
-  EXPECT_TRUE(read_error(unnamed).starts_with(unnamed + ": which collective is this?"))
-      << read_error(unnamed);
+  EXPECT_TRUE(log_read_error(unnamed).starts_with(unnamed + ": which collective is this?"))
+      << log_read_error(unnamed);
 
   const std::string one_rank = tmp / "all_reduce_perf.log";
   test::write_text(one_rank, test::nccl_tests_log("all_reduce_perf", 1));
-  EXPECT_EQ(read_error(one_rank), one_rank + ": 1 ranks in 'Using devices' (a collective needs 2 or more)");
+  EXPECT_EQ(log_read_error(one_rank), one_rank + ": 1 ranks in 'Using devices' (a collective needs 2 or more)");
 
   const std::string header_only = tmp / "all_gather_perf.log";
   std::string log = test::nccl_tests_log("all_gather_perf", 2);
   log.resize(log.find("#       size"));
   test::write_text(header_only, log);
-  EXPECT_EQ(read_error(header_only), header_only + ": no result lines");
+  EXPECT_EQ(log_read_error(header_only), header_only + ": no result lines");
 }
 
 }  // namespace

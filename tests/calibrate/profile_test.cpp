@@ -118,21 +118,21 @@ TEST(Profile, FindsTablesByKernelShapeAndDtype) {
   EXPECT_EQ(p.find_kernel("lm_head", "hidden=2048 vocabulary=102400", "fp8"), &p.kernels[1]);
 }
 
-struct Malformed {
+struct BadProfileText {
   std::string name;
   std::string body;      // after kHeader (lines 1-4)
   std::string location;  // test.yaml:LINE:COLUMN
   std::string message;
 };
 
-void PrintTo(const Malformed& m, std::ostream* os) {
+void PrintTo(const BadProfileText& m, std::ostream* os) {
   *os << m.name;
 }
 
-class MalformedProfile : public testing::TestWithParam<Malformed> {};
+class MalformedProfile : public testing::TestWithParam<BadProfileText> {};
 
 TEST_P(MalformedProfile, IsRejectedWithOneLocatedMessage) {
-  const Malformed& m = GetParam();
+  const BadProfileText& m = GetParam();
   try {
     parse(kHeader + m.body);
     FAIL() << "accepted";
@@ -149,63 +149,63 @@ const std::string kTable1d =
 INSTANTIATE_TEST_SUITE_P(
     Profile, MalformedProfile,
     testing::Values(
-        Malformed{"UnknownTopKey", "efficiencies: {}\n", "test.yaml:5:1",
+        BadProfileText{"UnknownTopKey", "efficiencies: {}\n", "test.yaml:5:1",
                   "unknown key 'efficiencies' (did you mean 'efficiency'?)"},
-        Malformed{"UnknownKernel",
+        BadProfileText{"UnknownKernel",
                   "kernels:\n  - kernel: routed_expert\n    dtype: bf16\n    axes: []\n    seconds: []\n",
                   "test.yaml:6:13",
                   "kernels[0].kernel: unknown value 'routed_expert' (did you mean 'routed_experts'?)"},
-        Malformed{"WrongAxisCount",
+        BadProfileText{"WrongAxisCount",
                   "kernels:\n  - kernel: routed_experts\n    dtype: bf16\n    axes: [{name: tokens, values: "
                   "[1, 2]}]\n"
                   "    seconds: [1, 2]\n",
                   "test.yaml:8:11", "routed_experts has 2 axes, got 1"},
-        Malformed{"WrongAxisName",
+        BadProfileText{"WrongAxisName",
                   "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: batch, values: [1, 2]}]\n  "
                   "  seconds: [1, 2]\n",
                   "test.yaml:8:19", "axis 1 of gate is 'tokens'"},
-        Malformed{"GridNotIncreasing",
+        BadProfileText{"GridNotIncreasing",
                   "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: [1, 4, "
                   "4]}]\n    seconds: [1, 2, 3]\n",
                   "test.yaml:8:35",
                   "kernels[0].axes[0].values: values must increase strictly, got 4 after 4"},
-        Malformed{"GridNotIncreasingAsText",
+        BadProfileText{"GridNotIncreasingAsText",
                   "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: \"1 4 "
                   "2\"}]\n    seconds: \"1 2 3\"\n",
                   "test.yaml:8:35",
                   "kernels[0].axes[0].values: values must increase strictly, got 2 after 4"},
-        Malformed{"TileOfNoRows", kTable1d + "    tile: 0\n    seconds: [1e-5, 2e-5, 3e-5]\n",
+        BadProfileText{"TileOfNoRows", kTable1d + "    tile: 0\n    seconds: [1e-5, 2e-5, 3e-5]\n",
                   "test.yaml:9:11", "kernels[0].tile"},
-        Malformed{"RowTooShort", kTable1d + "    seconds: [1e-5, 2e-5]\n", "test.yaml:9:14",
+        BadProfileText{"RowTooShort", kTable1d + "    seconds: [1e-5, 2e-5]\n", "test.yaml:9:14",
                   "expected 3 values (one per grid point of the last axis), got 2"},
-        Malformed{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",
+        BadProfileText{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",
                   "needs at least two measured values, contiguous"},
-        Malformed{"NegativeSeconds", kTable1d + "    seconds: [1e-5, -2e-5, 3e-5]\n", "test.yaml:9:21",
+        BadProfileText{"NegativeSeconds", kTable1d + "    seconds: [1e-5, -2e-5, 3e-5]\n", "test.yaml:9:21",
                   "kernels[0].seconds[1]: must be in [1e-12, 1e+18], got -2e-05"},
-        Malformed{"DuplicateTable",
+        BadProfileText{"DuplicateTable",
                   kTable1d + "    seconds: [1, 2, 3]\n" + kTable1d.substr(9) + "    seconds: [1, 2, 3]\n",
                   "test.yaml:10:5", "a second table for gate '' bf16"},
-        Malformed{"MissingRows",
+        BadProfileText{"MissingRows",
                   "kernels:\n  - kernel: attention_decode\n    dtype: bf16\n    axes: [{name: batch, values: "
                   "[1, 2]}, "
                   "{name: context, values: [64, 128]}]\n    seconds: [[1, 2]]\n",
                   "test.yaml:9:14", "expected 2 rows (one per batch value), got 1"},
-        Malformed{"UnknownLevel",
+        BadProfileText{"UnknownLevel",
                   "collectives:\n  - {collective: all_to_all, level: nvlink, ranks: 8, alpha: 1e-5, "
                   "bus_bandwidth: 3e11, "
                   "efficiency: 0.8}\n",
                   "test.yaml:6:37", "collectives[0].level: unknown value 'nvlink'"},
-        Malformed{"FactorLengthMismatch",
+        BadProfileText{"FactorLengthMismatch",
                   "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 8, alpha: 1e-5, "
                   "bus_bandwidth: 3e11, "
                   "efficiency: 0.8, bandwidth_factor: {bytes: [1, 2, 4], factor: [0.5, 1]}}\n",
                   "test.yaml:6:152", "expected 3 factors (one per size in bytes), got 2"},
-        Malformed{"OneRankFit",
+        BadProfileText{"OneRankFit",
                   "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 1, alpha: 1e-5, "
                   "bus_bandwidth: 3e11, "
                   "efficiency: 0.8}\n",
                   "test.yaml:6:53", "ranks: must be in [2, 1048576], got 1"}),
-    [](const testing::TestParamInfo<Malformed>& info) { return info.param.name; });
+    [](const testing::TestParamInfo<BadProfileText>& info) { return info.param.name; });
 
 TEST(Profile, FutureVersionIsRejected) {
   try {

@@ -15,12 +15,12 @@
 namespace semsim::cli_test {
 namespace {
 
-const fs::path kCorpusDir = fs::path(SEMSIM_SOURCE_DIR) / "tests" / "data" / "bad-inputs";
+const fs::path kBadInputsDir = fs::path(SEMSIM_SOURCE_DIR) / "tests" / "data" / "bad-inputs";
 
 struct BadInput {
   std::string name;  // the test's name
   std::string format;
-  std::string file;  // relative to kCorpusDir, which is the working folder of the runs
+  std::string file;  // relative to kBadInputsDir, which is the working folder of the runs
   int exit_code = 0;
   std::string location;
   std::string command;  // semsim's arguments, with {file} and {out} placeholders
@@ -52,12 +52,12 @@ std::vector<std::string> split(const std::string& line, char separator) {
 // The manifest's rows: tab-separated fields, '#' lines and blank lines skipped.
 std::vector<std::vector<std::string>> rows(const std::string& manifest) {
   std::vector<std::vector<std::string>> out;
-  for (const auto& line : split_lines(read_file(kCorpusDir / manifest)))
+  for (const auto& line : split_lines(read_file(kBadInputsDir / manifest)))
     if (!line.empty() && !line.starts_with("#")) out.push_back(split(line, '\t'));
   return out;
 }
 
-std::vector<BadInput> corpus() {
+std::vector<BadInput> bad_inputs() {
   std::vector<BadInput> out;
   for (const auto& f : rows("cases.tsv")) {
     BadInput b;
@@ -108,7 +108,7 @@ std::vector<std::string> arguments(const std::string& command, const std::string
   return args;
 }
 
-std::string test_name(const testing::TestParamInfo<BadInput>& info) {
+std::string bad_input_name(const testing::TestParamInfo<BadInput>& info) {
   return info.param.name;
 }
 
@@ -120,14 +120,14 @@ TEST_P(BadInputTest, RejectedWithOneLocatedErrorAndNoOutputs) {
   const std::string out = tmp / "out";
   fs::create_directory(out);
   const auto args = arguments(b.command, b.file, out);
-  expect_one_located_error(args, run_semsim(args, kCorpusDir.string(), 60),
+  expect_one_located_error(args, run_semsim(args, kBadInputsDir.string(), 60),
                            substitute(b.location, "{out}", out), b.expects, b.exit_code);
   // Outputs (a folder or a file) are written inside {out}: anything left there is a partial output
   // or a temporary beside it.
   EXPECT_EQ(entries_under(out), std::vector<std::string>{}) << "outputs left in " << out;
 }
 
-INSTANTIATE_TEST_SUITE_P(cli, BadInputTest, testing::ValuesIn(corpus()), test_name);
+INSTANTIATE_TEST_SUITE_P(cli, BadInputTest, testing::ValuesIn(bad_inputs()), bad_input_name);
 
 const Template* template_of(const std::string& format) {
   static const std::vector<Template> all = templates();
@@ -139,7 +139,7 @@ const Template* template_of(const std::string& format) {
 // templates (valid/) and the scenarios at the top, which cases with a defect in the command line read.
 std::vector<BadInput> defective_copies() {
   std::vector<BadInput> out;
-  for (const auto& b : corpus())
+  for (const auto& b : bad_inputs())
     if (!b.file.starts_with("valid/") && b.file != "valid" && fs::path(b.file).has_parent_path() &&
         template_of(b.format) != nullptr)
       out.push_back(b);
@@ -156,11 +156,11 @@ TEST_P(BadInputCopyTest, CommandPassesWithTheTemplateInstead) {
   const std::string out = tmp / "out";
   fs::create_directory(out);
   const auto args = arguments(b.command, template_of(b.format)->file, out);
-  const CliResult r = run_semsim(args, kCorpusDir.string(), 60);
+  const CliResult r = run_semsim(args, kBadInputsDir.string(), 60);
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
 }
 
-INSTANTIATE_TEST_SUITE_P(cli, BadInputCopyTest, testing::ValuesIn(defective_copies()), test_name);
+INSTANTIATE_TEST_SUITE_P(cli, BadInputCopyTest, testing::ValuesIn(defective_copies()), bad_input_name);
 
 bool is_identifier(const std::string& name) {
   return !name.empty() &&
@@ -168,7 +168,7 @@ bool is_identifier(const std::string& name) {
 }
 
 TEST(cliBadInputCorpus, HasAtLeast80AnnotatedCases) {
-  const auto cases = corpus();
+  const auto cases = bad_inputs();
   EXPECT_GE(cases.size(), 80u);
   std::set<std::string> names;
   for (const auto& b : cases) {
@@ -176,7 +176,7 @@ TEST(cliBadInputCorpus, HasAtLeast80AnnotatedCases) {
     EXPECT_TRUE(is_identifier(b.name)) << "a case's name must be letters, digits and '_'";
     EXPECT_TRUE(names.insert(b.name).second) << "the name is used twice";
     EXPECT_NE(template_of(b.format), nullptr) << "no template for the format '" << b.format << "'";
-    EXPECT_EQ(fs::exists(kCorpusDir / b.file), !b.name.starts_with("missing_"))
+    EXPECT_EQ(fs::exists(kBadInputsDir / b.file), !b.name.starts_with("missing_"))
         << b.file << ": only a case named missing_* names a file that does not exist";
     EXPECT_EQ(b.exit_code, 2);
     EXPECT_FALSE(b.location.empty());
@@ -192,12 +192,12 @@ TEST(cliBadInputCorpus, EachFormatsTemplatePassesItsCommand) {
   EXPECT_FALSE(all.empty());
   for (const auto& t : all) {
     SCOPED_TRACE(t.format);
-    EXPECT_TRUE(fs::exists(kCorpusDir / t.file)) << t.file;
+    EXPECT_TRUE(fs::exists(kBadInputsDir / t.file)) << t.file;
     TempDir tmp;
     const std::string out = tmp / "out";
     fs::create_directory(out);
     const auto args = arguments(t.command, t.file, out);
-    const CliResult r = run_semsim(args, kCorpusDir.string(), 60);
+    const CliResult r = run_semsim(args, kBadInputsDir.string(), 60);
     EXPECT_EQ(r.exit_code, 0) << describe(args, r);
   }
 }

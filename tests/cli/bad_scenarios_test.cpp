@@ -15,10 +15,10 @@
 namespace semsim::cli_test {
 namespace {
 
-const fs::path kCorpusDir = fs::path(SEMSIM_SOURCE_DIR) / "tests" / "data" / "bad-scenarios";
+const fs::path kBadScenariosDir = fs::path(SEMSIM_SOURCE_DIR) / "tests" / "data" / "bad-scenarios";
 
 struct BadScenario {
-  std::string file;  // relative to kCorpusDir, which is the working folder of the runs
+  std::string file;  // relative to kBadScenariosDir, which is the working folder of the runs
   std::vector<std::string> expects;
   std::string location;
 };
@@ -45,17 +45,17 @@ BadScenario read_header(const fs::path& path) {
   return b;
 }
 
-std::vector<BadScenario> corpus() {
+std::vector<BadScenario> bad_scenarios() {
   std::vector<BadScenario> out;
-  if (!fs::is_directory(kCorpusDir)) return out;
-  for (const auto& entry : fs::directory_iterator(kCorpusDir))
+  if (!fs::is_directory(kBadScenariosDir)) return out;
+  for (const auto& entry : fs::directory_iterator(kBadScenariosDir))
     if (entry.is_regular_file() && entry.path().extension() == ".yaml")
       out.push_back(read_header(entry.path()));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.file < b.file; });
   return out;
 }
 
-std::string test_name(const testing::TestParamInfo<BadScenario>& info) {
+std::string bad_scenario_name(const testing::TestParamInfo<BadScenario>& info) {
   std::string name = fs::path(info.param.file).stem().string();
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -67,7 +67,7 @@ class BadScenarioTest : public testing::TestWithParam<BadScenario> {};
 TEST_P(BadScenarioTest, CheckRejectsWithOneLocatedError) {
   const BadScenario& b = GetParam();
   const std::vector<std::string> args{"check", b.file};
-  expect_one_located_error(args, run_semsim(args, kCorpusDir.string()), b.location, b.expects);
+  expect_one_located_error(args, run_semsim(args, kBadScenariosDir.string()), b.location, b.expects);
 }
 
 TEST_P(BadScenarioTest, RunRejectsAndLeavesNoOutputs) {
@@ -75,15 +75,15 @@ TEST_P(BadScenarioTest, RunRejectsAndLeavesNoOutputs) {
   TempDir tmp;
   const std::string out_dir = tmp / "out";
   const std::vector<std::string> args{"run", b.file, "--out", out_dir};
-  expect_one_located_error(args, run_semsim(args, kCorpusDir.string()), b.location, b.expects);
+  expect_one_located_error(args, run_semsim(args, kBadScenariosDir.string()), b.location, b.expects);
   // A leftover empty output folder is tolerated; any file or staging folder inside it is not.
   EXPECT_EQ(entries_under(out_dir), std::vector<std::string>{}) << "partial outputs left in " << out_dir;
 }
 
-INSTANTIATE_TEST_SUITE_P(cli, BadScenarioTest, testing::ValuesIn(corpus()), test_name);
+INSTANTIATE_TEST_SUITE_P(cli, BadScenarioTest, testing::ValuesIn(bad_scenarios()), bad_scenario_name);
 
 TEST(cliCorpus, HasAtLeast24AnnotatedFiles) {
-  const auto files = corpus();
+  const auto files = bad_scenarios();
   EXPECT_GE(files.size(), 24u);
   for (const auto& b : files) {
     EXPECT_FALSE(b.expects.empty()) << b.file << " has no '# expect:' line";
@@ -100,16 +100,16 @@ TEST(cliCorpus, DataFilesReferencedByTheCorpusExist) {
         "placement-1-layer.txt", "bad-placement.txt", "tiny-flops-cluster.yaml", "tiny-flops-device.yaml",
         "tiny-scaleup-cluster.yaml", "tiny-scaleup-device.yaml", "overflowing-request.semtrace.txt",
         "huge-layers.semtrace.txt", "many-tokens.semtrace.txt"})
-    EXPECT_TRUE(fs::is_regular_file(kCorpusDir / "data" / name)) << name;
+    EXPECT_TRUE(fs::is_regular_file(kBadScenariosDir / "data" / name)) << name;
   for (const char* name : {"no-such-trace.csv", "no-such-placement.txt", "no-such-profile"})
-    EXPECT_FALSE(fs::exists(kCorpusDir / "data" / name)) << name;
-  EXPECT_FALSE(fs::exists(kCorpusDir / "profiles" / "missing-profile.yaml"));
+    EXPECT_FALSE(fs::exists(kBadScenariosDir / "data" / name)) << name;
+  EXPECT_FALSE(fs::exists(kBadScenariosDir / "profiles" / "missing-profile.yaml"));
 }
 
 // The template the corpus was made from is itself valid, so each corpus file fails for its own defect.
 TEST(cliCorpus, TemplateWithoutDefectPassesCheck) {
   const std::vector<std::string> args{"check", "data/valid-base.yaml"};
-  const CliResult r = run_semsim(args, kCorpusDir.string());
+  const CliResult r = run_semsim(args, kBadScenariosDir.string());
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_EQ(r.err, "");
   EXPECT_TRUE(r.out.starts_with("data/valid-base.yaml: ok\n")) << r.out;

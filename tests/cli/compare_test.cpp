@@ -19,7 +19,7 @@
 namespace semsim::cli_test {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // A summary whose steps split as given, with the batch limits' step shares (KV, token budget,
 // request cap) unless `with_limits` is false (a summary of an earlier semsim).
@@ -173,8 +173,8 @@ TEST(CompareSweeps, PointsMatchByTheirLabelsAndThoseInOneFolderOnlyAreListed) {
 
 // ---- End to end -------------------------------------------------------------------------------------
 
-Json read_json(const std::string& path) {
-  return Json::parse(read_file(path));
+OrderedJson read_json(const std::string& path) {
+  return OrderedJson::parse(read_file(path));
 }
 
 void run_scenario(const std::string& out, const std::vector<std::string>& sets) {
@@ -209,13 +209,13 @@ TEST(cliCompare, TwoRunsSideBySideWithTheirDeltasAndWhatBoundsEach) {
   const CliResult r = run_semsim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_EQ(r.err, "");
-  const Json comparison = read_json(tmp / "compare.json");
-  const Json a = read_json(fs::path(tmp / "a2a") / "summary.json"),
+  const OrderedJson comparison = read_json(tmp / "compare.json");
+  const OrderedJson a = read_json(fs::path(tmp / "a2a") / "summary.json"),
              b = read_json(fs::path(tmp / "kv") / "summary.json");
   std::size_t checked = 0;
-  for (const Json& m : comparison["entries"][0]["metrics"]) {
+  for (const OrderedJson& m : comparison["entries"][0]["metrics"]) {
     const std::string key = m["key"];
-    const Json::json_pointer pointer("/" + std::regex_replace(key, std::regex("\\."), "/"));
+    const OrderedJson::json_pointer pointer("/" + std::regex_replace(key, std::regex("\\."), "/"));
     ASSERT_TRUE(a.contains(pointer) && b.contains(pointer)) << key;
     EXPECT_EQ(m["values"][0], a[pointer]) << key;
     EXPECT_EQ(m["values"][1], b[pointer]) << key;
@@ -228,7 +228,7 @@ TEST(cliCompare, TwoRunsSideBySideWithTheirDeltasAndWhatBoundsEach) {
     ++checked;
   }
   EXPECT_GT(checked, 60u);
-  const Json& folders = comparison["entries"][0]["folders"];
+  const OrderedJson& folders = comparison["entries"][0]["folders"];
   EXPECT_EQ(folders[0]["verdict"]["bound"], "all-to-all") << folders[0]["verdict"]["text"];
   EXPECT_EQ(folders[1]["verdict"]["bound"], "KV capacity") << folders[1]["verdict"]["text"];
   EXPECT_GT(b["batch_limits"]["kv_wait_step_share"].get<double>(), 0.5);
@@ -260,10 +260,10 @@ TEST(cliCompare, SweepsPointByPoint) {
   EXPECT_NE(r.out.find("points matched by workload.arrival.rate: 1 in every folder, 2 in only some"),
             std::string::npos)
       << r.out;
-  const Json comparison = read_json(tmp / "compare.json");
+  const OrderedJson comparison = read_json(tmp / "compare.json");
   ASSERT_EQ(comparison["entries"].size(), 3u);
   std::vector<std::string> rates, states;
-  for (const Json& entry : comparison["entries"]) {
+  for (const OrderedJson& entry : comparison["entries"]) {
     rates.push_back(entry["labels"]["workload.arrival.rate"]);
     states.push_back(std::string(entry["folders"][0]["state"]) + "/" +
                      std::string(entry["folders"][1]["state"]));
@@ -271,7 +271,7 @@ TEST(cliCompare, SweepsPointByPoint) {
   EXPECT_EQ(rates, (std::vector<std::string>{"10", "20", "40"}));
   EXPECT_EQ(states, (std::vector<std::string>{"compared/absent", "compared/compared", "absent/compared"}));
   // Rate 20 is the same scenario in both: every delta is 0.
-  for (const Json& m : comparison["entries"][1]["metrics"])
+  for (const OrderedJson& m : comparison["entries"][1]["metrics"])
     if (m.contains("delta")) {
       EXPECT_EQ(m["delta"][1].get<double>(), 0.0) << m["key"];
     }

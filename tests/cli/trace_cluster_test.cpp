@@ -11,13 +11,13 @@
 namespace semsim::cli_test {
 namespace {
 
-constexpr int kLayers = 26, kExperts = 64, kTopK = 6;  // DeepSeek-V2-Lite
+constexpr int kLayers = 26, kExperts = 64, kExpertsPerToken = 6;  // DeepSeek-V2-Lite
 
 // 12 prompts, interleaved: even ones about cats, odd ones about dogs; each has 4 topic words among
 // 6 and the words every prompt shares. Every other pair of prompts spells its topic words as other
 // tokens of the same word ("ĠCat-0" for "cat-0").
 RoutingTrace two_topic_trace(bool token_identities = true) {
-  TraceBuilder builder({"deepseek-v2-lite", "two topics", kLayers, kExperts, kTopK, false});
+  TraceBuilder builder({"deepseek-v2-lite", "two topics", kLayers, kExperts, kExpertsPerToken, false});
   for (int r = 0; r < 12; ++r) {
     const bool other_tokens = r % 4 >= 2;
     const std::string topic = r % 2 == 0 ? (other_tokens ? "\xC4\xA0"
@@ -33,7 +33,7 @@ RoutingTrace two_topic_trace(bool token_identities = true) {
     for (std::size_t t = 0; t < words.size(); ++t) {
       ids.push_back(token_identities ? builder.token_id(words[t]) : -1);
       for (int layer = 0; layer < kLayers; ++layer)
-        for (int j = 0; j < kTopK; ++j)
+        for (int j = 0; j < kExpertsPerToken; ++j)
           experts.push_back(static_cast<ExpertId>((r + static_cast<int>(t) + layer + 9 * j) % kExperts));
     }
     const auto tokens = static_cast<int>(words.size());

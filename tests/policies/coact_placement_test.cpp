@@ -22,7 +22,7 @@ PlacementResult place(const RoutingProfile& profile, int devices) {
 TEST(CoactPlacement, ExactlyNOverDExpertsPerDeviceOnRandomInputs) {
   for (const auto& [experts, devices] : {std::pair{16, 4}, {64, 8}, {12, 3}, {8, 8}, {8, 1}}) {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-      const RoutingTrace trace = testing::random_trace(2, experts, std::min(4, experts), 6, 20, 30, seed);
+      const RoutingTrace trace = test::random_trace(2, experts, std::min(4, experts), 6, 20, 30, seed);
       const PlacementResult result = place(RoutingProfile::build(trace, {}), devices);
       for (int layer = 0; layer < 2; ++layer) {
         std::multiset<int> hosted;
@@ -46,13 +46,13 @@ TEST(CoactPlacement, RecoversPlantedClusters) {
   std::shuffle(experts.begin(), experts.end(), rng);
   std::vector<std::vector<ExpertId>> clusters(4);
   for (int e = 0; e < 16; ++e) clusters[e / 4].push_back(experts[e]);
-  std::vector<std::vector<testing::FixtureToken>> requests(20);
+  std::vector<std::vector<test::FixtureToken>> requests(20);
   for (auto& request : requests)
     for (int t = 0; t < 30; ++t) {
       const bool noise = rng() % 10 == 0;
-      request.push_back({0, testing::draw_experts(noise ? experts : clusters[rng() % 4], 3, rng)});
+      request.push_back({0, test::draw_experts(noise ? experts : clusters[rng() % 4], 3, rng)});
     }
-  const RoutingProfile profile = RoutingProfile::build(testing::fixture_trace(1, 16, 3, 1, requests), {});
+  const RoutingProfile profile = RoutingProfile::build(test::fixture_trace(1, 16, 3, 1, requests), {});
   const PlacementResult result = place(profile, 4);
   std::set<std::set<int>> devices, planted;
   for (const auto& slots : result.placement.slots[0]) devices.insert({slots.begin(), slots.end()});
@@ -66,23 +66,23 @@ TEST(CoactPlacement, LayersWithTheSameRoutingGetTheSameDevices) {
   std::mt19937_64 rng(3);
   std::vector<ExpertId> all(16);
   for (int e = 0; e < 16; ++e) all[e] = static_cast<ExpertId>(e);
-  std::vector<std::vector<testing::FixtureToken>> requests(10);
+  std::vector<std::vector<test::FixtureToken>> requests(10);
   for (auto& request : requests)
     for (int t = 0; t < 20; ++t) {
       const int cluster = static_cast<int>(rng() % 4);
       std::vector<ExpertId> experts =
-          testing::draw_experts({all.begin() + 4 * cluster, all.begin() + 4 * cluster + 4}, 2, rng);
+          test::draw_experts({all.begin() + 4 * cluster, all.begin() + 4 * cluster + 4}, 2, rng);
       for (int i = 0; i < 2; ++i) experts.push_back(static_cast<ExpertId>((experts[i] + 4) % 16));
       request.push_back({static_cast<std::int32_t>(t), experts});
     }
-  const RoutingProfile profile = RoutingProfile::build(testing::fixture_trace(2, 16, 2, 20, requests), {});
+  const RoutingProfile profile = RoutingProfile::build(test::fixture_trace(2, 16, 2, 20, requests), {});
   const Placement placement = place(profile, 4).placement;
   for (int e = 0; e < 16; ++e)
     EXPECT_EQ(placement.home_devices(1)[(e + 4) % 16], placement.home_devices(0)[e]) << e;
 }
 
 TEST(CoactPlacement, SameInputSamePlacement) {
-  const RoutingProfile profile = RoutingProfile::build(testing::random_trace(3, 32, 4, 10, 30, 50, 5), {});
+  const RoutingProfile profile = RoutingProfile::build(test::random_trace(3, 32, 4, 10, 30, 50, 5), {});
   EXPECT_EQ(place(profile, 4).placement.slots, place(profile, 4).placement.slots);
 }
 
@@ -99,7 +99,7 @@ TEST(CoactPlacement, BalancedPartitionRepairsByLeastLoss) {
 }
 
 TEST(CoactPlacement, RejectsUnevenSplits) {
-  const RoutingProfile profile = RoutingProfile::build(testing::random_trace(1, 10, 2, 2, 5, 5, 1), {});
+  const RoutingProfile profile = RoutingProfile::build(test::random_trace(1, 10, 2, 2, 5, 5, 1), {});
   EXPECT_THROW(place(profile, 4), InputError);
 }
 

@@ -15,11 +15,11 @@ namespace {
 
 // Four experts, two devices, top-2. Token 0 is the most frequent, then 1, then 2.
 RoutingProfile tiny_profile() {
-  using testing::FixtureToken;
+  using test::FixtureToken;
   const std::vector<std::vector<FixtureToken>> requests = {
       {{0, {0, 1}}, {0, {0, 1}}, {0, {0, 1}}, {0, {0, 2}}, {1, {2, 3}}},
       {{1, {2, 3}}, {1, {1, 3}}, {2, {1, 3}}, {2, {0, 3}}}};
-  return RoutingProfile::build(testing::fixture_trace(1, 4, 2, 3, requests), {});
+  return RoutingProfile::build(test::fixture_trace(1, 4, 2, 3, requests), {});
 }
 
 // Exhaustive optimum of the ilp objective over every expert split and token assignment.

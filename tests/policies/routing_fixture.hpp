@@ -10,7 +10,7 @@
 
 #include "workloads/routing_trace.hpp"
 
-namespace semsim::testing {
+namespace semsim::test {
 
 // One request per entry of `requests`: its tokens, each as (token id, experts of every layer
 // concatenated: layers × k ids). Vocabulary ids are "t0", "t1", ...
@@ -63,4 +63,4 @@ inline RoutingTrace random_trace(int layers, int experts, int k, int requests, i
   return fixture_trace(layers, experts, k, vocabulary, out);
 }
 
-}  // namespace semsim::testing
+}  // namespace semsim::test

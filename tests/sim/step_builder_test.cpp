@@ -11,7 +11,7 @@
 namespace semsim {
 namespace {
 
-struct Fixture {
+struct StepBuilderFixture {
   Scenario scenario;
   std::unique_ptr<RoutingSource> routing;
   RooflineCostModel cost;
@@ -19,7 +19,7 @@ struct Fixture {
   MoeModel rank_model;
   Topology topology;
 
-  explicit Fixture(std::vector<std::string> overrides)
+  explicit StepBuilderFixture(std::vector<std::string> overrides)
       : scenario(load_scenario(default_scenario_text(), "<default>", "", with_small(std::move(overrides)))),
         routing(make_routing_source(scenario.workload, scenario.model)),
         cost(scenario.model, scenario.cluster.device, *scenario.calibration, scenario.precision),
@@ -78,7 +78,7 @@ int moe_layers(const MoeModel& m) {
 }
 
 TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
-  Fixture f({});
+  StepBuilderFixture f({});
   const Step step;
   const StepGraph g = f.build(step.batches, step.tokens, step.token_rank);
   const int layers = moe_layers(f.scenario.model);
@@ -103,7 +103,7 @@ TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
 }
 
 TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
-  Fixture f({"parallelism.attention=tp"});
+  StepBuilderFixture f({"parallelism.attention=tp"});
   RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
   Step step;
   step.token_rank.assign(8, 0);
@@ -123,7 +123,7 @@ TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
 // (the second part after the first's 4 tokens of context, and it yields the token); rank 1's single
 // decode token is all micro-batch 0's.
 TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
-  Fixture f({"serving.overlap=two_batch"});
+  StepBuilderFixture f({"serving.overlap=two_batch"});
   const Step step;
   const StepGraph g = f.build(step.batches, step.tokens, step.token_rank);
   const auto activities = g.activities();

@@ -21,16 +21,16 @@ namespace sg4 = simgrid::s4u;
 using Json = nlohmann::json;
 using test::build_topology;
 
-constexpr double kBytes = 45e6;  // 0.1 ms on one 450 GB/s NVLink direction
+constexpr double kCopyBytes = 45e6;  // 0.1 ms on one 450 GB/s NVLink direction
 
-// One copy of kBytes from `src` to `dst` (plus storage that outlives the step).
+// One copy of kCopyBytes from `src` to `dst` (plus storage that outlives the step).
 struct PointToPoint {
   std::vector<long long> copies;
   PointToPoint(int devices, int src, int dst) : copies(static_cast<std::size_t>(devices) * devices, 0) {
     copies[static_cast<std::size_t>(src) * devices + dst] = 1;
   }
   Collective collective(double overhead = 0) const {
-    return {CopyTraffic{copies, 8, kBytes, false}, overhead};
+    return {CopyTraffic{copies, 8, kCopyBytes, false}, overhead};
   }
 };
 

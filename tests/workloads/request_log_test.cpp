@@ -256,14 +256,14 @@ TEST_F(RequestLogTest, BenchServingPrettyPrintedAndCorrupt) {
       << error_of("{\"request_rate\": 1,\n \"input_lens\": [1,, 2]}\n", bench);
 }
 
-YamlInput yaml(const std::string& text) {
+YamlInput scenario_yaml(const std::string& text) {
   return YamlInput::parse(text, "scenario.yaml");
 }
 
 TEST_F(RequestLogTest, WorkloadTakesEachRequestFromTheLog) {
   write("requests.csv", "timestamp,input_tokens,output_tokens\n3,30,3\n1,10,1\n2,20,2\n");
   const std::string base = "{seed: 3, requests_from: {file: requests.csv, format: csv, time_scale: 2}";
-  const WorkloadSpec all = WorkloadSpec::from_yaml(yaml(base + "}"), dir_.string());
+  const WorkloadSpec all = WorkloadSpec::from_yaml(scenario_yaml(base + "}"), dir_.string());
   EXPECT_EQ(all.requests, 3);  // the file's usable requests
   const std::vector<Request> requests = generate_requests(all);
   ASSERT_EQ(requests.size(), 3u);
@@ -274,13 +274,13 @@ TEST_F(RequestLogTest, WorkloadTakesEachRequestFromTheLog) {
   }
   EXPECT_EQ(all.input_len.upper_bound() + all.output_len.upper_bound(), 33);
 
-  const WorkloadSpec first_two = WorkloadSpec::from_yaml(yaml(base + ", requests: 2}"), dir_.string());
+  const WorkloadSpec first_two = WorkloadSpec::from_yaml(scenario_yaml(base + ", requests: 2}"), dir_.string());
   EXPECT_EQ(generate_requests(first_two).size(), 2u);
   EXPECT_EQ(first_two.input_len.upper_bound(), 20);  // the simulated requests bound the KV cache
 
   auto error = [&](const std::string& text) {
     try {
-      WorkloadSpec::from_yaml(yaml(text), dir_.string());
+      WorkloadSpec::from_yaml(scenario_yaml(text), dir_.string());
     } catch (const InputError& e) {
       return std::string(e.what());
     }

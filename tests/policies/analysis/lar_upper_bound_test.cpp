@@ -130,7 +130,7 @@ TEST(LarUpperBound, NeverBelowTheExhaustiveOptimumOrAnyPolicy) {
                              Shape{6, 3, 2, 1.5}, Shape{8, 2, 3, 1.1}}) {
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       const RoutingTrace trace =
-          testing::random_trace(2, shape.experts, shape.k, 3, 3, 4, seed * 31 + shape.experts);
+          test::random_trace(2, shape.experts, shape.k, 3, 3, 4, seed * 31 + shape.experts);
       if (trace.tokens() > 8) continue;  // keep the enumeration small
       const LarUpperBound bound = bound_of(trace, {}, shape.devices, shape.balance);
       EXPECT_LE(bound.dp, bound.tp + 1e-12);
@@ -166,9 +166,9 @@ TEST(LarUpperBound, NeverBelowTheExhaustiveOptimumOrAnyPolicy) {
 TEST(LarUpperBound, TightWhenTheCoactivationGraphHasAPerfectSplit) {
   // One request; tokens {0,1} x3, {0,2}, {2,3}. Best TP: {0,1} | {2,3}, every token on its best
   // device: 2+2+2+1+2 = 9 of 10 activations. Best DP (all on one device): {0,1} hosts 4+3 of 10.
-  using testing::FixtureToken;
+  using test::FixtureToken;
   const RoutingTrace trace =
-      testing::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}, {0, {0, 1}}, {0, {1, 0}}, {0, {0, 2}}, {0, {2, 3}}}});
+      test::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}, {0, {0, 1}}, {0, {1, 0}}, {0, {0, 2}}, {0, {2, 3}}}});
   const LarUpperBound bound = bound_of(trace, {}, 2, 2.0);
   EXPECT_NEAR(bound.tp, 0.9, 1e-9);
   EXPECT_NEAR(bound.dp, 0.7, 1e-9);
@@ -181,7 +181,7 @@ TEST(LarUpperBound, TightWhenTheCoactivationGraphHasAPerfectSplit) {
 TEST(LarUpperBound, OddCycleIsNotTightButValid) {
   // Tokens {0,1}, {0,2}, {1,2} on three devices of two experts: only one pair can share a device
   // (4 of 6 local), while the relaxation may split every pair in halves (at most 4.5 of 6).
-  const RoutingTrace trace = testing::fixture_trace(1, 6, 2, 1, {{{0, {0, 1}}, {0, {0, 2}}, {0, {1, 2}}}});
+  const RoutingTrace trace = test::fixture_trace(1, 6, 2, 1, {{{0, {0, 1}}, {0, {0, 2}}, {0, {1, 2}}}});
   const LarUpperBound bound = bound_of(trace, {}, 3, 3.0);
   EXPECT_GE(bound.tp, 4.0 / 6 - 1e-9);
   EXPECT_LE(bound.tp, 4.5 / 6 + 1e-9);
@@ -191,10 +191,10 @@ TEST(LarUpperBound, TriangleInequalitiesCutNonPartitions) {
   // Tokens on the edges of the 6-cycle 0-1-2-3-4-5-0, two devices of three experts. Degrees alone
   // allow co-locating every cycle edge (all 12 activations local); a partition keeps at most 4
   // edges (e.g. {0,1,2} | {3,4,5}): 10 of 12.
-  std::vector<testing::FixtureToken> tokens;
+  std::vector<test::FixtureToken> tokens;
   for (int e = 0; e < 6; ++e)
     tokens.push_back({0, {static_cast<ExpertId>(e), static_cast<ExpertId>((e + 1) % 6)}});
-  const RoutingTrace trace = testing::fixture_trace(1, 6, 2, 1, {tokens});
+  const RoutingTrace trace = test::fixture_trace(1, 6, 2, 1, {tokens});
   EXPECT_NEAR(bound_of(trace, {}, 2, 2.0, 0).tp, 1.0, 1e-9);
   const double with_triangles = bound_of(trace, {}, 2, 2.0, 2).tp;
   EXPECT_LT(with_triangles, 0.99);
@@ -202,7 +202,7 @@ TEST(LarUpperBound, TriangleInequalitiesCutNonPartitions) {
 }
 
 TEST(LarUpperBound, SameOnAnyNumberOfThreadsAndTpBalanceOnlyTightensTp) {
-  const RoutingTrace trace = testing::random_trace(5, 16, 4, 6, 4, 12, 7);
+  const RoutingTrace trace = test::random_trace(5, 16, 4, 6, 4, 12, 7);
   const LarUpperBound one = lar_upper_bound(trace, {}, 4, {1.5, 1.5, 100, 1, 1});
   const LarUpperBound three = lar_upper_bound(trace, {}, 4, {1.5, 1.5, 100, 1, 3});
   EXPECT_EQ(one.tp_layer, three.tp_layer);
@@ -216,7 +216,7 @@ TEST(LarUpperBound, SameOnAnyNumberOfThreadsAndTpBalanceOnlyTightensTp) {
 
 TEST(LarUpperBound, MaskSelectsRequests) {
   // Alone, the token {0,1} can be all local; with {0,2} beside it, expert 0 has one partner: 3 of 4.
-  const RoutingTrace trace = testing::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}}, {{0, {0, 2}}}});
+  const RoutingTrace trace = test::fixture_trace(1, 4, 2, 1, {{{0, {0, 1}}}, {{0, {0, 2}}}});
   EXPECT_NEAR(bound_of(trace, {true, false}, 2, 2.0).tp, 1.0, 1e-9);
   EXPECT_NEAR(bound_of(trace, {}, 2, 2.0).tp, 0.75, 1e-9);
   EXPECT_THROW(bound_of(trace, {}, 3, 1.1), InputError);

@@ -93,7 +93,7 @@ TEST(HindsightRequestAssignment, FeasibleNeverBelowTheStartAndOptimalWithoutACap
 TEST(HindsightLar, BetweenThePredictedLarAndTheUpperBound) {
   int checked = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const RoutingTrace trace = testing::random_trace(3, 8, 2, 8, 6, 10, seed);
+    const RoutingTrace trace = test::random_trace(3, 8, 2, 8, 6, 10, seed);
     const std::vector<bool> held_out = held_out_requests(trace.requests(), 0.5, seed);
     const RoutingProfile profile = RoutingProfile::build(trace, held_out);
     for (const char* policy : {"contiguous", "semmoe", "coact"}) {
