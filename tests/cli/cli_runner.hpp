@@ -27,8 +27,9 @@ namespace semsim::cli_test {
 namespace fs = std::filesystem;
 
 // How many times longer the CLI tests wait for semsim (the run timeout, and the fixed delays of the
-// few tests that kill a run on purpose): the sanitizers slow it several-fold.
-inline constexpr int kSlowdown = kAddressSanitizer ? 6 : 1;
+// few tests that kill a run on purpose): the sanitizers slow it several-fold (the default scenario
+// runs 3.6 times longer).
+inline constexpr int kSlowdown = kAddressSanitizer ? 4 : 1;
 
 struct CliResult {
   int exit_code = -1;  // the process's exit status, or 128 + signal number when it was killed
