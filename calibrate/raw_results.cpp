@@ -96,13 +96,16 @@ RawResults read_one_process(const std::string& raw_dir) {
 }
 
 RawResults read_per_rank(const std::string& raw_dir) {
+  std::vector<fs::path> entries;  // in name order: the same error whatever order the folder lists them
+  for (const auto& entry : fs::directory_iterator(raw_dir))
+    if (entry.is_directory()) entries.push_back(entry.path());
+  std::sort(entries.begin(), entries.end());
   std::map<int, fs::path> folders;
-  for (const auto& entry : fs::directory_iterator(raw_dir)) {
-    const auto rank = folder_rank(entry.path().filename().string());
-    if (!rank || !entry.is_directory()) continue;
-    if (const auto [it, inserted] = folders.emplace(*rank, entry.path()); !inserted)
-      throw InputError(
-          fmt::format("{} and {} are both rank {}", it->second.string(), entry.path().string(), *rank));
+  for (const fs::path& entry : entries) {
+    const auto rank = folder_rank(entry.filename().string());
+    if (!rank) continue;
+    if (const auto [it, inserted] = folders.emplace(*rank, entry); !inserted)
+      throw InputError(fmt::format("{} and {} are both rank {}", it->second.string(), entry.string(), *rank));
   }
   RawResults r;
   const fs::path first = folders.begin()->second;

@@ -138,11 +138,6 @@ std::optional<std::string> RunWatch::fault(RendezvousClock::time_point now) {
   for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
     Seen& seen = ranks_[rank];
     const int r = static_cast<int>(rank);
-    if (!seen.status) seen.status = read_run_file(status_path(raw_, r), run_);
-    if (seen.status) {
-      if (*seen.status != "ok") return "rank " + std::to_string(r) + " (" + seen.host + ") " + *seen.status;
-      continue;
-    }
     if (const auto beat = read_run_file(heartbeat_path(raw_, r), run_)) {
       std::istringstream in(*beat);
       std::string host, phase;
@@ -155,6 +150,11 @@ std::optional<std::string> RunWatch::fault(RendezvousClock::time_point now) {
       }
     }
     const std::string who = "rank " + std::to_string(r) + " (" + seen.host + ")";
+    if (!seen.status) seen.status = read_run_file(status_path(raw_, r), run_);
+    if (seen.status) {
+      if (*seen.status != "ok") return who + " " + *seen.status;
+      continue;
+    }
     if (now - seen.beat_at > limits_.silent)
       return who + (seen.beats ? " stopped beating" : " never started") + ": no heartbeat for " +
              std::to_string(seconds_of(now - seen.beat_at)) + " s (last phase: " + seen.phase +
