@@ -195,49 +195,58 @@ Point make_point(const Group& g, const std::string& collective, long long bytes)
   Point point;
   if (collective == "all_reduce") {
     const long long count = bytes / 2;
-    point = {count * 2, double(count * 2), 2 * spread * count * 2, [g, count] {
-               on_every_rank(g, [&](Rank& r) {
-                 SEMSIM_NCCL(ncclAllReduce(r.send.get(), r.receive.get(), count, ncclBfloat16, ncclSum,
-                                           r.comm, r.stream));
-               });
-             }};
+    point.bytes = count * 2;
+    point.message_bytes = double(count * 2);
+    point.bus_bytes = 2 * spread * count * 2;
+    point.issue = [g, count] {
+      on_every_rank(g, [&](Rank& r) {
+        SEMSIM_NCCL(
+            ncclAllReduce(r.send.get(), r.receive.get(), count, ncclBfloat16, ncclSum, r.comm, r.stream));
+      });
+    };
     point.fill = [count](Rank& r) { fill_reduction_input(r.send.get(), count, 0, r.index, r.stream); };
     point.check = [count, n](Rank& r, unsigned long long* wrong) {
       count_wrong_sums(r.receive.get(), count, 0, n, wrong, r.stream);
     };
   } else if (collective == "reduce_scatter") {
     const long long count = bytes / 2 / n;  // elements each rank ends with
-    point = {count * 2 * n, double(count * 2), spread * count * 2 * n, [g, count] {
-               on_every_rank(g, [&](Rank& r) {
-                 SEMSIM_NCCL(ncclReduceScatter(r.send.get(), r.receive.get(), count, ncclBfloat16, ncclSum,
-                                               r.comm, r.stream));
-               });
-             }};
+    point.bytes = count * 2 * n;
+    point.message_bytes = double(count * 2);
+    point.bus_bytes = spread * count * 2 * n;
+    point.issue = [g, count] {
+      on_every_rank(g, [&](Rank& r) {
+        SEMSIM_NCCL(
+            ncclReduceScatter(r.send.get(), r.receive.get(), count, ncclBfloat16, ncclSum, r.comm, r.stream));
+      });
+    };
     point.fill = [count, n](Rank& r) { fill_reduction_input(r.send.get(), count * n, 0, r.index, r.stream); };
     point.check = [count, n](Rank& r, unsigned long long* wrong) {
       count_wrong_sums(r.receive.get(), count, count * r.index, n, wrong, r.stream);
     };
   } else if (collective == "all_gather") {
     const long long count = bytes / n;  // bytes each rank contributes
-    point = {
-        count * n, double(count), spread * count * n, [g, count] {
-          on_every_rank(g, [&](Rank& r) {
-            SEMSIM_NCCL(ncclAllGather(r.send.get(), r.receive.get(), count, ncclUint8, r.comm, r.stream));
-          });
-        }};
+    point.bytes = count * n;
+    point.message_bytes = double(count);
+    point.bus_bytes = spread * count * n;
+    point.issue = [g, count] {
+      on_every_rank(g, [&](Rank& r) {
+        SEMSIM_NCCL(ncclAllGather(r.send.get(), r.receive.get(), count, ncclUint8, r.comm, r.stream));
+      });
+    };
     point.fill = [count](Rank& r) { fill_bytes(r.send.get(), count, seed_of(r.index, 0), r.stream); };
     point.check = [count, n](Rank& r, unsigned long long* wrong) {
       for (int s = 0; s < n; ++s)
         count_wrong_bytes(r.receive.at(count * s), count, seed_of(s, 0), wrong, r.stream);
     };
   } else {  // send_recv: a ring, each rank sending to the next (with two ranks, an exchange)
-    point = {
-        bytes, double(bytes), double(bytes), [g, bytes, n] {
-          on_every_rank(g, [&](Rank& r) {
-            SEMSIM_NCCL(ncclSend(r.send.get(), bytes, ncclUint8, (r.index + 1) % n, r.comm, r.stream));
-            SEMSIM_NCCL(ncclRecv(r.receive.get(), bytes, ncclUint8, (r.index + n - 1) % n, r.comm, r.stream));
-          });
-        }};
+    point.bytes = bytes;
+    point.message_bytes = point.bus_bytes = double(bytes);
+    point.issue = [g, bytes, n] {
+      on_every_rank(g, [&](Rank& r) {
+        SEMSIM_NCCL(ncclSend(r.send.get(), bytes, ncclUint8, (r.index + 1) % n, r.comm, r.stream));
+        SEMSIM_NCCL(ncclRecv(r.receive.get(), bytes, ncclUint8, (r.index + n - 1) % n, r.comm, r.stream));
+      });
+    };
     point.fill = [bytes, n](Rank& r) {
       fill_bytes(r.send.get(), bytes, seed_of(r.index, (r.index + 1) % n), r.stream);
     };
