@@ -129,8 +129,12 @@ std::optional<std::string> abort_requested(const std::string& raw, const std::st
 }
 
 RunWatch::RunWatch(std::string raw, std::string run, int ranks, WatchLimits limits,
-                   RendezvousClock::time_point start)
-    : raw_(std::move(raw)), run_(std::move(run)), limits_(limits), ranks_(static_cast<std::size_t>(ranks)) {
+                   RendezvousClock::time_point start, int watcher)
+    : raw_(std::move(raw)),
+      run_(std::move(run)),
+      limits_(limits),
+      watcher_(watcher),
+      ranks_(static_cast<std::size_t>(ranks)) {
   for (Seen& seen : ranks_) seen.beat_at = seen.progress_at = start;
 }
 
@@ -138,6 +142,7 @@ std::optional<std::string> RunWatch::fault(RendezvousClock::time_point now) {
   for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
     Seen& seen = ranks_[rank];
     const int r = static_cast<int>(rank);
+    if (r == watcher_) continue;
     if (const auto beat = read_run_file(heartbeat_path(raw_, r), run_)) {
       std::istringstream in(*beat);
       std::string host, phase;
@@ -167,8 +172,8 @@ std::optional<std::string> RunWatch::fault(RendezvousClock::time_point now) {
 }
 
 bool RunWatch::all_finished() const {
-  for (const Seen& seen : ranks_)
-    if (seen.status != "ok") return false;
+  for (std::size_t rank = 0; rank < ranks_.size(); ++rank)
+    if (static_cast<int>(rank) != watcher_ && ranks_[rank].status != "ok") return false;
   return true;
 }
 

@@ -66,8 +66,9 @@ struct WatchLimits {
 // Times are the watcher's own clock: nodes' clocks need not agree.
 class RunWatch {
  public:
-  RunWatch(std::string raw, std::string run, int ranks, WatchLimits limits,
-           RendezvousClock::time_point start);
+  // `watcher`, a rank that watches the others, is not watched: it reports its own faults.
+  RunWatch(std::string raw, std::string run, int ranks, WatchLimits limits, RendezvousClock::time_point start,
+           int watcher = -1);
 
   // Looks at every rank's files at `now`: the first fault (a rank that reported failure, went
   // silent or got stuck; its rank and host named), or nothing.
@@ -85,6 +86,7 @@ class RunWatch {
   };
   std::string raw_, run_;
   WatchLimits limits_;
+  int watcher_;
   std::vector<Seen> ranks_;
 };
 

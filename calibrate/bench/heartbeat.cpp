@@ -5,7 +5,9 @@
 namespace semsim::bench {
 
 RankHeartbeat::RankHeartbeat(const RankIdentity& rank, std::string raw, WatchLimits limits)
-    : rank_(rank), raw_(std::move(raw)), watch_(raw_, rank.run, rank.ranks, limits, RendezvousClock::now()) {
+    : rank_(rank),
+      raw_(std::move(raw)),
+      watch_(raw_, rank.run, rank.ranks, limits, RendezvousClock::now(), rank.rank) {
   beat();
   thread_ = std::thread([this] {
     while (!stopping_) {

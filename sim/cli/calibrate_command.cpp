@@ -81,7 +81,8 @@ bool measure(const CalibrateOptions& options, const std::string& raw) {
   if (many) args.insert(args.end(), {"--rank-timeout", fmt::format("{}", options.rank_timeout)});
   // Its progress shows as it goes: it writes to this process's stdout and stderr.
   const int code = ChildProcess::run_program(args).wait().shell_code();
-  if (code == 3 && !raw_existed) fs::remove_all(raw);  // nothing was measured: leave nothing behind
+  // Nothing was measured: leave nothing behind (a rank of many leaves the others' results alone).
+  if (code == 3 && !raw_existed && !many) fs::remove_all(raw);
   if (code == 3)
     throw InputError(
         "calibrate: no CUDA GPU on this machine (the microbenchmarks found none); run it on the GPU "

@@ -92,6 +92,10 @@ TEST(RunWatch, NamesARankThatFailedDiedOrHung) {
     }
     ASSERT_LT(second, 70) << "never detected";
   }
+  RunWatch by_rank_0(raw, "run", 2, limits, t0, 0);
+  EXPECT_FALSE(by_rank_0.fault(t0 + 71s)) << "rank 0 does not watch itself (its last beat: second 70)";
+  EXPECT_EQ(by_rank_0.fault(t0 + 200s).value_or("").substr(0, 17), "rank 1 (host-1) s")
+      << "rank 1 it watches";
   write_rank_status(raw, "run", 0, "failed: an NCCL error");
   RunWatch failed(raw, "run", 2, limits, t0);
   EXPECT_EQ(failed.fault(t0), "rank 0 (host-0) failed: an NCCL error");
