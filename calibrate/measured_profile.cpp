@@ -12,80 +12,13 @@
 
 #include "calibrate/fit.hpp"
 #include "calibrate/kernels.hpp"
+#include "calibrate/raw_results.hpp"
 #include "calibrate/shape_words.hpp"
-#include "models/csv.hpp"
 #include "models/operator_costs.hpp"
 #include "models/presets.hpp"
 
 namespace semsim {
 namespace {
-
-// A CSV file as the benchmark writes it (RFC 4180 quoting, a header line).
-class CsvFile {
- public:
-  struct Row {
-    int line = 0;
-    std::vector<std::string> fields;
-  };
-
-  CsvFile(const std::string& path, bool required) : path_(path) {
-    std::ifstream in(path);
-    if (!in) {
-      if (required) throw InputError(path + ": cannot read the file");
-      return;
-    }
-    int line_number = 0;
-    for (std::string line; std::getline(in, line);) {
-      ++line_number;
-      if (line.empty()) continue;
-      std::vector<std::string> fields = split(line, line_number);
-      if (header_.empty()) {
-        header_ = std::move(fields);
-        continue;
-      }
-      if (fields.size() != header_.size())
-        throw InputError(fmt::format("{}:{}: expected {} fields, got {}", path, line_number, header_.size(),
-                                     fields.size()));
-      rows_.push_back({line_number, std::move(fields)});
-    }
-  }
-
-  const std::vector<Row>& rows() const { return rows_; }
-
-  std::size_t column(const std::string& name) const {
-    const auto it = std::find(header_.begin(), header_.end(), name);
-    if (it == header_.end()) throw InputError(fmt::format("{}:1: no column '{}'", path_, name));
-    return static_cast<std::size_t>(it - header_.begin());
-  }
-
-  double number(const Row& row, std::size_t column) const {
-    const auto value = parse_number(row.fields[column]);
-    if (!value)
-      throw InputError(fmt::format("{}:{}: {}: expected a number, got '{}'", path_, row.line, header_[column],
-                                   row.fields[column]));
-    return *value;
-  }
-
- private:
-  std::vector<std::string> split(const std::string& line, int line_number) const {
-    bool unterminated = false;
-    std::vector<std::string> fields = split_csv_line(line, &unterminated);
-    if (unterminated) throw InputError(fmt::format("{}:{}: unterminated quote", path_, line_number));
-    return fields;
-  }
-
-  std::string path_;
-  std::vector<std::string> header_;
-  std::vector<Row> rows_;
-};
-
-std::map<std::string, std::string> read_environment(const std::string& raw_dir) {
-  const CsvFile csv((std::filesystem::path(raw_dir) / kRawEnvironment).string(), true);
-  const std::size_t key = csv.column("key"), value = csv.column("value");
-  std::map<std::string, std::string> environment;
-  for (const auto& row : csv.rows()) environment[row.fields[key]] = row.fields[value];
-  return environment;
-}
 
 // Lower-case words, split at spaces and hyphens ("NVIDIA A100-SXM4-80GB": nvidia, a100, sxm4, 80gb).
 std::set<std::string> words(std::string text) {
@@ -149,28 +82,44 @@ struct Derived {
 };
 
 std::string summary_of(const CalibrationProfile& p, const std::string& failed_checks,
-                       bool efficiencies_measured[4]) {
+                       const std::vector<std::string>& efficiencies_measured) {
   std::string measured;
-  const char* names[] = {"gemm", "attention", "memory", "scaleup"};
-  for (int i = 0; i < 4; ++i)
-    if (efficiencies_measured[i]) measured += (measured.empty() ? "" : ", ") + std::string(names[i]);
+  for (const std::string& name : efficiencies_measured) measured += (measured.empty() ? "" : ", ") + name;
+  const ProfileTopology& topology = *p.provenance->topology;
+  const bool scaleout = std::find(efficiencies_measured.begin(), efficiencies_measured.end(), "scaleout") !=
+                        efficiencies_measured.end();
   return fmt::format(
-      "Measured by semsim-calibrate-bench on {} ({} GPU(s)), {}: {} kernel tables, {} collective fits. "
-      "Efficiencies derived from the samples: {} (the others, and scaleout, are the datasheet's: one node "
-      "measures no fabric). overhead.kernel is the fastest launch measured, overhead.collective the "
-      "all-to-all's alpha. Residuals: leave-one-out relative errors of interior grid points, plus skewed "
-      "expert histograms predicted by the balanced tables. Correctness checks failed: {}.",
-      p.provenance->gpu, p.provenance->gpus, p.provenance->date, p.kernels.size(), p.collectives.size(),
-      measured.empty() ? "none" : measured, failed_checks.empty() ? "none" : failed_checks);
+      "Measured by semsim-calibrate-bench on {} ({} node(s) of {} GPU(s)), {}: {} kernel tables, {} "
+      "collective "
+      "fits. Efficiencies derived from the samples: {} (the others are the datasheet's{}). overhead.kernel "
+      "is "
+      "the fastest launch measured, overhead.collective the scale-up all-to-all's alpha. Residuals: "
+      "leave-one-out relative errors of interior grid points, plus skewed expert histograms predicted by the "
+      "balanced tables. Correctness checks failed: {}.",
+      p.provenance->gpu, topology.nodes, topology.gpus_per_node, p.provenance->date, p.kernels.size(),
+      p.collectives.size(), measured.empty() ? "none" : measured,
+      scaleout             ? ""
+      : topology.nodes > 1 ? "; no scale-out all-to-all was measured"
+                           : "; one node measures no fabric",
+      failed_checks.empty() ? "none" : failed_checks);
+}
+
+// Of the all-to-all fits of `level`, the one over the most ranks: the efficiency and overhead of
+// the largest group measured.
+const CollectiveFit* largest_all_to_all(const CalibrationProfile& p, const std::string& level) {
+  const CollectiveFit* largest = nullptr;
+  for (const CollectiveFit& fit : p.collectives)
+    if (fit.collective == "all_to_all" && fit.level == level && (!largest || fit.ranks > largest->ranks))
+      largest = &fit;
+  return largest;
 }
 
 }  // namespace
 
 std::string raw_gpu_name(const std::string& raw_dir) {
-  const auto environment = read_environment(raw_dir);
-  const auto gpu = environment.find("gpu");
-  if (gpu == environment.end())
-    throw InputError((std::filesystem::path(raw_dir) / kRawEnvironment).string() + ": no 'gpu' entry");
+  const RawResults raw = read_raw_results(raw_dir);
+  const auto gpu = raw.environment.find("gpu");
+  if (gpu == raw.environment.end()) throw InputError(raw.environment_file + ": no 'gpu' entry");
   return gpu->second;
 }
 
@@ -193,28 +142,29 @@ std::string device_preset_for_gpu(const std::string& gpu_name) {
 }
 
 CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device& device) {
-  const std::filesystem::path dir(raw_dir);
-  const auto environment = read_environment(raw_dir);
+  const RawResults raw = read_raw_results(raw_dir);
   auto env = [&](const char* key) {
-    const auto it = environment.find(key);
-    return it == environment.end() ? std::string() : it->second;
+    const auto it = raw.environment.find(key);
+    return it == raw.environment.end() ? std::string() : it->second;
   };
   CalibrationProfile p = CalibrationProfile::datasheet(device);
   p.name = device.name + "-measured";
   p.source = "measured";
-  p.provenance = ProfileProvenance{env("date"),
-                                   env("gpu"),
-                                   static_cast<int>(parse_number(env("gpus")).value_or(0)),
-                                   env("driver"),
-                                   env("cuda"),
-                                   env("cublas"),
-                                   env("nccl"),
-                                   "",
-                                   "",
-                                   {}};
+  p.provenance =
+      ProfileProvenance{env("date"),
+                        env("gpu"),
+                        raw.ranks > 1 ? raw.ranks : static_cast<int>(parse_number(env("gpus")).value_or(0)),
+                        env("driver"),
+                        env("cuda"),
+                        env("cublas"),
+                        env("nccl"),
+                        "",
+                        "",
+                        {},
+                        raw.topology};
 
   std::string failed_checks;
-  const CsvFile checks((dir / kRawChecks).string(), false);
+  const RawTable& checks = raw.checks;
   if (!checks.rows().empty()) {
     const std::size_t name = checks.column("check"), passed = checks.column("passed");
     for (const auto& row : checks.rows())
@@ -222,8 +172,8 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
         failed_checks += (failed_checks.empty() ? "" : " ") + row.fields[name];
   }
 
-  const CsvFile kernels((dir / kRawKernels).string(), false);
-  const CsvFile collectives((dir / kRawCollectives).string(), false);
+  const RawTable& kernels = raw.kernels;
+  const RawTable& collectives = raw.collectives;
   if (kernels.rows().empty() && collectives.rows().empty())
     throw InputError(raw_dir + ": no kernel or collective results (" + kRawKernels + ", " + kRawCollectives +
                      ")");
@@ -239,8 +189,8 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
       if (row.fields[status] != "ok") continue;
       const std::string& name = row.fields[kernel];
       if (!find_kernel_spec(name))
-        throw InputError(fmt::format("{}:{}: unknown kernel '{}'{}", (dir / kRawKernels).string(), row.line,
-                                     name, did_you_mean(name, kernel_names())));
+        throw InputError(fmt::format("{}: unknown kernel '{}'{}", kernels.where(row), name,
+                                     did_you_mean(name, kernel_names())));
       const KernelSample sample{kernels.number(row, x), kernels.number(row, y), kernels.number(row, seconds)};
       KernelSamples& samples = by_table[{name, row.fields[shape], row.fields[dtype]}];
       samples.implementation = row.fields[implementation];
@@ -281,14 +231,18 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
                       level = collectives.column("level"), message = collectives.column("message_bytes"),
                       bus = collectives.column("bus_bytes"), seconds = collectives.column("seconds"),
                       status = collectives.column("status");
+    // Point-to-point pairs across rails (pair = cross_rail) stay in the raw results: the engine's
+    // scale-out is rail-aligned, as NCCL routes it.
+    const bool has_pair = collectives.has_column("pair");
+    const std::size_t pair = has_pair ? collectives.column("pair") : 0;
     for (const auto& row : collectives.rows()) {
       const auto rank_count = static_cast<int>(collectives.number(row, ranks));
       if (row.fields[status] != "ok" || rank_count < 2) continue;  // one rank moves nothing over a link
+      if (has_pair && row.fields[pair] == "cross_rail") continue;
       by_fit[{row.fields[collective], row.fields[level], rank_count}].push_back(
           {collectives.number(row, bus), collectives.number(row, message), collectives.number(row, seconds)});
     }
   }
-  const CollectiveFit* all_to_all = nullptr;
   for (const auto& [key, samples] : by_fit) {
     const auto& [collective, level, ranks] = key;
     if (std::find(collective_names().begin(), collective_names().end(), collective) ==
@@ -299,20 +253,28 @@ CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device
     if (auto fit = fit_collective(collective, level, ranks, samples, link))
       p.collectives.push_back(std::move(*fit));
   }
-  for (const CollectiveFit& fit : p.collectives)
-    if (fit.collective == "all_to_all" && fit.level == "scaleup" &&
-        (!all_to_all || fit.ranks > all_to_all->ranks))
-      all_to_all = &fit;
 
-  bool measured[4] = {derived.gemm_flops > 0, derived.attention_flops > 0, derived.copy_bandwidth > 0,
-                      all_to_all != nullptr};
-  if (measured[0]) p.gemm_efficiency = std::clamp(derived.gemm_flops / device.bf16_flops, 0.01, 1.0);
-  if (measured[1])
+  std::vector<std::string> measured;
+  if (derived.gemm_flops > 0) {
+    p.gemm_efficiency = std::clamp(derived.gemm_flops / device.bf16_flops, 0.01, 1.0);
+    measured.push_back("gemm");
+  }
+  if (derived.attention_flops > 0) {
     p.attention_efficiency = std::clamp(derived.attention_flops / device.bf16_flops, 0.01, 1.0);
-  if (measured[2]) p.memory_efficiency = std::clamp(derived.copy_bandwidth / device.hbm_bandwidth, 0.01, 1.0);
-  if (measured[3]) {
-    p.scaleup_efficiency = std::clamp(all_to_all->efficiency, 0.01, 1.0);
-    p.collective_overhead = std::min(all_to_all->alpha, 1e-2);
+    measured.push_back("attention");
+  }
+  if (derived.copy_bandwidth > 0) {
+    p.memory_efficiency = std::clamp(derived.copy_bandwidth / device.hbm_bandwidth, 0.01, 1.0);
+    measured.push_back("memory");
+  }
+  if (const CollectiveFit* scaleup = largest_all_to_all(p, "scaleup")) {
+    p.scaleup_efficiency = std::clamp(scaleup->efficiency, 0.01, 1.0);
+    p.collective_overhead = std::min(scaleup->alpha, 1e-2);
+    measured.push_back("scaleup");
+  }
+  if (const CollectiveFit* scaleout = largest_all_to_all(p, "scaleout")) {
+    p.scaleout_efficiency = std::clamp(scaleout->efficiency, 0.01, 1.0);
+    measured.push_back("scaleout");
   }
   if (derived.fastest_kernel > 0) p.kernel_overhead = std::min(derived.fastest_kernel, 1e-2);
   p.notes = summary_of(p, failed_checks, measured);

@@ -5,23 +5,20 @@
 #include <string>
 
 #include "calibrate/profile.hpp"
+#include "calibrate/raw_results.hpp"
 
 namespace semsim {
 
-// The files semsim-calibrate-bench writes into its output folder.
-inline constexpr const char* kRawEnvironment = "environment.csv";
-inline constexpr const char* kRawChecks = "checks.csv";
-inline constexpr const char* kRawKernels = "kernels.csv";
-inline constexpr const char* kRawCollectives = "collectives.csv";
-
-// The GPU name the benchmark recorded in `raw_dir`.
+// The GPU name the benchmark recorded in `raw_dir` (rank 0's in a multi-process run).
 std::string raw_gpu_name(const std::string& raw_dir);
 
 // The device preset a CUDA device name stands for (the one whose display name shares the most
 // words with it); InputError when none or several fit equally.
 std::string device_preset_for_gpu(const std::string& gpu_name);
 
-// Fits the samples in `raw_dir` for `device`. Rows that failed, were skipped or did not pass their
+// Fits the samples in `raw_dir` (either layout of raw_results.hpp; a multi-process run's ranks
+// merged) for `device`: scale-up fits from collectives within a node, scale-out fits, and
+// efficiency.scaleout, from those across nodes. Rows that failed, were skipped or did not pass their
 // correctness checks are left out; kernels and collectives without enough samples get no table or
 // fit (the engine prices them with the roofline). Malformed files are InputErrors naming file:line.
 CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device& device);

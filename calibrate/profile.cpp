@@ -188,9 +188,20 @@ SourceTable read_source_table(const YamlInput& in) {
   return t;
 }
 
+ProfileTopology read_topology(const YamlInput& in) {
+  in.expect_map({"nodes", "gpus_per_node", "nics_per_node", "hosts"});
+  ProfileTopology t;
+  t.nodes = static_cast<int>(in.required("nodes").as_int_in(1, 1 << 20));
+  t.gpus_per_node = static_cast<int>(in.required("gpus_per_node").as_int_in(1, 1 << 20));
+  t.nics_per_node = static_cast<int>(in.get_int_in("nics_per_node", 0, 0, 1 << 20));
+  if (const auto hosts = in.optional("hosts"))
+    for (const YamlInput& host : hosts->items()) t.hosts.push_back(host.as_string());
+  return t;
+}
+
 ProfileProvenance read_provenance(const YamlInput& in) {
-  in.expect_map(
-      {"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl", "database", "frameworks", "tables"});
+  in.expect_map({"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl", "database", "frameworks",
+                 "tables", "topology"});
   ProfileProvenance p;
   p.date = in.get_string("date", "");
   p.gpu = in.get_string("gpu", "");
@@ -203,6 +214,7 @@ ProfileProvenance read_provenance(const YamlInput& in) {
   p.frameworks = in.get_string("frameworks", "");
   if (const auto tables = in.optional("tables"))
     for (const YamlInput& item : tables->items()) p.tables.push_back(read_source_table(item));
+  if (const auto topology = in.optional("topology")) p.topology = read_topology(*topology);
   return p;
 }
 
@@ -460,6 +472,14 @@ std::string CalibrationProfile::to_yaml() const {
         out << YAML::EndMap;
       }
       out << YAML::EndSeq;
+    }
+    if (const auto& t = provenance->topology) {
+      out << YAML::Key << "topology" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "nodes"
+          << YAML::Value << t->nodes << YAML::Key << "gpus_per_node" << YAML::Value << t->gpus_per_node
+          << YAML::Key << "nics_per_node" << YAML::Value << t->nics_per_node << YAML::Key << "hosts"
+          << YAML::Value << YAML::BeginSeq;
+      for (const std::string& host : t->hosts) out << YAML::DoubleQuoted << host;
+      out << YAML::EndSeq << YAML::EndMap;
     }
     out << YAML::EndMap;
   }

@@ -74,6 +74,15 @@ struct SourceTable {
   bool operator==(const SourceTable&) const = default;
 };
 
+// The machines a profile's collectives were measured on (calibrate/raw_results.hpp finds it).
+struct ProfileTopology {
+  int nodes = 1;
+  int gpus_per_node = 0;
+  int nics_per_node = 0;           // InfiniBand/RoCE adapters per node (0: none seen)
+  std::vector<std::string> hosts;  // one per node, in rank order
+  bool operator==(const ProfileTopology&) const = default;
+};
+
 // Where a measured profile came from.
 struct ProfileProvenance {
   std::string date;    // ISO 8601, UTC: when it was measured ("" when the source does not say)
@@ -86,6 +95,7 @@ struct ProfileProvenance {
   std::string database;    // a public database the tables came from ("" for the project's own suite)
   std::string frameworks;  // serving frameworks and versions whose kernels were timed
   std::vector<SourceTable> tables;
+  std::optional<ProfileTopology> topology;  // the project's own suite: what it ran on
   bool operator==(const ProfileProvenance&) const = default;
 };
 

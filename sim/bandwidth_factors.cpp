@@ -7,7 +7,7 @@
 namespace semsim {
 namespace {
 
-std::optional<BandwidthFactor> closest_fit(const CalibrationProfile& profile, const char* level, int group) {
+const CollectiveFit* closest_fit(const CalibrationProfile& profile, const char* level, int group) {
   const CollectiveFit* best = nullptr;
   auto distance = [&](const CollectiveFit& fit) {
     return std::abs(std::log(static_cast<double>(fit.ranks) / group));
@@ -19,15 +19,26 @@ std::optional<BandwidthFactor> closest_fit(const CalibrationProfile& profile, co
         (distance(fit) == distance(*best) && fit.ranks > best->ranks))
       best = &fit;
   }
-  if (!best) return std::nullopt;
-  return BandwidthFactor(*best);
+  return best;
+}
+
+std::optional<BandwidthFactor> factor_of(const CollectiveFit* fit) {
+  if (!fit) return std::nullopt;
+  return BandwidthFactor(*fit);
 }
 
 }  // namespace
 
+double all_to_all_overhead(const CalibrationProfile& profile, const Topology& topology, double within_node) {
+  if (topology.devices <= topology.devices_per_node) return within_node;
+  const CollectiveFit* across = closest_fit(profile, "scaleout", topology.devices);
+  return across ? across->alpha : within_node;
+}
+
 BandwidthFactors::BandwidthFactors(const CalibrationProfile& profile, const Topology& topology)
-    : scale_up_(closest_fit(profile, "scaleup", std::min(topology.devices, topology.devices_per_node))),
-      scale_out_(closest_fit(profile, "scaleout", topology.devices)),
+    : scale_up_(
+          factor_of(closest_fit(profile, "scaleup", std::min(topology.devices, topology.devices_per_node)))),
+      scale_out_(factor_of(closest_fit(profile, "scaleout", topology.devices))),
       scaled_(topology.devices) {
   for (int src = 0; src < topology.devices; ++src)
     for (int dst = 0; dst < topology.devices; ++dst) same_node_.push_back(topology.same_node(src, dst));

@@ -14,23 +14,28 @@ constexpr std::array<const char*, 3> kCollectiveNames{"reduce_scatter", "all_gat
 
 std::optional<NcclTimes> NcclTimes::make(const CalibrationProfile& profile, int ranks, int devices_per_node,
                                          std::string& why_not) {
-  if (ranks > devices_per_node) {
-    why_not = fmt::format("topology (NCCL is measured within one node; this group of {} spans nodes of {})",
-                          ranks, devices_per_node);
-    return std::nullopt;
-  }
+  // A group across nodes is timed by fits measured across nodes (scale-out), of its own rank count.
+  const bool across_nodes = ranks > devices_per_node;
+  const char* level = across_nodes ? "scaleout" : "scaleup";
   NcclTimes t;
   t.ranks_ = ranks;
+  t.across_nodes_ = across_nodes;
   for (const CollectiveFit& fit : profile.collectives) {
-    if (fit.level != "scaleup" || fit.ranks != ranks) continue;
+    if (fit.level != level || fit.ranks != ranks) continue;
     for (std::size_t kind = 0; kind < kCollectiveNames.size(); ++kind)
       if (fit.collective == kCollectiveNames[kind])
         t.measured_[kind].emplace(Measured{fit, BandwidthFactor(fit)});
   }
   if (!t.measured_[static_cast<int>(ShardCollective::kReduceScatter)] ||
       !t.measured_[static_cast<int>(ShardCollective::kAllGather)]) {
-    why_not = fmt::format(
-        "topology (the calibration profile has no NCCL reduce-scatter and all-gather of {} ranks)", ranks);
+    why_not = across_nodes ? fmt::format(
+                                 "topology (this group of {} spans nodes of {}, and the calibration profile "
+                                 "has no NCCL reduce-scatter and all-gather of {} ranks across nodes)",
+                                 ranks, devices_per_node, ranks)
+                           : fmt::format(
+                                 "topology (the calibration profile has no NCCL reduce-scatter and "
+                                 "all-gather of {} ranks)",
+                                 ranks);
     return std::nullopt;
   }
   return t;
@@ -46,8 +51,8 @@ double NcclTimes::seconds(ShardCollective kind, double shard_bytes) const {
 }
 
 std::string NcclTimes::description() const {
-  return fmt::format("nccl measured ({} ranks: reduce_scatter, all_gather{})", ranks_,
-                     has_all_reduce() ? ", all_reduce" : "");
+  return fmt::format("nccl measured ({} ranks{}: reduce_scatter, all_gather{})", ranks_,
+                     across_nodes_ ? " across nodes" : "", has_all_reduce() ? ", all_reduce" : "");
 }
 
 }  // namespace semsim

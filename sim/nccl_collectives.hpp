@@ -1,10 +1,12 @@
 #pragma once
 // The time of Attention-TP's collectives as NCCL takes them, from a profile's measured NCCL fits
 // (calibrate/fit.hpp: alpha + bus bytes over the bus bandwidth at the message's size), where the
-// profile measured the group's rank count within one node. The measured time is the collective's
-// whole: it replaces the topology's pricing of the shards as direct copies, which knows neither
+// profile measured the group's rank count: within one node (scale-up fits), or across nodes for a group
+// that spans them (scale-out fits, measured by a multi-node calibration). The measured time is the
+// collective's whole: it replaces the topology's pricing of the shards as direct copies, which knows neither
 // NCCL's ring and NVLS algorithms nor its protocol costs at small messages. Elsewhere (a datasheet
-// profile, another rank count, a group over nodes) the shards cross the topology as before.
+// profile, another rank count, a group over nodes that none measured) the shards cross the topology as
+// before.
 #include <array>
 #include <optional>
 #include <string>
@@ -18,8 +20,9 @@ enum class ShardCollective { kReduceScatter, kAllGather, kAllReduce };
 
 class NcclTimes {
  public:
-  // Nothing when the profile holds no scale-up reduce-scatter and all-gather fit of `ranks` ranks or
-  // the group spans nodes; `why_not` then says why (for the summary).
+  // Nothing when the profile holds no reduce-scatter and all-gather fit of `ranks` ranks at the
+  // group's level (scale-up within a node, scale-out across nodes); `why_not` then says why (for the
+  // summary).
   static std::optional<NcclTimes> make(const CalibrationProfile& profile, int ranks, int devices_per_node,
                                        std::string& why_not);
 
@@ -38,6 +41,7 @@ class NcclTimes {
   };
   NcclTimes() = default;
   int ranks_ = 0;
+  bool across_nodes_ = false;
   std::array<std::optional<Measured>, 3> measured_;  // by ShardCollective
 };
 

@@ -85,6 +85,11 @@ class BandwidthFactors {
   TrafficMatrix scaled_;
 };
 
+// The fixed time of one all-to-all over `topology`'s group: where the group spans nodes, the alpha of
+// the profile's scale-out all-to-all fit closest to it (NCCL's setup across the fabric); within a
+// node, or with no such fit, `within_node` (overhead.collective).
+double all_to_all_overhead(const CalibrationProfile& profile, const Topology& topology, double within_node);
+
 enum class NetworkFidelity { kFlow, kBottleneck };
 
 // The time of a collective that runs alone: max route latency over the pairs that move bytes + max

@@ -428,6 +428,12 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       s.calibration = std::make_shared<const CalibrationProfile>(CalibrationProfile::from_yaml(
           YamlInput::load_file(existing_file(*calibration, base_dir, "profile file")), s.cluster.device));
     }
+    try {
+      s.calibration_links = calibration_links(*s.calibration, s.cluster, s.ep);
+    } catch (const InputError& e) {
+      if (calibration) calibration->fail(e.what());
+      throw;
+    }
     if (const auto outputs = root.optional("outputs")) {
       outputs->expect_map({"requests_csv", "steps_csv", "layers_csv"});
       s.write_requests_csv = outputs->get_bool("requests_csv", true);

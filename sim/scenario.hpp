@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibrate/profile.hpp"
+#include "calibrate/topology_check.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "models/operator_costs.hpp"
@@ -74,6 +75,7 @@ struct Scenario {
   // Shared, not copied: a measured profile is megabytes, and a sweep holds a scenario per point.
   std::shared_ptr<const CalibrationProfile> calibration = std::make_shared<const CalibrationProfile>();
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
+  CalibrationLinks calibration_links;      // which link levels the profile measured (summary.json)
   bool write_requests_csv = true;
   bool write_steps_csv = true;
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)

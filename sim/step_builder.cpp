@@ -45,7 +45,9 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
       reshuffle_(tensor_parallel_ && token_scheduler.reshuffles()),
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
       // A group of one device has no collective at all; any larger group launches each one.
-      collective_overhead_(scenario.ep > 1 ? cost.collective_overhead() : 0.0),
+      collective_overhead_(
+          scenario.ep > 1 ? all_to_all_overhead(*scenario.calibration, topology, cost.collective_overhead())
+                          : 0.0),
       every_pair_(every_pair(scenario.ep)),
       layer_tokens_(scenario.ep) {
   for (int layer = 0; layer < scenario.model.layers; ++layer)

@@ -16,6 +16,8 @@ std::string quoted(const std::string& field) {
 
 }  // namespace
 
+const std::vector<std::string> kCheckColumns{"check", "max_error", "tolerance", "passed", "note"};
+
 CsvWriter::CsvWriter(const std::string& path, const std::vector<std::string>& header)
     : out_(path), path_(path) {
   if (!out_) throw std::runtime_error("cannot write " + path);

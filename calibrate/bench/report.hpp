@@ -18,6 +18,9 @@ class CsvWriter {
   std::string path_;
 };
 
+// The columns of checks.csv.
+extern const std::vector<std::string> kCheckColumns;
+
 // Shortest text that reads back to the same double.
 std::string number(double value);
 

@@ -234,6 +234,8 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration->name;
+  const CalibrationLinks& links = scenario.calibration_links;
+  j["calibration_links"] = {{"scaleup", links.scaleup}, {"scaleout", links.scaleout}, {"note", links.note}};
   j["seed"] = scenario.workload.seed;
   j["routing"] = scenario.workload.routing_description();
   j["requests_from"] = requests_from_json(scenario.workload);

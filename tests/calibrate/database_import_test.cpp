@@ -134,9 +134,8 @@ TEST(DatabaseImport, ProvenanceSaysWhereEachRowWent) {
   EXPECT_EQ(from.database, "fixture 1");
   EXPECT_EQ(from.date, "2026-01-02");
   // Named by folder and file: the profile does not record where the folder was.
-  const auto in_folder = [folder = std::filesystem::path(tmp / "x").parent_path().filename()](const char* name) {
-    return (folder / name).string();
-  };
+  const auto in_folder = [folder = std::filesystem::path(tmp / "x").parent_path().filename()](
+                             const char* name) { return (folder / name).string(); };
   const std::string across_nodes = "DeepEP across nodes not imported (one node's tables only)";
   const std::vector<SourceTable> expected{
       {in_folder("gemm_perf.csv.gz"), 21, 20, 0, {{"dtype not modelled", 1}}},

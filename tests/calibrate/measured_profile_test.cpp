@@ -94,10 +94,17 @@ TEST(MeasuredProfile, FitsTablesFitsAndEfficienciesFromRawResults) {
   EXPECT_EQ(p.name, "h200-sxm-measured");
   EXPECT_EQ(p.source, "measured");
   ASSERT_TRUE(p.provenance);
-  EXPECT_EQ(
-      *p.provenance,
-      (ProfileProvenance{
-          "2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.82.07", "13.0.0", "13.1.0", "2.28.9", "", "", {}}));
+  EXPECT_EQ(*p.provenance, (ProfileProvenance{"2025-01-02T03:04:05Z",
+                                              "NVIDIA H200",
+                                              8,
+                                              "580.82.07",
+                                              "13.0.0",
+                                              "13.1.0",
+                                              "2.28.9",
+                                              "",
+                                              "",
+                                              {},
+                                              ProfileTopology{1, 8, 0, {}}}));
   // Tables: routed experts, LM head and copy; the gate failed its check, FP8 was unsupported.
   ASSERT_EQ(p.kernels.size(), 3u);
   const MoeModel model = model_preset("deepseek-v2-lite");

@@ -57,8 +57,17 @@ CalibrationProfile full_profile() {
   CalibrationProfile p = CalibrationProfile::datasheet(h200());
   p.name = "round-trip";
   p.source = "measured";
-  p.provenance = ProfileProvenance{
-      "2025-01-02T03:04:05Z", "NVIDIA H200", 8, "580.1", "13.0", "13.1.0", "2.28.9", "", "", {}};
+  p.provenance = ProfileProvenance{"2025-01-02T03:04:05Z",
+                                   "NVIDIA H200",
+                                   8,
+                                   "580.1",
+                                   "13.0",
+                                   "13.1.0",
+                                   "2.28.9",
+                                   "",
+                                   "",
+                                   {},
+                                   ProfileTopology{2, 8, 8, {"gpu-a", "gpu-b"}}};
   p.gemm_efficiency = 0.6123456789012345;
   p.kernel_overhead = 3.3e-6;
   KernelTable experts;

@@ -7,10 +7,10 @@ namespace semsim {
 namespace {
 
 CollectiveFit fit(const char* collective, int ranks, std::vector<double> factor_bytes = {},
-                  std::vector<double> factor = {}) {
+                  std::vector<double> factor = {}, const char* level = "scaleup") {
   CollectiveFit f;
   f.collective = collective;
-  f.level = "scaleup";
+  f.level = level;
   f.ranks = ranks;
   f.alpha = 10e-6;
   f.bus_bandwidth = 100e9;
@@ -24,13 +24,32 @@ TEST(NcclTimes, OnlyAGroupWithinOneNodeOfAMeasuredRankCount) {
   profile.collectives = {fit("reduce_scatter", 4), fit("all_gather", 4)};
   std::string why;
   EXPECT_FALSE(NcclTimes::make(profile, 16, 8, why));
-  EXPECT_EQ(why, "topology (NCCL is measured within one node; this group of 16 spans nodes of 8)");
+  EXPECT_EQ(why,
+            "topology (this group of 16 spans nodes of 8, and the calibration profile has no NCCL "
+            "reduce-scatter and all-gather of 16 ranks across nodes)");
   EXPECT_FALSE(NcclTimes::make(profile, 8, 8, why));
   EXPECT_EQ(why, "topology (the calibration profile has no NCCL reduce-scatter and all-gather of 8 ranks)");
   const auto times = NcclTimes::make(profile, 4, 8, why);
   ASSERT_TRUE(times);
   EXPECT_FALSE(times->has_all_reduce());
   EXPECT_EQ(times->description(), "nccl measured (4 ranks: reduce_scatter, all_gather)");
+}
+
+TEST(NcclTimes, AGroupAcrossNodesTakesTheScaleOutFitsOfItsRankCount) {
+  CalibrationProfile profile;
+  profile.collectives = {
+      fit("reduce_scatter", 16), fit("all_gather", 16),  // scale-up of 16: not across nodes
+      fit("reduce_scatter", 16, {}, {}, "scaleout"), fit("all_gather", 16, {}, {}, "scaleout")};
+  profile.collectives[2].bus_bandwidth = 40e9;
+  std::string why;
+  const auto times = NcclTimes::make(profile, 16, 8, why);
+  ASSERT_TRUE(times) << why;
+  EXPECT_EQ(times->description(), "nccl measured (16 ranks across nodes: reduce_scatter, all_gather)");
+  EXPECT_NEAR(times->seconds(ShardCollective::kReduceScatter, 1 << 20), 10e-6 + 15.0 * (1 << 20) / 40e9,
+              1e-15);
+  // Within a node the scale-out fits of the same rank count are not used.
+  profile.collectives.resize(2);
+  EXPECT_FALSE(NcclTimes::make(profile, 16, 8, why));
 }
 
 TEST(NcclTimes, SmallShardsPayTheMeasuredBandwidthFactor) {

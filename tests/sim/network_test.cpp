@@ -288,6 +288,15 @@ TEST(BandwidthFactors, DivideEachPairsBytesByTheFactorOfItsLevel) {
   EXPECT_EQ(&BandwidthFactors().apply(traffic), &traffic);
 }
 
+TEST(AllToAllOverhead, AcrossNodesTheClosestScaleOutAlphaWithinANodeOverheadCollective) {
+  CalibrationProfile profile = profile_with_factors(0.5, 0.25);
+  profile.collectives[2].alpha = 40e-6;  // the scale-out all-to-all of 16
+  EXPECT_EQ(all_to_all_overhead(profile, build_topology(2, FabricKind::kFatTree), 10e-6), 40e-6);
+  EXPECT_EQ(all_to_all_overhead(profile, build_topology(1, FabricKind::kNone), 10e-6), 10e-6);
+  profile.collectives.erase(profile.collectives.begin() + 2);  // measured within a node only
+  EXPECT_EQ(all_to_all_overhead(profile, build_topology(2, FabricKind::kFatTree), 10e-6), 10e-6);
+}
+
 // Both fidelities apply the curve, so they still agree: on one node the NVLinks run at half speed,
 // on two the NICs at a quarter.
 TEST(BandwidthFactors, FlowAndBottleneckAgreeUnderACurve) {
