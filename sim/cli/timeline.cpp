@@ -188,10 +188,10 @@ std::pair<int, int> add_requests(const RunResult& run, const TimelineOptions& op
     *lane = end;
     const int tid = static_cast<int>(lane - lane_free.begin());
     const TraceJson args = {{"id", r.id},
-                       {"rank", r.rank},
-                       {"input_tokens", r.input_tokens},
-                       {"output_tokens", r.output_tokens},
-                       {"completed", r.completed()}};
+                            {"rank", r.rank},
+                            {"input_tokens", r.input_tokens},
+                            {"output_tokens", r.output_tokens},
+                            {"completed", r.completed()}};
     trace.span(kRequestsPid, tid, "request " + std::to_string(r.id), r.arrival, end - r.arrival, args);
     const double first_token = r.first_token >= 0 ? r.first_token : end;
     trace.span(kRequestsPid, tid, "queue + prefill", r.arrival, first_token - r.arrival, args);
@@ -270,11 +270,11 @@ nlohmann::json timeline_json(const RunResult& run, const TimelineOptions& option
   const auto [alive, shown] = add_requests(run, options, trace);
   const long long first = run.timeline.empty() ? options.steps.first : run.timeline.front().step;
   TraceJson other = {{"generator", "semsim"},
-                {"steps", std::to_string(first) + ":" + std::to_string(options.steps.count)},
-                {"steps_recorded", run.timeline.size()},
-                {"requests_alive_in_window", alive},
-                {"requests_shown", shown},
-                {"kv_capacity_tokens_per_rank", run.kv_capacity_tokens}};
+                     {"steps", std::to_string(first) + ":" + std::to_string(options.steps.count)},
+                     {"steps_recorded", run.timeline.size()},
+                     {"requests_alive_in_window", alive},
+                     {"requests_shown", shown},
+                     {"kv_capacity_tokens_per_rank", run.kv_capacity_tokens}};
   if (options.steps.from_seconds) other["timeline_at_seconds"] = *options.steps.from_seconds;
   return {{"displayTimeUnit", "ms"}, {"traceEvents", trace.events()}, {"otherData", std::move(other)}};
 }

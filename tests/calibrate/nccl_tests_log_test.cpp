@@ -93,8 +93,9 @@ TEST(NcclTestsLog, AMalformedRowIsLocatedAtItsField) {
   const int line = static_cast<int>(std::count(
                        log.begin(), log.begin() + static_cast<std::ptrdiff_t>(log.find(row)), '\n')) +
                    1;
-  EXPECT_EQ(log_read_error(path), fmt::format("{}:{}:{}: column 'time': expected a positive number, got 'abc'",
-                                          path, line, bad_time.find("abc") + 1));
+  EXPECT_EQ(log_read_error(path),
+            fmt::format("{}:{}:{}: column 'time': expected a positive number, got 'abc'", path, line,
+                        bad_time.find("abc") + 1));
 
   const std::string short_row = "        2048           512     float    none      -1    20.5";
   test::write_text(path, test::nccl_tests_log("alltoall_perf", 8, {short_row}));
@@ -111,7 +112,8 @@ TEST(NcclTestsLog, RefusesLogsThatDoNotSayEnough) {
 
   const std::string one_rank = tmp / "all_reduce_perf.log";
   test::write_text(one_rank, test::nccl_tests_log("all_reduce_perf", 1));
-  EXPECT_EQ(log_read_error(one_rank), one_rank + ": 1 ranks in 'Using devices' (a collective needs 2 or more)");
+  EXPECT_EQ(log_read_error(one_rank),
+            one_rank + ": 1 ranks in 'Using devices' (a collective needs 2 or more)");
 
   const std::string header_only = tmp / "all_gather_perf.log";
   std::string log = test::nccl_tests_log("all_gather_perf", 2);

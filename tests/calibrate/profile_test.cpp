@@ -159,61 +159,66 @@ INSTANTIATE_TEST_SUITE_P(
     Profile, MalformedProfile,
     testing::Values(
         BadProfileText{"UnknownTopKey", "efficiencies: {}\n", "test.yaml:5:1",
-                  "unknown key 'efficiencies' (did you mean 'efficiency'?)"},
-        BadProfileText{"UnknownKernel",
-                  "kernels:\n  - kernel: routed_expert\n    dtype: bf16\n    axes: []\n    seconds: []\n",
-                  "test.yaml:6:13",
-                  "kernels[0].kernel: unknown value 'routed_expert' (did you mean 'routed_experts'?)"},
-        BadProfileText{"WrongAxisCount",
-                  "kernels:\n  - kernel: routed_experts\n    dtype: bf16\n    axes: [{name: tokens, values: "
-                  "[1, 2]}]\n"
-                  "    seconds: [1, 2]\n",
-                  "test.yaml:8:11", "routed_experts has 2 axes, got 1"},
-        BadProfileText{"WrongAxisName",
-                  "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: batch, values: [1, 2]}]\n  "
-                  "  seconds: [1, 2]\n",
-                  "test.yaml:8:19", "axis 1 of gate is 'tokens'"},
-        BadProfileText{"GridNotIncreasing",
-                  "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: [1, 4, "
-                  "4]}]\n    seconds: [1, 2, 3]\n",
-                  "test.yaml:8:35",
-                  "kernels[0].axes[0].values: values must increase strictly, got 4 after 4"},
+                       "unknown key 'efficiencies' (did you mean 'efficiency'?)"},
+        BadProfileText{
+            "UnknownKernel",
+            "kernels:\n  - kernel: routed_expert\n    dtype: bf16\n    axes: []\n    seconds: []\n",
+            "test.yaml:6:13",
+            "kernels[0].kernel: unknown value 'routed_expert' (did you mean 'routed_experts'?)"},
+        BadProfileText{
+            "WrongAxisCount",
+            "kernels:\n  - kernel: routed_experts\n    dtype: bf16\n    axes: [{name: tokens, values: "
+            "[1, 2]}]\n"
+            "    seconds: [1, 2]\n",
+            "test.yaml:8:11", "routed_experts has 2 axes, got 1"},
+        BadProfileText{
+            "WrongAxisName",
+            "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: batch, values: [1, 2]}]\n  "
+            "  seconds: [1, 2]\n",
+            "test.yaml:8:19", "axis 1 of gate is 'tokens'"},
+        BadProfileText{
+            "GridNotIncreasing",
+            "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: [1, 4, "
+            "4]}]\n    seconds: [1, 2, 3]\n",
+            "test.yaml:8:35", "kernels[0].axes[0].values: values must increase strictly, got 4 after 4"},
         BadProfileText{"GridNotIncreasingAsText",
-                  "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: \"1 4 "
-                  "2\"}]\n    seconds: \"1 2 3\"\n",
-                  "test.yaml:8:35",
-                  "kernels[0].axes[0].values: values must increase strictly, got 2 after 4"},
+                       "kernels:\n  - kernel: gate\n    dtype: bf16\n    axes: [{name: tokens, values: \"1 4 "
+                       "2\"}]\n    seconds: \"1 2 3\"\n",
+                       "test.yaml:8:35",
+                       "kernels[0].axes[0].values: values must increase strictly, got 2 after 4"},
         BadProfileText{"TileOfNoRows", kTable1d + "    tile: 0\n    seconds: [1e-5, 2e-5, 3e-5]\n",
-                  "test.yaml:9:11", "kernels[0].tile"},
+                       "test.yaml:9:11", "kernels[0].tile"},
         BadProfileText{"RowTooShort", kTable1d + "    seconds: [1e-5, 2e-5]\n", "test.yaml:9:14",
-                  "expected 3 values (one per grid point of the last axis), got 2"},
+                       "expected 3 values (one per grid point of the last axis), got 2"},
         BadProfileText{"HoleInsideARow", kTable1d + "    seconds: [1e-5, ~, 2e-5]\n", "test.yaml:9:14",
-                  "needs at least two measured values, contiguous"},
+                       "needs at least two measured values, contiguous"},
         BadProfileText{"NegativeSeconds", kTable1d + "    seconds: [1e-5, -2e-5, 3e-5]\n", "test.yaml:9:21",
-                  "kernels[0].seconds[1]: must be in [1e-12, 1e+18], got -2e-05"},
-        BadProfileText{"DuplicateTable",
-                  kTable1d + "    seconds: [1, 2, 3]\n" + kTable1d.substr(9) + "    seconds: [1, 2, 3]\n",
-                  "test.yaml:10:5", "a second table for gate '' bf16"},
-        BadProfileText{"MissingRows",
-                  "kernels:\n  - kernel: attention_decode\n    dtype: bf16\n    axes: [{name: batch, values: "
-                  "[1, 2]}, "
-                  "{name: context, values: [64, 128]}]\n    seconds: [[1, 2]]\n",
-                  "test.yaml:9:14", "expected 2 rows (one per batch value), got 1"},
+                       "kernels[0].seconds[1]: must be in [1e-12, 1e+18], got -2e-05"},
+        BadProfileText{
+            "DuplicateTable",
+            kTable1d + "    seconds: [1, 2, 3]\n" + kTable1d.substr(9) + "    seconds: [1, 2, 3]\n",
+            "test.yaml:10:5", "a second table for gate '' bf16"},
+        BadProfileText{
+            "MissingRows",
+            "kernels:\n  - kernel: attention_decode\n    dtype: bf16\n    axes: [{name: batch, values: "
+            "[1, 2]}, "
+            "{name: context, values: [64, 128]}]\n    seconds: [[1, 2]]\n",
+            "test.yaml:9:14", "expected 2 rows (one per batch value), got 1"},
         BadProfileText{"UnknownLevel",
-                  "collectives:\n  - {collective: all_to_all, level: nvlink, ranks: 8, alpha: 1e-5, "
-                  "bus_bandwidth: 3e11, "
-                  "efficiency: 0.8}\n",
-                  "test.yaml:6:37", "collectives[0].level: unknown value 'nvlink'"},
+                       "collectives:\n  - {collective: all_to_all, level: nvlink, ranks: 8, alpha: 1e-5, "
+                       "bus_bandwidth: 3e11, "
+                       "efficiency: 0.8}\n",
+                       "test.yaml:6:37", "collectives[0].level: unknown value 'nvlink'"},
         BadProfileText{"FactorLengthMismatch",
-                  "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 8, alpha: 1e-5, "
-                  "bus_bandwidth: 3e11, "
-                  "efficiency: 0.8, bandwidth_factor: {bytes: [1, 2, 4], factor: [0.5, 1]}}\n",
-                  "test.yaml:6:152", "expected 3 factors (one per size in bytes), got 2"},
+                       "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 8, alpha: 1e-5, "
+                       "bus_bandwidth: 3e11, "
+                       "efficiency: 0.8, bandwidth_factor: {bytes: [1, 2, 4], factor: [0.5, 1]}}\n",
+                       "test.yaml:6:152", "expected 3 factors (one per size in bytes), got 2"},
         BadProfileText{"OneRankFit",
-                  "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 1, alpha: 1e-5, "
-                  "bus_bandwidth: 3e11, "
-                  "efficiency: 0.8}\n",
-                  "test.yaml:6:53", "ranks: must be in [2, 1048576], got 1"}),
+                       "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 1, alpha: 1e-5, "
+                       "bus_bandwidth: 3e11, "
+                       "efficiency: 0.8}\n",
+                       "test.yaml:6:53", "ranks: must be in [2, 1048576], got 1"}),
     [](const testing::TestParamInfo<BadProfileText>& info) { return info.param.name; });
 
 TEST(Profile, FutureVersionIsRejected) {

@@ -211,7 +211,7 @@ TEST(cliCompare, TwoRunsSideBySideWithTheirDeltasAndWhatBoundsEach) {
   EXPECT_EQ(r.err, "");
   const OrderedJson comparison = read_json(tmp / "compare.json");
   const OrderedJson a = read_json(fs::path(tmp / "a2a") / "summary.json"),
-             b = read_json(fs::path(tmp / "kv") / "summary.json");
+                    b = read_json(fs::path(tmp / "kv") / "summary.json");
   std::size_t checked = 0;
   for (const OrderedJson& m : comparison["entries"][0]["metrics"]) {
     const std::string key = m["key"];

@@ -15,10 +15,12 @@
 namespace semsim::cli_test {
 namespace {
 
-// 2 series x 2 rates of a short default scenario.
+// 2 series x 2 rates of a short default scenario. The sweeps here price with the datasheet profile:
+// what they test does not depend on the calibration, and reading the measured one costs each point
+// 0.7 s.
 constexpr const char* kSmallSweep = R"(sweep: 1
 base: default
-set: {workload.requests: 30}
+set: {workload.requests: 30, calibration: datasheet}
 series:
   rr: {policies.request_scheduling: round_robin}
   sq: {policies.request_scheduling: shortest_queue}
@@ -120,7 +122,7 @@ TEST(cliSweep, RowsOfDifferentlyShapedSummariesShareOneColumnLayout) {
   // On the embedded default scenario, a relative path resolves against the sweep file's folder.
   const std::string file = write_sweep(tmp, R"(sweep: 1
 base: default
-set: {workload.requests: 12}
+set: {workload.requests: 12, calibration: datasheet}
 series:
   inline-dp: {policies.placement: contiguous, parallelism.attention: dp}
   file-dp: {policies.placement: {file: rr.semplace}, parallelism.attention: dp}
@@ -156,7 +158,7 @@ TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {
   TempDir tmp;
   const std::string file = write_sweep(tmp, R"(sweep: 1
 base: default
-set: {cluster: h200-2x8, workload.requests: 4}
+set: {cluster: h200-2x8, workload.requests: 4, calibration: datasheet}
 axes:
   - model: [deepseek-v2-lite, mixtral-8x7b]
   - parallelism.ep: [8, 16]
@@ -230,7 +232,7 @@ TEST(cliSweep, ShardsPartitionThePointsAndMergeEqualsAnUnshardedRun) {
   TempDir tmp;
   const std::string file = write_sweep(tmp, R"(sweep: 1
 base: default
-set: {workload.requests: 10}
+set: {workload.requests: 10, calibration: datasheet}
 axes:
   - workload.arrival.rate: [5, 10, 20, 40, 80]
   - workload.seed: [1, 2]

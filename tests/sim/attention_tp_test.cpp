@@ -17,9 +17,9 @@
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
+#include "tests/sim/isolated_simulation.hpp"
 #include "workloads/routing_profile.hpp"
 #include "workloads/routing_trace.hpp"
-#include "tests/sim/isolated_simulation.hpp"
 
 namespace semsim {
 namespace {

@@ -274,7 +274,8 @@ TEST_F(RequestLogTest, WorkloadTakesEachRequestFromTheLog) {
   }
   EXPECT_EQ(all.input_len.upper_bound() + all.output_len.upper_bound(), 33);
 
-  const WorkloadSpec first_two = WorkloadSpec::from_yaml(scenario_yaml(base + ", requests: 2}"), dir_.string());
+  const WorkloadSpec first_two =
+      WorkloadSpec::from_yaml(scenario_yaml(base + ", requests: 2}"), dir_.string());
   EXPECT_EQ(generate_requests(first_two).size(), 2u);
   EXPECT_EQ(first_two.input_len.upper_bound(), 20);  // the simulated requests bound the KV cache
 
