@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -14,10 +13,6 @@
 #include "calibrate/kernels.hpp"
 
 namespace semsim {
-namespace profiles_data {
-const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
-}
-
 namespace {
 
 // Version 2 added kernel-scope tables, family residuals and database provenance; version 1 files
@@ -381,54 +376,9 @@ void emit_collective_fit(YAML::Emitter& out, const CollectiveFit& f) {
 
 }  // namespace
 
-namespace {
-
-// The embedded file `name`, or nothing.
-std::optional<std::string_view> embedded_profile(const std::string& name) {
-  for (const auto& [file, text] : profiles_data::embedded_files())
-    if (file == name) return text;
-  return std::nullopt;
-}
-
-}  // namespace
-
-CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
-  const std::string wanted = device.name + "-datasheet.yaml";
-  if (const auto text = embedded_profile(wanted))
-    return read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"), device, {});
-  CalibrationProfile p;
-  p.name = "datasheet:" + device.name;
-  p.device = device.name;
-  return p;
-}
-
-std::shared_ptr<const CalibrationProfile> CalibrationProfile::measured(const Device& device) {
-  const std::string wanted = device.name + "-measured.yaml";
-  const auto text = embedded_profile(wanted);
-  if (!text) return nullptr;
-  // Reading one takes a good fraction of a second: once per device and process. A device defined in
-  // a user file under a preset's name is another device: the cache keys on its figures too.
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const CalibrationProfile>> read;
-  const std::string key = fmt::format("{} {} {} {} {}", device.name, device.bf16_flops, device.fp8_flops,
-                                      device.hbm_bandwidth, device.scaleup_bandwidth);
-  const std::lock_guard lock(mutex);
-  auto at = read.find(key);
-  if (at == read.end())
-    at = read.emplace(key, std::make_shared<const CalibrationProfile>(
-                               read_profile(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"),
-                                            device, datasheet(device))))
-             .first;
-  return at->second;
-}
-
-std::shared_ptr<const CalibrationProfile> CalibrationProfile::standard(const Device& device) {
-  if (auto profile = measured(device)) return profile;
-  return std::make_shared<const CalibrationProfile>(datasheet(device));
-}
-
-CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device) {
-  return read_profile(in, device, datasheet(device));
+CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device,
+                                                 CalibrationProfile defaults) {
+  return read_profile(in, device, std::move(defaults));
 }
 
 const KernelTable* CalibrationProfile::find_kernel(const std::string& kernel, const std::string& shape,

@@ -140,8 +140,9 @@ struct CalibrationProfile {
   // embedded, else the datasheet's.
   static std::shared_ptr<const CalibrationProfile> standard(const Device& device);
   // A profile file; its `device` must match the cluster's device. Keys it leaves out keep the
-  // device's datasheet values.
+  // device's datasheet values (or those of `defaults`).
   static CalibrationProfile from_yaml(const YamlInput& in, const Device& device);
+  static CalibrationProfile from_yaml(const YamlInput& in, const Device& device, CalibrationProfile defaults);
   // The profile as a version-2 YAML document that from_yaml reads back unchanged.
   std::string to_yaml() const;
 

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <stdexcept>
 
 #include "calibrate/profile.hpp"
+#include "calibrate/profile_pack.hpp"
 #include "models/presets.hpp"
 #include "tests/preset_fixtures.hpp"
 
@@ -107,6 +110,36 @@ TEST(Profile, RoundTripsThroughYamlExactly) {
   const CalibrationProfile back = parse(text);
   EXPECT_EQ(back, original) << text;
   EXPECT_EQ(back.to_yaml(), text);
+}
+
+TEST(Profile, PacksAndUnpacksExactly) {
+  CalibrationProfile original = full_profile();
+  original.provenance->database = "a database";
+  original.provenance->tables = {{"h200-sxm/gemm_perf.csv.gz", 10, 7, 1, {{"dtype not modelled", 2}}}};
+  original.residuals = {{"routed_experts", {0.01, 0.04, 12}, {0.05, 0.2, 3}}};
+  original.cross_shape_weights = {{"routed_experts", 0.25}};
+  original.kernels.front().seconds.front() = std::nextafter(1e-5, 1.0);  // the last bit survives
+  EXPECT_EQ(unpack_profile(pack_profile(original)), original);
+  EXPECT_THROW(unpack_profile("{\"name\": 1}"), std::logic_error);
+}
+
+// The packed profiles in the binary are the files under calibrate/profiles/, field by field.
+TEST(Profile, EmbeddedMeasuredProfilesAreTheirFiles) {
+  int compared = 0;
+  for (const std::string& name : preset_names(PresetKind::kDevice)) {
+    const std::filesystem::path file =
+        std::filesystem::path(SEMSIM_SOURCE_DIR) / "calibrate/profiles" / (name + "-measured.yaml");
+    const auto embedded = CalibrationProfile::measured(device_preset(name));
+    ASSERT_EQ(std::filesystem::exists(file), embedded != nullptr) << name;
+    if (!embedded) continue;
+    SCOPED_TRACE(name);
+    const CalibrationProfile read =
+        CalibrationProfile::from_yaml(YamlInput::load_file(file), device_preset(name));
+    EXPECT_GT(read.kernels.size(), 1000u);
+    EXPECT_TRUE(read == *embedded);  // no print: megabytes
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);
 }
 
 TEST(Profile, KeysLeftOutKeepTheDatasheetValues) {

@@ -85,16 +85,19 @@ TEST(cliTimeline, IsTraceEventJsonWithRequiredFieldsAndTimeOrderPerTrack) {
     EXPECT_EQ(steps[2]["name"], "step 7");
     const auto layers = spans_named(trace, "layer ", 1, d);
     ASSERT_EQ(layers.size(), 3u * kMoeLayers);
-    for (const char* phase : {"attention", "dispatch", "experts", "combine"})
-      EXPECT_EQ(spans_named(trace, phase, 1, d).size(), 3u * kMoeLayers) << phase;
-    for (const Json& layer : layers) {
-      const double begin = layer["ts"], end = begin + layer["dur"].get<double>();
-      for (const char* phase : {"attention", "dispatch", "experts", "combine"})
-        for (const Json& p : spans_named(trace, phase, 1, d))
-          if (p["args"]["step"] == layer["args"]["step"] && p["args"]["layer"] == layer["args"]["layer"]) {
-            EXPECT_GE(p["ts"].get<double>(), begin - 1e-6) << p;
-            EXPECT_LE(p["ts"].get<double>() + p["dur"].get<double>(), end + 1e-6) << p;
-          }
+    std::map<std::pair<int, int>, std::pair<double, double>> layer_span;  // (step, layer) -> [begin, end]
+    for (const Json& layer : layers)
+      layer_span[{layer["args"]["step"], layer["args"]["layer"]}] = {
+          layer["ts"], layer["ts"].get<double>() + layer["dur"].get<double>()};
+    for (const char* phase : {"attention", "dispatch", "experts", "combine"}) {
+      const auto phases = spans_named(trace, phase, 1, d);
+      EXPECT_EQ(phases.size(), 3u * kMoeLayers) << phase;
+      for (const Json& p : phases) {
+        const auto layer = layer_span.find({p["args"]["step"], p["args"]["layer"]});
+        ASSERT_NE(layer, layer_span.end()) << "outside every layer: " << p;
+        EXPECT_GE(p["ts"].get<double>(), layer->second.first - 1e-6) << p;
+        EXPECT_LE(p["ts"].get<double>() + p["dur"].get<double>(), layer->second.second + 1e-6) << p;
+      }
     }
   }
 
