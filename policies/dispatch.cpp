@@ -1,17 +1,24 @@
 #include "policies/dispatch.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "workloads/counter_rng.hpp"
 
 namespace semsim {
 
-LayerDispatch::LayerDispatch(int device_count, int expert_count)
+LayerDispatch::LayerDispatch(int device_count, int expert_count, int per_node)
     : devices(device_count),
       experts(expert_count),
+      devices_per_node(per_node > 0 ? per_node : device_count),
       copies(static_cast<std::size_t>(device_count) * device_count, 0),
       expert_tokens(static_cast<std::size_t>(device_count) * expert_count, 0),
-      device_tokens(device_count, 0) {}
+      device_tokens(device_count, 0) {
+  if (device_count % devices_per_node != 0)
+    throw std::logic_error("LayerDispatch: nodes of " + std::to_string(devices_per_node) +
+                           " devices do not divide " + std::to_string(device_count));
+}
 
 void LayerDispatch::clear() {
   std::fill(copies.begin(), copies.end(), 0);
@@ -19,6 +26,12 @@ void LayerDispatch::clear() {
   std::fill(device_tokens.begin(), device_tokens.end(), 0);
   activations = 0;
   local_activations = 0;
+  forwarded = 0;
+}
+
+bool is_deepep(DispatchMode mode) {
+  return mode == DispatchMode::kHierarchical || mode == DispatchMode::kLowLatency ||
+         mode == DispatchMode::kDeepepAuto;
 }
 
 namespace {
@@ -41,7 +54,11 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   int* expert_tokens = out.expert_tokens.data();
   // Larger groups: last_token[d] == token + 1 once this token has counted its copy to device d.
   std::vector<std::size_t>& last_token = out.last_token_scratch;
-  if (!kPacked) last_token.assign(devices, 0);
+  if (!kPacked || mode == DispatchMode::kHierarchical) last_token.assign(devices, 0);
+  // kHierarchical: last_node[n] == token + 1 once this token has sent its RDMA copy to node n.
+  const int per_node = out.devices_per_node;
+  std::vector<std::size_t>& last_node = out.last_node_scratch;
+  if (mode == DispatchMode::kHierarchical) last_node.assign(devices / per_node, 0);
   constexpr int kMaxTopK = 64;
   int remote[kMaxTopK];
   long long local = 0;
@@ -86,6 +103,33 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
       case DispatchMode::kAllGather:
         for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
         break;
+      case DispatchMode::kHierarchical: {
+        const int src_node = src / per_node;
+        const int local_index = src - src_node * per_node;
+        for (int i = 0; i < remote_count; ++i) {
+          const int dst = remote[i];
+          if (last_token[dst] == token + 1) continue;
+          last_token[dst] = token + 1;
+          const int node = dst / per_node;
+          if (node == src_node) {
+            ++copies_from_src[dst];
+            continue;
+          }
+          const int forwarder = node * per_node + local_index;
+          if (last_node[node] != token + 1) {
+            last_node[node] = token + 1;
+            ++copies_from_src[forwarder];
+          }
+          if (dst != forwarder) {
+            ++copies[static_cast<std::size_t>(forwarder) * devices + dst];
+            ++out.forwarded;
+          }
+        }
+        break;
+      }
+      case DispatchMode::kLowLatency:  // as kPerExpert (account_dispatch maps it)
+      case DispatchMode::kDeepepAuto:
+        throw std::logic_error("account_dispatch: DeepEP's auto mode is resolved per step by the engine");
     }
   }
   return local;
@@ -107,6 +151,7 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   const int* home = placement.home_devices(layer);
   const std::uint64_t dispatch_index = out.dispatches++;
+  if (mode == DispatchMode::kLowLatency) mode = DispatchMode::kPerExpert;
   long long local = 0;
   if (!placement.has_replicas()) {
     local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,

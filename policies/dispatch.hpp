@@ -11,25 +11,37 @@
 
 namespace semsim {
 
-// kDedup: a token is sent once to each remote device hosting any of its experts (high-throughput EP
-// kernels). kPerExpert: once per remote expert (low-latency decode kernels). kAllGather: every
+// NCCL-style all-to-allv, every copy sent straight to its destination: kDedup, a token once to each
+// remote device hosting any of its experts; kPerExpert, once per remote expert; kAllGather, every
 // token to every other device, whatever its routing.
-enum class DispatchMode { kDedup, kPerExpert, kAllGather };
+// DeepEP: kHierarchical (its normal, high-throughput kernels), inside the token's node one copy per
+// GPU as kDedup; across nodes one RDMA copy per destination node, to the GPU with the source's local
+// index there, which forwards it over NVLink to the node's other GPUs holding the token's experts
+// (the combine runs in reverse, reducing at the forwarding GPU). kLowLatency, its low-latency
+// kernels, moves kPerExpert's copies, directly over NVLink or RDMA. kDeepepAuto is kHierarchical
+// for steps with prefill and kLowLatency for decode-only steps (SGLang's auto mode): the engine
+// resolves it per step.
+enum class DispatchMode { kDedup, kPerExpert, kAllGather, kHierarchical, kLowLatency, kDeepepAuto };
+bool is_deepep(DispatchMode mode);
 
 struct LayerDispatch {
   int devices = 0;
   int experts = 0;
-  std::vector<long long> copies;         // [src * devices + dst] token copies dispatched
+  int devices_per_node = 0;              // nodes of the EP group, for kHierarchical
+  std::vector<long long> copies;         // [src * devices + dst] token copies moved over each pair
+  long long forwarded = 0;               // kHierarchical: copies among them forwarded inside a node
   std::vector<int> expert_tokens;        // [device * experts + expert] tokens each device's replica serves
   std::vector<long long> device_tokens;  // [device] activations served (expert-side load)
   long long activations = 0;             // routed (token, expert) activations
   long long local_activations = 0;       // ... served on the token's own device
   std::vector<std::size_t> last_token_scratch;  // account_dispatch's working memory
+  std::vector<std::size_t> last_node_scratch;
   // Replica choice state, kept by clear() so that the rotation continues from step to step.
   std::vector<std::uint32_t> replica_turns;  // [layer * experts + expert] tokens that chose a replica
   std::uint64_t dispatches = 0;              // account_dispatch calls so far (the uniform choice's key)
 
-  LayerDispatch(int devices, int experts);
+  // `devices_per_node` (default: all in one node) must divide `devices`.
+  LayerDispatch(int devices, int experts, int devices_per_node = 0);
   void clear();  // the counters above; not the replica choice state
 };
 

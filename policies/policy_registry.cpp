@@ -138,6 +138,22 @@ const std::vector<PolicyEntry>& registry() {
        {},
        DispatchMode::kPerExpert},
       {"allgather", "every token to every device, independent of routing", {}, {}, DispatchMode::kAllGather},
+      {"normal",
+       "DeepEP normal: one copy per token and GPU in its node; across nodes one RDMA copy per node, "
+       "forwarded over NVLink",
+       {},
+       {},
+       DispatchMode::kHierarchical},
+      {"low_latency",
+       "DeepEP low-latency: one copy per token and remote expert, sent directly",
+       {},
+       {},
+       DispatchMode::kLowLatency},
+      {"auto",
+       "DeepEP as SGLang's auto mode: normal for steps with prefill, low_latency for decode-only steps",
+       {},
+       {},
+       DispatchMode::kDeepepAuto},
 
       // Replica choice (policies/placement.hpp).
       {"round_robin",

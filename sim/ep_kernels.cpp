@@ -30,14 +30,21 @@ const std::vector<std::string>& ep_kernel_names() {
 std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const MoeModel& model, int ep,
                                              int devices_per_node, int communication_units, DispatchMode mode,
                                              EpKernel choice, std::string& why_not) {
+  if (is_deepep(mode) && choice != EpKernel::kNccl)
+    choice = mode == DispatchMode::kHierarchical ? EpKernel::kNormal
+             : mode == DispatchMode::kLowLatency ? EpKernel::kLowLatency
+                                                 : EpKernel::kAuto;
+  // Untimed by the tables, an NCCL-style dispatch is priced as NCCL's copies; a DeepEP one as its
+  // own copies (hierarchical or per expert), both over the topology.
+  const char* instead = is_deepep(mode) ? "its copies over the topology" : "nccl";
   if (choice == EpKernel::kNccl) {
-    why_not = "nccl (serving.ep_kernel)";
+    why_not = fmt::format("{} (serving.ep_kernel)", instead);
     return std::nullopt;
   }
   if (ep != kMeasuredRanks || devices_per_node < ep) {
     why_not =
-        fmt::format("nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} over nodes of {})",
-                    kMeasuredRanks, ep, devices_per_node);
+        fmt::format("{} (DeepEP is measured on one node of {} GPUs; this EP group is {} over nodes of {})",
+                    instead, kMeasuredRanks, ep, devices_per_node);
     return std::nullopt;
   }
   DeepepTimes t;
@@ -55,22 +62,13 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
   const bool normal_ok = t.normal_dispatch_ && t.normal_combine_, ll_ok = t.ll_dispatch_ && t.ll_combine_;
   if ((choice == EpKernel::kNormal && !normal_ok) || (choice == EpKernel::kLowLatency && !ll_ok) ||
       (choice == EpKernel::kAuto && !(normal_ok && ll_ok))) {
-    why_not = "nccl (the calibration profile has no DeepEP tables)";
+    why_not = fmt::format("{} (the calibration profile has no DeepEP tables)", instead);
     return std::nullopt;
   }
   const double remote_ranks = static_cast<double>(ep - 1);
-  switch (mode) {
-    case DispatchMode::kDedup:
-      t.remote_copies_per_token_ =
-          remote_ranks * (1 - miss_probability(model.routed_experts, model.top_k, ep));
-      break;
-    case DispatchMode::kPerExpert:
-      t.remote_copies_per_token_ = model.top_k * remote_ranks / ep;
-      break;
-    case DispatchMode::kAllGather:
-      t.remote_copies_per_token_ = remote_ranks;
-      break;
-  }
+  t.dedup_copies_per_token_ = remote_ranks * (1 - miss_probability(model.routed_experts, model.top_k, ep));
+  t.per_expert_copies_per_token_ = model.top_k * remote_ranks / ep;
+  t.all_gather_copies_per_token_ = remote_ranks;
   return t;
 }
 
@@ -79,7 +77,8 @@ EpKernel DeepepTimes::kernel_for(bool decode_only) const {
   return decode_only ? EpKernel::kLowLatency : EpKernel::kNormal;
 }
 
-double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long long> copies) const {
+double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long long> copies,
+                            DispatchMode traffic) const {
   long long busiest = 0;
   for (int src = 0; src < ep_; ++src) {
     long long remote = 0;
@@ -88,7 +87,12 @@ double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long 
     busiest = std::max(busiest, remote);
   }
   if (busiest == 0) return 0.0;
-  const double tokens = static_cast<double>(busiest) / remote_copies_per_token_;
+  // One node: the hierarchical dispatch moves the dedup copies.
+  const double per_token = traffic == DispatchMode::kAllGather ? all_gather_copies_per_token_
+                           : traffic == DispatchMode::kPerExpert || traffic == DispatchMode::kLowLatency
+                               ? per_expert_copies_per_token_
+                               : dedup_copies_per_token_;
+  const double tokens = static_cast<double>(busiest) / per_token;
   const KernelCurve& curve = kernel == EpKernel::kLowLatency
                                  ? (combine ? *ll_combine_ : *ll_dispatch_)
                                  : (combine ? *normal_combine_ : *normal_dispatch_);

@@ -25,15 +25,18 @@ const std::vector<std::string>& ep_kernel_names();  // auto, normal, low_latency
 class DeepepTimes {
  public:
   // Nothing when `choice` is kNccl or the profile cannot time DeepEP for this group; `why_not`
-  // then says why (for the summary).
+  // then says why (for the summary). A DeepEP dispatch mode (normal, low_latency, auto) names the
+  // kernel itself: `choice` then only says whether the measured tables time it (auto) or not (nccl).
   static std::optional<DeepepTimes> make(const KernelLibrary& library, const MoeModel& model, int ep,
                                          int devices_per_node, int communication_units, DispatchMode mode,
                                          EpKernel choice, std::string& why_not);
 
   // The kernel a step runs: low-latency for decode-only steps under auto.
   EpKernel kernel_for(bool decode_only) const;
-  // Seconds of one dispatch (or combine) whose copies are `copies[src * ep + dst]`.
-  double seconds(EpKernel kernel, bool combine, std::span<const long long> copies) const;
+  // Seconds of one dispatch (or combine) whose copies, moved as `traffic` counts them, are
+  // `copies[src * ep + dst]`.
+  double seconds(EpKernel kernel, bool combine, std::span<const long long> copies,
+                 DispatchMode traffic) const;
   // What summary.json says priced the dispatch.
   std::string description() const;
 
@@ -41,7 +44,8 @@ class DeepepTimes {
   DeepepTimes() = default;
   EpKernel choice_ = EpKernel::kAuto;
   int ep_ = 0;
-  double remote_copies_per_token_ = 0;  // under uniform routing, the engine's dispatch mode
+  // Remote copies per token under uniform routing, the tables' routing, by traffic mode.
+  double dedup_copies_per_token_ = 0, per_expert_copies_per_token_ = 0, all_gather_copies_per_token_ = 0;
   std::shared_ptr<KernelCurve> normal_dispatch_, normal_combine_, ll_dispatch_, ll_combine_;
 };
 

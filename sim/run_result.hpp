@@ -44,7 +44,8 @@ struct StepRecord {
   int decode_tokens = 0;
   double a2a_scale_up_bytes = 0;  // dispatch + combine, over all MoE layers
   double a2a_scale_out_bytes = 0;
-  long long activations = 0;  // routed activations over all MoE layers
+  double a2a_forwarded_bytes = 0;  // of the scale-up bytes: DeepEP normal's forwarding inside nodes
+  long long activations = 0;       // routed activations over all MoE layers
   long long local_activations = 0;
   double imbalance = 1;            // mean over MoE layers of the per-layer imbalance
   double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers, every layer
@@ -133,8 +134,8 @@ struct RunNotes {
   std::string dispatch_kernel;      // what times dispatch and combine
   std::string tp_collectives;       // what times Attention-TP's collectives ("" under DP attention)
   std::string scheduling_fallback;  // what Sem-MoE's scheduler goes by without token identities, or ""
-  std::optional<RoutingDrift> routing_drift;  // replayed trace vs the scenario's profile, when both
-  std::optional<TokenTableMatch> token_table;  // the plan's token table vs the routed vocabulary
+  std::optional<RoutingDrift> routing_drift;      // replayed trace vs the scenario's profile, when both
+  std::optional<TokenTableMatch> token_table;     // the plan's token table vs the routed vocabulary
   std::optional<ProfileOverlap> profile_overlap;  // replayed requests the plan's profile saw
 };
 

@@ -206,6 +206,24 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
   return node ? *node : policies ? *policies : root;
 }
 
+// A DeepEP dispatch names its kernel: serving.ep_kernel may only leave its time to the measured
+// tables (auto) or price it over the topology (nccl). Across nodes its EP group fills whole nodes
+// (a copy is forwarded to the GPU of its source's local index).
+void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
+  if (!is_deepep(s.dispatch)) return;
+  if (s.ep > s.cluster.gpus_per_node && s.ep % s.cluster.gpus_per_node != 0)
+    policy_key(root, PolicyKind::kDispatch)
+        .fail(fmt::format("DeepEP's dispatch '{}' forwards over nodes of {} GPUs: the EP size {} must fill "
+                          "whole nodes",
+                          s.dispatch_name, s.cluster.gpus_per_node, s.ep));
+  if (s.serving.ep_kernel == EpKernel::kNormal || s.serving.ep_kernel == EpKernel::kLowLatency)
+    root.required("serving")
+        .required("ep_kernel")
+        .fail(fmt::format("policies.dispatch '{}' names DeepEP's kernel itself: give serving.ep_kernel "
+                          "auto (the measured tables time it) or nccl (priced over the topology)",
+                          s.dispatch_name));
+}
+
 PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
   return {s.attention, !s.profile.empty(), plan != nullptr && plan->profiled()};
 }
@@ -398,6 +416,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       read_policies(
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
           base_dir, s);
+    check_deepep_dispatch(root, s);
     if (const auto network = root.optional("network")) {
       network->expect_map({"fidelity"});
       s.fidelity = network->required("fidelity").as_choice({"flow", "bottleneck"}) == "flow"

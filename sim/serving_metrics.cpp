@@ -163,6 +163,7 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
     weighted_imbalance += step.imbalance * static_cast<double>(step.activations);
     s.a2a_scale_up_bytes += step.a2a_scale_up_bytes;
     s.a2a_scale_out_bytes += step.a2a_scale_out_bytes;
+    s.a2a_forwarded_bytes += step.a2a_forwarded_bytes;
     s.tp_collective_bytes += step.tp_collective_bytes;
     s.phase_totals += step.phases;
     s.comm_exposed_seconds += step.comm_exposed;

@@ -50,11 +50,12 @@ struct Summary {
   // bench_serving's totals: prompt and output tokens of the completed requests.
   long long completed_input_tokens = 0, completed_output_tokens = 0;
   long long offered_input_tokens = 0, offered_output_tokens = 0;  // of every request of the workload
-  double last_arrival = 0;                                         // the workload's last request's
+  double last_arrival = 0;                                        // the workload's last request's
   GoodputSlos goodput_slos;
   int good_requests = 0;  // completed requests meeting every SLO (when goodput_slos.any())
   double lar = 0;         // all routed activations of the run
   double a2a_scale_up_bytes = 0, a2a_scale_out_bytes = 0;
+  double a2a_forwarded_bytes = 0;  // of the scale-up bytes: forwarded by DeepEP normal's kernels
   double tp_collective_bytes = 0;  // Attention-TP reduce-scatters + all-gathers
   double imbalance = 1;            // activation-weighted mean of the steps' imbalance
   int steps = 0;

@@ -16,7 +16,7 @@ double max_of(const std::vector<double>& per_rank) {
 
 }  // namespace
 
-StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
+StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers, int devices_per_node)
     : attention_full(devices),
       attention_windowed(devices),
       dense(devices),
@@ -24,7 +24,7 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers)
       gate(devices),
       shared(devices),
       rank_tokens(devices),
-      dispatch(devices, experts),
+      dispatch(devices, experts, devices_per_node),
       copies(moe_layers, std::vector<long long>(static_cast<std::size_t>(devices) * devices, 0)),
       device_experts(devices),
       active_experts(devices) {}
@@ -53,8 +53,12 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
   for (int layer = 0; layer < scenario.model.layers; ++layer)
     if (scenario.model.is_moe_layer(layer)) moe_layer_ids_.push_back(layer);
   layer_loads_.assign(moe_layer_ids_.size(), std::vector<long long>(scenario.ep, 0));
+  // The scenario checked that a DeepEP dispatch's EP group fills whole nodes.
+  const int devices_per_node =
+      is_deepep(scenario.dispatch) ? std::min(topology.devices_per_node, scenario.ep) : scenario.ep;
   for (int m = 0; m < micro_batches_; ++m)
-    micro_.emplace_back(scenario.ep, scenario.model.routed_experts, static_cast<int>(moe_layer_ids_.size()));
+    micro_.emplace_back(scenario.ep, scenario.model.routed_experts, static_cast<int>(moe_layer_ids_.size()),
+                        devices_per_node);
 }
 
 // Layer 0 is windowed whenever the model has windowed layers; layer 1 is then full (windows every
@@ -250,8 +254,10 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
       mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
   LayerDispatch& dispatch = mb.dispatch;
   dispatch.clear();
-  account_dispatch(placement_, moe, scenario_.dispatch, *mb.moe_rank, mb.experts, k, dispatch,
+  account_dispatch(placement_, moe, step_dispatch_, *mb.moe_rank, mb.experts, k, dispatch,
                    scenario_.replica_choice);
+  record.a2a_forwarded_bytes += static_cast<double>(dispatch.forwarded) * scenario_.model.hidden *
+                                (scenario_.dispatch_bytes_per_element + scenario_.precision.activation_bytes);
   record.activations += dispatch.activations;
   record.local_activations += dispatch.local_activations;
   for (int device = 0; device < ranks; ++device) {
@@ -336,8 +342,8 @@ Collective StepBuilder::exchange(const std::vector<long long>& copies, bool comb
     return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
   // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
   // traffic counters still count them).
-  Collective measured =
-      all_to_allv(copies, scenario_.ep, 0.0, combine, deepep_->seconds(step_kernel_, combine, copies));
+  Collective measured = all_to_allv(copies, scenario_.ep, 0.0, combine,
+                                    deepep_->seconds(step_kernel_, combine, copies, step_dispatch_));
   measured.payload_bytes_per_copy = bytes_per_copy;
   return measured;
 }
@@ -345,12 +351,13 @@ Collective StepBuilder::exchange(const std::vector<long long>& copies, bool comb
 void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                         const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record) {
   graph.clear();
-  if (deepep_ != nullptr) {
-    bool decode_only = true;
-    for (const RankBatch& batch : batches)
-      for (const SequenceChunk& chunk : batch.chunks) decode_only = decode_only && chunk.new_tokens <= 1;
-    step_kernel_ = deepep_->kernel_for(decode_only);
-  }
+  bool decode_only = true;
+  for (const RankBatch& batch : batches)
+    for (const SequenceChunk& chunk : batch.chunks) decode_only = decode_only && chunk.new_tokens <= 1;
+  if (deepep_ != nullptr) step_kernel_ = deepep_->kernel_for(decode_only);
+  step_dispatch_ = scenario_.dispatch != DispatchMode::kDeepepAuto ? scenario_.dispatch
+                   : decode_only                                   ? DispatchMode::kLowLatency
+                                                                   : DispatchMode::kHierarchical;
   // Each token's vocabulary id, once: on the micro-batch's copy, or (two micro-batches, routed as one
   // step) on the step's copy the micro-batches are split from.
   if (micro_batches_ == 1) {

@@ -87,7 +87,7 @@ class StepBuilder {
     std::vector<int> previous_devices;
     std::vector<int> scheduled;  // Attention-TP: each token's rank at this MoE layer
     int last = -1;               // its last activity so far
-    MicroBatch(int devices, int experts, int moe_layers);
+    MicroBatch(int devices, int experts, int moe_layers, int devices_per_node);
   };
 
   void split(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
@@ -116,7 +116,8 @@ class StepBuilder {
   TokenScheduler& token_scheduler_;
   const DeepepTimes* deepep_;
   const NcclTimes* nccl_;
-  EpKernel step_kernel_ = EpKernel::kNormal;  // DeepEP's kernel this step (auto: decode-only or not)
+  EpKernel step_kernel_ = EpKernel::kNormal;           // DeepEP's kernel this step (auto: decode-only or not)
+  DispatchMode step_dispatch_ = DispatchMode::kDedup;  // the copies this step moves (auto resolved)
   bool tensor_parallel_;
   bool reshuffle_;
   int micro_batches_;

@@ -270,7 +270,9 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["itl_s"] = distribution_json(s.itl);
   j["e2e_s"] = distribution_json(s.e2e);
   j["lar"] = s.lar;
-  j["a2a_bytes"] = {{"scale_up", s.a2a_scale_up_bytes}, {"scale_out", s.a2a_scale_out_bytes}};
+  j["a2a_bytes"] = {{"scale_up", s.a2a_scale_up_bytes},
+                    {"scale_out", s.a2a_scale_out_bytes},
+                    {"forwarded", s.a2a_forwarded_bytes}};
   j["imbalance"] = s.imbalance;
   j["steps"] = s.steps;
   j["mean_step_seconds"] = s.mean_step_seconds;

@@ -162,6 +162,95 @@ TEST(Dispatch, CopiesCountEachTokensRemoteDevicesOrExperts) {
       }
 }
 
+// Two nodes of two GPUs (0, 1 | 2, 3), experts 2d and 2d + 1 on device d, top-2.
+TEST(Dispatch, HierarchicalSendsOneRdmaCopyPerNodeAndForwardsInside) {
+  const Placement p = contiguous_placement(1, 8, 4);
+  const std::vector<int> token_device{0, 1, 3, 2, 0};
+  const std::vector<ExpertId> experts{
+      4, 6,   // on 0 to GPUs 2 and 3: RDMA to 2 (local index 0), 2 forwards to 3
+      0, 5,   // on 1 to 0 (its node) and 2: RDMA to 3 (local index 1), 3 forwards to 2
+      6, 7,   // on 3, both local
+      1, 3,   // on 2 to 0 and 1: RDMA to 0, 0 forwards to 1
+      4, 5};  // on 0, both on GPU 2, its RDMA peer: nothing forwarded
+  LayerDispatch out(4, 8, 2);
+  account_dispatch(p, 0, DispatchMode::kHierarchical, token_device, experts, 2, out);
+  EXPECT_EQ(out.copies, (std::vector<long long>{0, 1, 2, 0,  //
+                                                1, 0, 0, 1,  //
+                                                1, 0, 0, 1,  //
+                                                0, 0, 1, 0}));
+  EXPECT_EQ(out.forwarded, 3);
+  EXPECT_EQ(out.local_activations, 2);
+  EXPECT_EQ(out.device_tokens, (std::vector<long long>{2, 1, 4, 3}));
+  // One node: the same copies as dedup.
+  LayerDispatch one_node(4, 8), dedup(4, 8);
+  account_dispatch(p, 0, DispatchMode::kHierarchical, token_device, experts, 2, one_node);
+  account_dispatch(p, 0, DispatchMode::kDedup, token_device, experts, 2, dedup);
+  EXPECT_EQ(one_node.copies, dedup.copies);
+  EXPECT_EQ(one_node.forwarded, 0);
+  // Low latency moves the per-expert copies.
+  LayerDispatch low_latency(4, 8, 2), per_expert(4, 8, 2);
+  account_dispatch(p, 0, DispatchMode::kLowLatency, token_device, experts, 2, low_latency);
+  account_dispatch(p, 0, DispatchMode::kPerExpert, token_device, experts, 2, per_expert);
+  EXPECT_EQ(low_latency.copies, per_expert.copies);
+  EXPECT_THROW(LayerDispatch(6, 8, 4), std::logic_error);
+}
+
+// Random routing over nodes of 8 (and of 2): each token sends one copy to each GPU of its node with
+// one of its experts, one RDMA copy to each other node with one, to the GPU of its local index,
+// which forwards one copy to each other GPU there with one of its experts; summed over two calls.
+TEST(Dispatch, HierarchicalCopiesMatchTheirDefinition) {
+  for (const auto& [nodes, per_node] : {std::pair{2, 8}, std::pair{4, 8}, std::pair{8, 2}})
+    for (const int top_k : {4, 8}) {
+      SCOPED_TRACE(fmt::format("{} x {} top-{}", nodes, per_node, top_k));
+      const int devices = nodes * per_node, expert_count = 64;
+      const Placement p = contiguous_placement(1, expert_count, devices);
+      std::mt19937_64 rng(static_cast<std::uint64_t>(devices * top_k));
+      std::vector<long long> expected(static_cast<std::size_t>(devices) * devices, 0);
+      long long forwarded = 0;
+      LayerDispatch out(devices, expert_count, per_node);
+      for (int call = 0; call < 2; ++call) {
+        std::vector<int> token_device;
+        std::vector<ExpertId> experts;
+        for (int t = 0; t < 400; ++t) {
+          const int src = static_cast<int>(rng() % devices);
+          token_device.push_back(src);
+          std::vector<bool> served(devices, false);
+          std::vector<ExpertId> chosen;
+          while (static_cast<int>(chosen.size()) < top_k) {
+            const auto e = static_cast<ExpertId>(rng() % expert_count);
+            if (std::find(chosen.begin(), chosen.end(), e) != chosen.end()) continue;
+            chosen.push_back(e);
+            served[p.serving_device(0, e, src)] = true;
+          }
+          experts.insert(experts.end(), chosen.begin(), chosen.end());
+          auto at = [&](int from, int to) -> long long& {
+            return expected[static_cast<std::size_t>(from) * devices + to];
+          };
+          for (int node = 0; node < nodes; ++node) {
+            const int forwarder = node * per_node + src % per_node;
+            bool reached = false;
+            for (int dst = node * per_node; dst < (node + 1) * per_node; ++dst) {
+              if (!served[dst] || dst == src) continue;
+              if (node == src / per_node) {
+                ++at(src, dst);
+                continue;
+              }
+              reached = true;
+              if (dst != forwarder) {
+                ++at(forwarder, dst);
+                ++forwarded;
+              }
+            }
+            if (reached) ++at(src, forwarder);
+          }
+        }
+        account_dispatch(p, 0, DispatchMode::kHierarchical, token_device, experts, top_k, out);
+      }
+      EXPECT_EQ(out.copies, expected);
+      EXPECT_EQ(out.forwarded, forwarded);
+    }
+}
+
 TEST(Metrics, ImbalanceIsMaxOverMean) {
   const std::vector<long long> loads{1, 2, 3, 6};
   EXPECT_DOUBLE_EQ(load_imbalance(loads), 2.0);

@@ -46,7 +46,8 @@ TEST(PolicyRegistry, EveryKindHasItsEntriesAndItsDefault) {
   EXPECT_EQ(names(PolicyKind::kRequestScheduling),
             (std::vector<std::string>{"round_robin", "shortest_queue", "semmoe_dp", "semmoe_dp_balanced"}));
   EXPECT_EQ(names(PolicyKind::kTokenScheduling), (std::vector<std::string>{"positional", "semmoe_tp"}));
-  EXPECT_EQ(names(PolicyKind::kDispatch), (std::vector<std::string>{"dedup", "per_expert", "allgather"}));
+  EXPECT_EQ(names(PolicyKind::kDispatch),
+            (std::vector<std::string>{"dedup", "per_expert", "allgather", "normal", "low_latency", "auto"}));
   EXPECT_EQ(names(PolicyKind::kReplicaChoice), (std::vector<std::string>{"round_robin", "uniform"}));
   ASSERT_EQ(policy_kinds().size(), 5u);
   std::set<std::string> keys;
