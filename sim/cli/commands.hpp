@@ -11,10 +11,11 @@ void add_list_command(CommandLine& cli);       // list_command.cpp
 void add_calibrate_command(CommandLine& cli);  // calibrate_command.cpp
 // calibrate_tables_command.cpp: calibrate import | predict | coverage, under `calibrate`
 void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate);
-void add_sweep_commands(CommandLine& cli);   // sweep_command.cpp: sweep, sweep merge
-void add_plot_command(CommandLine& cli);     // plot_command.cpp
-void add_compare_command(CommandLine& cli);  // compare_command.cpp
-void add_trace_commands(CommandLine& cli);   // trace_commands.cpp: trace import|fit|synth, profile
-void add_place_commands(CommandLine& cli);   // place_command.cpp: place [eval|bound|export|import]
+void add_sweep_commands(CommandLine& cli);      // sweep_command.cpp: sweep, sweep merge
+void add_plot_command(CommandLine& cli);        // plot_command.cpp
+void add_compare_command(CommandLine& cli);     // compare_command.cpp
+void add_collective_command(CommandLine& cli);  // collective_command.cpp
+void add_trace_commands(CommandLine& cli);      // trace_commands.cpp: trace import|fit|synth, profile
+void add_place_commands(CommandLine& cli);      // place_command.cpp: place [eval|bound|export|import]
 
 }  // namespace semsim

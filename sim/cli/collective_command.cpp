@@ -1,0 +1,151 @@
+// `semsim collective`: one dispatch + combine (or an NCCL collective) timed alone, repeated back to
+// back, in DeepEP's and nccl-tests' bandwidth conventions (sim/collective_bench.hpp).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "calibrate/profile.hpp"
+#include "models/input_error.hpp"
+#include "models/presets.hpp"
+#include "models/yaml_input.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/collective_bench.hpp"
+
+namespace semsim {
+namespace {
+
+struct CollectiveOptions {
+  std::string model = "deepseek-v3";
+  std::string cluster = "h200-1x8";
+  std::string calibration = "measured";
+  std::string routing = "uniform";
+  std::string fidelity = "bottleneck";
+  std::string timing = "tables";
+  std::string dispatch_dtype = "fp8";
+  bool json = false;
+  CollectiveBenchSpec spec;
+};
+
+// uniform | zipf:S
+double zipf_exponent(const std::string& routing) {
+  if (routing == "uniform") return 0;
+  if (routing.starts_with("zipf:")) {
+    const auto exponent = parse_number(routing.substr(5));
+    if (exponent && *exponent >= 0 && *exponent <= 10) return *exponent;
+  }
+  throw InputError("--routing '" + routing + "': expected uniform or zipf:S with S in [0, 10]");
+}
+
+std::shared_ptr<const CalibrationProfile> profile_option(const std::string& calibration,
+                                                         const Device& device) {
+  if (calibration == "datasheet")
+    return std::make_shared<const CalibrationProfile>(CalibrationProfile::datasheet(device));
+  if (calibration == "measured") return CalibrationProfile::standard(device);
+  return std::make_shared<const CalibrationProfile>(
+      CalibrationProfile::from_yaml(YamlInput::load_file(calibration), device));
+}
+
+std::string us(double seconds) {
+  return fmt::format("{:.1f} us", seconds * 1e6);
+}
+
+int collective(CollectiveOptions& o) {
+  CollectiveBenchSpec& spec = o.spec;
+  spec.model = load_model(
+      YamlInput(YAML::Node(o.model), std::make_shared<const std::string>("--model"), "model"), ".");
+  spec.cluster = load_cluster(
+      YamlInput(YAML::Node(o.cluster), std::make_shared<const std::string>("--cluster"), "cluster"), ".");
+  spec.profile = profile_option(o.calibration, spec.cluster.device);
+  spec.zipf = zipf_exponent(o.routing);
+  spec.measured_tables = o.timing == "tables";
+  spec.fp8_dispatch = o.dispatch_dtype == "fp8";
+  const CollectiveBenchResult r = bench_collective(spec);
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["kernel"] = spec.kernel;
+    j["model"] = spec.model.name;
+    j["cluster"] = spec.cluster.name;
+    j["ep"] = spec.ep;
+    j["tokens_per_rank"] = spec.tokens;
+    j["routing"] = o.routing;
+    j["repeat"] = spec.repeat;
+    j["fidelity"] = o.fidelity;
+    j["calibration"] = spec.profile->name;
+    j["timed_by"] = r.timed_by;
+    if (r.nccl_collective) {
+      j["time_us"] = r.dispatch_seconds * 1e6;
+      j["gbps"] = r.dispatch_gbps;
+    } else {
+      j["dispatch_us"] = r.dispatch_seconds * 1e6;
+      j["combine_us"] = r.combine_seconds * 1e6;
+      j["dispatch_gbps"] = r.dispatch_gbps;
+      j["combine_gbps"] = r.combine_gbps;
+    }
+    j["bottleneck_link"] = r.bottleneck_link;
+    j["algbw_gbps"] = r.algbw_gbps;
+    j["busbw_gbps"] = r.busbw_gbps;
+    j["bytes_per_rank"] = {
+        {"nvlink", r.scale_up_bytes}, {"rdma", r.scale_out_bytes}, {"forwarded", r.forwarded_bytes}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{} on {} ({}), EP {}, {} tokens per rank, {} routing, {} call{}\n", spec.kernel,
+                           spec.model.name, spec.cluster.name, spec.ep, spec.tokens, o.routing, spec.repeat,
+                           spec.repeat == 1 ? "" : "s");
+  std::cout << "timed by: " << r.timed_by << " (alone, so the same in either fidelity)\n";
+  const std::string link = r.bottleneck_link == "rdma" ? "RDMA" : "NVLink";
+  if (r.nccl_collective) {
+    std::cout << fmt::format("time {}  {} {:.1f} GB/s  algbw {:.1f} GB/s  busbw {:.1f} GB/s\n",
+                             us(r.dispatch_seconds), link, r.dispatch_gbps, r.algbw_gbps, r.busbw_gbps);
+  } else {
+    std::cout << fmt::format(
+        "dispatch {}  {} {:.1f} GB/s   (nccl-tests: algbw {:.1f} GB/s, busbw {:.1f} GB/s)\n",
+        us(r.dispatch_seconds), link, r.dispatch_gbps, r.algbw_gbps, r.busbw_gbps);
+    std::cout << fmt::format("combine  {}  {} {:.1f} GB/s\n", us(r.combine_seconds), link, r.combine_gbps);
+  }
+  std::cout << fmt::format("per rank and call: NVLink {:.3f} MB (forwarded {:.3f} MB), RDMA {:.3f} MB\n",
+                           r.scale_up_bytes / 1e6, r.forwarded_bytes / 1e6, r.scale_out_bytes / 1e6);
+  return 0;
+}
+
+}  // namespace
+
+void add_collective_command(CommandLine& cli) {
+  auto o = std::make_shared<CollectiveOptions>();
+  CLI::App* command = cli.add("collective",
+                              "time one MoE dispatch + combine (or an NCCL collective) alone, repeated, with "
+                              "DeepEP's and nccl-tests' bandwidths",
+                              [o] { return collective(*o); });
+  command->add_option("--model", o->model,
+                      "model preset or file: hidden size, top-k, experts (default deepseek-v3)");
+  command->add_option("--cluster", o->cluster, "cluster preset or file (default h200-1x8)");
+  command->add_option("--ep", o->spec.ep, "EP group size (default 8)")->check(CLI::Range(2, 1 << 16));
+  command->add_option("--tokens", o->spec.tokens, "tokens per rank (default 128)")
+      ->check(CLI::Range(1, 1 << 24));
+  command->add_option("--kernel", o->spec.kernel, "dispatch mode or NCCL collective (default normal)")
+      ->check(CLI::IsMember(collective_kernel_names()));
+  command->add_option("--routing", o->routing, "uniform | zipf:S: expert popularity (default uniform)");
+  command
+      ->add_option("--fidelity", o->fidelity, "flow | bottleneck (a lone collective takes the same in both)")
+      ->check(CLI::IsMember({"flow", "bottleneck"}));
+  command->add_option("--repeat", o->spec.repeat, "calls, each with fresh routing (default 1)")
+      ->check(CLI::Range(1, 1 << 16));
+  command->add_option("--seed", o->spec.seed, "routing seed (default 1)");
+  command->add_option("--sms", o->spec.sms, "SMs of DeepEP's normal kernels (default: the device's)")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--dispatch-dtype", o->dispatch_dtype, "fp8 | bf16 dispatch payload (default fp8)")
+      ->check(CLI::IsMember({"fp8", "bf16"}));
+  command->add_option("--calibration", o->calibration,
+                      "measured | datasheet | profile file (default measured)");
+  command
+      ->add_option("--timing", o->timing,
+                   "tables: DeepEP's and NCCL's measured tables where they time the group | topology: "
+                   "always the copies over the topology (default tables)")
+      ->check(CLI::IsMember({"tables", "topology"}));
+  command->add_flag("--json", o->json, "print the result as JSON");
+}
+
+}  // namespace semsim

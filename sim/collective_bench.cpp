@@ -1,0 +1,224 @@
+#include "sim/collective_bench.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "calibrate/kernel_library.hpp"
+#include "models/input_error.hpp"
+#include "models/topology.hpp"
+#include "policies/contiguous_placement.hpp"
+#include "policies/dispatch.hpp"
+#include "sim/collectives.hpp"
+#include "sim/ep_kernels.hpp"
+#include "sim/nccl_collectives.hpp"
+#include "sim/network.hpp"
+#include "workloads/alias_table.hpp"
+#include "workloads/counter_rng.hpp"
+
+namespace semsim {
+namespace {
+
+struct DispatchKernel {
+  const char* name;
+  DispatchMode mode;
+};
+constexpr DispatchKernel kDispatchKernels[] = {{"dedup", DispatchMode::kDedup},
+                                               {"per_expert", DispatchMode::kPerExpert},
+                                               {"allgather", DispatchMode::kAllGather},
+                                               {"normal", DispatchMode::kHierarchical},
+                                               {"low_latency", DispatchMode::kLowLatency}};
+
+struct NcclKernel {
+  const char* name;
+  ShardCollective kind;
+  double bus_factor_numerator;  // busbw = algbw x this x (n - 1) / n
+};
+constexpr NcclKernel kNcclKernels[] = {{"all_reduce", ShardCollective::kAllReduce, 2},
+                                       {"all_gather", ShardCollective::kAllGather, 1},
+                                       {"reduce_scatter", ShardCollective::kReduceScatter, 1}};
+
+// Expert popularity: 1 / rank^zipf over an order shuffled by `seed` (Fisher-Yates on counter draws,
+// the same on every platform).
+AliasTable popularity(int experts, double zipf, std::uint64_t seed) {
+  std::vector<int> order(experts);
+  std::iota(order.begin(), order.end(), 0);
+  for (int i = experts - 1; i > 0; --i)
+    std::swap(order[i], order[mix_keys(seed, 0xC011EC7, static_cast<std::uint64_t>(i)) % (i + 1)]);
+  std::vector<double> weights(experts);
+  for (int rank = 0; rank < experts; ++rank) weights[order[rank]] = 1.0 / std::pow(rank + 1.0, zipf);
+  return AliasTable(weights);
+}
+
+// Each rank's `tokens` tokens, each routed to top_k distinct experts drawn by popularity.
+void route(const AliasTable& table, int ep, int tokens, int top_k, std::uint64_t seed, std::uint64_t call,
+           std::vector<int>& token_device, std::vector<ExpertId>& experts) {
+  token_device.clear();
+  experts.clear();
+  std::uint64_t draw = 0;
+  for (int rank = 0; rank < ep; ++rank)
+    for (int t = 0; t < tokens; ++t) {
+      token_device.push_back(rank);
+      const std::size_t first = experts.size();
+      while (experts.size() - first < static_cast<std::size_t>(top_k)) {
+        const auto expert = static_cast<ExpertId>(table.draw(mix_keys(seed, call + 1, draw++)));
+        if (std::find(experts.begin() + static_cast<std::ptrdiff_t>(first), experts.end(), expert) ==
+            experts.end())
+          experts.push_back(expert);
+      }
+    }
+}
+
+// Per-rank bytes of a level over that level's per-GPU bandwidth: the longer names the bottleneck.
+void name_bottleneck(const Cluster& cluster, CollectiveBenchResult& r) {
+  const double nvlink = r.scale_up_bytes / cluster.scaleup_bandwidth;
+  const double rdma = cluster.nic_bandwidth > 0 ? r.scale_out_bytes / cluster.nic_bandwidth : 0.0;
+  r.bottleneck_link = rdma > nvlink ? "rdma" : "nvlink";
+}
+
+double gbps(double bytes, double seconds) {
+  return seconds > 0 ? bytes / seconds / 1e9 : 0.0;
+}
+
+void check_group(const CollectiveBenchSpec& spec) {
+  if (spec.ep < 2 || spec.ep > spec.cluster.devices())
+    throw InputError(fmt::format("--ep {}: the cluster '{}' holds groups of 2 to {} GPUs", spec.ep,
+                                 spec.cluster.name, spec.cluster.devices()));
+  if (spec.model.routed_experts % spec.ep != 0)
+    throw InputError(fmt::format("--ep {} does not divide the {} routed experts of '{}'", spec.ep,
+                                 spec.model.routed_experts, spec.model.name));
+  if (spec.tokens < 1 || spec.repeat < 1) throw InputError("--tokens and --repeat must be at least 1");
+}
+
+CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMode mode) {
+  const int per_node = std::min(spec.cluster.gpus_per_node, spec.ep);
+  if (is_deepep(mode) && spec.ep % per_node != 0)
+    throw InputError(fmt::format("--kernel {} forwards over nodes of {} GPUs: --ep {} must fill whole nodes",
+                                 spec.kernel, per_node, spec.ep));
+  const CalibrationProfile& profile = *spec.profile;
+  const Topology topology = Topology::build(spec.cluster, spec.ep);
+  const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep);
+  const double dispatch_copy = spec.model.hidden * (spec.fp8_dispatch ? 1.0 + 4.0 / 128 : 2.0);
+  const double combine_copy = spec.model.hidden * 2.0;
+
+  CollectiveBenchResult r;
+  std::optional<DeepepTimes> deepep;
+  std::string why_not;
+  if (spec.measured_tables) {
+    const KernelLibrary library(profile, spec.cluster.device, false);
+    const int sms = spec.sms > 0 ? spec.sms : spec.cluster.device.communication_units;
+    deepep = DeepepTimes::make(library, spec.model, spec.ep, spec.cluster.gpus_per_node, sms, mode,
+                               is_deepep(mode) ? EpKernel::kAuto : EpKernel::kNccl, why_not);
+  }
+  r.timed_by = deepep                  ? deepep->description() + " (measured tables)"
+               : !spec.measured_tables ? "the copies over the topology (--timing topology)"
+               : is_deepep(mode)       ? why_not
+                                       : "NCCL-style copies over the topology";
+  const EpKernel kernel = mode == DispatchMode::kLowLatency ? EpKernel::kLowLatency : EpKernel::kNormal;
+  LoneCollectiveTime lone(topology, BandwidthFactors(profile, topology));
+  const double overhead = all_to_all_overhead(profile, topology, profile.collective_overhead);
+  const auto seconds = [&](const std::vector<long long>& copies, bool combine) {
+    if (deepep) return deepep->seconds(kernel, combine, copies, mode);
+    return overhead +
+           lone.seconds(CopyTraffic{copies, spec.ep, combine ? combine_copy : dispatch_copy, combine});
+  };
+
+  const AliasTable table = popularity(spec.model.routed_experts, spec.zipf, spec.seed);
+  std::vector<int> token_device;
+  std::vector<ExpertId> experts;
+  LayerDispatch dispatch(spec.ep, spec.model.routed_experts, is_deepep(mode) ? per_node : 0);
+  for (int call = 0; call < spec.repeat; ++call) {
+    route(table, spec.ep, spec.tokens, spec.model.top_k, spec.seed, static_cast<std::uint64_t>(call),
+          token_device, experts);
+    dispatch.clear();
+    account_dispatch(placement, 0, mode, token_device, experts, spec.model.top_k, dispatch);
+    r.dispatch_seconds += seconds(dispatch.copies, false);
+    r.combine_seconds += seconds(dispatch.copies, true);
+    const LevelBytes moved =
+        level_bytes(CopyTraffic{dispatch.copies, spec.ep, dispatch_copy, false}, topology);
+    r.scale_up_bytes += moved.scale_up;
+    r.scale_out_bytes += moved.scale_out;
+    r.forwarded_bytes += static_cast<double>(dispatch.forwarded) * dispatch_copy;
+  }
+  const double per_call_rank = 1.0 / (static_cast<double>(spec.repeat) * spec.ep);
+  r.dispatch_seconds /= spec.repeat;
+  r.combine_seconds /= spec.repeat;
+  r.scale_up_bytes *= per_call_rank;
+  r.scale_out_bytes *= per_call_rank;
+  r.forwarded_bytes *= per_call_rank;
+  name_bottleneck(spec.cluster, r);
+  const double bottleneck_bytes = r.bottleneck_link == "rdma" ? r.scale_out_bytes : r.scale_up_bytes;
+  r.dispatch_gbps = gbps(bottleneck_bytes, r.dispatch_seconds);
+  r.combine_gbps = gbps(bottleneck_bytes * combine_copy / dispatch_copy, r.combine_seconds);
+  const double n = spec.ep;
+  const double buffer = (r.scale_up_bytes + r.scale_out_bytes - r.forwarded_bytes) * n / (n - 1);
+  r.algbw_gbps = gbps(buffer, r.dispatch_seconds);
+  r.busbw_gbps = r.algbw_gbps * (n - 1) / n;
+  return r;
+}
+
+CollectiveBenchResult bench_nccl(const CollectiveBenchSpec& spec, const NcclKernel& kernel) {
+  const CalibrationProfile& profile = *spec.profile;
+  const Topology topology = Topology::build(spec.cluster, spec.ep);
+  const double buffer = static_cast<double>(spec.tokens) * spec.model.hidden * 2.0;  // BF16 per rank
+  const double shard = buffer / spec.ep;
+  std::optional<NcclTimes> nccl;
+  std::string why_not = "the shards over the topology (--timing topology)";
+  if (spec.measured_tables) nccl = NcclTimes::make(profile, spec.ep, spec.cluster.gpus_per_node, why_not);
+  CollectiveBenchResult r;
+  r.nccl_collective = true;
+  const std::vector<long long> pairs = every_pair(spec.ep);
+  const Collective exchange = equal_shard_exchange(
+      pairs, spec.ep, shard, all_to_all_overhead(profile, topology, profile.collective_overhead));
+  // Without a measured all-reduce the engine runs a reduce-scatter then an all-gather.
+  const int exchanges = kernel.kind == ShardCollective::kAllReduce ? 2 : 1;
+  if (nccl && (kernel.kind != ShardCollective::kAllReduce || nccl->has_all_reduce())) {
+    r.timed_by = nccl->description();
+    r.dispatch_seconds = nccl->seconds(kernel.kind, shard);
+  } else if (nccl) {
+    r.timed_by = nccl->description() + " (a reduce-scatter then an all-gather)";
+    r.dispatch_seconds = nccl->seconds(ShardCollective::kReduceScatter, shard) +
+                         nccl->seconds(ShardCollective::kAllGather, shard);
+  } else {
+    r.timed_by = why_not;
+    LoneCollectiveTime lone(topology, BandwidthFactors(profile, topology));
+    r.dispatch_seconds = exchanges * (exchange.overhead + lone.seconds(exchange.traffic));
+  }
+  const LevelBytes moved = level_bytes(exchange.traffic, topology);
+  r.scale_up_bytes = exchanges * moved.scale_up / spec.ep;
+  r.scale_out_bytes = exchanges * moved.scale_out / spec.ep;
+  name_bottleneck(spec.cluster, r);
+  r.dispatch_gbps =
+      gbps(r.bottleneck_link == "rdma" ? r.scale_out_bytes : r.scale_up_bytes, r.dispatch_seconds);
+  const double n = spec.ep;
+  r.algbw_gbps = gbps(buffer, r.dispatch_seconds);
+  r.busbw_gbps = r.algbw_gbps * kernel.bus_factor_numerator * (n - 1) / n;
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& collective_kernel_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const DispatchKernel& k : kDispatchKernels) all.emplace_back(k.name);
+    for (const NcclKernel& k : kNcclKernels) all.emplace_back(k.name);
+    return all;
+  }();
+  return names;
+}
+
+CollectiveBenchResult bench_collective(const CollectiveBenchSpec& spec) {
+  check_group(spec);
+  for (const DispatchKernel& k : kDispatchKernels)
+    if (spec.kernel == k.name) return bench_dispatch(spec, k.mode);
+  for (const NcclKernel& k : kNcclKernels)
+    if (spec.kernel == k.name) return bench_nccl(spec, k);
+  throw InputError(fmt::format("--kernel '{}': expected one of {}", spec.kernel,
+                               fmt::join(collective_kernel_names(), ", ")));
+}
+
+}  // namespace semsim

@@ -1,0 +1,58 @@
+#pragma once
+// One collective timed alone and repeated back to back, as `semsim collective` reports it: the MoE
+// dispatch and combine of `tokens` tokens per rank, routed by a popularity law over contiguously
+// placed experts and moved by any dispatch mode, priced as a run prices them (DeepEP's measured
+// tables where they time the group, else the copies over the topology); or an NCCL collective over
+// buffers of `tokens` hidden states per rank. A collective alone takes its closed form in both
+// network fidelities (sim/network.hpp), so the fidelity changes nothing here.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "calibrate/profile.hpp"
+#include "models/cluster.hpp"
+#include "models/moe_model.hpp"
+
+namespace semsim {
+
+// dedup, per_expert, allgather, normal, low_latency, auto (the dispatch modes), then NCCL's
+// all_reduce, all_gather and reduce_scatter.
+const std::vector<std::string>& collective_kernel_names();
+
+struct CollectiveBenchSpec {
+  MoeModel model;
+  Cluster cluster;
+  std::shared_ptr<const CalibrationProfile> profile;
+  int ep = 8;
+  int tokens = 128;  // per rank
+  std::string kernel = "normal";
+  double zipf = 0;  // expert popularity ~ 1 / rank^zipf over a seeded order (0: uniform)
+  int repeat = 1;   // calls, each with freshly drawn routing
+  std::uint64_t seed = 1;
+  int sms = 0;                  // DeepEP normal's SMs (0: the device's communication_units)
+  bool fp8_dispatch = true;     // dispatch payload FP8 (1 B + a 4 B scale per 128), else BF16
+  bool measured_tables = true;  // false: never DeepEP's or NCCL's tables, always the topology
+};
+
+struct CollectiveBenchResult {
+  std::string timed_by;          // what priced it (DeepEP's tables, NCCL's fits, the topology)
+  bool nccl_collective = false;  // all_reduce | all_gather | reduce_scatter: one time, no combine
+  double dispatch_seconds = 0;   // mean per call (an NCCL collective's time)
+  double combine_seconds = 0;
+  // Mean per rank and call, of the dispatch (the combine moves the same copies back, in BF16).
+  double scale_up_bytes = 0;   // sent over NVLink (forwarded copies included)
+  double scale_out_bytes = 0;  // sent over the NICs
+  double forwarded_bytes = 0;
+  std::string bottleneck_link;  // nvlink | rdma: the level whose bytes take longest at its bandwidth
+  // DeepEP's convention: a rank's bytes over the bottleneck level per second of the call.
+  double dispatch_gbps = 0, combine_gbps = 0;
+  // nccl-tests': algbw = S / t over a rank's buffer S (for a dispatch, the copies it sends, its own
+  // included); busbw = algbw x the collective's bus factor ((n-1)/n, all-reduce 2(n-1)/n).
+  double algbw_gbps = 0, busbw_gbps = 0;
+};
+
+// InputError for a kernel name it does not know or an EP group the cluster cannot hold.
+CollectiveBenchResult bench_collective(const CollectiveBenchSpec& spec);
+
+}  // namespace semsim

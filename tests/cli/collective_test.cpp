@@ -1,0 +1,84 @@
+// `semsim collective`: one dispatch + combine timed alone. DeepEP normal across two nodes sends one
+// RDMA copy per token and node (fewer NIC bytes than NCCL-style dedup's one per GPU) and forwards the
+// rest over NVLink; on one node it moves dedup's bytes; both fidelities agree; bad options exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+nlohmann::json collective_json(const std::vector<std::string>& options) {
+  std::vector<std::string> args{"collective", "--model", "deepseek-v2-lite", "--json", "--repeat", "2"};
+  args.insert(args.end(), options.begin(), options.end());
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(cliCollective, NormalAcrossNodesSendsOneRdmaCopyPerNodeAndForwardsInside) {
+  const std::vector<std::string> two_nodes{"--cluster", "h200-2x8", "--ep", "16", "--tokens", "512"};
+  auto with = [&](const std::string& kernel) {
+    std::vector<std::string> options = two_nodes;
+    options.insert(options.end(), {"--kernel", kernel});
+    return collective_json(options);
+  };
+  const auto normal = with("normal"), dedup = with("dedup");
+  const auto& nb = normal["bytes_per_rank"];
+  const auto& db = dedup["bytes_per_rank"];
+  EXPECT_LT(nb["rdma"].get<double>(), 0.6 * db["rdma"].get<double>());
+  EXPECT_GT(nb["forwarded"].get<double>(), 0);
+  EXPECT_EQ(db["forwarded"], 0.0);
+  // The same routing: the copies inside the source's node are dedup's, forwarded ones come on top.
+  EXPECT_DOUBLE_EQ(nb["nvlink"].get<double>() - nb["forwarded"].get<double>(), db["nvlink"].get<double>());
+  EXPECT_EQ(normal["bottleneck_link"], "rdma");
+  EXPECT_DOUBLE_EQ(normal["busbw_gbps"].get<double>(), normal["algbw_gbps"].get<double>() * 15 / 16);
+  EXPECT_GT(normal["dispatch_us"].get<double>(), 0);
+  EXPECT_GT(normal["combine_us"].get<double>(), normal["dispatch_us"].get<double>())
+      << "the combine returns BF16, the dispatch sends FP8";
+  // A lone collective takes its closed form in both fidelities; the same seed, the same result.
+  std::vector<std::string> flow = two_nodes;
+  flow.insert(flow.end(), {"--kernel", "normal", "--fidelity", "flow"});
+  auto flowed = collective_json(flow);
+  flowed["fidelity"] = normal["fidelity"];
+  EXPECT_EQ(flowed, normal);
+}
+
+TEST(cliCollective, OneNodeNormalMovesDedupsBytesAndTheTablesTimeIt) {
+  const auto normal = collective_json({"--kernel", "normal"});
+  const auto dedup = collective_json({"--kernel", "dedup"});
+  EXPECT_EQ(normal["bytes_per_rank"], dedup["bytes_per_rank"]);
+  EXPECT_EQ(normal["bottleneck_link"], "nvlink");
+  EXPECT_NE(normal["timed_by"].get<std::string>().find("measured tables"), std::string::npos) << normal;
+  const auto topology = collective_json({"--kernel", "normal", "--timing", "topology"});
+  EXPECT_NE(topology["dispatch_us"], normal["dispatch_us"]);
+  const auto all_reduce = collective_json({"--kernel", "all_reduce", "--tokens", "1024"});
+  EXPECT_GT(all_reduce["time_us"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(all_reduce["busbw_gbps"].get<double>(),
+                   all_reduce["algbw_gbps"].get<double>() * 2 * 7 / 8);
+}
+
+TEST(cliCollective, BadOptionsExit2WithOneMessage) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--ep", "12", "--cluster", "h200-2x8"}, "--ep 12 does not divide the 64 routed experts"},
+      {{"--ep", "16"}, "the cluster 'h200-1x8' holds groups of 2 to 8 GPUs"},
+      {{"--routing", "zipf:x"}, "--routing 'zipf:x': expected uniform or zipf:S"},
+      {{"--kernel", "auto"}, "--kernel"},
+      {{"--cluster", "h200-9x9"}, "h200-9x9"},
+  };
+  for (const auto& [options, message] : cases) {
+    std::vector<std::string> args{"collective", "--model", "deepseek-v2-lite"};
+    args.insert(args.end(), options.begin(), options.end());
+    const CliResult r = run_semsim(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+    EXPECT_NE(r.err.find(message), std::string::npos) << describe(args, r);
+    EXPECT_TRUE(r.out.empty()) << describe(args, r);
+  }
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
