@@ -109,11 +109,11 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   std::string why_not;
   if (spec.measured_tables) {
     const KernelLibrary library(profile, spec.cluster.device, false);
-    const int sms = spec.sms > 0 ? spec.sms : spec.cluster.device.communication_units;
-    deepep = DeepepTimes::make(library, spec.model, spec.ep, spec.cluster.gpus_per_node, sms, mode,
-                               is_deepep(mode) ? EpKernel::kAuto : EpKernel::kNccl, why_not);
+    const DeepepChoice choice{is_deepep(mode) ? EpKernel::kAuto : EpKernel::kNccl, spec.sms, spec.link_model,
+                              spec.link_model};
+    deepep = DeepepTimes::make(library, profile, spec.model, spec.cluster, spec.ep, mode, choice, why_not);
   }
-  r.timed_by = deepep                  ? deepep->description() + " (measured tables)"
+  r.timed_by = deepep                  ? deepep->description()
                : !spec.measured_tables ? "the copies over the topology (--timing topology)"
                : is_deepep(mode)       ? why_not
                                        : "NCCL-style copies over the topology";
@@ -121,7 +121,7 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   LoneCollectiveTime lone(topology, BandwidthFactors(profile, topology));
   const double overhead = all_to_all_overhead(profile, topology, profile.collective_overhead);
   const auto seconds = [&](const std::vector<long long>& copies, bool combine) {
-    if (deepep) return deepep->seconds(kernel, combine, copies, mode);
+    if (deepep) return deepep->seconds(kernel, combine, copies, mode, combine ? combine_copy : dispatch_copy);
     return overhead +
            lone.seconds(CopyTraffic{copies, spec.ep, combine ? combine_copy : dispatch_copy, combine});
   };

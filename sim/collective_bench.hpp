@@ -33,6 +33,9 @@ struct CollectiveBenchSpec {
   int sms = 0;                  // DeepEP normal's SMs (0: the device's communication_units)
   bool fp8_dispatch = true;     // dispatch payload FP8 (1 B + a 4 B scale per 128), else BF16
   bool measured_tables = true;  // false: never DeepEP's or NCCL's tables, always the topology
+  // DeepEP's link model even where its tables measure the group, fit without the model's own shape:
+  // what validates the model that prices DeepEP across nodes.
+  bool link_model = false;
 };
 
 struct CollectiveBenchResult {

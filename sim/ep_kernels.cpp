@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include "calibrate/shape_words.hpp"
 
 namespace semsim {
 namespace {
@@ -27,42 +30,107 @@ const std::vector<std::string>& ep_kernel_names() {
   return names;
 }
 
-std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const MoeModel& model, int ep,
-                                             int devices_per_node, int communication_units, DispatchMode mode,
-                                             EpKernel choice, std::string& why_not) {
-  if (is_deepep(mode) && choice != EpKernel::kNccl)
-    choice = mode == DispatchMode::kHierarchical ? EpKernel::kNormal
+std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& profile,
+                                                     const std::string& kernel, int sms,
+                                                     const std::string& leave_out_shape) {
+  const bool normal = kernel.starts_with("deepep_normal");
+  const bool combine = kernel.ends_with("combine");
+  const double payload = combine ? 2.0 : 1.0 + 4.0 / 128;
+  // Weighted least squares on relative error: weights 1 / t^2 in t = latency + bytes * per_byte.
+  double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
+  int samples = 0;
+  for (const KernelTable& table : profile.kernels) {
+    if (table.kernel != kernel || table.axes.size() != 1) continue;
+    const auto hidden = shape_value(table.shape, "hidden"), experts = shape_value(table.shape, "experts"),
+               top_k = shape_value(table.shape, "top_k"), table_sms = shape_value(table.shape, "sms");
+    if (!hidden || !experts || !top_k || (normal && table_sms != sms)) continue;
+    if (!leave_out_shape.empty() &&
+        fmt::format("hidden={} experts={} top_k={}", *hidden, *experts, *top_k) == leave_out_shape)
+      continue;
+    const int e = static_cast<int>(*experts), k = static_cast<int>(*top_k);
+    const double copies = normal ? (kMeasuredRanks - 1) * (1 - miss_probability(e, k, kMeasuredRanks))
+                                 : k * (kMeasuredRanks - 1.0) / kMeasuredRanks;
+    const double bytes_per_token = copies * static_cast<double>(*hidden) * payload;
+    for (std::size_t i = 0; i < table.seconds.size(); ++i) {
+      if (!table.seconds[i]) continue;
+      const double x = table.axes[0].values[i] * bytes_per_token, y = *table.seconds[i], w = 1 / (y * y);
+      sw += w;
+      swx += w * x;
+      swxx += w * x * x;
+      swy += w * y;
+      swxy += w * x * y;
+      ++samples;
+    }
+  }
+  if (samples < 4) return std::nullopt;
+  const double det = sw * swxx - swx * swx;
+  double latency = det > 0 ? (swxx * swy - swx * swxy) / det : 0;
+  double per_byte = det > 0 ? (sw * swxy - swx * swy) / det : 0;
+  if (latency < 0) {  // through the origin instead
+    latency = 0;
+    per_byte = swxy / swxx;
+  }
+  if (!(per_byte > 0)) return std::nullopt;
+  return DeepepLinkModel{latency, 1 / per_byte, samples};
+}
+
+std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const CalibrationProfile& profile,
+                                             const MoeModel& model, const Cluster& cluster, int ep,
+                                             DispatchMode mode, const DeepepChoice& choice,
+                                             std::string& why_not) {
+  EpKernel kernel = choice.kernel;
+  if (is_deepep(mode) && kernel != EpKernel::kNccl)
+    kernel = mode == DispatchMode::kHierarchical ? EpKernel::kNormal
              : mode == DispatchMode::kLowLatency ? EpKernel::kLowLatency
                                                  : EpKernel::kAuto;
-  // Untimed by the tables, an NCCL-style dispatch is priced as NCCL's copies; a DeepEP one as its
-  // own copies (hierarchical or per expert), both over the topology.
+  // Untimed by DeepEP, an NCCL-style dispatch is priced as NCCL's copies; a DeepEP one as its own
+  // copies (hierarchical or per expert), both over the topology.
   const char* instead = is_deepep(mode) ? "its copies over the topology" : "nccl";
-  if (choice == EpKernel::kNccl) {
+  if (kernel == EpKernel::kNccl) {
     why_not = fmt::format("{} (serving.ep_kernel)", instead);
     return std::nullopt;
   }
-  if (ep != kMeasuredRanks || devices_per_node < ep) {
+  const int devices_per_node = std::min(cluster.gpus_per_node, ep);
+  const bool tables_group = ep == kMeasuredRanks && devices_per_node == ep;
+  // An NCCL-style dispatch uses DeepEP's time only where DeepEP measured the very group.
+  if (!tables_group && !is_deepep(mode)) {
     why_not =
-        fmt::format("{} (DeepEP is measured on one node of {} GPUs; this EP group is {} over nodes of {})",
-                    instead, kMeasuredRanks, ep, devices_per_node);
+        fmt::format("nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} over nodes of {})",
+                    kMeasuredRanks, ep, cluster.gpus_per_node);
     return std::nullopt;
   }
   DeepepTimes t;
-  t.choice_ = choice;
+  t.choice_ = kernel;
   t.ep_ = ep;
+  t.devices_per_node_ = devices_per_node;
+  t.rdma_bandwidth_ = cluster.nic_bandwidth * profile.scaleout_efficiency;
   const std::string shape =
       fmt::format("hidden={} experts={} top_k={}", model.hidden, model.routed_experts, model.top_k);
   // DeepEP's normal kernels run on the SMs the communication kernels hold (DeepEP's default 24).
-  const std::string normal =
-      fmt::format("{} sms={}", shape, communication_units > 0 ? communication_units : 24);
-  t.normal_dispatch_ = library.curve("deepep_normal_dispatch", normal, "bf16");
-  t.normal_combine_ = library.curve("deepep_normal_combine", normal, "bf16");
-  t.ll_dispatch_ = library.curve("deepep_ll_dispatch", shape, "bf16");
-  t.ll_combine_ = library.curve("deepep_ll_combine", shape, "bf16");
-  const bool normal_ok = t.normal_dispatch_ && t.normal_combine_, ll_ok = t.ll_dispatch_ && t.ll_combine_;
-  if ((choice == EpKernel::kNormal && !normal_ok) || (choice == EpKernel::kLowLatency && !ll_ok) ||
-      (choice == EpKernel::kAuto && !(normal_ok && ll_ok))) {
-    why_not = fmt::format("{} (the calibration profile has no DeepEP tables)", instead);
+  const int sms = choice.sms > 0                           ? choice.sms
+                  : cluster.device.communication_units > 0 ? cluster.device.communication_units
+                                                           : 24;
+  const bool want_normal = kernel != EpKernel::kLowLatency, want_ll = kernel != EpKernel::kNormal;
+  bool found = true;
+  if (choice.link_model || !tables_group) {
+    const std::string leave_out = choice.leave_own_shape_out ? shape : "";
+    t.normal_dispatch_link_ = fit_deepep_link_model(profile, "deepep_normal_dispatch", sms, leave_out);
+    t.normal_combine_link_ = fit_deepep_link_model(profile, "deepep_normal_combine", sms, leave_out);
+    t.ll_dispatch_link_ = fit_deepep_link_model(profile, "deepep_ll_dispatch", 0, leave_out);
+    t.ll_combine_link_ = fit_deepep_link_model(profile, "deepep_ll_combine", 0, leave_out);
+    found = (!want_normal || (t.normal_dispatch_link_ && t.normal_combine_link_)) &&
+            (!want_ll || (t.ll_dispatch_link_ && t.ll_combine_link_));
+  } else {
+    const std::string normal = fmt::format("{} sms={}", shape, sms);
+    t.normal_dispatch_ = library.curve("deepep_normal_dispatch", normal, "bf16");
+    t.normal_combine_ = library.curve("deepep_normal_combine", normal, "bf16");
+    t.ll_dispatch_ = library.curve("deepep_ll_dispatch", shape, "bf16");
+    t.ll_combine_ = library.curve("deepep_ll_combine", shape, "bf16");
+    found = (!want_normal || (t.normal_dispatch_ && t.normal_combine_)) &&
+            (!want_ll || (t.ll_dispatch_ && t.ll_combine_));
+  }
+  if (!found) {
+    why_not = fmt::format("{} (the calibration profile has no DeepEP tables for it)", instead);
     return std::nullopt;
   }
   const double remote_ranks = static_cast<double>(ep - 1);
@@ -77,8 +145,39 @@ EpKernel DeepepTimes::kernel_for(bool decode_only) const {
   return decode_only ? EpKernel::kLowLatency : EpKernel::kNormal;
 }
 
+double DeepepTimes::link_seconds(const DeepepLinkModel& link, std::span<const long long> copies,
+                                 double bytes_per_copy) const {
+  // Per rank the larger of what it sends and receives, over each level.
+  std::vector<double> nvlink_out(ep_, 0), nvlink_in(ep_, 0), rdma_out(ep_, 0), rdma_in(ep_, 0);
+  bool moves = false;
+  for (int src = 0; src < ep_; ++src)
+    for (int dst = 0; dst < ep_; ++dst) {
+      const long long n = copies[static_cast<std::size_t>(src) * ep_ + dst];
+      if (src == dst || n == 0) continue;
+      moves = true;
+      const double bytes = static_cast<double>(n) * bytes_per_copy;
+      const bool same_node = src / devices_per_node_ == dst / devices_per_node_;
+      (same_node ? nvlink_out : rdma_out)[src] += bytes;
+      (same_node ? nvlink_in : rdma_in)[dst] += bytes;
+    }
+  if (!moves) return 0.0;
+  const double rdma_bandwidth =
+      std::min(link.bandwidth, rdma_bandwidth_ > 0 ? rdma_bandwidth_ : link.bandwidth);
+  double busiest = 0;
+  for (int r = 0; r < ep_; ++r)
+    busiest = std::max({busiest, std::max(nvlink_out[r], nvlink_in[r]) / link.bandwidth,
+                        std::max(rdma_out[r], rdma_in[r]) / rdma_bandwidth});
+  return link.latency + busiest;
+}
+
 double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long long> copies,
-                            DispatchMode traffic) const {
+                            DispatchMode traffic, double bytes_per_copy) const {
+  const bool low_latency = kernel == EpKernel::kLowLatency;
+  if (normal_dispatch_link_ || ll_dispatch_link_) {
+    const auto& link = low_latency ? (combine ? ll_combine_link_ : ll_dispatch_link_)
+                                   : (combine ? normal_combine_link_ : normal_dispatch_link_);
+    return link_seconds(*link, copies, bytes_per_copy);
+  }
   long long busiest = 0;
   for (int src = 0; src < ep_; ++src) {
     long long remote = 0;
@@ -93,21 +192,24 @@ double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long 
                                ? per_expert_copies_per_token_
                                : dedup_copies_per_token_;
   const double tokens = static_cast<double>(busiest) / per_token;
-  const KernelCurve& curve = kernel == EpKernel::kLowLatency
-                                 ? (combine ? *ll_combine_ : *ll_dispatch_)
-                                 : (combine ? *normal_combine_ : *normal_dispatch_);
+  const KernelCurve& curve = low_latency ? (combine ? *ll_combine_ : *ll_dispatch_)
+                                         : (combine ? *normal_combine_ : *normal_dispatch_);
   return curve.seconds(tokens);
 }
 
 std::string DeepepTimes::description() const {
-  switch (choice_) {
-    case EpKernel::kNormal:
-      return "deepep normal";
-    case EpKernel::kLowLatency:
-      return "deepep low_latency";
-    default:
-      return "deepep auto (low_latency for decode-only steps, normal otherwise)";
-  }
+  const std::string kernel = choice_ == EpKernel::kNormal ? "deepep normal"
+                             : choice_ == EpKernel::kLowLatency
+                                 ? "deepep low_latency"
+                                 : "deepep auto (low_latency for decode-only steps, "
+                                   "normal otherwise)";
+  if (!normal_dispatch_link_ && !ll_dispatch_link_) return kernel;
+  const auto& link = choice_ == EpKernel::kLowLatency || !normal_dispatch_link_ ? ll_dispatch_link_
+                                                                               : normal_dispatch_link_;
+  return fmt::format(
+      "{}, link model of its measured tables (dispatch {:.1f} us + bytes at {:.0f} GB/s; RDMA at "
+      "most {:.0f} GB/s)",
+      kernel, link->latency * 1e6, link->bandwidth / 1e9, std::min(link->bandwidth, rdma_bandwidth_) / 1e9);
 }
 
 }  // namespace semsim

@@ -1,18 +1,24 @@
 #pragma once
 // The time of the MoE dispatch and combine as DeepEP's kernels take it, from a profile's measured
 // DeepEP tables (one node's 8 GPUs): normal (high-throughput) for steps with prefill, low-latency
-// for decode-only steps under SGLang's auto rule. The tables time uniformly random top-k routing;
-// the engine's own traffic enters through its busiest rank: the remote copies that rank sends are
-// turned into the tokens per rank that would send as many under uniform routing, and the kernel is
-// timed at that. Routing that keeps tokens local (Sem-MoE's goal) so takes less time, as the
-// measured kernel's bandwidth curve says. Elsewhere (no DeepEP tables, or an EP group that is not
-// one node of 8) the dispatch is priced as NCCL-style copies over the topology, as before.
+// for decode-only steps under SGLang's auto rule.
+// - On one node of 8 (the tables' group), from the table of the model's shape. The tables time
+//   uniformly random top-k routing; the engine's own traffic enters through its busiest rank: the
+//   remote copies that rank sends are turned into the tokens per rank that would send as many under
+//   uniform routing, and the kernel is timed at that. Routing that keeps tokens local (Sem-MoE's
+//   goal) so takes less time, as the measured kernel's bandwidth curve says.
+// - Elsewhere (a group over nodes, or of another size), from a link model fit on every measured
+//   shape of the kernel: a fixed latency plus the busiest rank's bytes over the bandwidth the
+//   kernel's SMs reach on NVLink, and over the lesser of that and the NICs' calibrated bandwidth for
+//   the bytes it sends or receives by RDMA.
+// Without DeepEP tables, the dispatch is priced as its copies over the topology.
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 
 #include "calibrate/kernel_library.hpp"
+#include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "policies/dispatch.hpp"
 
@@ -22,31 +28,60 @@ namespace semsim {
 enum class EpKernel { kAuto, kNormal, kLowLatency, kNccl };
 const std::vector<std::string>& ep_kernel_names();  // auto, normal, low_latency, nccl (enum order)
 
+// t = latency + bytes / bandwidth for one DeepEP kernel, fit by least squares on relative error
+// over the measured rows of every shape of `kernel` (normal kernels: at `sms` SMs) but
+// `leave_out_shape`; a rank's bytes are what it receives on one node of 8 under uniform routing:
+// the tables' tokens x the kernel's copies per token x hidden x the payload (dispatch FP8, 1 B and
+// a 4 B scale per 128 elements; combine BF16). Nothing when fewer than 4 rows fit.
+struct DeepepLinkModel {
+  double latency = 0;    // seconds
+  double bandwidth = 0;  // bytes/s a rank moves
+  int samples = 0;
+};
+std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& profile,
+                                                     const std::string& kernel, int sms,
+                                                     const std::string& leave_out_shape = "");
+
+struct DeepepChoice {
+  EpKernel kernel = EpKernel::kAuto;  // serving.ep_kernel (a DeepEP dispatch mode names its own)
+  int sms = 0;                        // normal kernels' SMs (0: the device's communication_units)
+  bool link_model = false;            // the link model even where the tables measure the group
+  bool leave_own_shape_out = false;   // fit it without the model's own shape (validation)
+};
+
 class DeepepTimes {
  public:
-  // Nothing when `choice` is kNccl or the profile cannot time DeepEP for this group; `why_not`
+  // Nothing when the choice is kNccl or the profile cannot time DeepEP for this group; `why_not`
   // then says why (for the summary). A DeepEP dispatch mode (normal, low_latency, auto) names the
-  // kernel itself: `choice` then only says whether the measured tables time it (auto) or not (nccl).
-  static std::optional<DeepepTimes> make(const KernelLibrary& library, const MoeModel& model, int ep,
-                                         int devices_per_node, int communication_units, DispatchMode mode,
-                                         EpKernel choice, std::string& why_not);
+  // kernel itself: the choice then only says whether DeepEP's tables time it (auto) or not (nccl).
+  static std::optional<DeepepTimes> make(const KernelLibrary& library, const CalibrationProfile& profile,
+                                         const MoeModel& model, const Cluster& cluster, int ep,
+                                         DispatchMode mode, const DeepepChoice& choice, std::string& why_not);
 
   // The kernel a step runs: low-latency for decode-only steps under auto.
   EpKernel kernel_for(bool decode_only) const;
   // Seconds of one dispatch (or combine) whose copies, moved as `traffic` counts them, are
-  // `copies[src * ep + dst]`.
-  double seconds(EpKernel kernel, bool combine, std::span<const long long> copies,
-                 DispatchMode traffic) const;
+  // `copies[src * ep + dst]`, of `bytes_per_copy` each (what the link model reads).
+  double seconds(EpKernel kernel, bool combine, std::span<const long long> copies, DispatchMode traffic,
+                 double bytes_per_copy) const;
   // What summary.json says priced the dispatch.
   std::string description() const;
 
  private:
   DeepepTimes() = default;
+  double link_seconds(const DeepepLinkModel& link, std::span<const long long> copies,
+                      double bytes_per_copy) const;
+
   EpKernel choice_ = EpKernel::kAuto;
   int ep_ = 0;
+  int devices_per_node_ = 0;
+  double rdma_bandwidth_ = 0;  // a GPU's NIC at the profile's scale-out efficiency
   // Remote copies per token under uniform routing, the tables' routing, by traffic mode.
   double dedup_copies_per_token_ = 0, per_expert_copies_per_token_ = 0, all_gather_copies_per_token_ = 0;
+  // The tables of the model's shape, or (link model) the fits: dispatch and combine, normal and LL.
   std::shared_ptr<KernelCurve> normal_dispatch_, normal_combine_, ll_dispatch_, ll_combine_;
+  std::optional<DeepepLinkModel> normal_dispatch_link_, normal_combine_link_, ll_dispatch_link_,
+      ll_combine_link_;
 };
 
 }  // namespace semsim

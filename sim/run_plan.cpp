@@ -40,9 +40,9 @@ RunPlan build_run(const Scenario& scenario) {
                                             scenario.precision, scenario.calibration_extrapolation);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
-  run.deepep = DeepepTimes::make(library, scenario.model, scenario.ep, scenario.cluster.gpus_per_node,
-                                 scenario.cluster.device.communication_units, scenario.dispatch,
-                                 scenario.serving.ep_kernel, run.notes.dispatch_kernel);
+  run.deepep =
+      DeepepTimes::make(library, *scenario.calibration, scenario.model, scenario.cluster, scenario.ep,
+                        scenario.dispatch, {scenario.serving.ep_kernel}, run.notes.dispatch_kernel);
   if (run.deepep) run.notes.dispatch_kernel = run.deepep->description();
   if (scenario.attention == AttentionMode::kTensorParallel && scenario.ep > 1) {
     run.nccl = NcclTimes::make(*scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,

@@ -342,8 +342,9 @@ Collective StepBuilder::exchange(const std::vector<long long>& copies, bool comb
     return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
   // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
   // traffic counters still count them).
-  Collective measured = all_to_allv(copies, scenario_.ep, 0.0, combine,
-                                    deepep_->seconds(step_kernel_, combine, copies, step_dispatch_));
+  Collective measured =
+      all_to_allv(copies, scenario_.ep, 0.0, combine,
+                  deepep_->seconds(step_kernel_, combine, copies, step_dispatch_, bytes_per_copy));
   measured.payload_bytes_per_copy = bytes_per_copy;
   return measured;
 }

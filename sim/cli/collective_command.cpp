@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "calibrate/profile.hpp"
 #include "models/input_error.hpp"
@@ -26,6 +27,8 @@ struct CollectiveOptions {
   std::string timing = "tables";
   std::string dispatch_dtype = "fp8";
   bool json = false;
+  int hidden = 0, experts = 0, top_k = 0;  // the model's unless given
+  std::vector<int> tokens{128};
   CollectiveBenchSpec spec;
 };
 
@@ -52,17 +55,9 @@ std::string us(double seconds) {
   return fmt::format("{:.1f} us", seconds * 1e6);
 }
 
-int collective(CollectiveOptions& o) {
-  CollectiveBenchSpec& spec = o.spec;
-  spec.model = load_model(
-      YamlInput(YAML::Node(o.model), std::make_shared<const std::string>("--model"), "model"), ".");
-  spec.cluster = load_cluster(
-      YamlInput(YAML::Node(o.cluster), std::make_shared<const std::string>("--cluster"), "cluster"), ".");
-  spec.profile = profile_option(o.calibration, spec.cluster.device);
-  spec.zipf = zipf_exponent(o.routing);
-  spec.measured_tables = o.timing == "tables";
-  spec.fp8_dispatch = o.dispatch_dtype == "fp8";
-  const CollectiveBenchResult r = bench_collective(spec);
+// One result: a JSON object on one line per token count with --json, else a few lines of text.
+void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
+  const CollectiveBenchSpec& spec = o.spec;
   if (o.json) {
     nlohmann::ordered_json j;
     j["kernel"] = spec.kernel;
@@ -89,8 +84,8 @@ int collective(CollectiveOptions& o) {
     j["busbw_gbps"] = r.busbw_gbps;
     j["bytes_per_rank"] = {
         {"nvlink", r.scale_up_bytes}, {"rdma", r.scale_out_bytes}, {"forwarded", r.forwarded_bytes}};
-    std::cout << j.dump(2) << "\n";
-    return 0;
+    std::cout << j.dump() << "\n";
+    return;
   }
   std::cout << fmt::format("{} on {} ({}), EP {}, {} tokens per rank, {} routing, {} call{}\n", spec.kernel,
                            spec.model.name, spec.cluster.name, spec.ep, spec.tokens, o.routing, spec.repeat,
@@ -108,6 +103,29 @@ int collective(CollectiveOptions& o) {
   }
   std::cout << fmt::format("per rank and call: NVLink {:.3f} MB (forwarded {:.3f} MB), RDMA {:.3f} MB\n",
                            r.scale_up_bytes / 1e6, r.forwarded_bytes / 1e6, r.scale_out_bytes / 1e6);
+}
+
+int collective(CollectiveOptions& o) {
+  CollectiveBenchSpec& spec = o.spec;
+  spec.model = load_model(
+      YamlInput(YAML::Node(o.model), std::make_shared<const std::string>("--model"), "model"), ".");
+  spec.cluster = load_cluster(
+      YamlInput(YAML::Node(o.cluster), std::make_shared<const std::string>("--cluster"), "cluster"), ".");
+  spec.profile = profile_option(o.calibration, spec.cluster.device);
+  spec.zipf = zipf_exponent(o.routing);
+  spec.measured_tables = o.timing != "topology";
+  spec.link_model = o.timing == "model";
+  if (o.hidden > 0) spec.model.hidden = o.hidden;
+  if (o.experts > 0) spec.model.routed_experts = o.experts;
+  if (o.top_k > 0) spec.model.top_k = o.top_k;
+  if (spec.model.top_k > spec.model.routed_experts)
+    throw InputError(
+        fmt::format("--top-k {} exceeds the {} routed experts", spec.model.top_k, spec.model.routed_experts));
+  spec.fp8_dispatch = o.dispatch_dtype == "fp8";
+  for (const int tokens : o.tokens) {
+    spec.tokens = tokens;
+    print_result(o, bench_collective(spec));
+  }
   return 0;
 }
 
@@ -123,7 +141,9 @@ void add_collective_command(CommandLine& cli) {
                       "model preset or file: hidden size, top-k, experts (default deepseek-v3)");
   command->add_option("--cluster", o->cluster, "cluster preset or file (default h200-1x8)");
   command->add_option("--ep", o->spec.ep, "EP group size (default 8)")->check(CLI::Range(2, 1 << 16));
-  command->add_option("--tokens", o->spec.tokens, "tokens per rank (default 128)")
+  command
+      ->add_option("--tokens", o->tokens, "tokens per rank, or several: 1,2,4 (one result each; default 128)")
+      ->delimiter(',')
       ->check(CLI::Range(1, 1 << 24));
   command->add_option("--kernel", o->spec.kernel, "dispatch mode or NCCL collective (default normal)")
       ->check(CLI::IsMember(collective_kernel_names()));
@@ -142,9 +162,16 @@ void add_collective_command(CommandLine& cli) {
                       "measured | datasheet | profile file (default measured)");
   command
       ->add_option("--timing", o->timing,
-                   "tables: DeepEP's and NCCL's measured tables where they time the group | topology: "
-                   "always the copies over the topology (default tables)")
-      ->check(CLI::IsMember({"tables", "topology"}));
+                   "tables: as a run prices it (DeepEP's and NCCL's measured tables where they time the "
+                   "group) | topology: always the copies over the topology | model: DeepEP's link model, fit "
+                   "without the model's own shape (default tables)")
+      ->check(CLI::IsMember({"tables", "topology", "model"}));
+  command->add_option("--hidden", o->hidden, "hidden size instead of the model's")
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("--experts", o->experts, "routed experts instead of the model's")
+      ->check(CLI::Range(1, 32767));
+  command->add_option("--top-k", o->top_k, "experts per token instead of the model's")
+      ->check(CLI::Range(1, 64));
   command->add_flag("--json", o->json, "print the result as JSON");
 }
 
