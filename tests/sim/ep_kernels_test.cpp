@@ -1,0 +1,89 @@
+// DeepEP's link model: fit on tables made from a known latency and bandwidth it recovers them, a
+// shape left out is left out, too few rows fit nothing; and a group over nodes is priced by it, its
+// RDMA bytes at the NICs' calibrated bandwidth.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "calibrate/kernel_library.hpp"
+#include "models/presets.hpp"
+#include "sim/ep_kernels.hpp"
+
+namespace semsim {
+namespace {
+
+constexpr double kLatency = 25e-6, kBandwidth = 150e9;
+
+// A table of `kernel` at `shape` whose seconds are kLatency + a rank's bytes / kBandwidth, the bytes
+// counted as fit_deepep_link_model counts them (dispatch: FP8 payload; per-expert copies for LL).
+KernelTable link_table(const std::string& kernel, int hidden, int experts, int top_k,
+                       const std::string& suffix, double latency = kLatency) {
+  KernelTable t;
+  t.kernel = kernel;
+  t.shape = "hidden=" + std::to_string(hidden) + " experts=" + std::to_string(experts) +
+            " top_k=" + std::to_string(top_k) + suffix;
+  t.implementation = "deepep";
+  t.axes = {{"tokens", {1, 16, 256, 4096}}};
+  const double copies = top_k * 7.0 / 8;  // low-latency: per expert
+  for (const double tokens : t.axes[0].values)
+    t.seconds.push_back(latency + tokens * copies * hidden * (1 + 4.0 / 128) / kBandwidth);
+  return t;
+}
+
+TEST(DeepepLinkModel, RecoversTheLatencyAndBandwidthOfItsTables) {
+  CalibrationProfile p;
+  p.kernels = {link_table("deepep_ll_dispatch", 2048, 128, 8, ""),
+               link_table("deepep_ll_dispatch", 4096, 256, 8, "")};
+  const auto link = fit_deepep_link_model(p, "deepep_ll_dispatch", 0);
+  ASSERT_TRUE(link);
+  EXPECT_NEAR(link->latency, kLatency, 1e-9);
+  EXPECT_NEAR(link->bandwidth / kBandwidth, 1.0, 1e-9);
+  EXPECT_EQ(link->samples, 8);
+  // The shape left out is not fitted: a table of another latency there changes nothing.
+  p.kernels.push_back(link_table("deepep_ll_dispatch", 7168, 256, 8, "", 90e-6));
+  const auto without = fit_deepep_link_model(p, "deepep_ll_dispatch", 0, "hidden=7168 experts=256 top_k=8");
+  ASSERT_TRUE(without);
+  EXPECT_NEAR(without->latency, kLatency, 1e-9);
+  EXPECT_EQ(without->samples, 8);
+  const auto with = fit_deepep_link_model(p, "deepep_ll_dispatch", 0);
+  EXPECT_GT(with->latency, kLatency);
+  // Normal kernels fit at their SMs only; nothing below four rows.
+  p.kernels = {link_table("deepep_normal_dispatch", 2048, 128, 8, " sms=24")};
+  EXPECT_TRUE(fit_deepep_link_model(p, "deepep_normal_dispatch", 24));
+  EXPECT_FALSE(fit_deepep_link_model(p, "deepep_normal_dispatch", 20));
+  p.kernels.front().seconds.resize(3);
+  p.kernels.front().axes[0].values.resize(3);
+  EXPECT_FALSE(fit_deepep_link_model(p, "deepep_normal_dispatch", 24));
+}
+
+TEST(DeepepLinkModel, PricesAGroupOverNodesWithRdmaAtTheNicsBandwidth) {
+  CalibrationProfile p;
+  for (const char* kernel : {"deepep_ll_dispatch", "deepep_ll_combine"})
+    p.kernels.push_back(link_table(kernel, 2048, 128, 8, ""));
+  p.scaleout_efficiency = 0.8;
+  const Cluster cluster = cluster_preset("h200-2x8");  // 50 GB/s NICs: 40 GB/s at 0.8
+  MoeModel model = model_preset("deepseek-v2-lite");
+  const KernelLibrary library(p, cluster.device, false);
+  std::string why_not;
+  const auto times =
+      DeepepTimes::make(library, p, model, cluster, 16, DispatchMode::kLowLatency, {}, why_not);
+  ASSERT_TRUE(times) << why_not;
+  EXPECT_NE(times->description().find("link model"), std::string::npos) << times->description();
+  std::vector<long long> copies(16 * 16, 0);
+  copies[0 * 16 + 1] = 1000;  // NVLink: 1000 copies
+  copies[0 * 16 + 8] = 100;   // RDMA: 100 copies
+  const double bytes = 4096;
+  const double nvlink = 1000 * bytes / kBandwidth, rdma = 100 * bytes / 40e9;
+  EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes),
+              kLatency + std::max(nvlink, rdma), 1e-12);
+  copies[0 * 16 + 8] = 1000;
+  EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes),
+              kLatency + 1000 * bytes / 40e9, 1e-12);
+  std::fill(copies.begin(), copies.end(), 0);
+  EXPECT_EQ(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes), 0.0);
+}
+
+}  // namespace
+}  // namespace semsim
