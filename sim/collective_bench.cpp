@@ -98,6 +98,11 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   if (is_deepep(mode) && spec.ep % per_node != 0)
     throw InputError(fmt::format("--kernel {} forwards over nodes of {} GPUs: --ep {} must fill whole nodes",
                                  spec.kernel, per_node, spec.ep));
+  // Each call routes every token of the group: bounded as a trace's tokens are.
+  constexpr long long kMaxGroupTokens = 1 << 24;
+  if (static_cast<long long>(spec.tokens) * spec.ep > kMaxGroupTokens)
+    throw InputError(fmt::format("--tokens {} over EP {}: a dispatch routes at most {} tokens per call",
+                                 spec.tokens, spec.ep, kMaxGroupTokens));
   const CalibrationProfile& profile = *spec.profile;
   const Topology topology = Topology::build(spec.cluster, spec.ep);
   const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep);

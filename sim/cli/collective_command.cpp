@@ -144,7 +144,7 @@ void add_collective_command(CommandLine& cli) {
   command
       ->add_option("--tokens", o->tokens, "tokens per rank, or several: 1,2,4 (one result each; default 128)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 1 << 24));
+      ->check(CLI::Range(1, 1 << 30));
   command->add_option("--kernel", o->spec.kernel, "dispatch mode or NCCL collective (default normal)")
       ->check(CLI::IsMember(collective_kernel_names()));
   command->add_option("--routing", o->routing, "uniform | zipf:S: expert popularity (default uniform)");

@@ -68,6 +68,7 @@ TEST(cliCollective, BadOptionsExit2WithOneMessage) {
       {{"--ep", "16"}, "the cluster 'h200-1x8' holds groups of 2 to 8 GPUs"},
       {{"--routing", "zipf:x"}, "--routing 'zipf:x': expected uniform or zipf:S"},
       {{"--kernel", "auto"}, "--kernel"},
+      {{"--tokens", "4194304"}, "a dispatch routes at most 16777216 tokens per call"},
       {{"--cluster", "h200-9x9"}, "h200-9x9"},
   };
   for (const auto& [options, message] : cases) {
