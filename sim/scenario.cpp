@@ -118,14 +118,6 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " exceeds the " +
                            std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name +
                            "'");
-  // Placements give every node the group spans the same number of devices.
-  const int per_node = s.cluster.gpus_per_node;
-  if (s.ep > per_node && s.ep % per_node != 0)
-    in.required("ep").fail(
-        fmt::format("EP size {} spans {} nodes of {} devices of cluster '{}', the last one "
-                    "partly: an EP group larger than a node fills whole nodes (a "
-                    "multiple of {})",
-                    s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
   if (s.model.routed_experts % s.ep != 0)
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " does not divide the " +
                            std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name +
@@ -255,6 +247,18 @@ void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
         .fail(fmt::format("policies.dispatch '{}' names DeepEP's kernel itself: give serving.ep_kernel "
                           "auto (the measured tables time it) or nccl (priced over the topology)",
                           s.dispatch_name));
+}
+
+// Placements give every node an EP group spans the same number of devices (after the DeepEP check,
+// which says why its kernels need that).
+void check_whole_nodes(const YamlInput& root, const Scenario& s) {
+  const int per_node = s.cluster.gpus_per_node;
+  if (s.ep > per_node && s.ep % per_node != 0)
+    root.required("parallelism")
+        .required("ep")
+        .fail(fmt::format("EP size {} spans {} nodes of {} devices of cluster '{}', the last one partly: an "
+                          "EP group larger than a node fills whole nodes (a multiple of {})",
+                          s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
 }
 
 PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
@@ -451,6 +455,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
           base_dir, s);
     check_deepep_dispatch(root, s);
+    check_whole_nodes(root, s);
     if (const auto network = root.optional("network")) {
       network->expect_map({"fidelity"});
       s.fidelity = network->required("fidelity").as_choice({"flow", "bottleneck"}) == "flow"
