@@ -82,6 +82,23 @@ TEST(cliClusterPresets, TraceSynthTakesNodes) {
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
 }
 
+// `semsim collective` takes a cluster preset, and --nodes for its size.
+TEST(cliClusterPresets, CollectiveTakesNodes) {
+  const std::vector<std::string> args = {"collective", "--cluster",     "h800-ib",  "--nodes",
+                                         "4",          "--ep",          "32",       "--kernel",
+                                         "dedup",      "--calibration", "datasheet"};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_TRUE(r.out.starts_with("dedup on deepseek-v3 (h800-ib-4x8), EP 32")) << r.out;
+  // Its errors name the option (the command reads no file).
+  const std::vector<std::string> no_fabric = {"collective", "--cluster", "h200-1x8", "--nodes", "3",
+                                              "--ep",       "8",         "--kernel", "dedup"};
+  expect_one_located_error(no_fabric, run_semsim(no_fabric), "--nodes 3",
+                           {"preset 'h200-1x8'", "has no fabric, so it is one node"});
+  const std::vector<std::string> fraction = {"collective", "--cluster", "h200-ib", "--nodes", "2.5"};
+  expect_one_located_error(fraction, run_semsim(fraction), "--nodes 2.5", {"expected an integer, got '2.5'"});
+}
+
 // DeepSeek's prefill deployment unit: 4 H800 nodes, EP32.
 TEST(cliClusterPresets, DeepSeekV3OnFourH800NodesAtEp32Checks) {
   TempDir tmp;
