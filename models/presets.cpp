@@ -47,6 +47,16 @@ YamlInput open_preset(PresetKind kind, const YamlInput& ref, const std::string& 
   ref.fail("unknown preset '" + value + "'" + did_you_mean(value, names) + "; available: " + list);
 }
 
+// A cluster preset by name or file, at its own size.
+Cluster load_cluster_file(const YamlInput& ref, const std::string& base_dir) {
+  const YamlInput doc = open_preset(PresetKind::kCluster, ref, base_dir);
+  // A cluster file on disk names its device relative to itself; an embedded one by preset name.
+  const std::string cluster_dir =
+      looks_like_path(ref.as_string()) ? std::filesystem::path(doc.file()).parent_path().string() : base_dir;
+  return Cluster::from_yaml(
+      doc, [&](const YamlInput& device_ref) { return load_device(device_ref, cluster_dir); });
+}
+
 YamlInput plain_name(const std::string& name) {
   return YamlInput(YAML::Node(name), std::make_shared<const std::string>("<name>"), "");
 }
@@ -73,12 +83,13 @@ Device load_device(const YamlInput& ref, const std::string& base_dir) {
 }
 
 Cluster load_cluster(const YamlInput& ref, const std::string& base_dir) {
-  const YamlInput doc = open_preset(PresetKind::kCluster, ref, base_dir);
-  // A cluster file on disk names its device relative to itself; an embedded one by preset name.
-  const std::string cluster_dir =
-      looks_like_path(ref.as_string()) ? std::filesystem::path(doc.file()).parent_path().string() : base_dir;
-  return Cluster::from_yaml(
-      doc, [&](const YamlInput& device_ref) { return load_device(device_ref, cluster_dir); });
+  // `{preset: NAME, nodes: N, fabric: KIND}`: the preset at another size or fabric.
+  if (ref.is_map()) {
+    ref.expect_map({"preset", "nodes", "fabric"});
+    return load_cluster_file(ref.required("preset"), base_dir)
+        .sized(ref.optional("nodes"), ref.optional("fabric"));
+  }
+  return load_cluster_file(ref, base_dir);
 }
 
 MoeModel model_preset(const std::string& name) {

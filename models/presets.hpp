@@ -14,7 +14,7 @@ enum class PresetKind { kModel, kDevice, kCluster };
 std::vector<std::string> preset_names(PresetKind kind);
 
 // `ref` is the YAML value naming the preset (its location is used for errors); `base_dir` resolves
-// relative paths.
+// relative paths. A cluster may also be `{preset: NAME, nodes: N, fabric: KIND}` (Cluster::sized).
 MoeModel load_model(const YamlInput& ref, const std::string& base_dir);
 Device load_device(const YamlInput& ref, const std::string& base_dir);
 Cluster load_cluster(const YamlInput& ref, const std::string& base_dir);

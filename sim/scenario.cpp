@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <sstream>
+#include <utility>
 
 #include "models/compressed_file.hpp"
 #include "models/input_limits.hpp"
@@ -39,7 +40,31 @@ ScenarioOverride parse_override(const std::string& assignment, const std::string
   return o;
 }
 
+ScenarioOverride nodes_override(const std::string& nodes) {
+  // The text as a plain scalar: the cluster's node count check says what is wrong with it.
+  return {"cluster.nodes", YAML::Node(nodes), "--nodes " + nodes};
+}
+
+namespace {
+
+// `cluster: NAME` is short for `cluster: {preset: NAME}`, which a key below it needs. The scalar
+// keeps its data (and so its line, for an unknown preset): the new map holds a handle to it, made
+// before the document's node is turned into the map.
+void expand_cluster_shorthand(YAML::Node document, const std::string& key_path) {
+  if (!key_path.starts_with("cluster.") || !document.IsMap()) return;
+  const YAML::Node cluster = std::as_const(document)["cluster"];  // const: looking adds no key
+  if (!cluster.IsDefined() || !cluster.IsScalar()) return;
+  YAML::Node preset(YAML::NodeType::Null);
+  preset = cluster;  // shares the scalar's data, not its node
+  YAML::Node map(YAML::NodeType::Map);
+  map["preset"] = preset;
+  document["cluster"] = map;
+}
+
+}  // namespace
+
 std::string apply_override(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
+  expand_cluster_shorthand(document, o.key_path);
   YAML::Node value = YAML::Clone(o.value);
   YamlInput::mark_as_override(value);
   std::vector<std::string> keys;
@@ -224,6 +249,18 @@ void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
                           s.dispatch_name));
 }
 
+// Placements give every node an EP group spans the same number of devices (after the DeepEP check,
+// which says why its kernels need that).
+void check_whole_nodes(const YamlInput& root, const Scenario& s) {
+  const int per_node = s.cluster.gpus_per_node;
+  if (s.ep > per_node && s.ep % per_node != 0)
+    root.required("parallelism")
+        .required("ep")
+        .fail(fmt::format("EP size {} spans {} nodes of {} devices of cluster '{}', the last one partly: an "
+                          "EP group larger than a node fills whole nodes (a multiple of {})",
+                          s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
+}
+
 PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
   return {s.attention, !s.profile.empty(), plan != nullptr && plan->profiled()};
 }
@@ -357,14 +394,15 @@ void check_run_memory(const YamlInput& root, const Scenario& s) {
 
 // Values that came from --set have no line in the file: say where they came from. An error may be
 // about the overridden key, a key below it, a map the override created on the way (a misspelt
-// path), or one of its parent keys with at least two segments.
+// path), or one of its parent keys with at least two segments. Of several related overrides the
+// last applied is named: the document holds its value (--nodes 4 after --set cluster=NAME).
 [[noreturn]] void rethrow_with_origin(const InputError& e, const std::vector<ScenarioOverride>& overrides,
                                       const std::vector<std::string>& created = {}) {
   const std::string& path = e.key_path();
   auto within = [](const std::string& key, const std::string& prefix) {
     return key == prefix || key.starts_with(prefix + ".");
   };
-  for (std::size_t i = 0; i < overrides.size(); ++i) {
+  for (std::size_t i = overrides.size(); i-- > 0;) {
     const std::string& key = overrides[i].key_path;
     bool related = !path.empty() && (within(path, key) || (i < created.size() && path == created[i]));
     for (std::size_t dot = key.find('.', key.find('.') + 1); dot != std::string::npos;
@@ -417,6 +455,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
           base_dir, s);
     check_deepep_dispatch(root, s);
+    check_whole_nodes(root, s);
     if (const auto network = root.optional("network")) {
       network->expect_map({"fidelity"});
       s.fidelity = network->required("fidelity").as_choice({"flow", "bottleneck"}) == "flow"
@@ -520,6 +559,7 @@ std::string resolved_scenario_yaml(const Scenario& s) {
   // Every key a file or folder may be given at (model and cluster files, a calibration profile).
   const std::vector<std::vector<const char*>> path_keys = {{"model"},
                                                            {"cluster"},
+                                                           {"cluster", "preset"},
                                                            {"profile"},
                                                            {"calibration"},
                                                            {"calibration", "profile"},
@@ -545,9 +585,12 @@ ScenarioSource read_scenario_source(const std::string& path_or_default) {
 }
 
 Scenario load_scenario_file(const std::string& path_or_default, const std::vector<std::string>& overrides,
-                            long long seed) {
+                            long long seed, const std::optional<std::string>& nodes) {
   const ScenarioSource source = read_scenario_source(path_or_default);
-  return load_scenario(source.text, source.file, source.base_dir, overrides, seed);
+  std::vector<ScenarioOverride> all;
+  for (const auto& assignment : overrides) all.push_back(parse_override(assignment, source.file));
+  if (nodes) all.push_back(nodes_override(*nodes));
+  return load_scenario(source.text, source.file, source.base_dir, all, seed);
 }
 
 }  // namespace semsim

@@ -118,8 +118,11 @@ ScenarioPlan plan_scenario(const Scenario& scenario);
 
 // Parses a --set "key.path=value" string; `file` names the scenario in errors.
 ScenarioOverride parse_override(const std::string& assignment, const std::string& file);
+// `--nodes N`: an override of cluster.nodes, checked where the scenario's own value would be.
+ScenarioOverride nodes_override(const std::string& nodes);
 // Sets the value (a copy) in `document`, creating maps on the way; returns the key path of the first
-// map it created ("" when the path's maps all existed).
+// map it created ("" when the path's maps all existed). A key below `cluster: NAME` turns it into
+// `cluster: {preset: NAME}` first.
 std::string apply_override(YAML::Node document, const ScenarioOverride& override_value,
                            const std::string& file);
 
@@ -138,8 +141,10 @@ struct ScenarioSource {
   std::string base_dir;
 };
 ScenarioSource read_scenario_source(const std::string& path_or_default);  // a path, or "default"
+// `nodes` (--nodes) is applied after every override.
 Scenario load_scenario_file(const std::string& path_or_default,
-                            const std::vector<std::string>& overrides = {}, long long seed = -1);
+                            const std::vector<std::string>& overrides = {}, long long seed = -1,
+                            const std::optional<std::string>& nodes = std::nullopt);
 
 // The scenario that `semsim run default` simulates.
 std::string default_scenario_text();

@@ -11,13 +11,8 @@
 namespace semsim {
 namespace {
 
-struct CheckOptions {
-  std::string scenario;
-  std::vector<std::string> overrides;
-};
-
-int check_scenario(const CheckOptions& options) {
-  const Scenario s = load_scenario_file(options.scenario, options.overrides, -1);
+int check_scenario(const ScenarioArguments& arguments) {
+  const Scenario s = arguments.load();
   const RunPlan plan = build_run(s);  // what a run builds, its placement and memory plan included
   std::cout << fmt::format(
       "{}: ok\n  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
@@ -45,10 +40,10 @@ int check_scenario(const CheckOptions& options) {
 }  // namespace
 
 void add_check_command(CommandLine& cli) {
-  auto options = std::make_shared<CheckOptions>();
+  auto arguments = std::make_shared<ScenarioArguments>();
   CLI::App* check = cli.add("check", "validate a scenario and print what it resolves to",
-                            [options] { return check_scenario(*options); });
-  add_scenario_arguments(*check, options->scenario, options->overrides);
+                            [arguments] { return check_scenario(*arguments); });
+  add_scenario_arguments(*check, *arguments);
 }
 
 }  // namespace semsim

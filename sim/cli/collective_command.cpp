@@ -21,6 +21,8 @@ namespace {
 struct CollectiveOptions {
   std::string model = "deepseek-v3";
   std::string cluster = "h200-1x8";
+  std::string nodes;  // --nodes as given, checked as a scenario's cluster.nodes is
+  bool nodes_given = false;
   std::string calibration = "measured";
   std::string routing = "uniform";
   std::string fidelity = "bottleneck";
@@ -111,6 +113,10 @@ int collective(CollectiveOptions& o) {
       YamlInput(YAML::Node(o.model), std::make_shared<const std::string>("--model"), "model"), ".");
   spec.cluster = load_cluster(
       YamlInput(YAML::Node(o.cluster), std::make_shared<const std::string>("--cluster"), "cluster"), ".");
+  if (o.nodes_given)
+    spec.cluster = spec.cluster.sized(
+        YamlInput(YAML::Node(o.nodes), std::make_shared<const std::string>("--nodes " + o.nodes), ""),
+        std::nullopt);
   spec.profile = profile_option(o.calibration, spec.cluster.device);
   spec.zipf = zipf_exponent(o.routing);
   spec.measured_tables = o.timing != "topology";
@@ -140,6 +146,10 @@ void add_collective_command(CommandLine& cli) {
   command->add_option("--model", o->model,
                       "model preset or file: hidden size, top-k, experts (default deepseek-v3)");
   command->add_option("--cluster", o->cluster, "cluster preset or file (default h200-1x8)");
+  command
+      ->add_option("--nodes", o->nodes,
+                   "the cluster's node count (within its preset's range, semsim list clusters)")
+      ->each([o](const std::string&) { o->nodes_given = true; });
   command->add_option("--ep", o->spec.ep, "EP group size (default 8)")->check(CLI::Range(2, 1 << 16));
   command
       ->add_option("--tokens", o->tokens, "tokens per rank, or several: 1,2,4 (one result each; default 128)")

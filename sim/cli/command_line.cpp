@@ -9,6 +9,7 @@
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/version.hpp"
+#include "sim/scenario.hpp"
 
 namespace semsim {
 
@@ -69,10 +70,20 @@ int CommandLine::run(int argc, char** argv) {
   }
 }
 
-void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vector<std::string>& overrides) {
-  command.add_option("scenario", scenario, "scenario YAML file, or 'default' for the embedded one")
+void add_scenario_arguments(CLI::App& command, ScenarioArguments& arguments) {
+  command.add_option("scenario", arguments.scenario, "scenario YAML file, or 'default' for the embedded one")
       ->required();
-  command.add_option("--set", overrides, "override a scenario value: key.path=value (repeatable)");
+  command.add_option("--set", arguments.overrides, "override a scenario value: key.path=value (repeatable)");
+  command
+      .add_option("--nodes", arguments.nodes,
+                  "the cluster's node count (within its preset's range, semsim list clusters), after "
+                  "every --set")
+      ->each([&arguments](const std::string&) { arguments.nodes_given = true; });
+}
+
+Scenario ScenarioArguments::load(long long seed) const {
+  return load_scenario_file(scenario, overrides, seed,
+                            nodes_given ? std::optional<std::string>(nodes) : std::nullopt);
 }
 
 CLI::Validator real_range(double min, double max) {

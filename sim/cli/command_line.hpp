@@ -35,9 +35,20 @@ class CommandLine {
   std::vector<std::pair<CLI::App*, std::function<int()>>> actions_;
 };
 
-// The scenario argument ("default" or a file) and its --set overrides, as every command that loads a
-// scenario takes them.
-void add_scenario_arguments(CLI::App& command, std::string& scenario, std::vector<std::string>& overrides);
+struct Scenario;
+
+// The scenario argument ("default" or a file), its --set overrides and --nodes, as every command that
+// loads a scenario takes them.
+struct ScenarioArguments {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  std::string nodes;  // as given: the scenario's cluster checks it like a cluster.nodes value
+  bool nodes_given = false;
+
+  // The scenario, --nodes applied after every --set; `seed` (if >= 0) replaces workload.seed.
+  Scenario load(long long seed = -1) const;
+};
+void add_scenario_arguments(CLI::App& command, ScenarioArguments& arguments);
 
 // CLI::Range for real numbers that also refuses NaN and infinities (NaN compares false with either
 // bound, so CLI::Range lets it through).

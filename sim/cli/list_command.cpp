@@ -22,9 +22,16 @@ int print_listing(const std::string& what) {
   } else if (what == "hardware") {
     for (const auto& name : preset_names(PresetKind::kDevice)) std::cout << name << "\n";
   } else if (what == "clusters") {
+    // The node counts and fabrics `cluster: {preset: NAME, nodes: N, fabric: KIND}` and --nodes take.
     for (const auto& name : preset_names(PresetKind::kCluster)) {
       const auto c = cluster_preset(name);
-      std::cout << fmt::format("{:<18} {} x {} {}\n", name, c.nodes, c.gpus_per_node, c.device.name);
+      const std::string nodes = c.fixed_nodes ? fmt::format("{} (fixed)", c.nodes)
+                                              : fmt::format("1-{} (default {})", c.max_nodes, c.nodes);
+      std::string fabrics;
+      for (const FabricKind kind : c.fabric_choices)
+        fabrics += (fabrics.empty() ? "" : " | ") + std::string(fabric_name(kind));
+      std::cout << fmt::format("{:<18} nodes {:<20} x {:<3} {:<14} fabric {}\n", name, nodes, c.gpus_per_node,
+                               c.device.name, fabrics);
     }
   } else {
     std::cout << policy_listing();

@@ -23,8 +23,7 @@ namespace semsim {
 namespace {
 
 struct RunOptions {
-  std::string scenario;
-  std::vector<std::string> overrides;
+  ScenarioArguments scenario;
   std::string out_dir;  // default: out/<scenario name>
   long long seed = -1;  // -1: the scenario's workload.seed
   TimelineOptions timeline;
@@ -105,7 +104,7 @@ int run_scenario(RunOptions options) {
   BenchServingOptions bench{parse_goodput(options.goodput), options.result_json};
   if (!bench.result_json.empty()) check_output_file("--result-json", bench.result_json);
   if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path);
-  const Scenario scenario = load_scenario_file(options.scenario, options.overrides, options.seed);
+  const Scenario scenario = options.scenario.load(options.seed);
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   if (!options.timeline_steps.empty())
     options.timeline.steps = parse_step_window(options.timeline_steps, "--timeline-steps");
@@ -131,7 +130,7 @@ void add_run_command(CommandLine& cli) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = cli.add("run", "simulate a scenario and write summary.json, requests.csv, steps.csv",
                           [options] { return run_scenario(*options); });
-  add_scenario_arguments(*run, options->scenario, options->overrides);
+  add_scenario_arguments(*run, options->scenario);
   run->add_option("--out", options->out_dir, "output folder (default: out/<scenario name>)");
   run->add_option("--seed", options->seed, "workload seed (replaces workload.seed)")
       ->check(CLI::Range(0LL, 1LL << 62));

@@ -82,11 +82,11 @@ int trace_import_command(const std::string& format, const std::string& input, co
 // synthetic routing (lengths, topics and routing exactly as a run of that scenario draws them) as a
 // trace, so that synthetic routing goes through the same profile → place → replay pipeline as a
 // real trace. A first_request beyond a run's request count profiles requests that run never sees.
-int trace_synth_command(const std::string& scenario_ref, const std::vector<std::string>& overrides,
-                        int requests, int first_request, const std::string& out) {
+int trace_synth_command(const ScenarioArguments& scenario_arguments, int requests, int first_request,
+                        const std::string& out) {
   const auto started = std::chrono::steady_clock::now();
   check_trace_output_name(out);
-  const Scenario scenario = load_scenario_file(scenario_ref, overrides);
+  const Scenario scenario = scenario_arguments.load();
   WorkloadSpec spec = scenario.workload;
   if (spec.trace)
     throw InputError(scenario.file +
@@ -324,8 +324,7 @@ void add_trace_commands(CommandLine& cli) {
   add_split_trace_options(*fit_command, *fit);
 
   struct SynthOptions {
-    std::string scenario;
-    std::vector<std::string> overrides;
+    ScenarioArguments scenario;
     int requests = 1000;
     int first_request = 0;
     std::string out;
@@ -334,11 +333,10 @@ void add_trace_commands(CommandLine& cli) {
   CLI::App* synth_command = cli.add(
       "synth", "record the prompts of a synthetic-routing scenario's requests as a trace",
       [synth] {
-        return trace_synth_command(synth->scenario, synth->overrides, synth->requests, synth->first_request,
-                                   synth->out);
+        return trace_synth_command(synth->scenario, synth->requests, synth->first_request, synth->out);
       },
       trace);
-  add_scenario_arguments(*synth_command, synth->scenario, synth->overrides);
+  add_scenario_arguments(*synth_command, synth->scenario);
   synth_command->add_option("--requests", synth->requests, "requests to record (default 1000)")
       ->check(CLI::Range(1, 10000000));
   synth_command

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_runner.hpp"
@@ -53,6 +54,33 @@ TEST(cliCommands, ListClustersHasTheH200AndH100Presets) {
   ASSERT_EQ(r.exit_code, 0) << describe({"list", "clusters"}, r);
   for (const char* cluster : {"h200-1x8", "h200-2x8", "h200-32x8-rail", "h100-pcie-8x"})
     EXPECT_TRUE(has_line_starting_with(r.out, cluster)) << cluster << " missing from:\n" << r.out;
+}
+
+// The presets that take a node count, with their range, domain size, device and fabrics.
+TEST(cliCommands, ListClustersShowsEachPresetsNodeRange) {
+  const CliResult r = run_semsim({"list", "clusters"});
+  ASSERT_EQ(r.exit_code, 0) << describe({"list", "clusters"}, r);
+  const auto lines = split_lines(r.out);
+  auto line_of = [&](const std::string& name) {
+    for (const auto& line : lines)
+      if (line.starts_with(name + " ")) return line;
+    return std::string();
+  };
+  auto squeezed = [](const std::string& line) {  // one space between columns
+    std::string out;
+    for (const char c : line)
+      if (c != ' ' || (!out.empty() && out.back() != ' ')) out += c;
+    return out;
+  };
+  for (const auto& [name, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"h800-ib", "h800-ib nodes 1-2048 (default 1) x 8 h800-sxm fabric rail | fat_tree"},
+           {"h100-ib", "h100-ib nodes 1-256 (default 1) x 8 h100-sxm fabric rail | fat_tree"},
+           {"h200-ib", "h200-ib nodes 1-256 (default 1) x 8 h200-sxm fabric rail | fat_tree"},
+           {"gb200-nvl72", "gb200-nvl72 nodes 1-28 (default 1) x 72 gb200 fabric rail | fat_tree"},
+           {"cloudmatrix384", "cloudmatrix384 nodes 1-5 (default 1) x 384 ascend-910c fabric fat_tree"},
+           {"h200-2x8", "h200-2x8 nodes 2 (fixed) x 8 h200-sxm fabric fat_tree"},
+           {"h200-1x8", "h200-1x8 nodes 1 (fixed) x 8 h200-sxm fabric none"}})
+    EXPECT_EQ(squeezed(line_of(name)), shown) << r.out;
 }
 
 TEST(cliCommands, ListHardwareHasTheH200) {
