@@ -6,6 +6,7 @@
 
 #include "policies/token_device_table.hpp"
 #include "sim/phase.hpp"
+#include "workloads/expert_groups.hpp"
 #include "workloads/routing_drift.hpp"
 
 namespace semsim {
@@ -133,9 +134,10 @@ struct RunNotes {
   std::string dispatch_kernel;      // what times dispatch and combine
   std::string tp_collectives;       // what times Attention-TP's collectives ("" under DP attention)
   std::string scheduling_fallback;  // what Sem-MoE's scheduler goes by without token identities, or ""
-  std::optional<RoutingDrift> routing_drift;  // replayed trace vs the scenario's profile, when both
-  std::optional<TokenTableMatch> token_table;  // the plan's token table vs the routed vocabulary
+  std::optional<RoutingDrift> routing_drift;      // replayed trace vs the scenario's profile, when both
+  std::optional<TokenTableMatch> token_table;     // the plan's token table vs the routed vocabulary
   std::optional<ProfileOverlap> profile_overlap;  // replayed requests the plan's profile saw
+  std::optional<GroupLimitCheck> group_limit;     // a replayed trace against the model's group limit
 };
 
 struct RunResult {

@@ -39,6 +39,12 @@ GroupLimitCheck check_group_limit(const RoutingTrace& trace, const ExpertGroupLi
   return check;
 }
 
+std::string group_limit_counts(const GroupLimitCheck& check) {
+  return fmt::format("{} of {} routings ({} of {} tokens) span more than {} of the {} expert groups",
+                     check.violating_routings, check.routings, check.violating_tokens, check.tokens,
+                     check.limit.per_token, check.limit.groups);
+}
+
 std::string group_limit_warning(const GroupLimitCheck& check, const std::string& trace_name) {
   if (check.violating_routings == 0) return "";
   return fmt::format(

@@ -47,6 +47,8 @@ struct GroupLimitCheck {
 
 GroupLimitCheck check_group_limit(const RoutingTrace& trace, const ExpertGroupLimit& limit);
 
+// "N of M routings (n of T tokens) span more than P of the G expert groups".
+std::string group_limit_counts(const GroupLimitCheck& check);
 // "" without violations; else what a warning says (one line, no trailing newline), naming `trace_name`.
 std::string group_limit_warning(const GroupLimitCheck& check, const std::string& trace_name);
 
