@@ -66,7 +66,8 @@ GroupLimitedDraw::GroupLimitedDraw(const ExpertGroupLimit& limit, int k)
       arrival_(static_cast<std::size_t>(limit.groups) * entries_per_group_),
       expert_(static_cast<std::size_t>(limit.groups) * entries_per_group_),
       group_score_(limit.groups),
-      chosen_(limit.groups) {
+      chosen_(limit.groups),
+      best_(limit.groups) {
   if (limit.groups < 1 || limit.experts % limit.groups != 0 || limit.per_token < 1 ||
       limit.per_token > limit.groups || k < 1 || k > limit.per_token * limit.group_size())
     throw std::invalid_argument(

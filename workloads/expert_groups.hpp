@@ -108,6 +108,7 @@ class GroupLimitedDraw {
   std::vector<double> group_score_;   // [group] product of its two first arrivals: lower is better
   std::vector<char> chosen_;
   std::vector<int> chosen_groups_;
+  std::vector<int> best_;  // the best groups to fill the limit with, best first
 };
 
 template <typename Rng, typename Propose>
@@ -197,18 +198,19 @@ void GroupLimitedDraw::fill(std::span<const double> weights, std::span<const dou
       group_score_[g] *= arrival_[static_cast<std::size_t>(g) * entries_per_group_ + 1];
     }
   }
-  // The best of them fill the groups left, ties to the lower group: a group's rank counts the groups
-  // ahead of it, without branches (the scores are random, so a branch would mispredict).
+  // The best of them fill the groups left (ties to the lower group): kept in order in `best_`, each
+  // group shifting in ahead of the worse ones.
   const int open = limit_.per_token - static_cast<int>(chosen_groups_.size());
-  for (int g = 0; g < groups; ++g) {
+  int held = 0;
+  for (int g = 0; g < groups && open > 0; ++g) {
     if (chosen_[g]) continue;
-    int ahead = 0;
-    for (int h = 0; h < groups; ++h) {
-      const bool better = group_score_[h] < group_score_[g] || (group_score_[h] == group_score_[g] && h < g);
-      ahead += (chosen_[h] == 0) & better;
-    }
-    if (ahead < open) chosen_groups_.push_back(g);
+    const double score = group_score_[g];
+    if (held == open && !(score < group_score_[best_[held - 1]])) continue;
+    int at = held < open ? held++ : held - 1;
+    for (; at > 0 && score < group_score_[best_[at - 1]]; --at) best_[at] = best_[at - 1];
+    best_[at] = g;
   }
+  chosen_groups_.insert(chosen_groups_.end(), best_.begin(), best_.begin() + held);
   for (int g : chosen_groups_) chosen_[g] = 1;
   // The first arrivals in the kept groups, merged.
   for (int j = kept; j < k_; ++j) {
