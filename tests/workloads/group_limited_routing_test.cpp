@@ -108,20 +108,20 @@ TEST(GroupLimitedSyntheticRouting, NoTokenExceedsTheGroupLimit) {
   }
 }
 
-// DeepSeek-V3's shape: 256 experts, top-8 from 4 of 8 groups, over its 58 MoE layers.
+// DeepSeek-V3's shape: 256 experts, top-8 from 4 of 8 groups (over 8 MoE layers, not 58: build time).
 TEST(GroupLimitedSyntheticRouting, DeepSeekV3ShapeKeepsToFourGroups) {
   const ExpertGroupLimit limit{256, 8, 4};
-  const SyntheticRouting routing({}, 58, 256, 8, 11, limit);
+  const SyntheticRouting routing({}, 8, 256, 8, 11, limit);
   const std::vector<TokenRef> tokens = fingerprint_tokens(routing, 8);
   std::vector<ExpertId> experts(tokens.size() * 8);
   std::vector<int> spans(9, 0);
-  for (int layer = 0; layer < 58; ++layer) {
+  for (int layer = 0; layer < 8; ++layer) {
     routing.route(layer, tokens, experts);
     for (std::size_t t = 0; t < tokens.size(); ++t)
       ++spans[groups_spanned(limit, std::span<const ExpertId>(experts.data() + t * 8, 8))];
   }
   for (int g = 5; g <= 8; ++g) EXPECT_EQ(spans[g], 0) << g << " groups";
-  EXPECT_GT(spans[4], 0);  // the limit binds: unrestricted, 8 of 256 experts span ~6 groups
+  EXPECT_GT(spans[4], 0);  // the limit binds: 8 uniform draws from 8 groups hit 5.25 of them on average
 }
 
 // The gate on every expert's score at once, as a reference: score log w + Gumbel, kept groups
