@@ -1,5 +1,7 @@
 #include "models/moe_model.hpp"
 
+#include <fmt/format.h>
+
 #include "models/input_limits.hpp"
 
 namespace semsim {
@@ -77,7 +79,7 @@ MoeModel MoeModel::from_yaml(const YamlInput& in) {
   if (has_dense_layers && m.dense_ffn == 0) in.fail("the model has dense layers, so 'dense_ffn' is required");
 
   const YamlInput experts = in.required("experts");
-  experts.expect_map({"routed", "shared", "top_k", "ffn", "shared_ffn", "groups"});
+  experts.expect_map({"routed", "shared", "top_k", "ffn", "shared_ffn", "groups", "topk_groups"});
   m.routed_experts = static_cast<int>(experts.required("routed").as_int_in(1, limits::kExperts));
   m.shared_experts = static_cast<int>(experts.get_int_in("shared", 0, 0, 64));
   m.top_k = static_cast<int>(experts.required("top_k").as_int_in(1, m.routed_experts));
@@ -86,6 +88,20 @@ MoeModel MoeModel::from_yaml(const YamlInput& in) {
     if (m.routed_experts % m.expert_groups != 0)
       groups->fail("the expert groups must divide the " + std::to_string(m.routed_experts) +
                    " routed experts");
+  }
+  m.topk_expert_groups = m.expert_groups;
+  if (const auto topk_groups = experts.optional("topk_groups")) {
+    m.topk_expert_groups = static_cast<int>(topk_groups->as_int_in(1, limits::kExperts));
+    if (m.topk_expert_groups > m.expert_groups)
+      topk_groups->fail(fmt::format("must be at most the model's {} expert group{} (experts.groups), got {}",
+                                    m.expert_groups, m.expert_groups == 1 ? "" : "s", m.topk_expert_groups));
+    const int group_size = m.routed_experts / m.expert_groups;
+    if (m.top_k > m.topk_expert_groups * group_size)
+      topk_groups->fail(
+          fmt::format("the top-{} experts do not fit in {} group{} of {} expert{} (at least {} "
+                      "groups needed)",
+                      m.top_k, m.topk_expert_groups, m.topk_expert_groups == 1 ? "" : "s", group_size,
+                      group_size == 1 ? "" : "s", (m.top_k + group_size - 1) / group_size));
   }
   m.expert_ffn = static_cast<int>(experts.required("ffn").as_int_in(1, 1 << 20));
   m.shared_expert_ffn = static_cast<int>(experts.get_int_in("shared_ffn", m.expert_ffn, 1, 1 << 20));

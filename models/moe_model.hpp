@@ -36,12 +36,18 @@ struct MoeModel {
   int routed_experts = 0;
   int shared_experts = 0;
   int top_k = 0;
-  int expert_groups = 1;      // DeepSeek's n_group: expert groups for EPLB's hierarchical placement
+  // DeepSeek's n_group: routed experts in groups of consecutive ids (EPLB's hierarchical placement
+  // packs whole groups onto nodes).
+  int expert_groups = 1;
+  // DeepSeek's topk_group: a token's experts lie in at most this many groups (the gate keeps the best
+  // groups, then takes the top-k in them). expert_groups: no limit.
+  int topk_expert_groups = 1;
   int expert_ffn = 0;         // intermediate size of one routed expert
   int shared_expert_ffn = 0;  // intermediate size of one shared expert
   bool tied_embeddings = false;
   AttentionShape attention;
 
+  bool group_limited() const { return topk_expert_groups < expert_groups; }
   bool is_moe_layer(int layer) const;
   int moe_layers() const;
   // KV-cache elements stored per token per layer (MLA: kv_lora + rope; GQA/MHA: 2 * kv_heads * head_dim).

@@ -36,7 +36,9 @@ struct EplbPlacement {
 };
 
 // Hierarchical policy: expert groups packed onto nodes, replicas made within each node, physical
-// experts packed onto the node's GPUs. Unlike DeepSeek's reference, an expert gets at most as many
+// experts packed onto the node's GPUs. So a group's experts, replicas and all, stay on one node, and
+// under group-limited routing (a token's experts from at most topk_group groups) a token reaches at
+// most topk_group nodes. Unlike DeepSeek's reference, an expert gets at most as many
 // replicas in a node as the node has GPUs (a GPU holds an expert once). Requires groups % nodes == 0, gpus %
 // nodes == 0, N % groups == 0, P % gpus == 0, (P - N) % nodes == 0.
 EplbPlacement rebalance_hierarchical(const LoadMatrix& weight, int physical, int groups, int nodes, int gpus);

@@ -21,6 +21,7 @@ RunPlan build_run(const Scenario& scenario) {
   run.notes.routing_drift = planned.routing_drift;
   run.notes.token_table = planned.token_table;
   run.notes.profile_overlap = planned.profile_overlap;
+  run.notes.group_limit = planned.group_limit;
   run.topology = effective_topology(scenario);
   run.routing = make_routing_source(scenario.workload, scenario.model);
   run.request_scheduler = make_request_scheduler(scenario.request_scheduling, *run.placement);

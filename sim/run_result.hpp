@@ -6,6 +6,7 @@
 
 #include "policies/token_device_table.hpp"
 #include "sim/phase.hpp"
+#include "workloads/expert_groups.hpp"
 #include "workloads/routing_drift.hpp"
 
 namespace semsim {
@@ -137,6 +138,7 @@ struct RunNotes {
   std::optional<RoutingDrift> routing_drift;      // replayed trace vs the scenario's profile, when both
   std::optional<TokenTableMatch> token_table;     // the plan's token table vs the routed vocabulary
   std::optional<ProfileOverlap> profile_overlap;  // replayed requests the plan's profile saw
+  std::optional<GroupLimitCheck> group_limit;     // a replayed trace against the model's group limit
 };
 
 struct RunResult {

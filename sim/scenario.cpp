@@ -526,6 +526,8 @@ ScenarioPlan plan_scenario(const Scenario& s) {
     // A replayed trace against the profile the placement came from: is the placement stale?
     if (profile && s.workload.trace)
       plan.routing_drift = routing_drift(RoutingCounts::of(*profile), *s.workload.trace);
+    if (s.workload.trace && s.model.group_limited())
+      plan.group_limit = check_group_limit(*s.workload.trace, ExpertGroupLimit::of(s.model));
     return plan;
   } catch (const InputError& e) {
     rethrow_with_origin(e, s.overrides);

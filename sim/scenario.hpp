@@ -108,6 +108,8 @@ struct ScenarioPlan {
   std::optional<TokenTableMatch> token_table;
   // With a plan that names its profile's trace, replaying a trace: how many replayed requests it saw.
   std::optional<ProfileOverlap> profile_overlap;
+  // A replayed trace for a group-limited model: its routings that span more groups than the model allows.
+  std::optional<GroupLimitCheck> group_limit;
 };
 
 // Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its

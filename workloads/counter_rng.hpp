@@ -23,6 +23,24 @@ inline std::uint64_t mix_keys(std::uint64_t seed, std::uint64_t a, std::uint64_t
   return splitmix64(seed ^ (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL));
 }
 
+// The splitmix64 sequence as a UniformRandomBitGenerator: for inner loops where mt19937_64 costs
+// more than the work it feeds.
+class SplitMix64 {
+ public:
+  using result_type = std::uint64_t;
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type{0}; }
+  result_type operator()() {
+    const std::uint64_t x = state_;
+    state_ += 0x9E3779B97F4A7C15ULL;
+    return splitmix64(x);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
 // Uniform in [0, 1) from the top 53 bits.
 inline double unit_interval(std::uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <stdexcept>
 
 #include "workloads/counter_rng.hpp"
 
@@ -94,21 +96,44 @@ void draw_variant(const AliasTable& table, const ExpertId* canonical, int k, dou
   }
 }
 
+// A topic's expert weights split by group, for the group-limited draw: per group an alias table
+// (proposals) and the group's total weight.
+struct TopicGroups {
+  std::vector<AliasTable> tables;
+  std::vector<double> weights;
+};
+
+TopicGroups topic_groups(const std::vector<double>& weights, const ExpertGroupLimit& limit) {
+  TopicGroups out;
+  const int size = limit.group_size();
+  for (int g = 0; g < limit.groups; ++g) {
+    const std::vector<double> group(weights.begin() + g * size, weights.begin() + (g + 1) * size);
+    out.tables.emplace_back(group);
+    out.weights.push_back(std::accumulate(group.begin(), group.end(), 0.0));
+  }
+  return out;
+}
+
 }  // namespace
 
 SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe_layers, int experts,
-                                   int top_k, std::uint64_t seed)
+                                   int top_k, std::uint64_t seed, const ExpertGroupLimit& groups)
     : params_(params),
       moe_layers_(moe_layers),
       experts_(experts),
       top_k_(top_k),
       seed_(seed),
+      groups_(groups),
       tokens_(params.vocabulary, params.topics, params.token_skew, seed),
       types_per_topic_(tokens_.types_per_topic()) {
   const int types = types_per_topic_ * params_.topics;
   canonical_.resize(canonical_offset(0, types));
   variants_.resize(variant_offset(0, types, 0));
   const int boosted = std::max(1, experts / params_.topics);
+  if (groups_.limits() && groups_.experts != experts)
+    throw std::invalid_argument("synthetic routing: the group limit is of another expert count");
+  std::optional<GroupLimitedDraw> grouped;
+  if (groups_.limits()) grouped.emplace(groups_, top_k);
   std::vector<int> order(experts);
   for (int layer = 0; layer < moe_layers; ++layer) {
     std::mt19937_64 rng(hash_keys(seed, 0x5e3f, static_cast<std::uint64_t>(layer) + 1));
@@ -122,22 +147,47 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
     for (int rank = 0; rank < experts; ++rank) popularity[order[rank]] = 1.0 / std::pow(rank + 1, skew);
     std::vector<AliasTable> topic_experts;
     std::vector<std::vector<double>> topic_weights;
+    std::vector<TopicGroups> topic_group_tables;
     for (int topic = 0; topic < params_.topics; ++topic) {
       std::shuffle(order.begin(), order.end(), rng);
       std::vector<double> weights = popularity;
       for (int i = 0; i < boosted; ++i) weights[order[i]] *= 1.0 + params_.topic_boost;
       topic_experts.emplace_back(weights);
+      if (grouped) topic_group_tables.push_back(topic_groups(weights, groups_));
       topic_weights.push_back(std::move(weights));
     }
-    if (params_.load_balance > 0) draw_balanced_sets(layer, topic_weights, overlap, rng);
+    if (params_.load_balance > 0)
+      draw_balanced_sets(layer, topic_weights, overlap, rng, grouped ? &*grouped : nullptr);
+    // The group-limited draws of the other types take dozens of values a set: from a cheaper stream.
+    std::optional<SplitMix64> group_draws;
+    if (grouped) group_draws.emplace(rng());
     for (int type = 0; type < types; ++type) {
       if (params_.load_balance > 0 && type % types_per_topic_ < kBalancedTypesPerTopic)
         continue;  // done above
-      const AliasTable& table = topic_experts[type / types_per_topic_];
+      const int topic = type / types_per_topic_;
+      const AliasTable& table = topic_experts[topic];
       ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
-      draw_distinct(table, top_k, rng, canonical);
-      for (int variant = 0; variant < params_.variants; ++variant)
-        draw_variant(table, canonical, top_k, overlap, rng, &variants_[variant_offset(layer, type, variant)]);
+      if (!grouped) {
+        draw_distinct(table, top_k, rng, canonical);
+        for (int variant = 0; variant < params_.variants; ++variant)
+          draw_variant(table, canonical, top_k, overlap, rng,
+                       &variants_[variant_offset(layer, type, variant)]);
+        continue;
+      }
+      const TopicGroups& split = topic_group_tables[topic];
+      SplitMix64& draws = *group_draws;
+      const int group_size = groups_.group_size();
+      auto propose = [&](int group, std::uint64_t bits) {
+        return group * group_size + split.tables[group].draw(bits);
+      };
+      grouped->fill(topic_weights[topic], split.weights, canonical, 0, draws, propose);
+      for (int variant = 0; variant < params_.variants; ++variant) {
+        ExpertId* set = &variants_[variant_offset(layer, type, variant)];
+        int kept = 0;
+        for (int j = 0; j < top_k; ++j)
+          if (unit_interval(draws()) < overlap) set[kept++] = canonical[j];
+        grouped->fill(topic_weights[topic], split.weights, set, kept, draws, propose);
+      }
     }
   }
   if (experts <= 256) {
@@ -149,7 +199,7 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
 }
 
 void SyntheticRouting::draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights,
-                                          double overlap, std::mt19937_64& rng) {
+                                          double overlap, std::mt19937_64& rng, GroupLimitedDraw* grouped) {
   const std::vector<double>& zipf = tokens_.zipf();
   const double lambda = params_.load_balance;
   const double zipf_total = std::accumulate(zipf.begin(), zipf.end(), 0.0);
@@ -171,12 +221,16 @@ void SyntheticRouting::draw_balanced_sets(int layer, const std::vector<std::vect
                      lambda * std::max(0.0, target - assigned[e]) + 1e-12 * preference[e];
       }
       for (int j = 0; j < kept; ++j) weights[set[j]] = 0;
-      for (int j = kept; j < top_k_; ++j) {
-        double x = unit_interval(rng()) * std::accumulate(weights.begin(), weights.end(), 0.0);
-        int chosen = 0;
-        while (chosen + 1 < experts_ && (x -= weights[chosen]) >= 0) ++chosen;
-        set[j] = static_cast<ExpertId>(chosen);
-        weights[chosen] = 0;  // distinct
+      if (grouped) {
+        grouped->fill(weights, set, kept, rng);
+      } else {
+        for (int j = kept; j < top_k_; ++j) {
+          double x = unit_interval(rng()) * std::accumulate(weights.begin(), weights.end(), 0.0);
+          int chosen = 0;
+          while (chosen + 1 < experts_ && (x -= weights[chosen]) >= 0) ++chosen;
+          set[j] = static_cast<ExpertId>(chosen);
+          weights[chosen] = 0;  // distinct
+        }
       }
       for (int j = 0; j < top_k_; ++j) assigned[set[j]] += set_mass;
       mass += set_mass * top_k_;

@@ -22,6 +22,12 @@
 // - Inter-layer correlation: with probability layer_correlation a layer's canonical-or-alternative
 //   choice reuses a draw made once per token occurrence (shared by all its layers), so a token that
 //   deviates from its usual experts in one layer tends to deviate in the others too.
+// - Group-limited models (DeepSeek's n_group / topk_group, workloads/expert_groups.hpp): every set,
+//   canonical or alternative, is drawn as the gate picks experts, from the same expert weights: the
+//   set's best topk_group groups by the sum of their two best Gumbel-perturbed log-weights, then the
+//   best experts in them (an alternative's kept canonical experts first). So a token's experts span
+//   at most topk_group groups, and within its groups they follow the same popularity and topic skew.
+//   Models without a group limit draw exactly as before group limits existed.
 // Per-layer parameters are lists (a scalar means the same for every layer); a list whose length is
 // not the model's MoE layer count is resampled linearly over relative depth — how parameters fitted
 // on one model (`semsim trace fit`) carry over to another (workloads/ROUTING_FIT.md).
@@ -31,6 +37,7 @@
 
 #include "models/yaml_input.hpp"
 #include "workloads/alias_table.hpp"
+#include "workloads/expert_groups.hpp"
 #include "workloads/routing_source.hpp"
 
 namespace semsim {
@@ -76,13 +83,15 @@ class SyntheticTokens {
 
 class SyntheticRouting final : public RoutingSource {
  public:
+  // `groups`: the model's group limit (ExpertGroupLimit::of); the default limits nothing.
   SyntheticRouting(const SyntheticRoutingParams& params, int moe_layers, int experts, int top_k,
-                   std::uint64_t seed);
+                   std::uint64_t seed, const ExpertGroupLimit& groups = {});
 
   int top_k() const override { return top_k_; }
   int experts() const override { return experts_; }
   int moe_layers() const override { return moe_layers_; }
   int topics() const { return params_.topics; }
+  const ExpertGroupLimit& expert_groups() const { return groups_; }
   int vocabulary() const { return tokens_.vocabulary(); }
   void route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const override;
   std::int32_t token_id(const TokenRef& token) const override;
@@ -104,13 +113,15 @@ class SyntheticRouting final : public RoutingSource {
   int experts_;
   int top_k_;
   std::uint64_t seed_;
+  ExpertGroupLimit groups_;
   SyntheticTokens tokens_;
   int types_per_topic_;
   std::vector<ExpertId> canonical_;                    // [type][layer][k]
   static constexpr int kBalancedTypesPerTopic = 1024;  // the tail's share of load is small
   // Canonical and alternative sets of the balanced head types of every topic at `layer`.
+  // `grouped`: the group-limited draw, or null without a group limit.
   void draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights, double overlap,
-                          std::mt19937_64& rng);
+                          std::mt19937_64& rng, GroupLimitedDraw* grouped);
 
   std::vector<ExpertId> variants_;  // [type][layer][variant][k]
   // The same tables in one byte per id when every expert fits (up to 256), and then the two above

@@ -166,7 +166,7 @@ std::unique_ptr<RoutingSource> make_routing_source(const WorkloadSpec& spec, con
 
 SyntheticRouting make_synthetic_routing(const WorkloadSpec& spec, const MoeModel& model) {
   return SyntheticRouting(spec.synthetic, model.moe_layers(), model.routed_experts, model.top_k,
-                          hash_keys(spec.seed, 5));
+                          hash_keys(spec.seed, 5), ExpertGroupLimit::of(model));
 }
 
 }  // namespace semsim

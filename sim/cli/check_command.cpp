@@ -34,6 +34,11 @@ int check_scenario(const ScenarioArguments& arguments) {
                         s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())
           : "",
       s.workload.seed);
+  if (const auto& groups = plan.notes.group_limit) {
+    std::cout << "  replayed trace: " << group_limit_counts(*groups) << "\n";
+    const std::string warning = group_limit_warning(*groups, s.workload.trace_file_as_written);
+    if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  }
   return 0;
 }
 

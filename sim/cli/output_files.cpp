@@ -203,6 +203,36 @@ std::string profile_overlap_text(const nlohmann::ordered_json& overlap) {
       overlap["seed"].get<std::uint64_t>());
 }
 
+nlohmann::ordered_json group_limit_json(const std::optional<GroupLimitCheck>& check) {
+  nlohmann::ordered_json j;
+  auto count = [&](long long value) {
+    return check ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
+  j["groups"] = count(check ? check->limit.groups : 0);
+  j["topk_groups"] = count(check ? check->limit.per_token : 0);
+  j["routings"] = count(check ? check->routings : 0);
+  j["violating_routings"] = count(check ? check->violating_routings : 0);
+  j["tokens"] = count(check ? check->tokens : 0);
+  j["violating_tokens"] = count(check ? check->violating_tokens : 0);
+  j["most_groups"] = count(check ? check->most_groups : 0);
+  return j;
+}
+
+std::string group_limit_text(const nlohmann::ordered_json& j) {
+  if (j["groups"].is_null()) return "";
+  GroupLimitCheck check;
+  check.limit = {0, j["groups"].get<int>(), j["topk_groups"].get<int>()};
+  check.routings = j["routings"].get<long long>();
+  check.violating_routings = j["violating_routings"].get<long long>();
+  check.tokens = j["tokens"].get<long long>();
+  check.violating_tokens = j["violating_tokens"].get<long long>();
+  check.most_groups = j["most_groups"].get<int>();
+  std::string out = "Replayed trace against the group limit: " + group_limit_counts(check) + "\n";
+  const std::string warning = group_limit_warning(check, "the replayed trace");
+  if (!warning.empty()) out += "Warning: " + warning + "\n";
+  return out;
+}
+
 nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& memory, const Summary& s) {
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
@@ -231,6 +261,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["routing_drift"] = routing_drift_json(s.notes.routing_drift);
   j["token_table"] = token_table_json(s.notes.token_table);
   j["profile_overlap"] = profile_overlap_json(s.notes.profile_overlap);
+  j["group_limit"] = group_limit_json(s.notes.group_limit);
   j["replica_choice"] = scenario.replica_choice_name;
   j["fidelity"] = scenario.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck";
   j["calibration"] = scenario.calibration->name;
@@ -419,6 +450,7 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   out += routing_drift_text(j["routing_drift"]);
   out += token_table_text(j["token_table"]);
   out += profile_overlap_text(j["profile_overlap"]);
+  out += group_limit_text(j["group_limit"]);
   if (!j.value("scheduling_fallback", std::string()).empty())
     out +=
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());

@@ -39,6 +39,10 @@ std::string token_table_text(const nlohmann::ordered_json& table);
 // text warns when some did.
 nlohmann::ordered_json profile_overlap_json(const std::optional<ProfileOverlap>& overlap);
 std::string profile_overlap_text(const nlohmann::ordered_json& overlap);
+// A replayed trace against a group-limited model (workloads/expert_groups.hpp): the counts, null
+// otherwise; the text gives them and warns when some routings span more groups than allowed.
+nlohmann::ordered_json group_limit_json(const std::optional<GroupLimitCheck>& check);
+std::string group_limit_text(const nlohmann::ordered_json& check);
 
 void write_requests_csv(const std::string& path, const RunResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);

@@ -17,6 +17,7 @@
 #include "sim/cli/output_files.hpp"
 #include "sim/cli/progress.hpp"
 #include "sim/scenario.hpp"
+#include "workloads/expert_groups.hpp"
 #include "workloads/request_clustering.hpp"
 #include "workloads/routing_fit.hpp"
 #include "workloads/routing_profile.hpp"
@@ -75,6 +76,14 @@ int trace_import_command(const std::string& format, const std::string& input, co
       input, trace.requests(), trace.tokens(), trace.vocabulary().size(), trace.header().moe_layers,
       trace.header().top_k, trace.header().experts, trace.header().gate_weights ? ", with gate weights" : "",
       out, seconds_since(started));
+  // A group-limited model's gate keeps every token to its best groups: a trace that does not was
+  // recorded some other way (another model, or routing without the limit).
+  if (model.group_limited()) {
+    const GroupLimitCheck check = check_group_limit(trace, ExpertGroupLimit::of(model));
+    std::cout << "  " << group_limit_counts(check) << "\n";
+    const std::string warning = group_limit_warning(check, input);
+    if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  }
   return 0;
 }
 

@@ -38,6 +38,38 @@ void BM_SyntheticRoute(benchmark::State& state) {
 }
 BENCHMARK(BM_SyntheticRoute)->Arg(16)->Arg(4096);
 
+// The same at DeepSeek-V3's shape (58 MoE layers, 256 experts, top-8), without (0) and with (1) its
+// group limit (top-8 from 4 of 8 groups): the limit shapes the tables, not the lookups.
+void BM_SyntheticRouteDeepSeekV3(benchmark::State& state) {
+  const bool grouped = state.range(1) != 0;
+  const SyntheticRouting routing(SyntheticRoutingParams{}, 58, 256, 8, 1,
+                                 grouped ? ExpertGroupLimit{256, 8, 4} : ExpertGroupLimit{});
+  const auto tokens = step_tokens(routing, static_cast<int>(state.range(0)));
+  std::vector<ExpertId> experts(tokens.size() * 8);
+  int layer = 0;
+  for (auto _ : state) {
+    routing.route(layer, tokens, experts);
+    layer = (layer + 1) % 58;
+    benchmark::DoNotOptimize(experts.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_SyntheticRouteDeepSeekV3)->ArgNames({"tokens", "grouped"})->ArgsProduct({{16, 4096}, {0, 1}});
+
+// Building the generator's tables at DeepSeek-V3's shape (4,096 token types x 58 layers x 5 sets),
+// without (0) and with (1) the group limit; with load balancing (balanced: 1) the head types' sets
+// are drawn by a scan over the experts either way.
+void BM_SyntheticBuildDeepSeekV3(benchmark::State& state) {
+  SyntheticRoutingParams params;
+  if (state.range(1) != 0) params.load_balance = 0.5;
+  const ExpertGroupLimit limit = state.range(0) != 0 ? ExpertGroupLimit{256, 8, 4} : ExpertGroupLimit{};
+  for (auto _ : state) benchmark::DoNotOptimize(SyntheticRouting(params, 58, 256, 8, 1, limit).vocabulary());
+}
+BENCHMARK(BM_SyntheticBuildDeepSeekV3)
+    ->ArgNames({"grouped", "balanced"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
+
 // Dispatch accounting (dedup) of one layer on EP8.
 // `replicated`: every expert also on the next device, so tokens whose device lacks an expert
 // choose a replica (round-robin).

@@ -264,5 +264,138 @@ TEST(cliTrace, BadInputExits2AndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "prof"));
 }
 
+// DeepSeek-V2-Lite's shape with DeepSeek-V3's kind of group limit: 8 groups of 8 experts, a token's 6
+// from at most 2 of them. Written to `dir`/grouped.yaml; returns its path.
+std::string grouped_model_file(const TempDir& dir) {
+  std::string text = read_file(fs::path(SEMSIM_SOURCE_DIR) / "models/presets/models/deepseek-v2-lite.yaml");
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"name: deepseek-v2-lite", "name: grouped"},
+                                                        {"groups: 1", "groups: 8"},
+                                                        {"topk_groups: 1", "topk_groups: 2"}}) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  std::ofstream(dir / "grouped.yaml") << text;
+  return dir / "grouped.yaml";
+}
+
+// `prompts` prompt files of 3 tokens over 26 MoE layers whose 6 experts lie in groups 2t and 2t + 1
+// (t the token's position): within a limit of 2 of 8 groups of 8.
+void write_grouped_fixture(const fs::path& dir, int prompts) {
+  fs::create_directories(dir);
+  for (int p = 1; p <= prompts; ++p) {
+    std::ofstream out(dir / ("prompt_" + std::to_string(p) + "_data.csv"));
+    out << "Layer ID,Batch Number,Token,Activated Expert IDs\n";
+    for (int layer = 1; layer <= 26; ++layer)
+      for (int t = 0; t < 3; ++t) {
+        out << layer << ",0,tok" << t << ",\"[";
+        for (int j = 0; j < 6; ++j) out << (j ? ", " : "") << 16 * t + (j + p + layer) % 16;
+        out << "]\"\n";
+      }
+  }
+}
+
+// A group-limited model's traces are checked: routings spanning more groups than its gate allows are
+// counted by import and replay, with a warning (not a failure); traces within the limit draw none.
+TEST(cliTrace, GroupLimitedModelCountsRoutingsBeyondItsGroups) {
+  TempDir dir;
+  const std::string model = grouped_model_file(dir);
+  // The default fixture's experts are 9 apart: every routing spans 6 groups.
+  write_deepseek_fixture(dir.path() / "wide", 10);
+  const std::vector<std::string> wide{"trace",   "import", "--from", "deepseek-csv",       dir / "wide",
+                                      "--model", model,    "--out",  dir / "wide.semtrace"};
+  const CliResult w = run_semsim(wide);
+  ASSERT_EQ(w.exit_code, 0) << describe(wide, w);
+  EXPECT_NE(w.out.find("780 of 780 routings (30 of 30 tokens) span more than 2 of the 8 expert groups"),
+            std::string::npos)
+      << w.out;
+  EXPECT_NE(w.err.find("warning: 780 of the 780 routings (30 of 30 tokens) in " + dir / "wide" +
+                       " span more than 2 of the 8 expert groups (up to 6): the trace was not recorded with "
+                       "group-limited routing"),
+            std::string::npos)
+      << w.err;
+  write_grouped_fixture(dir.path() / "narrow", 4);
+  const std::vector<std::string> narrow{"trace",   "import", "--from", "deepseek-csv",         dir / "narrow",
+                                        "--model", model,    "--out",  dir / "narrow.semtrace"};
+  const CliResult n = run_semsim(narrow);
+  ASSERT_EQ(n.exit_code, 0) << describe(narrow, n);
+  EXPECT_NE(n.out.find("0 of 312 routings (0 of 12 tokens) span more than 2 of the 8 expert groups"),
+            std::string::npos)
+      << n.out;
+  EXPECT_EQ(n.err, "");
+
+  for (const char* trace : {"wide", "narrow"}) {
+    std::ofstream(dir / "replay.yaml") << "schema: 1\nmodel: grouped.yaml\ncluster: h200-1x8\n"
+                                          "parallelism: {ep: 8, attention: dp}\n"
+                                          "workload:\n  requests: 4\n  arrival: {process: fixed, rate: 100}\n"
+                                          "  output_len: {dist: fixed, value: 2}\n"
+                                          "  routing: {source: trace, file: "
+                                       << trace << ".semtrace}\noutputs: {steps_csv: false}\n";
+    const std::vector<std::string> args{"run", dir / "replay.yaml", "--out",
+                                        dir / (std::string(trace) + "-run")};
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    const auto summary =
+        nlohmann::json::parse(read_file(dir.path() / (std::string(trace) + "-run") / "summary.json"));
+    const auto& groups = summary["group_limit"];
+    EXPECT_EQ(groups["groups"], 8);
+    EXPECT_EQ(groups["topk_groups"], 2);
+    const bool is_wide = std::string(trace) == "wide";
+    EXPECT_EQ(groups["routings"], is_wide ? 780 : 312);
+    EXPECT_EQ(groups["violating_routings"], is_wide ? 780 : 0);
+    EXPECT_EQ(groups["violating_tokens"], is_wide ? 30 : 0);
+    EXPECT_EQ(groups["most_groups"], is_wide ? 6 : 2);
+    EXPECT_EQ(r.out.find("Warning: ") != std::string::npos, is_wide) << r.out;
+    if (is_wide) {
+      EXPECT_NE(
+          r.out.find("in the replayed trace span more than 2 of the 8 expert groups (up to 6): the trace "
+                     "was not recorded with group-limited routing"),
+          std::string::npos)
+          << r.out;
+    }
+  }
+}
+
+// Synthetic routing of a group-limited model keeps to the limit: its recorded prompts replay without
+// a violation; a model without a limit reports no check at all.
+TEST(cliTrace, GroupLimitedSynthRecordsRoutingWithinTheLimit) {
+  TempDir dir;
+  grouped_model_file(dir);
+  for (const char* model : {"grouped.yaml", "deepseek-v2-lite"}) {
+    std::ofstream(dir / "synthetic.yaml")
+        << "schema: 1\nmodel: " << model
+        << "\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n"
+           "workload:\n  requests: 6\n  arrival: {process: fixed, rate: 100}\n"
+           "  input_len: {dist: uniform, min: 2, max: 9}\n"
+           "  output_len: {dist: fixed, value: 1}\n"
+           "  routing: {source: synthetic, vocabulary: 64, topics: 2}\n"
+           "outputs: {steps_csv: false}\n";
+    const std::vector<std::string> synth{"trace", "synth", dir / "synthetic.yaml", "--requests",
+                                         "6",     "--out", dir / "synth.semtrace"};
+    ASSERT_EQ(run_semsim(synth).exit_code, 0);
+    std::ofstream(dir / "replay.yaml") << "schema: 1\nmodel: " << model
+                                       << "\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n"
+                                          "workload:\n  requests: 6\n  arrival: {process: fixed, rate: 100}\n"
+                                          "  output_len: {dist: fixed, value: 1}\n"
+                                          "  routing: {source: trace, file: synth.semtrace}\n"
+                                          "outputs: {steps_csv: false}\n";
+    const std::vector<std::string> run{"run", dir / "replay.yaml", "--out", dir / "run"};
+    const CliResult r = run_semsim(run);
+    ASSERT_EQ(r.exit_code, 0) << describe(run, r);
+    const auto groups = nlohmann::json::parse(read_file(dir.path() / "run" / "summary.json"))["group_limit"];
+    if (std::string(model) == "grouped.yaml") {
+      EXPECT_GT(groups["routings"].get<long long>(), 0);
+      EXPECT_EQ(groups["violating_routings"], 0);
+      EXPECT_LE(groups["most_groups"].get<int>(), 2);
+      EXPECT_NE(r.out.find("Replayed trace against the group limit: 0 of "), std::string::npos) << r.out;
+    } else {
+      EXPECT_TRUE(groups["groups"].is_null());
+      EXPECT_EQ(r.out.find("group limit"), std::string::npos) << r.out;
+    }
+    EXPECT_EQ(r.out.find("Warning: "), std::string::npos) << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

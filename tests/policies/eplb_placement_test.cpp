@@ -1,9 +1,15 @@
 #include "policies/eplb_placement.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
 
 #include "policies/policy_registry.hpp"
 #include "profile_fixture.hpp"
+#include "workloads/expert_groups.hpp"
+#include "workloads/synthetic_routing.hpp"
 
 namespace semsim {
 namespace {
@@ -90,6 +96,75 @@ TEST(EplbPlacement, RejectsSlotsThatDoNotSplitAndAMissingProfile) {
   }
   EXPECT_THROW(place_experts({1, 4, 2, 0, 1, nullptr}, eplb(2)), InputError);
   EXPECT_THROW(place_experts({1, 8, 2, 0, 1, &profile}, eplb(2)), InputError);  // profile of 4 experts
+}
+
+// A trace of `requests` requests of 32 prompt tokens routed by `routing`, token ids as texts.
+RoutingTrace group_limited_trace(const SyntheticRouting& routing, int requests) {
+  const int layers = routing.moe_layers(), k = routing.top_k();
+  TraceBuilder builder({"fixture", "synthetic", layers, routing.experts(), k, false});
+  for (int r = 0; r < requests; ++r) {
+    std::vector<TokenRef> tokens(32);
+    std::vector<std::int32_t> ids(tokens.size());
+    for (int position = 0; position < 32; ++position) {
+      tokens[position] = {r, r % routing.topics(), position};
+      tokens[position].id = routing.token_id(tokens[position]);
+      ids[position] = builder.token_id(fmt::format("w{}", tokens[position].id));
+    }
+    std::vector<ExpertId> by_layer(tokens.size() * k), experts(tokens.size() * layers * k);
+    for (int layer = 0; layer < layers; ++layer) {
+      routing.route(layer, tokens, by_layer);
+      for (std::size_t t = 0; t < tokens.size(); ++t)
+        std::copy_n(by_layer.begin() + t * k, k, experts.begin() + (t * layers + layer) * k);
+    }
+    builder.add({{32, 1, true, 0}, ids, experts, {}}, "fixture");
+  }
+  return std::move(builder).build();
+}
+
+// The most nodes one routing of `trace` reaches under `p`, each expert on the one node holding every
+// replica of it (asserted: EPLB's hierarchical policy keeps a group's replicas in its node).
+int most_nodes_reached(const Placement& p, const RoutingTrace& trace, const ExpertGroupLimit& limit) {
+  int most = 0;
+  for (int layer = 0; layer < p.moe_layers; ++layer) {
+    std::vector<int> node_of(p.experts, -1);
+    for (int device = 0; device < p.devices; ++device)
+      for (int e : p.slots[layer][device]) {
+        const int node = device / p.devices_per_node;
+        EXPECT_TRUE(node_of[e] < 0 || node_of[e] == node) << "expert " << e << " on two nodes";
+        node_of[e] = node;
+      }
+    for (std::size_t token = 0; token < trace.tokens(); ++token) {
+      const ExpertId* set = trace.experts_of(static_cast<std::int64_t>(token), layer);
+      std::vector<int> nodes;
+      for (int j = 0; j < trace.header().top_k; ++j) nodes.push_back(node_of[set[j]]);
+      std::sort(nodes.begin(), nodes.end());
+      const int reached = static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+      EXPECT_LE(reached, groups_spanned(limit, std::span(set, trace.header().top_k)));
+      most = std::max(most, reached);
+    }
+  }
+  return most;
+}
+
+// With group-limited routing and EPLB's hierarchical policy packing whole groups onto nodes, a token
+// reaches at most topk_groups nodes: 8 groups of 8 experts (top-6) on 4 nodes of 8 GPUs (2 groups a
+// node) and on 8 nodes of 2 GPUs (one group a node). Without the limit tokens reach more.
+TEST(EplbPlacement, GroupLimitedTokensReachAtMostTopkGroupsNodes) {
+  SyntheticRoutingParams params;
+  params.vocabulary = 512;
+  for (const auto& [nodes, gpus_per_node, topk_groups] :
+       std::vector<std::tuple<int, int, int>>{{4, 8, 1}, {4, 8, 2}, {4, 8, 3}, {8, 2, 2}, {8, 2, 4}}) {
+    const ExpertGroupLimit limit{64, 8, topk_groups};
+    const RoutingTrace trace = group_limited_trace(SyntheticRouting(params, 3, 64, 6, 7, limit), 40);
+    const RoutingProfile profile = RoutingProfile::build(trace, {});
+    const int devices = nodes * gpus_per_node;
+    const PlacementResult r = place_experts({3, 64, devices, gpus_per_node, 8, &profile}, eplb(devices));
+    ASSERT_EQ(r.solver.at("hierarchical"), 1);
+    EXPECT_LE(most_nodes_reached(r.placement, trace, limit), topk_groups)
+        << nodes << " nodes, " << topk_groups << " groups per token";
+    const RoutingTrace unlimited = group_limited_trace(SyntheticRouting(params, 3, 64, 6, 7), 40);
+    EXPECT_GT(most_nodes_reached(r.placement, unlimited, {64, 8, 8}), topk_groups) << nodes << " nodes";
+  }
 }
 
 }  // namespace
