@@ -147,26 +147,25 @@ EpKernel DeepepTimes::kernel_for(bool decode_only) const {
 
 double DeepepTimes::link_seconds(const DeepepLinkModel& link, std::span<const long long> copies,
                                  double bytes_per_copy) const {
-  // Per rank the larger of what it sends and receives, over each level.
-  std::vector<double> nvlink_out(ep_, 0), nvlink_in(ep_, 0), rdma_out(ep_, 0), rdma_in(ep_, 0);
-  bool moves = false;
-  for (int src = 0; src < ep_; ++src)
-    for (int dst = 0; dst < ep_; ++dst) {
-      const long long n = copies[static_cast<std::size_t>(src) * ep_ + dst];
-      if (src == dst || n == 0) continue;
-      moves = true;
-      const double bytes = static_cast<double>(n) * bytes_per_copy;
-      const bool same_node = src / devices_per_node_ == dst / devices_per_node_;
-      (same_node ? nvlink_out : rdma_out)[src] += bytes;
-      (same_node ? nvlink_in : rdma_in)[dst] += bytes;
+  // Per rank the larger of the copies it sends and receives, over each level (a row and a column).
+  const auto at = [&](int src, int dst) { return copies[static_cast<std::size_t>(src) * ep_ + dst]; };
+  long long busiest_nvlink = 0, busiest_rdma = 0;
+  for (int r = 0; r < ep_; ++r) {
+    long long nvlink_out = 0, nvlink_in = 0, rdma_out = 0, rdma_in = 0;
+    for (int peer = 0; peer < ep_; ++peer) {
+      if (peer == r) continue;
+      const bool same_node = r / devices_per_node_ == peer / devices_per_node_;
+      (same_node ? nvlink_out : rdma_out) += at(r, peer);
+      (same_node ? nvlink_in : rdma_in) += at(peer, r);
     }
-  if (!moves) return 0.0;
+    busiest_nvlink = std::max({busiest_nvlink, nvlink_out, nvlink_in});
+    busiest_rdma = std::max({busiest_rdma, rdma_out, rdma_in});
+  }
+  if (busiest_nvlink == 0 && busiest_rdma == 0) return 0.0;
   const double rdma_bandwidth =
       std::min(link.bandwidth, rdma_bandwidth_ > 0 ? rdma_bandwidth_ : link.bandwidth);
-  double busiest = 0;
-  for (int r = 0; r < ep_; ++r)
-    busiest = std::max({busiest, std::max(nvlink_out[r], nvlink_in[r]) / link.bandwidth,
-                        std::max(rdma_out[r], rdma_in[r]) / rdma_bandwidth});
+  const double busiest = std::max(static_cast<double>(busiest_nvlink) * bytes_per_copy / link.bandwidth,
+                                  static_cast<double>(busiest_rdma) * bytes_per_copy / rdma_bandwidth);
   return link.latency + busiest;
 }
 
@@ -204,8 +203,8 @@ std::string DeepepTimes::description() const {
                                  : "deepep auto (low_latency for decode-only steps, "
                                    "normal otherwise)";
   if (!normal_dispatch_link_ && !ll_dispatch_link_) return kernel;
-  const auto& link = choice_ == EpKernel::kLowLatency || !normal_dispatch_link_ ? ll_dispatch_link_
-                                                                               : normal_dispatch_link_;
+  const auto& link =
+      choice_ == EpKernel::kLowLatency || !normal_dispatch_link_ ? ll_dispatch_link_ : normal_dispatch_link_;
   return fmt::format(
       "{}, link model of its measured tables (dispatch {:.1f} us + bytes at {:.0f} GB/s; RDMA at "
       "most {:.0f} GB/s)",

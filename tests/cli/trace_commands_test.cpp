@@ -302,11 +302,17 @@ TEST(cliTrace, GroupLimitedModelCountsRoutingsBeyondItsGroups) {
   TempDir dir;
   const std::string model = grouped_model_file(dir);
   // The default fixture's experts are 9 apart: every routing spans 6 groups.
+  const auto import_trace = [&](const std::string& name) {
+    const std::vector<std::string> args{"trace",        "import",   "--from",
+                                        "deepseek-csv", dir / name, "--model",
+                                        model,          "--out",    dir / (name + ".semtrace")};
+    const CliResult r = run_semsim(args);
+    EXPECT_EQ(r.exit_code, 0) << describe(args, r);
+    return r;
+  };
   write_deepseek_fixture(dir.path() / "wide", 10);
-  const std::vector<std::string> wide{"trace",   "import", "--from", "deepseek-csv",       dir / "wide",
-                                      "--model", model,    "--out",  dir / "wide.semtrace"};
-  const CliResult w = run_semsim(wide);
-  ASSERT_EQ(w.exit_code, 0) << describe(wide, w);
+  const CliResult w = import_trace("wide");
+  ASSERT_EQ(w.exit_code, 0);
   EXPECT_NE(w.out.find("780 of 780 routings (30 of 30 tokens) span more than 2 of the 8 expert groups"),
             std::string::npos)
       << w.out;
@@ -316,10 +322,8 @@ TEST(cliTrace, GroupLimitedModelCountsRoutingsBeyondItsGroups) {
             std::string::npos)
       << w.err;
   write_grouped_fixture(dir.path() / "narrow", 4);
-  const std::vector<std::string> narrow{"trace",   "import", "--from", "deepseek-csv",         dir / "narrow",
-                                        "--model", model,    "--out",  dir / "narrow.semtrace"};
-  const CliResult n = run_semsim(narrow);
-  ASSERT_EQ(n.exit_code, 0) << describe(narrow, n);
+  const CliResult n = import_trace("narrow");
+  ASSERT_EQ(n.exit_code, 0);
   EXPECT_NE(n.out.find("0 of 312 routings (0 of 12 tokens) span more than 2 of the 8 expert groups"),
             std::string::npos)
       << n.out;
