@@ -14,10 +14,9 @@ struct RankLoad {
   long long outstanding_tokens = 0;  // prompt tokens not yet prefilled + output tokens not yet generated
   int requests = 0;                  // queued + running
 
-  // A request given to the rank: all of it outstanding. The serving loop and offline evaluation
-  // (policies/analysis/placement_evaluation.hpp) both count a new request this way.
-  void add(const Request& request) {
-    outstanding_tokens += request.input_tokens + request.output_tokens;
+  // A request given to the rank, with the tokens it will process there: all of them outstanding.
+  void add(long long tokens) {
+    outstanding_tokens += tokens;
     ++requests;
   }
 };

@@ -26,7 +26,8 @@ class DataParallelServer {
  public:
   DataParallelServer(const Scenario& scenario, long long kv_capacity_tokens,
                      const std::vector<Request>& requests, RequestScheduler& scheduler,
-                     const RoutingSource& routing, StepPipeline& steps, const ServingProgress& progress)
+                     const RoutingSource& routing, StepPipeline& steps, const ServingProgress& progress,
+                     KvHandoff* handoff)
       : scenario_(scenario),
         kv_capacity_tokens_(kv_capacity_tokens),
         requests_(requests),
@@ -35,7 +36,9 @@ class DataParallelServer {
         steps_(steps),
         progress_(progress),
         ranks_(scenario.dp),
-        batches_(scenario.dp) {
+        batches_(scenario.dp),
+        handoff_(handoff) {
+    if (receives_handoffs()) handoff_->set_rank_chooser([this](int index) { return assign(index); });
     result_.kv_capacity_tokens = kv_capacity_tokens;
     result_.requests.resize(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -52,22 +55,36 @@ class DataParallelServer {
                                                           : std::numeric_limits<double>::infinity();
     bool timeline_end_due = false;  // the last step was a timeline step whose end state comes next
     while (completed_ < requests_.size() && clock_.now() < limit) {
-      admit_arrivals();
+      if (handoff_) clock_.sync();
+      if (receives_handoffs())
+        admit_handoffs();
+      else
+        admit_arrivals();
       if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
       timeline_end_due = false;
       StepRecord record;
       if (!form_batches(record)) {
+        if (receives_handoffs()) {
+          if (!handoff_->wait_for_arrival(limit)) break;  // the prefill pool is done, nothing in flight
+          continue;
+        }
         if (next_arrival_ >= requests_.size()) break;  // nothing runnable and nothing coming
         const double wake = std::min(requests_[next_arrival_].arrival, limit);
         clock_.advance(std::max(0.0, wake - clock_.now()));
         continue;
       }
       record.start = clock_.now();
+      if (hands_off()) announce_last_chunks(record.start);
       timeline_end_due = steps_.run(batches_, tokens_, token_rank_, clock_, record);
+      if (hands_off()) {
+        clock_.sync();
+        handoff_->step_ended(clock_.now());
+      }
       if (timeline_end_due) start_timeline_step();
       finish_step(record);
       if (progress_) progress_(clock_.now(), completed_, requests_.size());
     }
+    if (hands_off()) handoff_->prefill_done();
     if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
     clock_.sync();
     result_.end_time = clock_.now();
@@ -77,21 +94,57 @@ class DataParallelServer {
   }
 
  private:
+  bool hands_off() const { return handoff_ && scenario_.serving.pool == ServingPool::kPrefill; }
+  bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
+
   void admit_arrivals() {
     while (next_arrival_ < requests_.size() && requests_[next_arrival_].arrival <= clock_.now()) {
-      std::vector<RankLoad> loads;
-      for (const Rank& rank : ranks_) loads.push_back(rank.load);
-      const Request& request = requests_[next_arrival_];
-      prompt_.clear();
-      if (scheduler_.reads_prompt())
-        for (int position = 0; position < request.input_tokens; ++position)
-          prompt_.push_back(routing_.token_id({request.id, request.topic, position}));
-      const int r = scheduler_.choose(request, prompt_, loads);
+      const int r = assign(static_cast<int>(next_arrival_));
       ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
-      ranks_[r].load.add(request);
-      result_.requests[next_arrival_].rank = r;
       ++next_arrival_;
     }
+  }
+
+  // The rank the request scheduler gives request `index`, its load counted there.
+  int assign(int index) {
+    std::vector<RankLoad> loads;
+    for (const Rank& rank : ranks_) loads.push_back(rank.load);
+    const Request& request = requests_[index];
+    prompt_.clear();
+    if (scheduler_.reads_prompt())
+      for (int position = 0; position < request.input_tokens; ++position)
+        prompt_.push_back(routing_.token_id({request.id, request.topic, position}));
+    const int r = scheduler_.choose(request, prompt_, loads);
+    ranks_[r].load.add(tokens_to_process(request));
+    result_.requests[index].rank = r;
+    return r;
+  }
+
+  // A decode pool's requests whose KV cache has landed: the prefill's token is their first.
+  void admit_handoffs() {
+    arrived_.clear();
+    handoff_->take_arrived(arrived_);
+    for (const KvArrival& kv : arrived_) {
+      RequestRecord& out = result_.requests[kv.index];
+      out.first_token = kv.time;
+      Rank& rank = ranks_[kv.rank];
+      --rank.load.outstanding_tokens;
+      if (requests_[kv.index].output_tokens == 1) {
+        out.finish = kv.time;
+        --rank.load.requests;
+        ++completed_;
+        continue;
+      }
+      rank.waiting.push_back(kv.index);
+    }
+  }
+
+  // A prefill pool's requests whose last prompt chunk runs in the step starting at `start`.
+  void announce_last_chunks(double start) {
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r)
+      for (const LiveRequest& live : ranks_[r].running)
+        if (live.chunk > 0 && live.prefilled + live.chunk == requests_[live.index].input_tokens)
+          handoff_->last_chunk_starts(live.index, r, start);
   }
 
   // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
@@ -126,14 +179,20 @@ class DataParallelServer {
       while (budget > 0 && !rank.waiting.empty() &&
              static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests) {
         const Request& next = requests_[rank.waiting.front()];
-        const long long need = next.input_tokens + next.output_tokens;
+        const long long need = kv_reservation(scenario_.serving.pool, next.input_tokens, next.output_tokens);
         if (rank.kv_reserved + need > kv_capacity_tokens_) break;  // wait for KV to free up
         rank.kv_reserved += need;
         LiveRequest live;
         live.index = rank.waiting.front();
-        live.chunk = std::min(next.input_tokens, budget);
+        if (scenario_.serving.pool == ServingPool::kDecode) {
+          live.prefilled = next.input_tokens;           // its prompt's KV arrived with it: it decodes at once
+          if (receives_handoffs()) live.generated = 1;  // the prefill pool's token
+          live.chunk = 1;
+        } else {
+          live.chunk = std::min(next.input_tokens, budget);
+          record.token_budget_full = record.token_budget_full || live.chunk < next.input_tokens;
+        }
         budget -= live.chunk;
-        record.token_budget_full = record.token_budget_full || live.chunk < next.input_tokens;
         rank.waiting.pop_front();
         rank.running.push_back(live);
       }
@@ -216,13 +275,20 @@ class DataParallelServer {
           out.first_token_step = step;
         } else {
           ++record.decode_tokens;
-          if (step > live.last_token_step + 1) out.token_gaps.push_back({live.last_token_step, step});
+          if (live.last_token_step < 0) {  // a decode pool's request: its first decode step
+            out.first_token_step = step;
+            // Handed over, its first token was the prefill pool's: the wait from its KV landing to
+            // this step is in its TPOT and E2E, not in the step-indexed inter-token gaps.
+            if (live.generated == 0) out.first_token = now;
+          } else if (step > live.last_token_step + 1) {
+            out.token_gaps.push_back({live.last_token_step, step});
+          }
         }
         live.last_token_step = step;
         ++live.generated;
         ++result_.output_tokens;
         --rank.load.outstanding_tokens;
-        if (live.generated == request.output_tokens) {
+        if (live.generated == tokens_to_generate(request)) {
           out.finish = now;
           out.finish_step = step;
         }
@@ -232,13 +298,24 @@ class DataParallelServer {
                          [&](const LiveRequest& live) { return result_.requests[live.index].completed(); });
       for (auto it = done; it != rank.running.end(); ++it) {
         const Request& request = requests_[it->index];
-        rank.kv_reserved -= request.input_tokens + request.output_tokens;
+        rank.kv_reserved -=
+            kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens);
         --rank.load.requests;
         ++completed_;
       }
       rank.running.erase(done, rank.running.end());
     }
     result_.steps.push_back(record);
+  }
+
+  // A prefill pool's request ends with the token its prompt yields.
+  int tokens_to_generate(const Request& request) const {
+    return scenario_.serving.pool == ServingPool::kPrefill ? 1 : request.output_tokens;
+  }
+  // Prompt tokens to prefill (none in a decode pool) and output tokens to generate.
+  long long tokens_to_process(const Request& request) const {
+    const long long prompt = scenario_.serving.pool == ServingPool::kDecode ? 0 : request.input_tokens;
+    return prompt + tokens_to_generate(request);
   }
 
   const Scenario& scenario_;
@@ -253,6 +330,8 @@ class DataParallelServer {
   std::vector<RankBatch> batches_;
   std::vector<TokenRef> tokens_;
   std::vector<int> token_rank_;
+  KvHandoff* handoff_;
+  std::vector<KvArrival> arrived_;
   StepClock clock_;
   std::size_t next_arrival_ = 0;
   std::size_t completed_ = 0;
@@ -264,8 +343,9 @@ class DataParallelServer {
 RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
                               const std::vector<Request>& requests, RequestScheduler& scheduler,
                               const RoutingSource& routing, StepPipeline& steps,
-                              const ServingProgress& progress) {
-  return DataParallelServer(scenario, kv_capacity_tokens, requests, scheduler, routing, steps, progress)
+                              const ServingProgress& progress, KvHandoff* handoff) {
+  return DataParallelServer(scenario, kv_capacity_tokens, requests, scheduler, routing, steps, progress,
+                            handoff)
       .run();
 }
 

@@ -4,6 +4,7 @@
 // (an idle rank still joins every collective).
 #include "policies/placement.hpp"
 #include "policies/request_scheduling.hpp"
+#include "sim/kv_handoff.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
 #include "sim/step_pipeline.hpp"
@@ -23,9 +24,14 @@ using ServingProgress =
 // Runs the loop to completion (or the scenario's time limit). Must run inside a SimGrid actor.
 // `routing` gives the prompt token ids schedulers read at arrival.
 // `kv_capacity_tokens` per rank (the memory plan's).
+// With a `handoff`, the loop is one pool of a disaggregated run (scenario.serving.pool says which):
+// a prefill pool hands each request over as its last prompt chunk runs; a decode pool serves the
+// requests whose KV cache has landed (their first token, the prefill's, counted as given then)
+// instead of the workload's arrivals. Its clock is then synchronised every step, so that the other
+// pool's actor sees the same time.
 RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
                               const std::vector<Request>& requests, RequestScheduler& scheduler,
                               const RoutingSource& routing, StepPipeline& steps,
-                              const ServingProgress& progress = {});
+                              const ServingProgress& progress = {}, KvHandoff* handoff = nullptr);
 
 }  // namespace semsim

@@ -62,12 +62,12 @@ std::vector<sg4::Host*> build_platform(const Topology& topology) {
   return hosts;
 }
 
-std::vector<sg4::Host*> platform_hosts(const Topology& topology) {
+std::vector<sg4::Host*> platform_hosts(const Topology& topology, int first_device) {
   const sg4::Engine* engine = sg4::Engine::get_instance();
   std::vector<sg4::Host*> hosts;
   hosts.reserve(topology.devices);
   for (int device = 0; device < topology.devices; ++device) {
-    sg4::Host* host = engine->host_by_name_or_null(host_name(topology, device));
+    sg4::Host* host = engine->host_by_name_or_null(host_name(topology, first_device + device));
     if (host == nullptr)
       throw std::logic_error(fmt::format("no SimGrid host for device {}: call build_platform first", device));
     hosts.push_back(host);

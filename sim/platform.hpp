@@ -19,7 +19,8 @@ void configure_engine();
 std::vector<simgrid::s4u::Host*> build_platform(const Topology& topology);
 
 // The hosts build_platform created for `topology`, by device; throws std::logic_error if the
-// platform has not been built.
-std::vector<simgrid::s4u::Host*> platform_hosts(const Topology& topology);
+// platform has not been built. With a `first_device`, `topology` is a part of the platform's (a
+// disaggregated pool's, of the same node size) whose device d is the platform's first_device + d.
+std::vector<simgrid::s4u::Host*> platform_hosts(const Topology& topology, int first_device = 0);
 
 }  // namespace semsim

@@ -5,12 +5,20 @@
 
 namespace semsim {
 
-Topology effective_topology(const Scenario& scenario) {
-  Topology topology = Topology::build(scenario.cluster, scenario.ep);
+Topology effective_topology(const Cluster& cluster, int devices, const CalibrationProfile& calibration) {
+  Topology topology = Topology::build(cluster, devices);
   for (TopologyLink& link : topology.links)
-    link.bandwidth *= link.level == LinkLevel::kScaleUp ? scenario.calibration->scaleup_efficiency
-                                                        : scenario.calibration->scaleout_efficiency;
+    link.bandwidth *=
+        link.level == LinkLevel::kScaleUp ? calibration.scaleup_efficiency : calibration.scaleout_efficiency;
   return topology;
+}
+
+Topology effective_topology(const Scenario& scenario) {
+  return effective_topology(scenario.cluster, scenario.ep, *scenario.calibration);
+}
+
+DisaggregatedPlan build_disaggregated_run(const Scenario& scenario) {
+  return {build_run(*scenario.disaggregation->prefill), build_run(*scenario.disaggregation->decode)};
 }
 
 RunPlan build_run(const Scenario& scenario) {

@@ -39,9 +39,17 @@ struct RunPlan {
 // The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration
 // profile's achievable fractions.
 Topology effective_topology(const Scenario& scenario);
+// That of the first `devices` of `cluster`.
+Topology effective_topology(const Cluster& cluster, int devices, const CalibrationProfile& calibration);
 
 // InputError at the scenario's keys when the placement cannot be made or does not fit in memory.
 // The plan refers to `scenario`, which must outlive it.
 RunPlan build_run(const Scenario& scenario);
+
+// A disaggregated scenario's pools, each built as build_run builds a scenario.
+struct DisaggregatedPlan {
+  RunPlan prefill, decode;
+};
+DisaggregatedPlan build_disaggregated_run(const Scenario& scenario);
 
 }  // namespace semsim

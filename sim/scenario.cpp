@@ -137,9 +137,30 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
   if (s.tp != 1) in.required("tp").fail("with attention: dp, tp must be 1");
 }
 
+}  // namespace
+
+const char* serving_pool_name(ServingPool pool) {
+  switch (pool) {
+    case ServingPool::kPrefill:
+      return "prefill";
+    case ServingPool::kDecode:
+      return "decode";
+    case ServingPool::kColocated:
+      break;
+  }
+  return "colocated";
+}
+
+namespace {
+
 void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
-  in.expect_map(
-      {"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap", "ep_kernel"});
+  in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap",
+                 "ep_kernel", "pool"});
+  if (const auto pool = in.optional("pool")) {
+    const std::string name = pool->as_choice({"colocated", "prefill", "decode"});
+    for (const ServingPool p : {ServingPool::kColocated, ServingPool::kPrefill, ServingPool::kDecode})
+      if (name == serving_pool_name(p)) limits.pool = p;
+  }
   if (const auto kernel = in.optional("ep_kernel")) {
     const std::string name = kernel->as_choice(ep_kernel_names());
     limits.ep_kernel = static_cast<EpKernel>(
@@ -356,7 +377,7 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
   const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
-      static_cast<long long>(s.workload.input_len.upper_bound()) + s.workload.output_len.upper_bound();
+      kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound());
   m.kv_capacity_tokens = static_cast<long long>((usable - m.weight_bytes_per_device) / kv_per_token);
   if (m.kv_capacity_tokens < longest) {
     std::ostringstream msg;
@@ -422,16 +443,25 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
   return load_scenario(text, file, base_dir, overrides, seed);
 }
 
-Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
-                       const std::vector<ScenarioOverride>& overrides, long long seed) {
+namespace {
+
+std::shared_ptr<const Disaggregation> read_disaggregation(const YamlInput& in, const Scenario& whole,
+                                                          const std::string& text,
+                                                          const std::vector<ScenarioOverride>& overrides,
+                                                          long long seed);
+
+// A pool's scenario (see Disaggregation) leaves the `disaggregation` key out.
+Scenario load_scenario_document(const std::string& text, const std::string& file, const std::string& base_dir,
+                                const std::vector<ScenarioOverride>& overrides, long long seed, bool pool) {
   YamlInput root = YamlInput::parse(text, file);
   if (root.node().IsNull()) throw InputError(file + ": the scenario is empty");
   if (!root.is_map()) root.fail("a scenario must be a map");
   std::vector<std::string> created;  // per override, the first map it created ("" for none)
   for (const auto& o : overrides) created.push_back(apply_override(root.node(), o, file));
+  if (pool) YAML::Node(root.node()).remove("disaggregation");  // a handle to the same map
   try {
     root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
-                     "profile", "policies", "network", "calibration", "outputs"});
+                     "profile", "policies", "network", "calibration", "outputs", "disaggregation"});
     if (root.required("schema").as_int() != 1)
       root.required("schema").fail("unsupported schema version (this semsim reads 1)");
     Scenario s;
@@ -502,10 +532,84 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
     s.document = root;
     s.overrides = overrides;
     s.base_dir = base_dir;
+    if (const auto disaggregation = root.optional("disaggregation"))
+      s.disaggregation = read_disaggregation(*disaggregation, s, text, overrides, seed);
     return s;
   } catch (const InputError& e) {
     rethrow_with_origin(e, overrides, created);
   }
+}
+
+// A pool's `set:` names keys of the sections a pool may have of its own.
+void check_pool_keys(const YamlInput& set) {
+  for (const std::string& key : set.keys()) {
+    const std::string section = key.substr(0, key.find('.'));
+    if (key == "serving.pool")
+      set.required(key).fail("a pool's role is its own: disaggregation sets serving.pool");
+    if (section != "parallelism" && section != "serving" && section != "policies" && section != "profile")
+      set.required(key).fail(
+          fmt::format("a pool sets only parallelism, serving, policies and profile keys; '{}' is shared by "
+                      "both pools (the model, cluster, workload, precision, network and calibration)",
+                      key));
+  }
+}
+
+std::shared_ptr<const Scenario> load_pool(const YamlInput& in, const Scenario& whole, const std::string& text,
+                                          std::vector<ScenarioOverride> overrides, long long seed,
+                                          ServingPool role) {
+  in.expect_map({"nodes", "set"});
+  const YamlInput nodes = in.required("nodes");
+  overrides.push_back({"cluster.nodes", nodes.node(), nodes.location()});
+  overrides.push_back({"serving.pool", YAML::Node(serving_pool_name(role)), in.location()});
+  if (const auto set = in.optional("set")) {
+    set->expect_map(set->keys());  // any key path: this only rejects duplicates
+    check_pool_keys(*set);
+    for (const std::string& key : set->keys())
+      overrides.push_back({key, set->required(key).node(), set->required(key).location()});
+  }
+  std::shared_ptr<Scenario> pool;
+  try {
+    pool = std::make_shared<Scenario>(
+        load_scenario_document(text, whole.file, whole.base_dir, overrides, seed, /*pool=*/true));
+  } catch (const InputError& e) {
+    // A value the pool sets is in the scenario file, at its origin: that location comes first.
+    if (!e.origin().empty()) throw InputError(e.origin() + ": " + e.what(), e.key_path(), e.origin());
+    throw;
+  }
+  if (pool->attention != AttentionMode::kDataParallel)
+    in.fail(
+        fmt::format("the {} pool runs Attention-TP: a disaggregated pool runs Attention-DP (each "
+                    "request's KV cache on one rank, which its transfer moves)",
+                    serving_pool_name(role)));
+  return pool;
+}
+
+std::shared_ptr<const Disaggregation> read_disaggregation(const YamlInput& in, const Scenario& whole,
+                                                          const std::string& text,
+                                                          const std::vector<ScenarioOverride>& overrides,
+                                                          long long seed) {
+  in.expect_map({"prefill", "decode", "kv_transfer"});
+  if (whole.serving.pool != ServingPool::kColocated)
+    in.fail("a disaggregated scenario gives each pool its role: leave serving.pool out");
+  auto d = std::make_shared<Disaggregation>();
+  if (const auto mode = in.optional("kv_transfer"))
+    d->kv_transfer = mode->as_choice({"layerwise", "whole"}) == "whole" ? KvTransferMode::kWhole
+                                                                        : KvTransferMode::kLayerwise;
+  d->prefill = load_pool(in.required("prefill"), whole, text, overrides, seed, ServingPool::kPrefill);
+  d->decode = load_pool(in.required("decode"), whole, text, overrides, seed, ServingPool::kDecode);
+  const int nodes = d->prefill->cluster.nodes + d->decode->cluster.nodes;
+  if (nodes > whole.cluster.nodes)
+    in.fail(fmt::format("the pools take {} + {} nodes, more than the {} of cluster '{}'",
+                        d->prefill->cluster.nodes, d->decode->cluster.nodes, whole.cluster.nodes,
+                        whole.cluster.name));
+  return d;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& text, const std::string& file, const std::string& base_dir,
+                       const std::vector<ScenarioOverride>& overrides, long long seed) {
+  return load_scenario_document(text, file, base_dir, overrides, seed, /*pool=*/false);
 }
 
 ScenarioPlan plan_scenario(const Scenario& s) {

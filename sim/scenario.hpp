@@ -27,12 +27,27 @@ namespace semsim {
 // runs under each other's compute (SGLang's two-batch overlap).
 enum class Overlap { kNone, kTwoBatch };
 
+// serving.pool: which part of serving the ranks run. A colocated server prefills and decodes; a
+// prefill pool's requests end at their first token (their KV cache would leave for a decode pool);
+// a decode pool's requests arrive with their prompt (the workload's input tokens) already in their
+// KV cache and decode every output token. The two single-pool modes are how disaggregated
+// deployments measure each pool's steady-state throughput per node.
+enum class ServingPool { kColocated, kPrefill, kDecode };
+const char* serving_pool_name(ServingPool pool);  // as serving.pool spells it
+
+// The KV-cache tokens a request reserves on its rank from admission to completion: a prefill pool's
+// request keeps only its prompt's.
+constexpr long long kv_reservation(ServingPool pool, long long input_tokens, long long output_tokens) {
+  return pool == ServingPool::kPrefill ? input_tokens : input_tokens + output_tokens;
+}
+
 struct ServingLimits {
   int max_batch_tokens = 8192;     // per DP rank per step (chunked-prefill budget); TP: per group
   int max_running_requests = 256;  // per DP rank; TP: per group
   double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
   Overlap overlap = Overlap::kNone;
+  ServingPool pool = ServingPool::kColocated;
   // serving.ep_kernel: the kernels timing dispatch and combine (sim/ep_kernels.hpp).
   EpKernel ep_kernel = EpKernel::kAuto;
 };
@@ -45,6 +60,8 @@ struct ScenarioOverride {
   YAML::Node value;
   std::string origin;
 };
+
+struct Disaggregation;
 
 struct Scenario {
   std::string file;  // where it was read from ("<default>" for the embedded one)
@@ -79,11 +96,27 @@ struct Scenario {
   bool write_requests_csv = true;
   bool write_steps_csv = true;
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
+  std::shared_ptr<const Disaggregation> disaggregation;  // none: one colocated or single-pool server
 
   // Where the values came from, for the errors plan_scenario() can still raise at their keys.
   std::optional<YamlInput> document;
   std::vector<ScenarioOverride> overrides;
   std::string base_dir;  // what its relative paths resolve against
+};
+
+// disaggregation.kv_transfer: a request's KV cache moves from its prefill rank to its decode rank
+// layer by layer as its last prompt chunk computes it (from that step's start; it lands no earlier
+// than the step's end plus one layer's share), or whole once the step ends.
+enum class KvTransferMode { kLayerwise, kWhole };
+
+// `disaggregation:` a prefill pool on the cluster's first nodes and a decode pool on the nodes after
+// them. Each pool is the scenario with the keys its `set:` gives (parallelism, serving, policies,
+// profile), its node count as the cluster's and serving.pool its role; the workload, model,
+// precision, network and calibration are shared.
+struct Disaggregation {
+  std::shared_ptr<const Scenario> prefill, decode;
+  KvTransferMode kv_transfer = KvTransferMode::kLayerwise;
+  int prefill_nodes() const { return prefill->cluster.nodes; }
 };
 
 // The scenario as it ran, as YAML: its document with every --set and the seed applied, and the

@@ -113,6 +113,28 @@ bool meets_slos(const RequestRecord& r, const GoodputSlos& slos) {
          within(slos.e2el_ms, r.finish - r.arrival);
 }
 
+std::optional<Summary::Window> saturated_window(const std::vector<StepRecord>& steps) {
+  const auto held_back = [](const StepRecord& step) {
+    return step.kv_wait || step.token_budget_full || step.request_cap_full;
+  };
+  const auto first = std::find_if(steps.begin(), steps.end(), held_back);
+  if (first == steps.end()) return std::nullopt;
+  const auto last = std::find_if(steps.rbegin(), steps.rend(), held_back).base();
+  Summary::Window w;
+  w.steps = static_cast<int>(last - first);
+  w.seconds = (last - 1)->end - first->start;
+  long long prefilled = 0, decoded = 0;
+  for (auto step = first; step != last; ++step) {
+    prefilled += step->prefill_tokens;
+    decoded += step->decode_tokens;
+  }
+  if (w.seconds > 0) {
+    w.prefill_tok_s = static_cast<double>(prefilled) / w.seconds;
+    w.decode_tok_s = static_cast<double>(decoded) / w.seconds;
+  }
+  return w;
+}
+
 }  // namespace
 
 double time_per_output_token(const RequestRecord& r) {
@@ -180,6 +202,7 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
     for (double* per_step :
          {&s.kv_wait_step_share, &s.token_budget_step_share, &s.request_cap_step_share, &s.kv_use_mean})
       *per_step /= static_cast<double>(run.steps.size());
+  s.saturated = saturated_window(run.steps);
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;
   s.steps = static_cast<int>(run.steps.size());

@@ -68,6 +68,15 @@ struct Summary {
   // fullest rank's reserved KV share: its peak and its mean over the steps.
   double kv_wait_step_share = 0, token_budget_step_share = 0, request_cap_step_share = 0;
   double kv_use_peak = 0, kv_use_mean = 0;
+  // The saturated window: from the first to the last step in which a batch limit held work back,
+  // every step between included. Its token rates are the server's steady-state throughput, without
+  // the ramp-up and drain around it (how deployments report throughput); none when never saturated.
+  struct Window {
+    int steps = 0;
+    double seconds = 0;
+    double prefill_tok_s = 0, decode_tok_s = 0;  // prompt tokens prefilled; tokens from decode steps
+  };
+  std::optional<Window> saturated;
 };
 
 Summary summarize(const RunResult& run, const GoodputSlos& slos = {});

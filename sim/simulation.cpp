@@ -6,65 +6,142 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
+#include "models/operator_costs.hpp"
 #include "models/sanitizers.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/dp_serving_loop.hpp"
+#include "sim/kv_transfer.hpp"
 #include "sim/platform.hpp"
 
 namespace semsim {
+namespace {
 
-RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
-                   const ServingProgress& progress) {
-  char name[] = "semsim";
+// The SimGrid engine every simulation runs in, set up as semsim needs it.
+class Engine {
+ public:
+  Engine() : engine_(&argc_, argv_) { configure_engine(); }
+  simgrid::s4u::Engine& get() { return engine_; }
+
+ private:
+  char name_[7] = "semsim";
   // AddressSanitizer cannot follow the stack switches of SimGrid's own contexts (Debian's SimGrid
   // does not announce them to it): under it, actors run as threads, a choice made as the engine
   // starts (quietly: its log is off before the option is read).
-  char quiet[] = "--log=root.thresh:critical";
-  char thread_contexts[] = "--cfg=contexts/factory:thread";
-  char* argv[] = {name, quiet, thread_contexts, nullptr};
-  int argc = kAddressSanitizer ? 3 : 1;
-  simgrid::s4u::Engine engine(&argc, argv);
-  configure_engine();
-  const Topology& topology = run.topology;
-  const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
+  char quiet_[27] = "--log=root.thresh:critical";
+  char thread_contexts_[30] = "--cfg=contexts/factory:thread";
+  char* argv_[4] = {name_, quiet_, thread_contexts_, nullptr};
+  int argc_ = kAddressSanitizer ? 3 : 1;
+  simgrid::s4u::Engine engine_;
+};
 
-  LoneCollectiveTime network(topology, BandwidthFactors(*scenario.calibration, topology));
-  const ComputeUnits units{scenario.cluster.device.compute_units,
-                           scenario.cluster.device.communication_units};
-  const auto executor = scenario.fidelity == NetworkFidelity::kFlow
-                            ? make_flow_executor(std::move(network), units, topology)
-                            : make_bottleneck_executor(std::move(network), units);
-  StepBuilder builder(scenario, run.placement->placement, *run.routing, *run.cost, *run.rank_cost, topology,
-                      *run.token_scheduler, run.deepep ? &*run.deepep : nullptr,
-                      run.nccl ? &*run.nccl : nullptr);
-  StepRecorder recorder(scenario.model, scenario.ep, timeline);
-  StepPipeline steps(builder, *executor, recorder, scenario.ep);
-  const std::vector<Request> requests = generate_requests(scenario.workload);
+// One server's engine on its part of the platform: its executor, step builder and recorder.
+class Server {
+ public:
+  Server(const Scenario& scenario, const RunPlan& run, StepWindow timeline, FlowPlatform platform)
+      : scenario_(scenario),
+        run_(run),
+        executor_(make_executor(scenario, run.topology, platform)),
+        builder_(scenario, run.placement->placement, *run.routing, *run.cost, *run.rank_cost, run.topology,
+                 *run.token_scheduler, run.deepep ? &*run.deepep : nullptr, run.nccl ? &*run.nccl : nullptr),
+        recorder_(scenario.model, scenario.ep, timeline),
+        steps_(builder_, *executor_, recorder_, scenario.ep) {}
 
-  RunResult result;
+  // Starts the serving loop in an actor on `host`; an error in it is kept for rethrow_failure().
+  void start(simgrid::s4u::Host* host, const std::vector<Request>& requests, const ServingProgress& progress,
+             KvHandoff* handoff) {
+    simgrid::s4u::Actor::create(std::string("serving-") + serving_pool_name(scenario_.serving.pool), host,
+                                [this, &requests, &progress, handoff] {
+                                  try {
+                                    result_ = serve_data_parallel(scenario_, run_.memory.kv_capacity_tokens,
+                                                                  requests, *run_.request_scheduler,
+                                                                  *run_.routing, steps_, progress, handoff);
+                                  } catch (const simgrid::ForcefulKillException&) {
+                                    throw;  // SimGrid's own unwinding of a killed actor
+                                  } catch (...) {
+                                    failure_ = std::current_exception();
+                                  }
+                                });
+  }
+
   // An error mid-run (bad input such as a calibration query far outside its grid, or any other) ends
   // the actor; SimGrid would abort on an exception crossing it, so it is carried out and thrown once
   // the engine stops, keeping its kind.
-  std::exception_ptr failure;
-  simgrid::s4u::Actor::create("serving-loop", hosts.front(), [&] {
-    try {
-      result = serve_data_parallel(scenario, run.memory.kv_capacity_tokens, requests, *run.request_scheduler,
-                                   *run.routing, steps, progress);
-    } catch (const simgrid::ForcefulKillException&) {
-      throw;  // SimGrid's own unwinding of a killed actor
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  engine.run();
-  if (failure) std::rethrow_exception(failure);
-  result.layers = recorder.layer_totals();
-  for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
-    result.layers[moe].device_activations = builder.layer_loads()[moe];
-  result.timeline = recorder.timeline();
-  result.notes = run.notes;
-  return result;
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+  RunResult result() {
+    RunResult result = std::move(result_);
+    result.layers = recorder_.layer_totals();
+    for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
+      result.layers[moe].device_activations = builder_.layer_loads()[moe];
+    result.timeline = recorder_.timeline();
+    result.notes = run_.notes;
+    return result;
+  }
+
+ private:
+  static std::unique_ptr<StepExecutor> make_executor(const Scenario& scenario, const Topology& topology,
+                                                     FlowPlatform platform) {
+    LoneCollectiveTime network(topology, BandwidthFactors(*scenario.calibration, topology));
+    const ComputeUnits units{scenario.cluster.device.compute_units,
+                             scenario.cluster.device.communication_units};
+    return scenario.fidelity == NetworkFidelity::kFlow
+               ? make_flow_executor(std::move(network), units, topology, platform)
+               : make_bottleneck_executor(std::move(network), units);
+  }
+
+  const Scenario& scenario_;
+  const RunPlan& run_;
+  std::unique_ptr<StepExecutor> executor_;
+  StepBuilder builder_;
+  StepRecorder recorder_;
+  StepPipeline steps_;
+  RunResult result_;
+  std::exception_ptr failure_;
+};
+
+}  // namespace
+
+RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
+                   const ServingProgress& progress) {
+  Engine engine;
+  const std::vector<simgrid::s4u::Host*> hosts = build_platform(run.topology);
+  Server server(scenario, run, timeline, {});
+  const std::vector<Request> requests = generate_requests(scenario.workload);
+  server.start(hosts.front(), requests, progress, nullptr);
+  engine.get().run();
+  server.rethrow_failure();
+  return server.result();
+}
+
+DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const DisaggregatedPlan& plan,
+                                           const ServingProgress& progress) {
+  const Disaggregation& pools = *scenario.disaggregation;
+  const Scenario& prefill = *pools.prefill;
+  const Scenario& decode = *pools.decode;
+  Engine engine;
+  Cluster both = prefill.cluster;
+  both.nodes = prefill.cluster.nodes + decode.cluster.nodes;
+  const Topology topology = effective_topology(both, both.devices(), *scenario.calibration);
+  const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
+  const int decode_first = prefill.cluster.devices();
+  const bool flow = scenario.fidelity == NetworkFidelity::kFlow;
+  Server prefill_server(prefill, plan.prefill, {}, {0, flow});
+  Server decode_server(decode, plan.decode, {}, {decode_first, flow});
+  const std::vector<Request> requests = generate_requests(scenario.workload);
+  KvTransfers transfers(topology,
+                        {scenario.fidelity, pools.kv_transfer, 0, decode_first,
+                         kv_bytes_per_token(scenario.model, scenario.precision), scenario.model.layers},
+                        requests);
+  // The decode loop first: it must choose ranks before the first transfer starts.
+  decode_server.start(hosts[decode_first], requests, progress, &transfers);
+  prefill_server.start(hosts.front(), requests, {}, &transfers);
+  engine.get().run();
+  prefill_server.rethrow_failure();
+  decode_server.rethrow_failure();
+  return {prefill_server.result(), decode_server.result(), transfers.records()};
 }
 
 }  // namespace semsim

@@ -2,6 +2,7 @@
 // One simulation, end to end: scenario in, run result out. SimGrid allows one Engine per process,
 // so `simulate` must run in a process of its own (see run_isolated).
 #include "sim/dp_serving_loop.hpp"
+#include "sim/kv_transfer.hpp"
 #include "sim/run_plan.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
@@ -13,5 +14,16 @@ namespace semsim {
 // serving loop got. Creates a SimGrid Engine: call at most once per process.
 RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline = {},
                    const ServingProgress& progress = {});
+
+// A disaggregated run (scenario.disaggregation): each pool's loop in its own actor on its nodes, the
+// KV caches moving between them (sim/kv_transfer.hpp). The decode pool's requests are the run's end
+// to end: arrival at the prefill pool, first token when the KV cache lands, finish at the last
+// decode. `progress` hears the decode loop. Creates a SimGrid Engine: call at most once per process.
+struct DisaggregatedResult {
+  RunResult prefill, decode;
+  std::vector<KvTransferRecord> transfers;
+};
+DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const DisaggregatedPlan& plan,
+                                           const ServingProgress& progress = {});
 
 }  // namespace semsim

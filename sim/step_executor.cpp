@@ -112,8 +112,8 @@ class QueuedTransfers final : public TransferModel {
 // Blocks in simulated time: the SimGrid clock follows the step.
 class SimGridTransfers final : public TransferModel {
  public:
-  SimGridTransfers(LoneCollectiveTime& network, const Topology& topology)
-      : network_(network), hosts_(platform_hosts(topology)), no_flops_(hosts_.size(), 0.0) {}
+  SimGridTransfers(LoneCollectiveTime& network, const Topology& topology, int first_device)
+      : network_(network), hosts_(platform_hosts(topology, first_device)), no_flops_(hosts_.size(), 0.0) {}
 
   void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
     schedule.activities[activity].transfer_start = now;
@@ -168,10 +168,11 @@ class EventLoop {
  public:
   explicit EventLoop(ComputeUnits units) : units_(units) {}
 
-  // `network` prices the transfers of a chain, which always run alone.
+  // `network` prices the transfers of a chain, which run alone, unless `chains_alone` is false
+  // (other actors' transfers share the network).
   void run(const StepGraph& graph, double start, LoneCollectiveTime& network, TransferModel& transfers,
-           StepSchedule& schedule) {
-    prepare(graph, start, schedule);
+           StepSchedule& schedule, bool chains_alone = true) {
+    prepare(graph, start, schedule, chains_alone);
     if (chain_) return run_chain(network);
     for (int a = 0; a < static_cast<int>(pending_.size()); ++a)
       if (pending_[a] == 0) release(a, start, -1);
@@ -201,7 +202,7 @@ class EventLoop {
   }
 
  private:
-  void prepare(const StepGraph& graph, double start, StepSchedule& schedule) {
+  void prepare(const StepGraph& graph, double start, StepSchedule& schedule, bool chains_alone) {
     activities_ = graph.activities();
     schedule_ = &schedule;
     devices_ = graph.devices();
@@ -210,7 +211,7 @@ class EventLoop {
     schedule.devices = devices_;
     schedule.activities.resize(n);
     const std::size_t cells = n * static_cast<std::size_t>(devices_);
-    chain_ = true;
+    chain_ = chains_alone;
     for (std::size_t a = 0; a < n && chain_; ++a) {
       const std::span<const int> after = activities_[a].after();
       chain_ = a == 0 ? after.empty() : after.size() == 1 && after[0] == static_cast<int>(a) - 1;
@@ -401,10 +402,22 @@ class BottleneckExecutor final : public StepExecutor {
 
 class FlowExecutor final : public StepExecutor {
  public:
-  FlowExecutor(LoneCollectiveTime network, ComputeUnits units, const Topology& topology)
-      : network_(std::move(network)), lone_(network_), shared_(network_, topology), loop_(units) {}
+  FlowExecutor(LoneCollectiveTime network, ComputeUnits units, const Topology& topology,
+               FlowPlatform platform)
+      : network_(std::move(network)),
+        lone_(network_),
+        shared_(network_, topology, platform.first_device),
+        loop_(units),
+        platform_shared_(platform.shared) {}
 
   void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
+    if (platform_shared_) {
+      clock.sync();
+      loop_.run(graph, clock.now(), network_, shared_, schedule, /*chains_alone=*/false);
+      schedule.simgrid = true;
+      clock.advance_to(schedule.end);
+      return;
+    }
     lone_.clear();
     loop_.run(graph, clock.now(), network_, lone_, schedule);
     schedule.simgrid = lone_.overlapped();
@@ -420,6 +433,7 @@ class FlowExecutor final : public StepExecutor {
   LoneTransfers lone_;
   SimGridTransfers shared_;
   EventLoop loop_;
+  bool platform_shared_;
 };
 
 }  // namespace
@@ -434,8 +448,8 @@ std::unique_ptr<StepExecutor> make_bottleneck_executor(LoneCollectiveTime networ
 }
 
 std::unique_ptr<StepExecutor> make_flow_executor(LoneCollectiveTime network, ComputeUnits units,
-                                                 const Topology& topology) {
-  return std::make_unique<FlowExecutor>(std::move(network), units, topology);
+                                                 const Topology& topology, FlowPlatform platform) {
+  return std::make_unique<FlowExecutor>(std::move(network), units, topology, platform);
 }
 
 }  // namespace semsim

@@ -65,8 +65,16 @@ class StepExecutor {
 };
 
 std::unique_ptr<StepExecutor> make_bottleneck_executor(LoneCollectiveTime network, ComputeUnits units);
-// Requires the platform built from the same topology (sim/platform.hpp).
+// Where a flow executor's devices are on the SimGrid platform, and whether other actors' transfers
+// share it (a disaggregated run's other pool and KV transfers): then every transfer runs in SimGrid,
+// since one alone in its step may still share links with theirs.
+struct FlowPlatform {
+  int first_device = 0;
+  bool shared = false;
+};
+
+// Requires the platform built from the same topology, or one it is a part of (sim/platform.hpp).
 std::unique_ptr<StepExecutor> make_flow_executor(LoneCollectiveTime network, ComputeUnits units,
-                                                 const Topology& topology);
+                                                 const Topology& topology, FlowPlatform platform = {});
 
 }  // namespace semsim

@@ -57,7 +57,7 @@ std::vector<int> schedule_requests(const PlacementPlan& plan, const RoutingTrace
                                         static_cast<std::size_t>(recorded.input_tokens))
             : std::span<const std::int32_t>();
     const int rank = scheduler->choose(request, prompt, loads);
-    loads[static_cast<std::size_t>(rank)].add(request);
+    loads[static_cast<std::size_t>(rank)].add(request.input_tokens + request.output_tokens);
     chosen.push_back(rank);
   }
   return chosen;

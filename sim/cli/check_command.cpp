@@ -11,18 +11,16 @@
 namespace semsim {
 namespace {
 
-int check_scenario(const ScenarioArguments& arguments) {
-  const Scenario s = arguments.load();
-  const RunPlan plan = build_run(s);  // what a run builds, its placement and memory plan included
+void describe(const Scenario& s, const RunPlan& plan) {
   std::cout << fmt::format(
-      "{}: ok\n  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
+      "  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
       "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
       "  policies: placement {}{}, request scheduling {}, token scheduling {}, dispatch {} (replica choice "
       "{}); "
       "fidelity {}; "
       "calibration {}\n"
       "  workload: {} requests{}, seed {}\n",
-      s.file, s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
+      s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
       s.attention == AttentionMode::kDataParallel ? "dp" : "tp", plan.memory.weight_bytes_per_device / 1e9,
       plan.memory.kv_capacity_tokens, s.attention == AttentionMode::kDataParallel ? "rank" : "TP group",
@@ -39,6 +37,26 @@ int check_scenario(const ScenarioArguments& arguments) {
     const std::string warning = group_limit_warning(*groups, s.workload.trace_file_as_written);
     if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
   }
+}
+
+int check_scenario(const ScenarioArguments& arguments) {
+  const Scenario s = arguments.load();
+  if (!s.disaggregation) {
+    const RunPlan plan = build_run(s);  // what a run builds, its placement and memory plan included
+    std::cout << s.file << ": ok\n";
+    describe(s, plan);
+    return 0;
+  }
+  const Disaggregation& pools = *s.disaggregation;
+  const DisaggregatedPlan plan = build_disaggregated_run(s);
+  std::cout << s.file << ": ok\n";
+  std::cout << fmt::format("  disaggregated on {}: KV caches move {}\n", s.cluster.name,
+                           pools.kv_transfer == KvTransferMode::kWhole ? "whole" : "layer by layer");
+  std::cout << fmt::format("prefill pool, nodes 0-{}:\n", pools.prefill_nodes() - 1);
+  describe(*pools.prefill, plan.prefill);
+  std::cout << fmt::format("decode pool, nodes {}-{}:\n", pools.prefill_nodes(),
+                           pools.prefill_nodes() + pools.decode->cluster.nodes - 1);
+  describe(*pools.decode, plan.decode);
   return 0;
 }
 

@@ -296,6 +296,23 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
         {"tpot", optional_json(slos.tpot_ms)},
         {"e2el", optional_json(slos.e2el_ms)}}}};
   j["throughput_tok_s"] = {{"input", s.input_tok_s}, {"output", s.output_tok_s}, {"total", s.total_tok_s}};
+  // Per node of the EP group (a fraction when the group is part of a node), as deployments report it.
+  const double nodes = static_cast<double>(scenario.ep) / scenario.cluster.gpus_per_node;
+  j["pool"] = serving_pool_name(scenario.serving.pool);
+  j["ep_nodes"] = nodes;
+  j["throughput_tok_s_per_node"] = {
+      {"input", s.input_tok_s / nodes}, {"output", s.output_tok_s / nodes}, {"total", s.total_tok_s / nodes}};
+  const auto saturated = [&](auto value) {
+    return s.saturated ? nlohmann::ordered_json(value(*s.saturated)) : nlohmann::ordered_json();
+  };
+  j["saturated"] = {
+      {"steps", saturated([](const Summary::Window& w) { return w.steps; })},
+      {"seconds", saturated([](const Summary::Window& w) { return w.seconds; })},
+      {"prefill_tok_s", saturated([](const Summary::Window& w) { return w.prefill_tok_s; })},
+      {"decode_tok_s", saturated([](const Summary::Window& w) { return w.decode_tok_s; })},
+      {"prefill_tok_s_per_node",
+       saturated([&](const Summary::Window& w) { return w.prefill_tok_s / nodes; })},
+      {"decode_tok_s_per_node", saturated([&](const Summary::Window& w) { return w.decode_tok_s / nodes; })}};
   j["ttft_s"] = distribution_json(s.ttft);
   j["tpot_s"] = distribution_json(s.tpot);
   j["itl_s"] = distribution_json(s.itl);
@@ -424,6 +441,27 @@ std::string summary_text(const nlohmann::ordered_json& j) {
       line(fmt::format("{} {} (ms):", label, m.name), maybe(d[stat], 1e3));
     if (std::string(m.key) == "itl_s") line("Max ITL (ms):", maybe(d["max"], 1e3));
   }
+  if (j.contains("disaggregation")) {
+    const auto& d = j["disaggregation"];
+    section(" Disaggregation ");
+    line("KV transfers / GB:",
+         fmt::format("{} / {} ({})", d["kv_transfers"].get<long long>(),
+                     num(d["kv_bytes"].get<double>() / 1e9), d["kv_transfer"].get<std::string>()));
+    line("KV transfer mean / p99 (ms):",
+         maybe(d["kv_transfer_s"]["mean"], 1e3) + " / " + maybe(d["kv_transfer_s"]["p99"], 1e3));
+    for (const char* name : {"prefill", "decode"}) {
+      const auto& p = d["pools"][name];
+      const auto& saturated = p["saturated"];
+      line(fmt::format("{} pool: nodes / EP / busy:", name),
+           fmt::format("{} (from node {}) / EP{} / {:.1f}%", p["nodes"].get<int>(),
+                       p["first_node"].get<int>(), p["ep"].get<int>(), p["busy_share"].get<double>() * 100));
+      line(fmt::format("{} pool: saturated tok/s per node:", name),
+           saturated["steps"].is_null() ? std::string("never saturated")
+                                        : maybe(saturated[std::string(name) + "_tok_s_per_node"]) +
+                                              fmt::format(" over {} steps", saturated["steps"].get<int>()));
+    }
+    line("Below:", "requests end to end; steps and MoE of the decode pool");
+  }
   // What only a simulation says.
   section(" Simulation ");
   line("Scenario:", j["scenario"].get<std::string>());
@@ -436,6 +474,18 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
+  if (j["pool"] == "prefill" || j["pool"] == "decode")
+    line("Serving pool:", j["pool"] == "prefill" ? "prefill only (requests end at their first token)"
+                                                 : "decode only (prompts arrive in the KV cache)");
+  const auto& saturated = j["saturated"];
+  line("Saturated steps / seconds:",
+       saturated["steps"].is_null()
+           ? std::string("none (no batch limit held work back)")
+           : fmt::format("{} / {}", saturated["steps"].get<int>(), num(saturated["seconds"])));
+  if (!saturated["steps"].is_null())
+    line("Saturated prefill / decode tok/s per node:", num(saturated["prefill_tok_s_per_node"]) + " / " +
+                                                           num(saturated["decode_tok_s_per_node"]) +
+                                                           fmt::format(" ({} nodes)", num(j["ep_nodes"])));
   if (!j.value("tp_collectives", std::string()).empty())
     line("Attention-TP collectives timed by:", j["tp_collectives"].get<std::string>());
   const auto& log = j["requests_from"];
@@ -492,6 +542,69 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Wall time (s):", num(j["wall_seconds"], 3));
   out += std::string(50, '=') + "\n";
   return out;
+}
+
+RunResult end_to_end(const DisaggregatedResult& run) {
+  RunResult e2e = run.decode;
+  e2e.prefill_tokens = run.prefill.prefill_tokens;
+  e2e.output_tokens += run.prefill.output_tokens;  // the first tokens
+  e2e.end_time = std::max(run.prefill.end_time, run.decode.end_time);
+  e2e.stopped_at_time_limit = run.prefill.stopped_at_time_limit || run.decode.stopped_at_time_limit;
+  return e2e;
+}
+
+nlohmann::ordered_json disaggregated_summary_json(const Scenario& scenario, const DisaggregatedPlan& plan,
+                                                  const DisaggregatedResult& run, const GoodputSlos& slos) {
+  const Disaggregation& pools = *scenario.disaggregation;
+  nlohmann::ordered_json j =
+      summary_json(*pools.decode, plan.decode.memory, summarize(end_to_end(run), slos));
+  j["scenario"] = scenario.name;
+  j["cluster"] = scenario.cluster.name;
+  j["pool"] = "disaggregated";
+  const double nodes = pools.prefill->cluster.nodes + pools.decode->cluster.nodes;
+  j["ep_nodes"] = nodes;
+  for (const char* key : {"input", "output", "total"})
+    j["throughput_tok_s_per_node"][key] = j["throughput_tok_s"][key].get<double>() / nodes;
+  std::vector<double> seconds;
+  double bytes = 0;
+  for (const KvTransferRecord& t : run.transfers) {
+    seconds.push_back(t.end - t.start);
+    bytes += t.bytes;
+  }
+  auto& d = j["disaggregation"];
+  d["kv_transfer"] = pools.kv_transfer == KvTransferMode::kWhole ? "whole" : "layerwise";
+  d["kv_transfers"] = run.transfers.size();
+  d["kv_bytes"] = bytes;
+  d["kv_transfer_s"] = distribution_json(distribution_of(seconds));
+  struct Pool {
+    const char* name;
+    const Scenario& scenario;
+    const RunPlan& plan;
+    const RunResult& result;
+  };
+  const Pool each[] = {{"prefill", *pools.prefill, plan.prefill, run.prefill},
+                       {"decode", *pools.decode, plan.decode, run.decode}};
+  const double elapsed = std::max(run.prefill.end_time, run.decode.end_time);
+  int first_node = 0;
+  for (const Pool& pool : each) {
+    const Summary summary = summarize(pool.result);
+    nlohmann::ordered_json& p = d["pools"][pool.name];
+    p = summary_json(pool.scenario, pool.plan.memory, summary);
+    p["first_node"] = first_node;
+    p["nodes"] = pool.scenario.cluster.nodes;
+    // The share of the run's time the pool spent in steps (it idles waiting for work otherwise).
+    p["busy_share"] = elapsed > 0 ? summary.phase_totals.total() / elapsed : 0.0;
+    first_node += pool.scenario.cluster.nodes;
+  }
+  return j;
+}
+
+void write_kv_transfers_csv(const std::string& path, const DisaggregatedResult& run) {
+  std::string text = "id,prefill_rank,decode_rank,bytes,start_s,end_s,seconds\n";
+  for (const KvTransferRecord& t : run.transfers)
+    text += fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", run.decode.requests[t.index].id,
+                        t.prefill_rank, t.decode_rank, t.bytes, t.start, t.end, t.end - t.start);
+  write_text_file(path, text);
 }
 
 nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunResult& run, const Summary& s) {
@@ -651,8 +764,9 @@ void check_out_dir_is_ours(const std::string& out_dir, const IsOutputFile& is_ou
 }  // namespace
 
 bool is_run_file(const std::string& file_name) {
-  static const char* const kRunFiles[] = {"summary.json", "scenario.resolved.yaml", "requests.csv",
-                                          "steps.csv", "layers.csv"};
+  static const char* const kRunFiles[] = {
+      "summary.json", "scenario.resolved.yaml", "requests.csv",       "steps.csv",
+      "layers.csv",   "prefill_steps.csv",      "prefill_layers.csv", "kv_transfers.csv"};
   return std::find(std::begin(kRunFiles), std::end(kRunFiles), file_name) != std::end(kRunFiles);
 }
 

@@ -11,6 +11,7 @@
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
+#include "sim/simulation.hpp"
 
 namespace semsim {
 
@@ -44,7 +45,18 @@ std::string profile_overlap_text(const nlohmann::ordered_json& overlap);
 nlohmann::ordered_json group_limit_json(const std::optional<GroupLimitCheck>& check);
 std::string group_limit_text(const nlohmann::ordered_json& check);
 
+// A disaggregated run's summary.json: the requests end to end (TTFT through the prefill pool and
+// the KV transfer) over the decode pool's summary keys, its step and MoE values the decode pool's,
+// then `disaggregation` with the KV transfers and each pool's own summary (throughput per node,
+// busy share, saturated window).
+nlohmann::ordered_json disaggregated_summary_json(const Scenario& scenario, const DisaggregatedPlan& plan,
+                                                  const DisaggregatedResult& run, const GoodputSlos& slos);
+// The requests of a disaggregated run end to end: the decode pool's records with both pools' tokens.
+RunResult end_to_end(const DisaggregatedResult& run);
+
 void write_requests_csv(const std::string& path, const RunResult& run);
+// Per request: its prefill and decode ranks, bytes, and when its KV cache left and landed.
+void write_kv_transfers_csv(const std::string& path, const DisaggregatedResult& run);
 void write_steps_csv(const std::string& path, const RunResult& run);
 // Per MoE layer over the run: phase seconds, imbalance (max / mean device load) and each device's
 // served routed activations.

@@ -105,6 +105,11 @@ int run_scenario(RunOptions options) {
   if (!bench.result_json.empty()) check_output_file("--result-json", bench.result_json);
   if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path);
   const Scenario scenario = options.scenario.load(options.seed);
+  if (scenario.disaggregation && !options.timeline.path.empty())
+    throw InputError(
+        fmt::format("--timeline: {} is disaggregated; a timeline records one server's steps, so "
+                    "run one pool alone (serving.pool: prefill or decode) for its timeline",
+                    scenario.file));
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   if (!options.timeline_steps.empty())
     options.timeline.steps = parse_step_window(options.timeline_steps, "--timeline-steps");

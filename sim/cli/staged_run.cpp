@@ -19,6 +19,11 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
       requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
       steps_csv_(scenario.write_steps_csv ? staging_.staged("steps.csv") : ""),
       layers_csv_(scenario.write_layers_csv ? staging_.staged("layers.csv") : ""),
+      prefill_steps_csv_(
+          scenario.disaggregation && scenario.write_steps_csv ? staging_.staged("prefill_steps.csv") : ""),
+      prefill_layers_csv_(
+          scenario.disaggregation && scenario.write_layers_csv ? staging_.staged("prefill_layers.csv") : ""),
+      kv_transfers_csv_(scenario.disaggregation ? staging_.staged("kv_transfers.csv") : ""),
       summary_json_(staging_.staged("summary.json")),
       resolved_scenario_(staging_.staged("scenario.resolved.yaml")),
       timeline_(std::move(timeline)),
@@ -26,7 +31,29 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
       goodput_(bench.goodput),
       result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)) {}
 
+std::string StagedRun::simulate_disaggregated_and_write(const ServingProgress& progress) const {
+  const auto started = std::chrono::steady_clock::now();
+  const DisaggregatedPlan plan = build_disaggregated_run(scenario_);
+  const DisaggregatedResult run = simulate_disaggregated(scenario_, plan, progress);
+  const double simulation_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run.decode);
+  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run.decode);
+  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run.decode);
+  if (!prefill_steps_csv_.empty()) write_steps_csv(prefill_steps_csv_, run.prefill);
+  if (!prefill_layers_csv_.empty()) write_layers_csv(prefill_layers_csv_, run.prefill);
+  write_kv_transfers_csv(kv_transfers_csv_, run);
+  const RunResult requests = end_to_end(run);
+  if (!result_json_.empty())
+    write_text_file(result_json_,
+                    bench_serving_json(scenario_, requests, summarize(requests, goodput_)).dump() + "\n");
+  nlohmann::ordered_json summary = disaggregated_summary_json(scenario_, plan, run, goodput_);
+  summary["wall_seconds"] = simulation_seconds;
+  return summary.dump();
+}
+
 std::string StagedRun::simulate_and_write(const ServingProgress& progress) const {
+  if (scenario_.disaggregation) return simulate_disaggregated_and_write(progress);
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
   const RunResult run =

@@ -32,6 +32,7 @@ class StagedRun {
   // text with wall_seconds set to the time that took (what a sweep's per-point summary.json keeps).
   // `progress` hears how far the serving loop got.
   std::string simulate_and_write(const ServingProgress& progress = {}) const;
+  std::string simulate_disaggregated_and_write(const ServingProgress& progress) const;
 
   // For the parent: writes `summary` as summary.json and renames every output into the folder.
   void commit(const nlohmann::ordered_json& summary);
@@ -42,6 +43,8 @@ class StagedRun {
   std::string requests_csv_;  // "" when the scenario turns the file off
   std::string steps_csv_;
   std::string layers_csv_;
+  // A disaggregated run's: the decode pool's steps and layers go to steps.csv and layers.csv.
+  std::string prefill_steps_csv_, prefill_layers_csv_, kv_transfers_csv_;
   std::string summary_json_;
   std::string resolved_scenario_;
   TimelineOptions timeline_;

@@ -160,6 +160,94 @@ TEST(Engine, FullKvCacheMakesRequestsWait) {
   EXPECT_DOUBLE_EQ(r[5].get<double>(), two_requests);
 }
 
+// A lone request in each pool: the prefill pool ends it at the token its prompt yields; the decode
+// pool takes its prompt as cached and decodes every output token, the first in its first step.
+TEST(Engine, PrefillPoolEndsRequestsAtTheirFirstTokenAndDecodePoolDecodesEveryToken) {
+  std::vector<Json> runs;
+  for (const char* pool : {"serving.pool=prefill", "serving.pool=decode"}) {
+    const Scenario s = scenario_with(
+        {"workload.requests=1", "workload.input_len.value=300", "workload.output_len.value=20", pool});
+    runs.push_back(simulate_isolated(s, [](const RunResult& run) {
+      Json prefill = Json::array(), decode = Json::array();
+      for (const StepRecord& step : run.steps) {
+        prefill.push_back(step.prefill_tokens);
+        decode.push_back(step.decode_tokens);
+      }
+      const RequestRecord& q = run.requests.at(0);
+      return Json{prefill,
+                  decode,
+                  run.output_tokens,
+                  q.first_token - run.steps.front().end,
+                  q.finish - run.steps.back().end,
+                  q.token_gaps.size()};
+    }));
+  }
+  const Json& prefill = runs[0];
+  EXPECT_EQ(prefill[0], Json({300}));
+  EXPECT_EQ(prefill[1], Json({0}));
+  EXPECT_EQ(prefill[2].get<int>(), 1);
+  EXPECT_EQ(prefill[3].get<double>(), 0.0);
+  EXPECT_EQ(prefill[4].get<double>(), 0.0);
+  const Json& decode = runs[1];
+  EXPECT_EQ(decode[0], Json(std::vector<int>(20, 0)));
+  EXPECT_EQ(decode[1], Json(std::vector<int>(20, 1)));
+  EXPECT_EQ(decode[2].get<int>(), 20);
+  EXPECT_EQ(decode[3].get<double>(), 0.0);  // its first token ends its first step
+  EXPECT_EQ(decode[4].get<double>(), 0.0);
+  EXPECT_EQ(decode[5].get<int>(), 0);
+}
+
+// A prefill pool's request holds only its prompt's KV: with room for 2,700 tokens, five 500-token
+// prompts fit, where a colocated server fits two requests that also reserve 500 output tokens.
+TEST(Engine, PrefillPoolReservesOnlyThePromptsKv) {
+  const Scenario probe = scenario_with({"parallelism.ep=1"});
+  const double kv_per_token = kv_bytes_per_token(probe.model, probe.precision);
+  const double fraction = (plan_scenario(probe).memory.weight_bytes_per_device + 2.7 * 1000 * kv_per_token) /
+                          probe.cluster.device.hbm_bytes;
+  Json most_running = Json::array();
+  for (const char* pool : {"serving.pool=colocated", "serving.pool=prefill"}) {
+    const Scenario s = scenario_with(
+        {"parallelism.ep=1", "serving.memory_fraction=" + std::to_string(fraction),
+         "workload.input_len.value=500", "workload.output_len.value=500", "workload.arrival.rate=1e6",
+         "workload.requests=8", "serving.max_batch_tokens=100000", pool});
+    most_running.push_back(simulate_isolated(s, [](const RunResult& run) {
+      int most = 0;  // requests in one step: 500-token prompts and decode tokens
+      for (const StepRecord& step : run.steps)
+        most = std::max(most, step.prefill_tokens / 500 + step.decode_tokens);
+      return Json(most);
+    }));
+  }
+  EXPECT_EQ(most_running, Json({2, 5}));
+}
+
+// The saturated window spans the steps from the first to the last one a batch limit held back.
+TEST(Engine, SaturatedWindowSpansTheStepsABatchLimitHeldBack) {
+  const Scenario s =
+      scenario_with({"parallelism.ep=1", "serving.max_running_requests=2", "workload.input_len.value=10",
+                     "workload.output_len.value=5", "workload.arrival.rate=1000", "workload.requests=4"});
+  const Json r = simulate_isolated(s, [](const RunResult& run) {
+    const Summary summary = summarize(run);
+    long long prefilled = 0, decoded = 0;
+    for (int step = 1; step <= 5; ++step) {  // held back by the cap (RequestsBeyondTheRunningCap...)
+      prefilled += run.steps.at(step).prefill_tokens;
+      decoded += run.steps.at(step).decode_tokens;
+    }
+    const double seconds = run.steps.at(5).end - run.steps.at(1).start;
+    return Json{summary.saturated->steps,
+                summary.saturated->seconds,
+                seconds,
+                summary.saturated->prefill_tok_s,
+                prefilled / seconds,
+                summary.saturated->decode_tok_s,
+                decoded / seconds};
+  });
+  EXPECT_EQ(r[0].get<int>(), 5);
+  EXPECT_DOUBLE_EQ(r[1].get<double>(), r[2].get<double>());
+  EXPECT_DOUBLE_EQ(r[3].get<double>(), r[4].get<double>());
+  EXPECT_DOUBLE_EQ(r[5].get<double>(), r[6].get<double>());
+  EXPECT_GT(r[5].get<double>(), 0.0);
+}
+
 // Without overlap every collective runs alone, and a lone collective takes its closed form in both
 // fidelities: the runs are the same to the bit. With two-batch overlap transfers overlap; flow
 // shares the links max-min where bottleneck queues them, and the runs differ.

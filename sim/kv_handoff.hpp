@@ -1,0 +1,37 @@
+#pragma once
+// What the two serving loops of a disaggregated run tell each other (sim/kv_transfer.hpp moves the
+// KV caches between them): the prefill loop says which requests' prompts complete in the step it
+// runs, the decode loop takes the requests whose KV cache has landed on one of its ranks.
+#include <functional>
+#include <vector>
+
+namespace semsim {
+
+struct KvArrival {
+  int index = 0;  // into the request list
+  int rank = 0;   // the decode rank it was sent to
+  double time = 0;
+};
+
+class KvHandoff {
+ public:
+  virtual ~KvHandoff() = default;
+
+  // Prefill pool. The step starting at `start` (the caller's clock synchronised) computes the last
+  // prompt chunk of request `index` on prefill rank `rank`.
+  virtual void last_chunk_starts(int index, int rank, double start) = 0;
+  // The step that began with the last last_chunk_starts calls ended at `end` (clock synchronised).
+  virtual void step_ended(double end) = 0;
+  // The prefill loop has ended: no transfer starts after this.
+  virtual void prefill_done() = 0;
+
+  // Decode pool. Chooses the decode rank of request `index` when its transfer starts.
+  virtual void set_rank_chooser(std::function<int(int index)> choose) = 0;
+  // Appends the requests whose KV cache has landed since the last call.
+  virtual void take_arrived(std::vector<KvArrival>& arrived) = 0;
+  // Blocks the decode loop (simulated time passes) until a KV cache lands or `until`; false when
+  // none will land any more.
+  virtual bool wait_for_arrival(double until) = 0;
+};
+
+}  // namespace semsim

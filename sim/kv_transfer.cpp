@@ -1,0 +1,120 @@
+#include "sim/kv_transfer.hpp"
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <stdexcept>
+
+#include "sim/platform.hpp"
+
+namespace semsim {
+namespace sg4 = simgrid::s4u;
+
+struct KvTransfers::Sync {
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr changed = sg4::ConditionVariable::create();  // a landing, a step end, the end
+};
+
+KvTransfers::KvTransfers(const Topology& topology, KvTransferSetup setup,
+                         const std::vector<Request>& requests)
+    : topology_(topology), setup_(setup), requests_(requests), sync_(std::make_unique<Sync>()) {}
+
+KvTransfers::~KvTransfers() = default;
+
+double KvTransfers::lone_seconds(int src, int dst, double bytes) const {
+  double narrowest = INFINITY;
+  for (const RouteHop& hop : topology_.route(src, dst))
+    narrowest = std::min(narrowest, topology_.links[hop.link].bandwidth);
+  return topology_.route_latency(src, dst) + (std::isinf(narrowest) ? 0.0 : bytes / narrowest);
+}
+
+void KvTransfers::last_chunk_starts(int index, int rank, double) {
+  ++in_flight_;
+  if (setup_.mode == KvTransferMode::kWhole)
+    waiting_for_step_end_.emplace_back(index, rank);
+  else
+    start(index, rank, static_cast<int>(step_ends_.size()));
+}
+
+void KvTransfers::step_ended(double end) {
+  step_ends_.push_back(end);
+  for (const auto& [index, rank] : waiting_for_step_end_)
+    start(index, rank, static_cast<int>(step_ends_.size()) - 1);
+  waiting_for_step_end_.clear();
+  sync_->changed->notify_all();
+}
+
+void KvTransfers::prefill_done() {
+  prefill_done_ = true;
+  in_flight_ -= static_cast<int>(waiting_for_step_end_.size());  // their step never ended (time limit)
+  waiting_for_step_end_.clear();
+  sync_->changed->notify_all();
+}
+
+void KvTransfers::start(int index, int prefill_rank, int step) {
+  KvTransferRecord record;
+  record.index = index;
+  record.prefill_rank = prefill_rank;
+  if (!choose_rank_) throw std::logic_error("KV transfer before the decode pool's loop started");
+  record.decode_rank = choose_rank_(index);
+  record.bytes = setup_.kv_bytes_per_token * requests_[index].input_tokens;
+  record.start = sg4::Engine::get_clock();
+  const std::vector<sg4::Host*> hosts = platform_hosts(topology_);
+  sg4::Actor::create(fmt::format("kv-{}", index), hosts[setup_.prefill_first_device + prefill_rank],
+                     [this, record, step] { move(record, step); });
+}
+
+void KvTransfers::move(KvTransferRecord record, int step) {
+  const int src = setup_.prefill_first_device + record.prefill_rank;
+  const int dst = setup_.decode_first_device + record.decode_rank;
+  const double lone = lone_seconds(src, dst, record.bytes);
+  if (setup_.fidelity == NetworkFidelity::kFlow && record.bytes > 0) {
+    const std::vector<sg4::Host*> hosts = platform_hosts(topology_);
+    sg4::Exec::init()
+        ->set_hosts({hosts[src], hosts[dst]})
+        ->set_flops_amounts({0.0, 0.0})
+        ->set_bytes_amounts({0.0, record.bytes, 0.0, 0.0})
+        ->start()
+        ->wait();
+  } else {
+    sg4::this_actor::sleep_for(lone);
+  }
+  if (setup_.mode == KvTransferMode::kLayerwise) {
+    // The last layer's KV exists once the step has ended; its share still has to move.
+    std::unique_lock lock(*sync_->mutex);
+    while (static_cast<int>(step_ends_.size()) <= step) sync_->changed->wait(lock);
+    const double earliest = step_ends_[step] + lone / setup_.layers;
+    if (sg4::Engine::get_clock() < earliest) sg4::this_actor::sleep_until(earliest);
+  }
+  record.end = sg4::Engine::get_clock();
+  arrived_.push_back({record.index, record.decode_rank, record.end});
+  records_.push_back(record);
+  --in_flight_;
+  sync_->changed->notify_all();
+}
+
+void KvTransfers::take_arrived(std::vector<KvArrival>& arrived) {
+  arrived.insert(arrived.end(), arrived_.begin(), arrived_.end());
+  arrived_.clear();
+}
+
+bool KvTransfers::wait_for_arrival(double until) {
+  std::unique_lock lock(*sync_->mutex);
+  while (arrived_.empty()) {
+    if (prefill_done_ && in_flight_ == 0) return false;
+    if (std::isinf(until))
+      sync_->changed->wait(lock);
+    else if (sync_->changed->wait_until(lock, until) == std::cv_status::timeout)
+      return !arrived_.empty();
+  }
+  return true;
+}
+
+}  // namespace semsim

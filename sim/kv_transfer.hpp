@@ -1,0 +1,75 @@
+#pragma once
+// The KV-cache transfers of a disaggregated run: each request's prompt KV moves from its prefill
+// rank to the decode rank the decode pool's scheduler gives it, over both pools' topology (NICs and
+// fabric between the pools' nodes). One SimGrid actor per transfer:
+//   `flow`        a SimGrid parallel task from the prefill device to the decode device, sharing every
+//                 link with the pools' all-to-alls (which then always run in SimGrid);
+//   `bottleneck`  its lone closed form (bytes over the route's narrowest link + route latency),
+//                 blind to the pools' traffic.
+// Layer by layer (KvTransferMode::kLayerwise) it starts with the step that computes the prompt's
+// last chunk and lands no earlier than that step's end plus one layer's share of its lone time;
+// whole, it starts when that step ends.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "models/topology.hpp"
+#include "sim/kv_handoff.hpp"
+#include "sim/scenario.hpp"
+#include "workloads/request.hpp"
+
+namespace semsim {
+
+struct KvTransferRecord {
+  int index = 0;  // into the request list
+  int prefill_rank = 0, decode_rank = 0;
+  double bytes = 0;
+  double start = 0, end = 0;  // the end is when the decode rank has it
+};
+
+// Where each pool's ranks are among `topology`'s devices: Attention-DP rank r on device first + r.
+struct KvTransferSetup {
+  NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
+  KvTransferMode mode = KvTransferMode::kLayerwise;
+  int prefill_first_device = 0, decode_first_device = 0;
+  double kv_bytes_per_token = 0;  // every layer's
+  int layers = 1;                 // that carry KV (the model's attention layers)
+};
+
+class KvTransfers final : public KvHandoff {
+ public:
+  // `topology` spans both pools; the SimGrid platform must be built from it. Call from the engine's
+  // set-up, before its actors run.
+  KvTransfers(const Topology& topology, KvTransferSetup setup, const std::vector<Request>& requests);
+  ~KvTransfers() override;
+
+  void last_chunk_starts(int index, int rank, double start) override;
+  void step_ended(double end) override;
+  void prefill_done() override;
+  void set_rank_chooser(std::function<int(int index)> choose) override { choose_rank_ = std::move(choose); }
+  void take_arrived(std::vector<KvArrival>& arrived) override;
+  bool wait_for_arrival(double until) override;
+
+  // Every transfer that landed, in landing order.
+  const std::vector<KvTransferRecord>& records() const { return records_; }
+
+ private:
+  struct Sync;  // SimGrid's mutex and condition variable
+  void start(int index, int prefill_rank, int step);
+  void move(KvTransferRecord record, int step);
+  double lone_seconds(int src, int dst, double bytes) const;
+
+  const Topology& topology_;
+  KvTransferSetup setup_;
+  const std::vector<Request>& requests_;
+  std::unique_ptr<Sync> sync_;
+  std::function<int(int)> choose_rank_;
+  std::vector<std::pair<int, int>> waiting_for_step_end_;  // whole: (index, prefill rank)
+  std::vector<double> step_ends_;                          // the prefill steps ended so far
+  std::vector<KvArrival> arrived_;                         // landed, not yet taken
+  std::vector<KvTransferRecord> records_;
+  int in_flight_ = 0;  // announced, not yet landed
+  bool prefill_done_ = false;
+};
+
+}  // namespace semsim

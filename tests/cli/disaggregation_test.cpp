@@ -1,0 +1,78 @@
+// A disaggregated run's outputs: the requests end to end, the KV transfers one row per request,
+// each pool's summary with its nodes, throughput per node and busy share; byte-identical reruns.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+const std::vector<std::string> kPoolsOnThreeNodes{
+    "--set", "cluster={preset: h200-ib, nodes: 3}",
+    "--set", "workload.requests=40",
+    "--set", "calibration=datasheet",
+    "--set", "workload.input_len.value=1024",
+    "--set", "workload.output_len.value=16",
+    "--set", "disaggregation={prefill: {nodes: 1}, decode: {nodes: 2, set: {parallelism.ep: 16}}}"};
+
+CliResult run_pools(const std::string& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"run", "default", "--out", out};
+  args.insert(args.end(), kPoolsOnThreeNodes.begin(), kPoolsOnThreeNodes.end());
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_semsim(args);
+}
+
+TEST(cliDisaggregation, WritesEndToEndRequestsKvTransfersAndEachPoolsSummary) {
+  TempDir tmp;
+  const CliResult r = run_pools(tmp / "out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("decode pool: nodes / EP / busy:         2 (from node 1) / EP16"), std::string::npos)
+      << r.out;
+  const nlohmann::json j = nlohmann::json::parse(read_file(fs::path(tmp / "out") / "summary.json"));
+  EXPECT_EQ(j["pool"], "disaggregated");
+  EXPECT_EQ(j["requests_completed"], 40);
+  EXPECT_EQ(j["ep_nodes"], 3.0);
+  const nlohmann::json& d = j["disaggregation"];
+  EXPECT_EQ(d["kv_transfers"], 40);
+  EXPECT_EQ(d["kv_transfer"], "layerwise");
+  EXPECT_EQ(d["pools"]["prefill"]["nodes"], 1);
+  EXPECT_EQ(d["pools"]["decode"]["first_node"], 1);
+  EXPECT_EQ(d["pools"]["decode"]["ep"], 16);
+  EXPECT_EQ(d["pools"]["prefill"]["pool"], "prefill");
+  // The prefill pool prefilled every prompt; the decode pool decoded all but each first token.
+  EXPECT_EQ(d["pools"]["prefill"]["completed_tokens"]["input"], 40 * 1024);
+  EXPECT_EQ(j["completed_tokens"]["output"], 40 * 16);
+  for (const char* pool : {"prefill", "decode"}) {
+    EXPECT_GT(d["pools"][pool]["busy_share"].get<double>(), 0) << pool;
+    EXPECT_LE(d["pools"][pool]["busy_share"].get<double>(), 1) << pool;
+  }
+  // TTFT end to end includes the prefill pool's TTFT and the KV transfer.
+  EXPECT_GT(j["ttft_s"]["mean"].get<double>(), d["pools"]["prefill"]["ttft_s"]["mean"].get<double>());
+  const auto rows = split_lines(read_file(fs::path(tmp / "out") / "kv_transfers.csv"));
+  ASSERT_EQ(rows.size(), 41u);
+  EXPECT_EQ(rows[0], "id,prefill_rank,decode_rank,bytes,start_s,end_s,seconds");
+  EXPECT_TRUE(fs::exists(fs::path(tmp / "out") / "prefill_steps.csv"));
+}
+
+TEST(cliDisaggregation, RerunsAreByteIdentical) {
+  TempDir tmp;
+  for (const char* out : {"a", "b"})
+    ASSERT_EQ(run_pools(tmp / out, {"--set", "network.fidelity=flow"}).exit_code, 0);
+  for (const char* file : {"requests.csv", "steps.csv", "prefill_steps.csv", "kv_transfers.csv"})
+    EXPECT_EQ(read_file(fs::path(tmp / "a") / file), read_file(fs::path(tmp / "b") / file)) << file;
+}
+
+TEST(cliDisaggregation, TimelineIsRefusedBeforeAnythingIsWritten) {
+  TempDir tmp;
+  const CliResult r = run_pools(tmp / "out", {"--timeline", tmp / "t.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is disaggregated"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+}
+
+}  // namespace
+}  // namespace semsim::cli_test

@@ -1,0 +1,136 @@
+// Disaggregated serving end to end: a prefill pool and a decode pool on their own nodes, each
+// request's KV cache moving between them; each simulation in its own process.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/operator_costs.hpp"
+#include "sim/cli/isolated_process.hpp"
+#include "sim/run_plan.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulation.hpp"
+
+namespace semsim {
+namespace {
+
+using Json = nlohmann::json;
+
+// One H200 node per pool, EP `ep` in each; by default one request of 1,000 prompt and 10 output tokens.
+Scenario pools_scenario(int ep, const std::string& kv_transfer, const std::string& fidelity,
+                        const std::string& workload =
+                            "{requests: 1, arrival: {process: poisson, rate: 10}, "
+                            "input_len: {dist: fixed, value: 1000}, "
+                            "output_len: {dist: fixed, value: 10}}") {
+  const std::string text = fmt::format(
+      "schema: 1\nmodel: deepseek-v2-lite\ncluster: {{preset: h200-ib, nodes: 2}}\n"
+      "parallelism: {{ep: {0}, attention: dp}}\nnetwork: {{fidelity: {1}}}\nworkload: {2}\n"
+      "disaggregation: {{kv_transfer: {3}, prefill: {{nodes: 1}}, decode: {{nodes: 1}}}}\n",
+      ep, fidelity, workload, kv_transfer);
+  return load_scenario(text, "pools.yaml", "");
+}
+
+Json simulate_pools(const Scenario& s) {
+  return Json::parse(run_isolated([&] {
+    const DisaggregatedResult run = simulate_disaggregated(s, build_disaggregated_run(s));
+    Json transfers = Json::array();
+    for (const KvTransferRecord& t : run.transfers)
+      transfers.push_back(
+          {{"start", t.start}, {"end", t.end}, {"bytes", t.bytes}, {"decode_rank", t.decode_rank}});
+    Json requests = Json::array();
+    for (const RequestRecord& r : run.decode.requests)
+      requests.push_back({{"arrival", r.arrival}, {"first_token", r.first_token}, {"finish", r.finish}});
+    return Json{{"transfers", transfers},
+                {"requests", requests},
+                {"prefill_steps", run.prefill.steps.size()},
+                {"prefill_step_start", run.prefill.steps.at(0).start},
+                {"prefill_step_end", run.prefill.steps.at(0).end},
+                {"decode_steps", run.decode.steps.size()},
+                {"decode_first_step_start", run.decode.steps.at(0).start},
+                {"decode_last_step_end", run.decode.steps.back().end},
+                {"decode_tokens", run.decode.output_tokens}}
+        .dump();
+  }));
+}
+
+// The closed form of one transfer from the prefill node's first GPU to the decode node's first.
+double lone_transfer_seconds(const Scenario& s, double bytes) {
+  Cluster both = s.cluster;
+  both.nodes = 2;
+  const Topology topology = effective_topology(both, both.devices(), *s.calibration);
+  double narrowest = INFINITY;
+  for (const RouteHop& hop : topology.route(0, both.gpus_per_node))
+    narrowest = std::min(narrowest, topology.links[hop.link].bandwidth);
+  return topology.route_latency(0, both.gpus_per_node) + bytes / narrowest;
+}
+
+TEST(Disaggregation, ALoneRequestsFirstTokenIsItsPrefillStepAndItsWholeKvTransfer) {
+  const Scenario s = pools_scenario(8, "whole", "bottleneck");
+  const Json r = simulate_pools(s);
+  const double bytes = kv_bytes_per_token(s.model, s.precision) * 1000;
+  ASSERT_EQ(r["transfers"].size(), 1u);
+  const Json& t = r["transfers"][0];
+  EXPECT_DOUBLE_EQ(t["bytes"].get<double>(), bytes);
+  EXPECT_EQ(r["prefill_steps"].get<int>(), 1);
+  EXPECT_DOUBLE_EQ(t["start"].get<double>(), r["prefill_step_end"].get<double>());  // whole: once computed
+  EXPECT_NEAR(t["end"].get<double>() - t["start"].get<double>(), lone_transfer_seconds(s, bytes), 1e-12);
+  const Json& q = r["requests"][0];
+  EXPECT_DOUBLE_EQ(q["first_token"].get<double>(), t["end"].get<double>());  // TTFT includes the transfer
+  // The decode pool admits it when its KV has landed and decodes its 9 other tokens.
+  EXPECT_DOUBLE_EQ(r["decode_first_step_start"].get<double>(), t["end"].get<double>());
+  EXPECT_EQ(r["decode_steps"].get<int>(), 9);
+  EXPECT_EQ(r["decode_tokens"].get<int>(), 9);
+  EXPECT_DOUBLE_EQ(q["finish"].get<double>(), r["decode_last_step_end"].get<double>());
+}
+
+// Layer by layer, the transfer starts with the prompt's last chunk and lands no earlier than the
+// step's end plus one layer's share.
+TEST(Disaggregation, LayerwiseTransferStartsWithTheStepAndLandsAfterItsLastLayer) {
+  const Scenario s = pools_scenario(8, "layerwise", "bottleneck");
+  const Json r = simulate_pools(s);
+  const Json& t = r["transfers"][0];
+  const double lone = lone_transfer_seconds(s, t["bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(t["start"].get<double>(), r["prefill_step_start"].get<double>());
+  EXPECT_NEAR(
+      t["end"].get<double>(),
+      std::max(t["start"].get<double>() + lone, r["prefill_step_end"].get<double>() + lone / s.model.layers),
+      1e-12);
+}
+
+// Alone on the network, a transfer takes its closed form in both fidelities.
+TEST(Disaggregation, ALoneTransferTakesItsClosedFormInFlow) {
+  const Json bottleneck = simulate_pools(pools_scenario(8, "whole", "bottleneck"));
+  const Json flow = simulate_pools(pools_scenario(8, "whole", "flow"));
+  const auto seconds = [](const Json& r) {
+    return r["transfers"][0]["end"].get<double>() - r["transfers"][0]["start"].get<double>();
+  };
+  EXPECT_NEAR(seconds(flow), seconds(bottleneck), 1e-9 * seconds(bottleneck));
+}
+
+// Two prompts sent at once from one prefill GPU to one decode GPU share every link of their
+// route in flow (each takes about twice its lone time); bottleneck prices each alone.
+TEST(Disaggregation, TransfersSharingARouteContendInFlow) {
+  const std::filesystem::path log =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-pd-{}.csv", ::getpid());
+  std::ofstream(log) << "timestamp,input_tokens,output_tokens\n0,1000,10\n0,1000,10\n";
+  std::vector<double> seconds;
+  for (const char* fidelity : {"bottleneck", "flow"}) {
+    const Scenario s = pools_scenario(
+        1, "whole", fidelity, fmt::format("{{requests_from: {{file: {}, format: csv}}}}", log.string()));
+    const Json r = simulate_pools(s);
+    ASSERT_EQ(r["transfers"].size(), 2u);
+    for (const Json& t : r["transfers"]) {
+      EXPECT_EQ(t["start"].get<double>(),
+                r["transfers"][0]["start"].get<double>());  // one step, both last chunks
+      seconds.push_back(t["end"].get<double>() - t["start"].get<double>());
+    }
+  }
+  std::filesystem::remove(log);
+  EXPECT_DOUBLE_EQ(seconds[0], seconds[1]);
+  EXPECT_GT(seconds[2], 1.8 * seconds[0]);
+  EXPECT_GT(seconds[3], 1.8 * seconds[0]);
+}
+
+}  // namespace
+}  // namespace semsim
