@@ -1,6 +1,7 @@
 #include "policies/dispatch.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -184,6 +185,18 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
   }
   out.local_activations += local;
   out.activations += static_cast<long long>(token_device.size()) * top_k;
+}
+
+double low_latency_buffer_bytes(int max_tokens_per_rank, int hidden, int experts, int ranks) {
+  const double tokens = max_tokens_per_rank;
+  const double scales = hidden / 128;
+  const double header = 16;  // an int4 of routing metadata per dispatched token
+  const double dispatch_message = header + std::max(2.0 * hidden, hidden + 4 * scales);
+  const double combine_message = 4 * scales + 2.0 * hidden;  // BF16, with per-128 min/max pairs
+  const double send = std::max(tokens * dispatch_message, experts * tokens * combine_message);
+  const double receive = std::max(experts * tokens * dispatch_message, experts * tokens * combine_message);
+  const double signalling = std::ceil((8.0 * experts + 4.0 * experts / ranks) / 128) * 128;
+  return 2 * (send + receive + signalling);
 }
 
 }  // namespace semsim

@@ -24,6 +24,13 @@ namespace semsim {
 enum class DispatchMode { kDedup, kPerExpert, kAllGather, kHierarchical, kLowLatency, kDeepepAuto };
 bool is_deepep(DispatchMode mode);
 
+// The bytes of DeepEP's low-latency buffers on each rank, fixed at start-up whatever a step sends:
+// two (odd/even) symmetric sets of send, receive and signalling buffers, each receive buffer room
+// for `max_tokens_per_rank` tokens from every expert of the group (`experts`, physical), a token
+// message `hidden` BF16 values (or FP8 ones with a scale per 128) plus its header (DeepEP's
+// LowLatencyLayout).
+double low_latency_buffer_bytes(int max_tokens_per_rank, int hidden, int experts, int ranks);
+
 struct LayerDispatch {
   int devices = 0;
   int experts = 0;

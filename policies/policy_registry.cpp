@@ -63,6 +63,11 @@ constexpr PolicyRequirements kProfileTablesDataParallel{.needs_profile_tables = 
 constexpr PolicyRequirements kProfileTablesTensorParallel{.needs_profile_tables = true,
                                                           .only_in = AttentionMode::kTensorParallel};
 
+// DeepEP's num_max_dispatch_tokens_per_rank (SGLang's default), sizing the low-latency buffers.
+const ParamSpec kLowLatencyBuffer{"max_dispatch_tokens_per_rank", 128,
+                                  "tokens per rank the low-latency buffers hold (their memory; no step "
+                                  "that runs low_latency may send more)"};
+
 // Grouped by kind, in PolicyKind's order.
 const std::vector<PolicyEntry>& registry() {
   static const std::vector<PolicyEntry> entries = {
@@ -146,12 +151,12 @@ const std::vector<PolicyEntry>& registry() {
        DispatchMode::kHierarchical},
       {"low_latency",
        "DeepEP low-latency: one copy per token and remote expert, sent directly",
-       {},
+       {kLowLatencyBuffer},
        {},
        DispatchMode::kLowLatency},
       {"auto",
        "DeepEP as SGLang's auto mode: normal for steps with prefill, low_latency for decode-only steps",
-       {},
+       {kLowLatencyBuffer},
        {},
        DispatchMode::kDeepepAuto},
 

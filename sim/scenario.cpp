@@ -223,6 +223,9 @@ void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s
   const PolicyChoice dispatch = choice(PolicyKind::kDispatch);
   s.dispatch_name = dispatch.name;
   s.dispatch = dispatch_mode_of(dispatch);
+  if (s.dispatch == DispatchMode::kLowLatency || s.dispatch == DispatchMode::kDeepepAuto)
+    s.low_latency_buffer_tokens =
+        static_cast<int>(dispatch.whole_param("max_dispatch_tokens_per_rank", 1, 1 << 16));
   const PolicyChoice replica_choice = choice(PolicyKind::kReplicaChoice);
   s.replica_choice_name = replica_choice.name;
   s.replica_choice = replica_choice_of(replica_choice);
@@ -268,6 +271,20 @@ void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
         .fail(fmt::format("policies.dispatch '{}' names DeepEP's kernel itself: give serving.ep_kernel "
                           "auto (the measured tables time it) or nccl (priced over the topology)",
                           s.dispatch_name));
+  // Its low-latency buffers hold a fixed number of tokens per rank: every step that runs
+  // low_latency (all of them; with auto, the decode-only ones) must fit.
+  if (s.low_latency_buffer_tokens == 0) return;
+  const bool every_step = s.dispatch == DispatchMode::kLowLatency;
+  const int most = every_step ? s.serving.max_batch_tokens : s.serving.max_running_requests;
+  if (most > s.low_latency_buffer_tokens) {
+    const char* key = every_step ? "max_batch_tokens" : "max_running_requests";
+    const YamlInput serving = root.optional("serving") ? root.required("serving") : root;
+    (serving.has(key) ? serving.required(key) : policy_key(root, PolicyKind::kDispatch))
+        .fail(fmt::format("serving.{} {} exceeds the {} tokens per rank DeepEP's low-latency buffers hold "
+                          "(policies.dispatch '{}', max_dispatch_tokens_per_rank): lower it, or raise "
+                          "max_dispatch_tokens_per_rank (buffer memory grows with it)",
+                          key, most, s.low_latency_buffer_tokens, s.dispatch_name));
+  }
 }
 
 // Placements give every node an EP group spans the same number of devices (after the DeepEP check,
@@ -378,15 +395,31 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
       kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound());
-  m.kv_capacity_tokens = static_cast<long long>((usable - m.weight_bytes_per_device) / kv_per_token);
+  if (s.low_latency_buffer_tokens > 0) {
+    std::size_t physical_experts = 0;  // DeepEP's experts are the group's slots (replicas included)
+    for (const auto& layer : placement.slots) {
+      std::size_t slots = 0;
+      for (const auto& device : layer) slots += device.size();
+      physical_experts = std::max(physical_experts, slots);
+    }
+    m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,
+                                                                  static_cast<int>(physical_experts), s.ep);
+  }
+  const double fixed = m.weight_bytes_per_device + m.dispatch_buffer_bytes_per_device;
+  m.kv_capacity_tokens = static_cast<long long>((usable - fixed) / kv_per_token);
   if (m.kv_capacity_tokens < longest) {
     std::ostringstream msg;
     msg.precision(3);
     msg << "model '" << s.model.name << "' does not fit: " << m.weight_bytes_per_device / 1e9
-        << " GB of weights per device at EP" << s.ep << " plus the KV cache of one longest request ("
-        << longest << " tokens, " << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9
-        << " GB usable (" << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9
-        << " GB on " << s.cluster.device.name << ")";
+        << " GB of weights per device at EP" << s.ep
+        << (m.dispatch_buffer_bytes_per_device > 0
+                ? fmt::format(" and {:.3g} GB of DeepEP low-latency buffers",
+                              m.dispatch_buffer_bytes_per_device / 1e9)
+                : "")
+        << " plus the KV cache of one longest request (" << longest << " tokens, "
+        << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9 << " GB usable ("
+        << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9 << " GB on "
+        << s.cluster.device.name << ")";
     (root.has("model") ? root.required("model") : root).fail(msg.str());
   }
   return m;

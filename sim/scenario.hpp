@@ -86,6 +86,8 @@ struct Scenario {
   PolicyChoice token_scheduling;
   DispatchMode dispatch = DispatchMode::kDedup;
   std::string dispatch_name;
+  // DeepEP low_latency and auto: the tokens per rank its fixed low-latency buffers hold (0: none).
+  int low_latency_buffer_tokens = 0;
   ReplicaChoice replica_choice = ReplicaChoice::kRoundRobin;
   std::string replica_choice_name;
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
@@ -130,6 +132,7 @@ struct MemoryPlan {
   // Attention-TP: of the group, each device holding its shard of every token's KV.
   long long kv_capacity_tokens = 0;
   double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
+  double dispatch_buffer_bytes_per_device = 0;  // DeepEP's low-latency buffers (policies/dispatch.hpp)
 };
 
 struct ScenarioPlan {

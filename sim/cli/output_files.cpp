@@ -333,6 +333,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["comm_hidden_seconds"] = s.comm_hidden_seconds;
   j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
   j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
+  j["dispatch_buffer_bytes_per_device"] = memory.dispatch_buffer_bytes_per_device;
   j["experts_device_seconds"] = {{"slowest", s.experts_slowest_seconds}, {"mean", s.experts_mean_seconds}};
   j["batch_limits"] = {{"kv_wait_step_share", s.kv_wait_step_share},
                        {"token_budget_step_share", s.token_budget_step_share},

@@ -56,6 +56,15 @@ struct DispatchCase {
                                 0, 3};  // token 2 on device 1: one remote, one local
 };
 
+// DeepSeek-V3 at EP32 with SGLang's 128 tokens per rank: two sets of 128 tokens from each of 256
+// experts, 7,168 BF16 values and 56 min/max pairs per combined token (14,560 B; a dispatched FP8
+// token with its scales and header is 14,352 B), send and receive alike, plus 2,176 B of signals.
+TEST(Dispatch, LowLatencyBuffersAreDeepEpsLayout) {
+  EXPECT_DOUBLE_EQ(low_latency_buffer_bytes(128, 7168, 256, 32), 2.0 * (2 * 256 * 128 * 14560.0 + 2176));
+  // Twice the tokens, twice the buffers (but the signals).
+  EXPECT_DOUBLE_EQ(low_latency_buffer_bytes(256, 7168, 256, 32), 2.0 * (4 * 256 * 128 * 14560.0 + 2176));
+}
+
 TEST(Dispatch, DedupSendsOneCopyPerRemoteDevice) {
   DispatchCase c;
   LayerDispatch out(2, 4);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "policies/dispatch.hpp"
 #include "policies/placement_file.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
@@ -218,6 +219,19 @@ TEST(Engine, PrefillPoolReservesOnlyThePromptsKv) {
     }));
   }
   EXPECT_EQ(most_running, Json({2, 5}));
+}
+
+// DeepEP's low-latency buffers take their memory from the KV cache (V2-Lite: 64 experts of 2,048).
+TEST(Engine, LowLatencyBuffersTakeTheirBytesFromTheKvCache) {
+  const Scenario dedup = scenario_with({"serving.max_running_requests=128"});
+  const Scenario deepep = scenario_with({"serving.max_running_requests=128", "policies.dispatch=auto"});
+  const MemoryPlan without = plan_scenario(dedup).memory, with = plan_scenario(deepep).memory;
+  const double buffers = low_latency_buffer_bytes(128, 2048, 64, 8);
+  EXPECT_EQ(without.dispatch_buffer_bytes_per_device, 0.0);
+  EXPECT_DOUBLE_EQ(with.dispatch_buffer_bytes_per_device, buffers);
+  const double kv_per_token = kv_bytes_per_token(dedup.model, dedup.precision);
+  EXPECT_NEAR(static_cast<double>(without.kv_capacity_tokens - with.kv_capacity_tokens),
+              buffers / kv_per_token, 1.0);
 }
 
 // The saturated window spans the steps from the first to the last one a batch limit held back.
