@@ -31,10 +31,22 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::vector<std::string> metric_columns() {
+// The keys of every summary, or, when some point is disaggregated, of a disaggregated run's (which
+// holds the others' and its pools'): a point that is not has those columns empty.
+std::vector<std::string> metric_columns(bool disaggregated = false) {
+  Scenario blank;
+  DisaggregatedPlan plan;
+  if (disaggregated) {
+    auto pools = std::make_shared<Disaggregation>();
+    pools->prefill = std::make_shared<Scenario>();
+    pools->decode = std::make_shared<Scenario>();
+    blank.disaggregation = pools;
+  }
+  const nlohmann::ordered_json summary =
+      disaggregated ? disaggregated_summary_json(blank, plan, DisaggregatedResult{}, {})
+                    : summary_json(blank, MemoryPlan{}, Summary{});
   std::vector<std::string> names;
-  for (const auto& [name, value] : flatten_summary(summary_json(Scenario{}, MemoryPlan{}, Summary{})))
-    names.push_back(name);
+  for (const auto& [name, value] : flatten_summary(summary)) names.push_back(name);
   return names;
 }
 
@@ -46,7 +58,10 @@ constexpr std::string_view kRenamedMetricPrefix = "summary:";
 std::vector<std::string> header_fields(const Sweep& sweep) {
   std::vector<std::string> fields{"point_id", "status"};
   fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
-  for (const std::string& metric : metric_columns())
+  const bool disaggregated = std::any_of(sweep.points.begin(), sweep.points.end(), [](const SweepPoint& p) {
+    return p.scenario && p.scenario->disaggregation;
+  });
+  for (const std::string& metric : metric_columns(disaggregated))
     fields.push_back(std::find(sweep.columns.begin(), sweep.columns.end(), metric) == sweep.columns.end()
                          ? metric
                          : std::string(kRenamedMetricPrefix) + metric);

@@ -2,11 +2,14 @@
 // each pool's summary with its nodes, throughput per node and busy share; byte-identical reruns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "models/csv.hpp"
 
 namespace semsim::cli_test {
 namespace {
@@ -64,6 +67,26 @@ TEST(cliDisaggregation, RerunsAreByteIdentical) {
     ASSERT_EQ(run_pools(tmp / out, {"--set", "network.fidelity=flow"}).exit_code, 0);
   for (const char* file : {"requests.csv", "steps.csv", "prefill_steps.csv", "kv_transfers.csv"})
     EXPECT_EQ(read_file(fs::path(tmp / "a") / file), read_file(fs::path(tmp / "b") / file)) << file;
+}
+
+// A sweep over a disaggregated scenario gives each pool's values their own points.csv columns.
+TEST(cliDisaggregation, SweepRecordsEachPoolsColumns) {
+  TempDir tmp;
+  std::ofstream(tmp / "sweep.yaml")
+      << "sweep: 1\nbase: default\nset:\n  cluster: {preset: h200-ib, nodes: 2}\n"
+         "  workload.requests: 16\n  calibration: datasheet\n"
+         "  disaggregation: {prefill: {nodes: 1}, decode: {nodes: 1}}\n"
+         "axes:\n  - workload.arrival.rate: [10, 40]\n";
+  const std::vector<std::string> args{"sweep", tmp / "sweep.yaml", "--out", tmp / "out"};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const auto rows = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<std::string> header = split_csv_line(rows[0]);
+  const auto column = std::find(header.begin(), header.end(), "disaggregation.pools.decode.busy_share");
+  ASSERT_NE(column, header.end());
+  for (int row : {1, 2})
+    EXPECT_FALSE(split_csv_line(rows[row])[column - header.begin()].empty()) << rows[row];
 }
 
 TEST(cliDisaggregation, TimelineIsRefusedBeforeAnythingIsWritten) {
