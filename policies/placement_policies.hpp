@@ -31,7 +31,23 @@ struct PlacementResult {
 };
 
 // Runs the named policy. InputError when it is unknown, when it needs a profile and `input.profile`
-// is null, or when the profile's shape (layers, experts) differs from the input's.
+// is null, when the profile's shape (layers, experts) differs from the input's, or when the devices
+// cannot hold its physical slots (physical_slots_problem).
 PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice);
+
+// The physical expert slots per layer a policy fills: the logical experts plus its `redundant`
+// parameter (EPLB's -1: one per device); the experts alone for a policy without the parameter,
+// which places no replicas.
+int physical_slots(const PolicyChoice& choice, int experts, int devices);
+
+// The fewest redundant experts, at least `redundant`, whose slots split evenly over `devices`.
+int redundant_experts_that_fit(int experts, int redundant, int devices);
+
+// Why `devices` cannot hold the policy's physical slots, as a sentence that names the redundant
+// experts that would fit (and, for a policy that places no replicas, those that do); "" when they
+// can. The slots must split evenly over the devices, at most one slot per expert on each (an EP size
+// that divides the experts needs no redundancy). `experts_of` names the experts' model, "" for none.
+std::string physical_slots_problem(const PolicyChoice& choice, int experts, int devices,
+                                   const std::string& experts_of);
 
 }  // namespace semsim

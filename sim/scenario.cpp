@@ -118,10 +118,6 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " exceeds the " +
                            std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name +
                            "'");
-  if (s.model.routed_experts % s.ep != 0)
-    in.required("ep").fail("EP size " + std::to_string(s.ep) + " does not divide the " +
-                           std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name +
-                           "'");
   if (s.attention == AttentionMode::kTensorParallel) {
     // One Attention-TP group spanning the EP group: one request queue, heads sharded over its ranks.
     s.dp = static_cast<int>(in.get_int_in("dp", 1, 1, 1 << 16));
@@ -229,6 +225,33 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
   const auto policies = root.optional("policies");
   const auto node = policies ? policies->optional(policy_kind(kind).key) : std::nullopt;
   return node ? *node : policies ? *policies : root;
+}
+
+// The EP devices must split the placement policy's physical slots evenly (policies/placement_policies.hpp):
+// checked at its `redundant` key when the scenario gives one, else at parallelism.ep, and told how to
+// write the redundant experts that fit. A placement file's slots are its own.
+void check_physical_slots(const YamlInput& root, const Scenario& s) {
+  const YamlInput placement = policy_key(root, PolicyKind::kPlacement);
+  const int experts = s.model.routed_experts;
+  std::string problem;
+  int physical = 0;
+  try {
+    problem = physical_slots_problem(s.placement, experts, s.ep, s.model.name);
+    physical = physical_slots(s.placement, experts, s.ep);
+  } catch (const InputError& e) {
+    placement.fail(e.what());  // a redundant count that is no whole number
+  }
+  if (problem.empty()) return;
+  const YamlInput at = placement.is_map() && placement.has("redundant")
+                           ? placement.required("redundant")
+                           : root.required("parallelism").required("ep");
+  if (physical % s.ep == 0) at.fail(problem);  // too many slots per device: no count to suggest
+  // A policy that places no replicas is told of one that does and reads what the scenario has.
+  const bool replicates = s.placement.params.contains("redundant");
+  const std::string suggested = replicates ? s.placement.name : s.profile.empty() ? "contiguous" : "eplb";
+  at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", problem,
+                      replicates ? "as" : "e.g.", suggested,
+                      redundant_experts_that_fit(experts, physical - experts, s.ep)));
 }
 
 // A DeepEP dispatch names its kernel: serving.ep_kernel may only leave its time to the measured
@@ -353,6 +376,11 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   MemoryPlan m;
   m.weight_bytes_per_device =
       weight_bytes_per_device(rank_model, placement.max_slots_per_device(), s.precision);
+  m.physical_slots_per_layer = placement.most_slots_per_layer();
+  m.redundant_experts = m.physical_slots_per_layer - placement.experts;
+  for (const auto& layer : placement.slots)
+    for (const auto& device : layer)
+      m.most_slots_per_device = std::max(m.most_slots_per_device, static_cast<int>(device.size()));
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
   const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
@@ -454,6 +482,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       read_policies(
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
           base_dir, s);
+    if (s.placement_file.empty()) check_physical_slots(root, s);
     check_deepep_dispatch(root, s);
     check_whole_nodes(root, s);
     if (const auto network = root.optional("network")) {

@@ -316,6 +316,10 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["comm_hidden_seconds"] = s.comm_hidden_seconds;
   j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
   j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
+  // Runs with and without replicas differ in weights and routing: say which this was.
+  j["expert_slots"] = {{"physical_per_layer", memory.physical_slots_per_layer},
+                       {"redundant", memory.redundant_experts},
+                       {"most_per_device", memory.most_slots_per_device}};
   j["experts_device_seconds"] = {{"slowest", s.experts_slowest_seconds}, {"mean", s.experts_mean_seconds}};
   j["batch_limits"] = {{"kv_wait_step_share", s.kv_wait_step_share},
                        {"token_budget_step_share", s.token_budget_step_share},

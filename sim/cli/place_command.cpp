@@ -162,6 +162,18 @@ void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const Boun
   j["bound_triangle_rounds"] = effort.triangle_rounds;
 }
 
+// The rule a scenario keeps (policies/placement_policies.hpp), told as the options that fix it.
+void check_physical_slots(const PlaceOptions& options, const PolicyChoice& choice, int experts) {
+  const std::string problem = physical_slots_problem(choice, experts, options.ep, "");
+  if (problem.empty()) return;
+  const int physical = physical_slots(choice, experts, options.ep);
+  if (physical % options.ep == 0) throw InputError(fmt::format("--ep {}: {}", options.ep, problem));
+  const int fit = redundant_experts_that_fit(experts, physical - experts, options.ep);
+  throw InputError(fmt::format("--ep {}: {}, {}--param redundant={}", options.ep, problem,
+                               choice.params.contains("redundant") ? "as " : "e.g. --policy contiguous ",
+                               fit));
+}
+
 int place_command(const PlaceOptions& options) {
   for (const auto& [missing, option] :
        {std::pair{options.policy.empty(), "--policy"}, std::pair{options.profile.empty(), "--profile"},
@@ -170,9 +182,7 @@ int place_command(const PlaceOptions& options) {
   const PolicyChoice choice =
       policy_choice("--policy", PolicyKind::kPlacement, options.policy, "--param", options.params);
   const RoutingProfile profile = RoutingProfile::load(options.profile);
-  if (options.ep < 1 || profile.experts() % options.ep != 0)
-    throw InputError(
-        fmt::format("--ep {}: must divide the profile's {} experts", options.ep, profile.experts()));
+  check_physical_slots(options, choice, profile.experts());
   const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
