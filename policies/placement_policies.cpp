@@ -30,43 +30,42 @@ int physical_slots(const PolicyChoice& choice, int experts, int devices) {
   return experts + (redundant < 0 ? devices : static_cast<int>(redundant));
 }
 
-int redundant_experts_that_fit(int experts, int redundant, int devices) {
-  return redundant + (devices - (experts + redundant) % devices) % devices;
-}
-
-std::string physical_slots_problem(const PolicyChoice& choice, int experts, int devices,
-                                   const std::string& experts_of) {
+PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts, int devices,
+                                        const std::string& experts_of) {
   const int physical = physical_slots(choice, experts, devices);
   const int redundant = physical - experts;
-  if (physical % devices == 0 && physical / devices <= experts) return "";
+  if (physical % devices == 0 && physical / devices <= experts) return {};
   const std::string routed =
       fmt::format("{} routed experts{}", experts, experts_of.empty() ? "" : " of '" + experts_of + "'");
   const bool by_default = choice.params.contains(kRedundantParam) && choice.param(kRedundantParam) < 0;
   const std::string slots =
       fmt::format("the {} + {} redundant{} = {} physical slots per layer", routed, redundant,
                   by_default ? fmt::format(" ({}'s default: one per device)", choice.name) : "", physical);
-  if (physical % devices == 0)
-    return fmt::format(
-        "{} put {} on each of the {} devices, more than there are experts (a device holds an expert at most "
-        "once): give at most {} redundant experts",
-        slots, physical / devices, devices, experts * (devices - 1));
-  const int fit = redundant_experts_that_fit(experts, redundant, devices);
+  const int fit = redundant + (devices - physical % devices) % devices;
+  const int most = experts * (devices - 1);  // every device holding every expert
+  if (fit > most)
+    return {
+        fmt::format("{} put more than {} on some of the {} devices (a device holds an expert at most once): "
+                    "give at most {} redundant experts",
+                    slots, experts, devices, most),
+        -1};
   const std::string give = fmt::format("give {} redundant experts ({} slots per layer, {} per device)", fit,
                                        experts + fit, (experts + fit) / devices);
   const std::string split = redundant == 0
                                 ? fmt::format("EP size {} does not divide the {}", devices, routed)
                                 : fmt::format("{} do not split evenly over EP size {}", slots, devices);
-  if (choice.params.contains(kRedundantParam)) return fmt::format("{}: {}", split, give);
-  return fmt::format("{}, and placement policy '{}' places no replicas: {} with one that does ({})", split,
-                     choice.name, give, fmt::join(replicating_policies(), ", "));
+  if (choice.params.contains(kRedundantParam)) return {fmt::format("{}: {}", split, give), fit};
+  return {fmt::format("{}, and placement policy '{}' places no replicas: {} with one that does ({})", split,
+                      choice.name, give, fmt::join(replicating_policies(), ", ")),
+          fit};
 }
 
 PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice) {
   const PolicyEntry& entry = policy_entry(PolicyKind::kPlacement, choice.name);
   const std::string unmet = unmet_requirement(entry, {std::nullopt, input.profile != nullptr, false});
   if (!unmet.empty()) throw InputError(unmet);
-  const std::string slots_problem = physical_slots_problem(choice, input.experts, input.devices, "");
-  if (!slots_problem.empty()) throw InputError(slots_problem);
+  const PhysicalSlotsCheck slots = check_physical_slots(choice, input.experts, input.devices, "");
+  if (!slots.problem.empty()) throw InputError(slots.problem);
   if (entry.requirements.needs_profile &&
       (input.profile->moe_layers() != input.moe_layers || input.profile->experts() != input.experts))
     throw InputError("placement policy '" + choice.name + "': the routing profile has " +

@@ -30,8 +30,8 @@ PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice
 }
 
 // The parameter of every placement policy that fills redundant slots (physical_slots reads it).
-ParamSpec redundant_experts(double default_value, const std::string& default_help) {
-  return {"redundant", default_value, "extra physical slots per layer, replicas (" + default_help + ")"};
+ParamSpec redundant_experts(double default_value) {
+  return {"redundant", default_value, "extra physical slots per layer, replicas (-1: one per device)"};
 }
 
 PlacementResult place_semmoe(const PlacementInput& input, const PolicyChoice& choice) {
@@ -78,23 +78,22 @@ const std::vector<PolicyEntry>& registry() {
       {"contiguous",
        "expert e on device floor(e*D/N) (vanilla EP); with redundant slots, slot p holds expert p mod N "
        "on device floor(p*D/P) (SGLang's trivial layout)",
-       {redundant_experts(0, "0: none")},
+       {redundant_experts(0)},
        {},
        place_contiguous},
       {"round_robin",
        "expert e on device e mod D; redundant slots continue the rotation with experts 0, 1, ...",
-       {redundant_experts(0, "0: none")},
+       {redundant_experts(0)},
        {},
        round_robin_placement},
       {"random",
        "a seeded random permutation per layer placed as contiguous, (N + redundant)/D slots per device",
-       {{"seed", 1, "permutation seed"}, redundant_experts(0, "0: none")},
+       {{"seed", 1, "permutation seed"}, redundant_experts(0)},
        {},
        random_placement},
       {"eplb",
        "DeepSeek's EPLB on the profile's expert loads, with redundant replicas",
-       {redundant_experts(-1, "-1: one per device"),
-        {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}},
+       {redundant_experts(-1), {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}},
        kProfile,
        eplb_placement},
       {"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device", semmoe_param_specs(),

@@ -230,28 +230,24 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
 // The EP devices must split the placement policy's physical slots evenly (policies/placement_policies.hpp):
 // checked at its `redundant` key when the scenario gives one, else at parallelism.ep, and told how to
 // write the redundant experts that fit. A placement file's slots are its own.
-void check_physical_slots(const YamlInput& root, const Scenario& s) {
+void check_expert_slots(const YamlInput& root, const Scenario& s) {
   const YamlInput placement = policy_key(root, PolicyKind::kPlacement);
-  const int experts = s.model.routed_experts;
-  std::string problem;
-  int physical = 0;
+  PhysicalSlotsCheck slots;
   try {
-    problem = physical_slots_problem(s.placement, experts, s.ep, s.model.name);
-    physical = physical_slots(s.placement, experts, s.ep);
+    slots = check_physical_slots(s.placement, s.model.routed_experts, s.ep, s.model.name);
   } catch (const InputError& e) {
     placement.fail(e.what());  // a redundant count that is no whole number
   }
-  if (problem.empty()) return;
+  if (slots.problem.empty()) return;
   const YamlInput at = placement.is_map() && placement.has("redundant")
                            ? placement.required("redundant")
                            : root.required("parallelism").required("ep");
-  if (physical % s.ep == 0) at.fail(problem);  // too many slots per device: no count to suggest
+  if (slots.redundant_that_fits < 0) at.fail(slots.problem);
   // A policy that places no replicas is told of one that does and reads what the scenario has.
   const bool replicates = s.placement.params.contains("redundant");
   const std::string suggested = replicates ? s.placement.name : s.profile.empty() ? "contiguous" : "eplb";
-  at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", problem,
-                      replicates ? "as" : "e.g.", suggested,
-                      redundant_experts_that_fit(experts, physical - experts, s.ep)));
+  at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", slots.problem,
+                      replicates ? "as" : "e.g.", suggested, slots.redundant_that_fits));
 }
 
 // A DeepEP dispatch names its kernel: serving.ep_kernel may only leave its time to the measured
@@ -482,7 +478,7 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
       read_policies(
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
           base_dir, s);
-    if (s.placement_file.empty()) check_physical_slots(root, s);
+    if (s.placement_file.empty()) check_expert_slots(root, s);
     check_deepep_dispatch(root, s);
     check_whole_nodes(root, s);
     if (const auto network = root.optional("network")) {

@@ -163,15 +163,13 @@ void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const Boun
 }
 
 // The rule a scenario keeps (policies/placement_policies.hpp), told as the options that fix it.
-void check_physical_slots(const PlaceOptions& options, const PolicyChoice& choice, int experts) {
-  const std::string problem = physical_slots_problem(choice, experts, options.ep, "");
-  if (problem.empty()) return;
-  const int physical = physical_slots(choice, experts, options.ep);
-  if (physical % options.ep == 0) throw InputError(fmt::format("--ep {}: {}", options.ep, problem));
-  const int fit = redundant_experts_that_fit(experts, physical - experts, options.ep);
-  throw InputError(fmt::format("--ep {}: {}, {}--param redundant={}", options.ep, problem,
+void check_expert_slots(const PlaceOptions& options, const PolicyChoice& choice, int experts) {
+  const PhysicalSlotsCheck slots = check_physical_slots(choice, experts, options.ep, "");
+  if (slots.problem.empty()) return;
+  if (slots.redundant_that_fits < 0) throw InputError(fmt::format("--ep {}: {}", options.ep, slots.problem));
+  throw InputError(fmt::format("--ep {}: {}, {}--param redundant={}", options.ep, slots.problem,
                                choice.params.contains("redundant") ? "as " : "e.g. --policy contiguous ",
-                               fit));
+                               slots.redundant_that_fits));
 }
 
 int place_command(const PlaceOptions& options) {
@@ -182,7 +180,7 @@ int place_command(const PlaceOptions& options) {
   const PolicyChoice choice =
       policy_choice("--policy", PolicyKind::kPlacement, options.policy, "--param", options.params);
   const RoutingProfile profile = RoutingProfile::load(options.profile);
-  check_physical_slots(options, choice, profile.experts());
+  check_expert_slots(options, choice, profile.experts());
   const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));

@@ -1,6 +1,7 @@
 // Redundant expert slots: EP sizes that do not divide the routed experts (DeepSeek-V3's 256 at EP144
 // and EP72, 288 slots) for every placement policy that replicates, and a clear refusal from those
 // that do not.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -142,26 +143,30 @@ TEST(RedundantSlots, PoliciesWithoutReplicasAreRefusedByName) {
 
 TEST(RedundantSlots, CountsThatDoNotFitAreRefusedWithOneThatDoes) {
   auto problem = [](const PolicyChoice& choice, int experts, int devices) {
-    return physical_slots_problem(choice, experts, devices, "m");
+    return check_physical_slots(choice, experts, devices, "m").problem;
   };
   EXPECT_EQ(problem(with_redundant("contiguous", 32), 256, 144), "");
   EXPECT_EQ(problem(with_redundant("contiguous", 0), 256, 32), "");
   EXPECT_EQ(problem(with_redundant("contiguous", 10), 256, 144),
             "the 256 routed experts of 'm' + 10 redundant = 266 physical slots per layer do not split evenly "
             "over EP size 144: give 32 redundant experts (288 slots per layer, 2 per device)");
+  EXPECT_EQ(check_physical_slots(with_redundant("contiguous", 0), 256, 72, "").redundant_that_fits, 32);
   // EPLB's default, one redundant expert per device, at EP144: 400 slots.
   EXPECT_EQ(problem(default_policy_choice(PolicyKind::kPlacement, "eplb"), 256, 144),
             "the 256 routed experts of 'm' + 144 redundant (eplb's default: one per device) = 400 physical "
             "slots per layer do not split evenly over EP size 144: give 176 redundant experts (432 slots per "
             "layer, 3 per device)");
-  EXPECT_EQ(problem(with_redundant("round_robin", 6), 4, 2),
-            "the 4 routed experts of 'm' + 6 redundant = 10 physical slots per layer put 5 on each of the 2 "
-            "devices, more than there are experts (a device holds an expert at most once): give at most 4 "
-            "redundant experts");
+  // More slots than a device can hold distinct experts, split evenly or not: no count above fits.
+  for (const int redundant : {6, 5}) {
+    const PhysicalSlotsCheck full = check_physical_slots(with_redundant("round_robin", redundant), 4, 2, "m");
+    EXPECT_EQ(full.problem, fmt::format("the 4 routed experts of 'm' + {} redundant = {} physical slots per "
+                                        "layer put more than 4 on some of the 2 devices (a device holds an "
+                                        "expert at most once): give at most 4 redundant experts",
+                                        redundant, 4 + redundant));
+    EXPECT_EQ(full.redundant_that_fits, -1);
+  }
   EXPECT_THROW(place_experts({1, 4, 2, 0, 1, nullptr}, with_redundant("round_robin", 6)), InputError);
   EXPECT_THROW(place_experts({1, 4, 2, 0, 1, nullptr}, with_redundant("contiguous", 1.5)), InputError);
-  EXPECT_EQ(redundant_experts_that_fit(256, 0, 72), 32);
-  EXPECT_EQ(redundant_experts_that_fit(64, 8, 8), 8);
 }
 
 // Devices holding replicas: a token on a device with a replica is served there, others rotate over
