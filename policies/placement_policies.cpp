@@ -37,10 +37,9 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
   if (physical % devices == 0 && physical / devices <= experts) return {};
   const std::string routed =
       fmt::format("{} routed experts{}", experts, experts_of.empty() ? "" : " of '" + experts_of + "'");
-  const bool by_default = choice.params.contains(kRedundantParam) && choice.param(kRedundantParam) < 0;
-  const std::string slots =
-      fmt::format("the {} + {} redundant{} = {} physical slots per layer", routed, redundant,
-                  by_default ? fmt::format(" ({}'s default: one per device)", choice.name) : "", physical);
+  const bool one_per_device = choice.params.contains(kRedundantParam) && choice.param(kRedundantParam) < 0;
+  const std::string slots = fmt::format("the {} + {} redundant{} = {} physical slots per layer", routed,
+                                        redundant, one_per_device ? " (-1: one per device)" : "", physical);
   const int fit = redundant + (devices - physical % devices) % devices;
   const int most = experts * (devices - 1);  // every device holding every expert
   if (fit > most)

@@ -153,7 +153,7 @@ TEST(RedundantSlots, CountsThatDoNotFitAreRefusedWithOneThatDoes) {
   EXPECT_EQ(check_physical_slots(with_redundant("contiguous", 0), 256, 72, "").redundant_that_fits, 32);
   // EPLB's default, one redundant expert per device, at EP144: 400 slots.
   EXPECT_EQ(problem(default_policy_choice(PolicyKind::kPlacement, "eplb"), 256, 144),
-            "the 256 routed experts of 'm' + 144 redundant (eplb's default: one per device) = 400 physical "
+            "the 256 routed experts of 'm' + 144 redundant (-1: one per device) = 400 physical "
             "slots per layer do not split evenly over EP size 144: give 176 redundant experts (432 slots per "
             "layer, 3 per device)");
   // More slots than a device can hold distinct experts, split evenly or not: no count above fits.
