@@ -273,6 +273,20 @@ TEST_F(cliPlace, ContiguousWithRedundantExpertsExportsSglangsTrivialLayout) {
   ASSERT_EQ(rows.size(), 27u);
   EXPECT_EQ(rows[1], rows[0]);  // a MoE layer's row is the dense layer's trivial one
   EXPECT_EQ(rows[26], rows[0]);
+
+  // The LAR bound is over N/D experts per device: eval says to leave it out, and then runs. The
+  // fullest device's 3 slots a layer are 8 beyond the 70 (1664 / 24, rounded up) it needs without replicas.
+  const std::vector<std::string> eval{"place", "eval", plan, "--trace", trace_};
+  const CliResult refused = run_semsim(eval);
+  EXPECT_EQ(refused.exit_code, 2) << describe(eval, refused);
+  EXPECT_NE(refused.err.find("24 devices do not divide the 64 experts, and the LAR upper bound is over "
+                             "placements of N/D experts per device: evaluate with --no-bound"),
+            std::string::npos)
+      << describe(eval, refused);
+  const std::vector<std::string> no_bound{"place", "eval", plan, "--trace", trace_, "--no-bound", "--json"};
+  const CliResult r = run_semsim(no_bound);
+  ASSERT_EQ(r.exit_code, 0) << describe(no_bound, r);
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("replica_slots_extra"), 8) << r.out;
 }
 
 TEST_F(cliPlace, SglangExportAndImportRefuseWhatTheFormatCannotHoldWritingNothing) {
