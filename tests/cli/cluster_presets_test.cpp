@@ -165,5 +165,47 @@ TEST(cliClusterPresets, DeepSeekV3AtEp72AndEp32WithRedundantExpertsRecordsTheSlo
       << summary;
 }
 
+// EPLB from a routing profile of DeepSeek-V3 at both decode sizes: its 8 expert groups divide neither
+// 18 nor 9 nodes, so it places the 288 slots globally; the EP72 run dispatches with DeepEP's kernels.
+TEST(cliClusterPresets, DeepSeekV3EplbFromAProfileAtEp144AndEp72) {
+  TempDir tmp;
+  std::ofstream(tmp / "decode144.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 18}", 144);
+  std::ofstream(tmp / "decode72.yaml") << deepseek_v3_fp8_on("{preset: h100-ib, nodes: 9}", 72);
+  const std::vector<std::string> synth = {"trace",
+                                          "synth",
+                                          tmp / "decode72.yaml",
+                                          "--set",
+                                          "policies.placement={name: contiguous, redundant: 32}",
+                                          "--requests",
+                                          "4",
+                                          "--out",
+                                          tmp / "v3.semtrace"};
+  const CliResult t = run_semsim(synth);
+  ASSERT_EQ(t.exit_code, 0) << describe(synth, t);
+  const std::vector<std::string> profile = {"profile", tmp / "v3.semtrace", "--out", tmp / "prof"};
+  const CliResult p = run_semsim(profile);
+  ASSERT_EQ(p.exit_code, 0) << describe(profile, p);
+  const std::string eplb = "policies.placement={name: eplb, redundant: 32}";
+  const std::vector<std::string> check = {
+      "check", tmp / "decode144.yaml", "--set", "profile=" + (tmp / "prof"), "--set", eplb};
+  const CliResult c = run_semsim(check);
+  ASSERT_EQ(c.exit_code, 0) << describe(check, c);
+  EXPECT_EQ(checked_slots(c), "expert slots: 288 per MoE layer (32 redundant), at most 2 per device");
+  const std::vector<std::string> run = {"run",   tmp / "decode72.yaml",
+                                        "--set", "profile=" + (tmp / "prof"),
+                                        "--set", eplb,
+                                        "--set", "policies.dispatch=auto",
+                                        "--set", "workload.requests=4",
+                                        "--set", "workload.output_len.value=4",
+                                        "--out", tmp / "run"};
+  const CliResult r = run_semsim(run);
+  ASSERT_EQ(r.exit_code, 0) << describe(run, r);
+  const std::string summary = read_file(tmp / "run/summary.json");
+  EXPECT_NE(
+      summary.find("\"physical_per_layer\": 288,\n    \"redundant\": 32,\n    \"most_per_device\": 4\n"),
+      std::string::npos)
+      << summary;
+}
+
 }  // namespace
 }  // namespace semsim::cli_test
