@@ -437,6 +437,10 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Policies:", j["placement"].get<std::string>() + " placement, " +
                         j["request_scheduling"].get<std::string>() + " scheduling, " +
                         j["dispatch"].get<std::string>() + " dispatch");
+  const auto& slots = j["expert_slots"];
+  line("Expert slots:", fmt::format("{} per MoE layer ({} redundant), at most {} per device",
+                                    slots["physical_per_layer"].get<int>(), slots["redundant"].get<int>(),
+                                    slots["most_per_device"].get<int>()));
   line("Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
