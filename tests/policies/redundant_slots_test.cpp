@@ -170,7 +170,7 @@ TEST(RedundantSlots, CountsThatDoNotFitAreRefusedWithOneThatDoes) {
 }
 
 // Devices holding replicas: a token on a device with a replica is served there, others rotate over
-// the replicas; each device's load is its own slots' tokens.
+// the replicas; each device's load is its own slots' tokens, however many slots it holds.
 TEST(RedundantSlots, DispatchServesEachReplicaOnTheDeviceHoldingIt) {
   // 4 experts, 3 devices, 2 redundant: {0, 1} {2, 3} {0, 1}.
   const Placement p = place_experts({1, 4, 3, 0, 1, nullptr}, with_redundant("contiguous", 2)).placement;
@@ -187,6 +187,23 @@ TEST(RedundantSlots, DispatchServesEachReplicaOnTheDeviceHoldingIt) {
   EXPECT_EQ(out.copies[1 * 3 + 2], 1);
   EXPECT_EQ(out.copies[0 * 3 + 1], 1);
   EXPECT_EQ(out.copies[2 * 3 + 1], 1);
+
+  // Devices holding different numbers of slots (a placement file may): 3 experts on device 0, and
+  // expert 3 with a replica of 0 on device 1.
+  Placement uneven;
+  uneven.moe_layers = 1;
+  uneven.experts = 4;
+  uneven.devices = 2;
+  uneven.slots = {{{0, 1, 2}, {3, 0}}};
+  uneven.seal();
+  LayerDispatch two(2, 4);
+  const std::vector<int> from = {1, 0};
+  const std::vector<ExpertId> to = {0, 1, 3, 2};
+  account_dispatch(uneven, 0, DispatchMode::kPerExpert, from, to, 2, two);
+  EXPECT_EQ(two.local_activations, 2);  // expert 0 on device 1, expert 2 on device 0
+  EXPECT_EQ(two.device_tokens, (std::vector<long long>{2, 2}));
+  EXPECT_EQ(two.copies, (std::vector<long long>{0, 1, 1, 0}));
+  EXPECT_EQ(two.expert_tokens[1 * 4 + 0], 1);  // device 1's replica of expert 0 served its own token
 }
 
 }  // namespace
