@@ -40,7 +40,9 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
   const bool one_per_device = choice.params.contains(kRedundantParam) && choice.param(kRedundantParam) < 0;
   const std::string slots = fmt::format("the {} + {} redundant{} = {} physical slots per layer", routed,
                                         redundant, one_per_device ? " (-1: one per device)" : "", physical);
-  const int fit = redundant + (devices - physical % devices) % devices;
+  // A count the policy was given is kept or raised; one per device is a rule, not a count.
+  const int at_least = one_per_device ? 1 : redundant;
+  const int fit = at_least + (devices - (experts + at_least) % devices) % devices;
   const int most = experts * (devices - 1);  // every device holding every expert
   if (fit > most)
     return {

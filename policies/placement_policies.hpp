@@ -42,7 +42,8 @@ int physical_slots(const PolicyChoice& choice, int experts, int devices);
 
 struct PhysicalSlotsCheck {
   std::string problem;           // "" when the devices can hold the slots
-  int redundant_that_fits = -1;  // the fewest redundant experts, at least the policy's, that would; -1: none
+  int redundant_that_fits = -1;  // the fewest redundant experts, at least the policy's count (1 for -1,
+                                 // one per device), that would; -1: none
 };
 
 // Whether `devices` can hold the policy's physical slots: they must split evenly over the devices,

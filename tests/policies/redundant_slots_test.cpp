@@ -151,11 +151,11 @@ TEST(RedundantSlots, CountsThatDoNotFitAreRefusedWithOneThatDoes) {
             "the 256 routed experts of 'm' + 10 redundant = 266 physical slots per layer do not split evenly "
             "over EP size 144: give 32 redundant experts (288 slots per layer, 2 per device)");
   EXPECT_EQ(check_physical_slots(with_redundant("contiguous", 0), 256, 72, "").redundant_that_fits, 32);
-  // EPLB's default, one redundant expert per device, at EP144: 400 slots.
+  // EPLB's default, one redundant expert per device, at EP144: 400 slots; the fewest that fit are told.
   EXPECT_EQ(problem(default_policy_choice(PolicyKind::kPlacement, "eplb"), 256, 144),
             "the 256 routed experts of 'm' + 144 redundant (-1: one per device) = 400 physical "
-            "slots per layer do not split evenly over EP size 144: give 176 redundant experts (432 slots per "
-            "layer, 3 per device)");
+            "slots per layer do not split evenly over EP size 144: give 32 redundant experts (288 slots per "
+            "layer, 2 per device)");
   // More slots than a device can hold distinct experts, split evenly or not: no count above fits.
   for (const int redundant : {6, 5}) {
     const PhysicalSlotsCheck full = check_physical_slots(with_redundant("round_robin", redundant), 4, 2, "m");
