@@ -71,20 +71,13 @@ void repair_duplicates(std::vector<std::vector<int>>& device_slots, const std::v
 PlacementResult eplb_placement(const PlacementInput& input, const PolicyChoice& choice) {
   const int devices = input.devices;
   const int experts = input.experts;
-  const long long redundant_param = choice.whole_param("redundant", -1, 1 << 20);
-  const int redundant = redundant_param < 0 ? devices : static_cast<int>(redundant_param);
   const long long groups_param = choice.whole_param("groups", 0, experts);
   const int groups = groups_param == 0 ? input.expert_groups : static_cast<int>(groups_param);
   const int per_node =
       input.devices_per_node > 0 && input.devices_per_node < devices ? input.devices_per_node : devices;
   const int nodes = devices / per_node;
-  const int physical = experts + redundant;
-  if (physical % devices != 0)
-    throw InputError(
-        fmt::format("placement policy 'eplb': {} experts + {} redundant = {} physical slots per layer do not "
-                    "split evenly "
-                    "over {} devices",
-                    experts, redundant, physical, devices));
+  // place_experts checked that the devices split the physical slots evenly.
+  const int physical = physical_slots(choice, experts, devices);
 
   LoadMatrix weight(input.moe_layers);
   for (int layer = 0; layer < input.moe_layers; ++layer) {

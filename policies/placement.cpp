@@ -86,4 +86,14 @@ long long Placement::max_slots_per_device() const {
   return most;
 }
 
+int Placement::most_slots_per_layer() const {
+  std::size_t most = 0;
+  for (const auto& layer : slots) {
+    std::size_t physical = 0;
+    for (const auto& device : layer) physical += device.size();
+    most = std::max(most, physical);
+  }
+  return static_cast<int>(most);
+}
+
 }  // namespace semsim

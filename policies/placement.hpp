@@ -43,6 +43,7 @@ struct Placement {
   const int* home_devices(int layer) const { return &home_[static_cast<std::size_t>(layer) * experts]; }
   long long slots_on_device(int device) const;  // summed over layers (weight memory)
   long long max_slots_per_device() const;       // the most loaded device's slots over all layers
+  int most_slots_per_layer() const;             // physical slots (experts + redundant) of the fullest layer
   friend bool operator==(const Placement&, const Placement&) = default;
 
  private:

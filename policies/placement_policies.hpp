@@ -31,7 +31,26 @@ struct PlacementResult {
 };
 
 // Runs the named policy. InputError when it is unknown, when it needs a profile and `input.profile`
-// is null, or when the profile's shape (layers, experts) differs from the input's.
+// is null, when the profile's shape (layers, experts) differs from the input's, or when the devices
+// cannot hold its physical slots (check_physical_slots).
 PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice);
+
+// The physical expert slots per layer a policy fills: the logical experts plus its `redundant`
+// parameter (EPLB's -1: one per device); the experts alone for a policy without the parameter,
+// which places no replicas.
+int physical_slots(const PolicyChoice& choice, int experts, int devices);
+
+struct PhysicalSlotsCheck {
+  std::string problem;           // "" when the devices can hold the slots
+  int redundant_that_fits = -1;  // the fewest redundant experts, at least the policy's count (1 for -1,
+                                 // one per device), that would; -1: none
+};
+
+// Whether `devices` can hold the policy's physical slots: they must split evenly over the devices,
+// at most one slot per expert on each (so an EP size that divides the experts needs no redundancy).
+// The problem is a sentence naming the redundant experts that would fit and, for a policy that
+// places no replicas, the policies that do. `experts_of` names the experts' model, "" for none.
+PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts, int devices,
+                                        const std::string& experts_of);
 
 }  // namespace semsim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 
 #include "models/input_error.hpp"
@@ -22,8 +23,15 @@ namespace {
 
 constexpr std::size_t kKinds = std::variant_size_v<PolicyFactory>;
 
-PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice&) {
-  return {contiguous_placement(input.moe_layers, input.experts, input.devices), {}, {}};
+PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice& choice) {
+  const int physical = physical_slots(choice, input.experts, input.devices);
+  return {
+      contiguous_placement(input.moe_layers, input.experts, input.devices, physical - input.experts), {}, {}};
+}
+
+// The parameter of every placement policy that fills redundant slots (physical_slots reads it).
+ParamSpec redundant_experts(double default_value) {
+  return {"redundant", default_value, "extra physical slots per layer, replicas (-1: one per device)"};
 }
 
 PlacementResult place_semmoe(const PlacementInput& input, const PolicyChoice& choice) {
@@ -72,29 +80,37 @@ const ParamSpec kLowLatencyBuffer{"max_dispatch_tokens_per_rank", 128,
 const std::vector<PolicyEntry>& registry() {
   static const std::vector<PolicyEntry> entries = {
       // Placement (policies/placement_policies.hpp, one file per policy).
-      {"contiguous", "expert e on device floor(e*D/N) (vanilla EP)", {}, {}, place_contiguous},
-      {"round_robin", "expert e on device e mod D", {}, {}, round_robin_placement},
+      {"contiguous",
+       "expert e on device floor(e*D/N) (vanilla EP); with redundant slots, slot p holds expert p mod N "
+       "on device floor(p*D/P) (SGLang's trivial layout)",
+       {redundant_experts(0)},
+       {},
+       place_contiguous},
+      {"round_robin",
+       "expert e on device e mod D; redundant slots continue the rotation with experts 0, 1, ...",
+       {redundant_experts(0)},
+       {},
+       round_robin_placement},
       {"random",
-       "a seeded random permutation per layer, N/D experts per device",
-       {{"seed", 1, "permutation seed"}},
+       "a seeded random permutation per layer placed as contiguous, (N + redundant)/D slots per device",
+       {{"seed", 1, "permutation seed"}, redundant_experts(0)},
        {},
        random_placement},
       {"eplb",
        "DeepSeek's EPLB on the profile's expert loads, with redundant replicas",
-       {{"redundant", -1, "extra physical slots per layer (-1: one per device)"},
-        {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}},
+       {redundant_experts(-1), {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}},
        kProfile,
        eplb_placement},
-      {"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device", semmoe_param_specs(),
-       kProfile, place_semmoe},
+      {"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device (no replicas: D divides N)",
+       semmoe_param_specs(), kProfile, place_semmoe},
       {"coact",
-       "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device",
+       "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device (no replicas)",
        {{"seed", 1, "METIS random seed"}},
        kProfile,
        coact_placement},
       {"ilp",
-       "exact token-expert co-clustering of the most frequent tokens with CBC (small instances; a profile "
-       "without token identities: coact's cut)",
+       "exact token-expert co-clustering of the most frequent tokens with CBC, N/D experts per device (small "
+       "instances; a profile without token identities: coact's cut)",
        {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
         {"balance", 1.10, "token load per device at most balance x mean"},
         {"time_limit", 10, "wall-clock seconds of CBC per layer (root LP included); the gap is reported"}},
@@ -253,6 +269,17 @@ PolicyChoice read_policy_choice(const YamlInput& in, PolicyKind kind) {
   if (in.is_map()) {
     std::vector<std::string> allowed{"name"};
     for (const ParamSpec& param : entry.params) allowed.push_back(param.name);
+    // A parameter of other policies of the kind (placement's `redundant`): say which take it.
+    for (const std::string& key : in.keys()) {
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      std::vector<std::string> taking;
+      for (const PolicyEntry& other : policies_of(kind))
+        for (const ParamSpec& param : other.params)
+          if (param.name == key) taking.push_back(other.name);
+      if (!taking.empty())
+        in.required(key).fail(fmt::format("{} has no parameter '{}'; the policies that have it: {}",
+                                          policy_named(entry), key, fmt::join(taking, ", ")));
+    }
     in.expect_map(allowed);
     for (const ParamSpec& param : entry.params)
       if (const auto value = in.optional(param.name)) choice.params[param.name] = value->as_double();

@@ -11,7 +11,8 @@ PlacementResult random_placement(const PlacementInput& input, const PolicyChoice
   const auto seed = static_cast<std::uint64_t>(choice.whole_param("seed", 0, 1LL << 53));
   PlacementResult result;
   Placement& p = result.placement;
-  p = contiguous_placement(input.moe_layers, input.experts, input.devices);
+  p = contiguous_placement(input.moe_layers, input.experts, input.devices,
+                           physical_slots(choice, input.experts, input.devices) - input.experts);
   p.devices_per_node = input.devices_per_node;
   std::vector<int> permutation(input.experts);
   for (int layer = 0; layer < input.moe_layers; ++layer) {

@@ -3,8 +3,9 @@
 
 namespace semsim {
 
-// A seeded random permutation of the experts per layer, placed contiguously: each device gets
-// N/D experts (floor or ceiling when D does not divide N). Parameter `seed`.
+// A seeded random permutation of the experts per layer, placed as contiguous_placement places
+// expert ids: each device gets (N + redundant) / D slots, and the redundant slots replicate the
+// experts the permutation puts first. Parameters `seed` and `redundant`.
 PlacementResult random_placement(const PlacementInput& input, const PolicyChoice& choice);
 
 }  // namespace semsim

@@ -118,10 +118,6 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " exceeds the " +
                            std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name +
                            "'");
-  if (s.model.routed_experts % s.ep != 0)
-    in.required("ep").fail("EP size " + std::to_string(s.ep) + " does not divide the " +
-                           std::to_string(s.model.routed_experts) + " routed experts of '" + s.model.name +
-                           "'");
   if (s.attention == AttentionMode::kTensorParallel) {
     // One Attention-TP group spanning the EP group: one request queue, heads sharded over its ranks.
     s.dp = static_cast<int>(in.get_int_in("dp", 1, 1, 1 << 16));
@@ -253,6 +249,29 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
   const auto policies = root.optional("policies");
   const auto node = policies ? policies->optional(policy_kind(kind).key) : std::nullopt;
   return node ? *node : policies ? *policies : root;
+}
+
+// The EP devices must split the placement policy's physical slots evenly (policies/placement_policies.hpp):
+// checked at its `redundant` key when the scenario gives one, else at parallelism.ep, and told how to
+// write the redundant experts that fit. A placement file's slots are its own.
+void check_expert_slots(const YamlInput& root, const Scenario& s) {
+  const YamlInput placement = policy_key(root, PolicyKind::kPlacement);
+  PhysicalSlotsCheck slots;
+  try {
+    slots = check_physical_slots(s.placement, s.model.routed_experts, s.ep, s.model.name);
+  } catch (const InputError& e) {
+    placement.fail(e.what());  // a redundant count that is no whole number
+  }
+  if (slots.problem.empty()) return;
+  const YamlInput at = placement.is_map() && placement.has("redundant")
+                           ? placement.required("redundant")
+                           : root.required("parallelism").required("ep");
+  if (slots.redundant_that_fits < 0) at.fail(slots.problem);
+  // A policy that places no replicas is told of one that does and reads what the scenario has.
+  const bool replicates = s.placement.params.contains("redundant");
+  const std::string suggested = replicates ? s.placement.name : s.profile.empty() ? "contiguous" : "eplb";
+  at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", slots.problem,
+                      replicates ? "as" : "e.g.", suggested, slots.redundant_that_fits));
 }
 
 // A DeepEP dispatch names its kernel: serving.ep_kernel may only leave its time to the measured
@@ -391,20 +410,18 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   MemoryPlan m;
   m.weight_bytes_per_device =
       weight_bytes_per_device(rank_model, placement.max_slots_per_device(), s.precision);
+  m.physical_slots_per_layer = placement.most_slots_per_layer();
+  m.redundant_experts = m.physical_slots_per_layer - placement.experts;
+  for (const auto& layer : placement.slots)
+    for (const auto& device : layer)
+      m.most_slots_per_device = std::max(m.most_slots_per_device, static_cast<int>(device.size()));
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
   const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
       kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound());
-  if (s.low_latency_buffer_tokens > 0) {
-    std::size_t physical_experts = 0;  // DeepEP's experts are the group's slots (replicas included)
-    for (const auto& layer : placement.slots) {
-      std::size_t slots = 0;
-      for (const auto& device : layer) slots += device.size();
-      physical_experts = std::max(physical_experts, slots);
-    }
+  if (s.low_latency_buffer_tokens > 0)  // DeepEP's experts are the group's slots, replicas included
     m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,
-                                                                  static_cast<int>(physical_experts), s.ep);
-  }
+                                                                  m.physical_slots_per_layer, s.ep);
   const double fixed = m.weight_bytes_per_device + m.dispatch_buffer_bytes_per_device;
   m.kv_capacity_tokens = static_cast<long long>((usable - fixed) / kv_per_token);
   if (m.kv_capacity_tokens < longest) {
@@ -517,6 +534,7 @@ Scenario load_scenario_document(const std::string& text, const std::string& file
       read_policies(
           YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(file), "policies"),
           base_dir, s);
+    if (s.placement_file.empty()) check_expert_slots(root, s);
     check_deepep_dispatch(root, s);
     check_whole_nodes(root, s);
     if (const auto network = root.optional("network")) {

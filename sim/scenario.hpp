@@ -133,6 +133,9 @@ struct MemoryPlan {
   long long kv_capacity_tokens = 0;
   double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
   double dispatch_buffer_bytes_per_device = 0;  // DeepEP's low-latency buffers (policies/dispatch.hpp)
+  int physical_slots_per_layer = 0;             // expert slots of the fullest MoE layer, replicas included
+  int redundant_experts = 0;                    // ... beyond the logical experts
+  int most_slots_per_device = 0;                // the fullest device's slots in one MoE layer
 };
 
 struct ScenarioPlan {

@@ -15,6 +15,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
   std::cout << fmt::format(
       "  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
       "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
+      "  expert slots: {} per MoE layer ({} redundant), at most {} per device\n"
       "  policies: placement {}{}, request scheduling {}, token scheduling {}, dispatch {} (replica choice "
       "{}); "
       "fidelity {}; "
@@ -24,6 +25,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
       s.attention == AttentionMode::kDataParallel ? "dp" : "tp", plan.memory.weight_bytes_per_device / 1e9,
       plan.memory.kv_capacity_tokens, s.attention == AttentionMode::kDataParallel ? "rank" : "TP group",
+      plan.memory.physical_slots_per_layer, plan.memory.redundant_experts, plan.memory.most_slots_per_device,
       s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
       s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
       s.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration->name, s.workload.requests,

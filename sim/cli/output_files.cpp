@@ -334,6 +334,10 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
   j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
   j["dispatch_buffer_bytes_per_device"] = memory.dispatch_buffer_bytes_per_device;
+  // Runs with and without replicas differ in weights and routing: say which this was.
+  j["expert_slots"] = {{"physical_per_layer", memory.physical_slots_per_layer},
+                       {"redundant", memory.redundant_experts},
+                       {"most_per_device", memory.most_slots_per_device}};
   j["experts_device_seconds"] = {{"slowest", s.experts_slowest_seconds}, {"mean", s.experts_mean_seconds}};
   j["batch_limits"] = {{"kv_wait_step_share", s.kv_wait_step_share},
                        {"token_budget_step_share", s.token_budget_step_share},
@@ -472,6 +476,10 @@ std::string summary_text(const nlohmann::ordered_json& j) {
   line("Policies:", j["placement"].get<std::string>() + " placement, " +
                         j["request_scheduling"].get<std::string>() + " scheduling, " +
                         j["dispatch"].get<std::string>() + " dispatch");
+  const auto& slots = j["expert_slots"];
+  line("Expert slots:", fmt::format("{} per MoE layer ({} redundant), at most {} per device",
+                                    slots["physical_per_layer"].get<int>(), slots["redundant"].get<int>(),
+                                    slots["most_per_device"].get<int>()));
   line("Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
   line("Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));

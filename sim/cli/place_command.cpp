@@ -129,12 +129,11 @@ PolicyChoice policy_choice(const std::string& option, PolicyKind kind, const std
   return choice;
 }
 
-// Physical expert slots beyond N/D on the fullest device, summed over layers.
+// Physical expert slots on the fullest device, summed over layers, beyond the least a placement
+// without replicas puts there (L·N/D, rounded up where D does not divide N).
 long long extra_slots_on_fullest_device(const Placement& placement) {
-  long long most = 0;
-  for (int device = 0; device < placement.devices; ++device)
-    most = std::max(most, placement.slots_on_device(device));
-  return most - static_cast<long long>(placement.moe_layers) * placement.experts / placement.devices;
+  const long long logical = static_cast<long long>(placement.moe_layers) * placement.experts;
+  return placement.max_slots_per_device() - (logical + placement.devices - 1) / placement.devices;
 }
 
 std::vector<bool> evaluated_mask(const EvaluatedRequests& requests, const RoutingTrace& trace) {
@@ -162,6 +161,16 @@ void add_bound(nlohmann::ordered_json& j, const LarUpperBound& bound, const Boun
   j["bound_triangle_rounds"] = effort.triangle_rounds;
 }
 
+// The rule a scenario keeps (policies/placement_policies.hpp), told as the options that fix it.
+void check_expert_slots(const PlaceOptions& options, const PolicyChoice& choice, int experts) {
+  const PhysicalSlotsCheck slots = check_physical_slots(choice, experts, options.ep, "");
+  if (slots.problem.empty()) return;
+  if (slots.redundant_that_fits < 0) throw InputError(fmt::format("--ep {}: {}", options.ep, slots.problem));
+  throw InputError(fmt::format("--ep {}: {}, {}--param redundant={}", options.ep, slots.problem,
+                               choice.params.contains("redundant") ? "as " : "e.g. --policy contiguous ",
+                               slots.redundant_that_fits));
+}
+
 int place_command(const PlaceOptions& options) {
   for (const auto& [missing, option] :
        {std::pair{options.policy.empty(), "--policy"}, std::pair{options.profile.empty(), "--profile"},
@@ -170,9 +179,7 @@ int place_command(const PlaceOptions& options) {
   const PolicyChoice choice =
       policy_choice("--policy", PolicyKind::kPlacement, options.policy, "--param", options.params);
   const RoutingProfile profile = RoutingProfile::load(options.profile);
-  if (options.ep < 1 || profile.experts() % options.ep != 0)
-    throw InputError(
-        fmt::format("--ep {}: must divide the profile's {} experts", options.ep, profile.experts()));
+  check_expert_slots(options, choice, profile.experts());
   const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
@@ -199,6 +206,13 @@ int place_command(const PlaceOptions& options) {
 
 int place_eval_command(const PlaceEvalOptions& options) {
   const PlacementPlan plan = read_placement_file(options.plan);
+  // The bound is over placements of N/D experts per device: a plan of redundant slots at an EP size
+  // that does not divide the experts has none to be read against.
+  if (options.bound && plan.placement.experts % plan.placement.devices != 0)
+    throw InputError(fmt::format(
+        "{}: {} devices do not divide the {} experts, and the LAR upper bound is over placements of N/D "
+        "experts per device: evaluate with --no-bound",
+        options.plan, plan.placement.devices, plan.placement.experts));
   const EvaluatedRequests& requests = options.requests;
   const RoutingTrace trace = load_trace(requests.trace);
   const std::vector<bool> evaluate = evaluated_mask(requests, trace);

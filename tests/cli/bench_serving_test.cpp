@@ -272,6 +272,7 @@ TEST(cliBenchServing, ConsoleSummaryFollowsBenchServingsOrder) {
                                 "P99 E2E Latency (ms):",
                                 "Scenario:",
                                 "Policies:",
+                                "Expert slots:",
                                 "Network fidelity / calibration:",
                                 "Dispatch and combine timed by:",
                                 "Local activation rate:",

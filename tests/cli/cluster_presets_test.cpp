@@ -1,5 +1,6 @@
 // Cluster presets at a node count: `cluster: {preset: NAME, nodes: N}` and `--nodes N` on the
-// commands that take a scenario, and the DeepSeek-V3 deployments on H800 nodes a later study runs.
+// commands that take a scenario, and the DeepSeek-V3 deployments on H800 and H100 nodes a later study
+// runs, with redundant expert slots where the EP size does not divide the experts.
 // Bad node counts are in the two corpora (tests/data/bad-scenarios/cluster-*.yaml and the set_nodes_*
 // and cluster_* cases of tests/data/bad-inputs/cases.tsv).
 #include <gtest/gtest.h>
@@ -14,13 +15,15 @@
 namespace semsim::cli_test {
 namespace {
 
-// DeepSeek-V3 with FP8 weights (BF16 weights do not fit an 80 GB H800 at EP32) on the H800 preset.
-std::string deepseek_on_h800(const std::string& cluster, int ep) {
+// DeepSeek-V3 with FP8 weights (BF16 weights do not fit an 80 GB H800 at EP32) on a cluster preset;
+// a small synthetic vocabulary, whose routing tables build in milliseconds (4096 token types: a second).
+std::string deepseek_v3_fp8_on(const std::string& cluster, int ep) {
   return "schema: 1\nname: deepseek-h800\nmodel: deepseek-v3\ncluster: " + cluster +
          "\nprecision: {weights: fp8, kv_cache: bf16, dispatch: fp8}\nparallelism: {ep: " +
          std::to_string(ep) +
          ", attention: dp}\nworkload:\n  requests: 20\n  seed: 1\n  arrival: {process: poisson, rate: 20}\n"
          "  input_len: {dist: fixed, value: 1024}\n  output_len: {dist: fixed, value: 256}\n"
+         "  routing: {source: synthetic, vocabulary: 16, variants: 1}\n"
          "calibration: datasheet\n";
 }
 
@@ -33,8 +36,8 @@ std::string checked_cluster(const CliResult& r) {
 
 TEST(cliClusterPresets, PresetAtANodeCountIsThatManyNodes) {
   TempDir tmp;
-  std::ofstream(tmp / "map.yaml") << deepseek_on_h800("{preset: h800-ib, nodes: 4}", 32);
-  std::ofstream(tmp / "name.yaml") << deepseek_on_h800("h800-ib", 32);
+  std::ofstream(tmp / "map.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 4}", 32);
+  std::ofstream(tmp / "name.yaml") << deepseek_v3_fp8_on("h800-ib", 32);
   const std::vector<std::vector<std::string>> ways = {
       {"check", tmp / "map.yaml"},
       {"check", tmp / "name.yaml", "--nodes", "4"},
@@ -102,7 +105,7 @@ TEST(cliClusterPresets, CollectiveTakesNodes) {
 // DeepSeek's prefill deployment unit: 4 H800 nodes, EP32.
 TEST(cliClusterPresets, DeepSeekV3OnFourH800NodesAtEp32Checks) {
   TempDir tmp;
-  std::ofstream(tmp / "prefill.yaml") << deepseek_on_h800("{preset: h800-ib, nodes: 4}", 32);
+  std::ofstream(tmp / "prefill.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 4}", 32);
   const std::vector<std::string> args = {"check", tmp / "prefill.yaml"};
   const CliResult r = run_semsim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
@@ -110,22 +113,99 @@ TEST(cliClusterPresets, DeepSeekV3OnFourH800NodesAtEp32Checks) {
   EXPECT_NE(r.out.find("  EP32 attention dp"), std::string::npos) << r.out;
 }
 
+// The "  expert slots ..." line `semsim check` prints.
+std::string checked_slots(const CliResult& r) {
+  for (const auto& line : split_lines(r.out))
+    if (line.starts_with("  expert slots: ")) return line.substr(2);
+  return "";
+}
+
 // DeepSeek's decode deployment unit is 18 H800 nodes at EP144: 288 expert slots, 256 experts and 32
-// redundant ones. semsim's EP size must divide the routed experts, so EP144 is refused (at
-// parallelism.ep, not at the cluster); the 18-node cluster itself checks at EP128. When EP sizes
-// that count redundant slots are supported, this test changes.
-TEST(cliClusterPresets, DeepSeekV3OnEighteenH800NodesAtEp144IsRefusedForItsExpertCount) {
+// redundant ones. Without the redundant experts EP144 is refused at parallelism.ep, told the count
+// that fits; with them it checks, two slots per GPU.
+TEST(cliClusterPresets, DeepSeekV3OnEighteenH800NodesAtEp144ChecksWithRedundantExperts) {
   TempDir tmp;
-  std::ofstream(tmp / "decode.yaml") << deepseek_on_h800("{preset: h800-ib, nodes: 18}", 144);
+  std::ofstream(tmp / "decode.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 18}", 144);
   const std::vector<std::string> args = {"check", tmp / "decode.yaml"};
   expect_one_located_error(
       args, run_semsim(args), tmp / "decode.yaml:6:19",
-      {"parallelism.ep: EP size 144 does not divide the 256 routed experts of 'deepseek-v3'"});
-  std::ofstream(tmp / "decode128.yaml") << deepseek_on_h800("{preset: h800-ib, nodes: 18}", 128);
-  const std::vector<std::string> ep128 = {"check", tmp / "decode128.yaml"};
-  const CliResult r = run_semsim(ep128);
-  ASSERT_EQ(r.exit_code, 0) << describe(ep128, r);
+      {"parallelism.ep: EP size 144 does not divide the 256 routed experts of 'deepseek-v3': give 32 "
+       "redundant experts (288 slots per layer, 2 per device), as policies.placement: {name: contiguous, "
+       "redundant: 32}"});
+  const std::vector<std::string> redundant = {"check", tmp / "decode.yaml", "--set",
+                                              "policies.placement={name: contiguous, redundant: 32}"};
+  const CliResult r = run_semsim(redundant);
+  ASSERT_EQ(r.exit_code, 0) << describe(redundant, r);
   EXPECT_EQ(checked_cluster(r), "cluster h800-ib-18x8 (18 x 8 h800-sxm)");
+  EXPECT_EQ(checked_slots(r), "expert slots: 288 per MoE layer (32 redundant), at most 2 per device");
+}
+
+// SGLang's decode on 9 H100 nodes at EP72 (--ep-num-redundant-experts 32: 4 slots per GPU), and
+// prefill at EP32 with the same 32 redundant experts (9 per GPU), with a tiny run recording them.
+TEST(cliClusterPresets, DeepSeekV3AtEp72AndEp32WithRedundantExpertsRecordsTheSlots) {
+  TempDir tmp;
+  std::ofstream(tmp / "decode.yaml") << deepseek_v3_fp8_on("{preset: h100-ib, nodes: 9}", 72);
+  const std::vector<std::string> decode = {"check", tmp / "decode.yaml", "--set",
+                                           "policies.placement={name: round_robin, redundant: 32}"};
+  const CliResult c = run_semsim(decode);
+  ASSERT_EQ(c.exit_code, 0) << describe(decode, c);
+  EXPECT_EQ(checked_slots(c), "expert slots: 288 per MoE layer (32 redundant), at most 4 per device");
+  std::ofstream(tmp / "prefill.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 4}", 32);
+  const std::vector<std::string> prefill = {"run",   tmp / "prefill.yaml",
+                                            "--set", "policies.placement={name: contiguous, redundant: 32}",
+                                            "--set", "workload.requests=4",
+                                            "--set", "workload.output_len.value=4",
+                                            "--out", tmp / "run"};
+  const CliResult r = run_semsim(prefill);
+  ASSERT_EQ(r.exit_code, 0) << describe(prefill, r);
+  const std::string summary = read_file(tmp / "run/summary.json");
+  EXPECT_NE(summary.find("\"expert_slots\": {\n    \"physical_per_layer\": 288,\n    \"redundant\": 32,\n"
+                         "    \"most_per_device\": 9\n  }"),
+            std::string::npos)
+      << summary;
+}
+
+// EPLB from a routing profile of DeepSeek-V3 at both decode sizes: its 8 expert groups divide neither
+// 18 nor 9 nodes, so it places the 288 slots globally; the EP72 run dispatches with DeepEP's kernels.
+TEST(cliClusterPresets, DeepSeekV3EplbFromAProfileAtEp144AndEp72) {
+  TempDir tmp;
+  std::ofstream(tmp / "decode144.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 18}", 144);
+  std::ofstream(tmp / "decode72.yaml") << deepseek_v3_fp8_on("{preset: h100-ib, nodes: 9}", 72);
+  const std::vector<std::string> synth = {"trace",
+                                          "synth",
+                                          tmp / "decode72.yaml",
+                                          "--set",
+                                          "policies.placement={name: contiguous, redundant: 32}",
+                                          "--requests",
+                                          "4",
+                                          "--out",
+                                          tmp / "v3.semtrace"};
+  const CliResult t = run_semsim(synth);
+  ASSERT_EQ(t.exit_code, 0) << describe(synth, t);
+  const std::vector<std::string> profile = {"profile", tmp / "v3.semtrace", "--out", tmp / "prof"};
+  const CliResult p = run_semsim(profile);
+  ASSERT_EQ(p.exit_code, 0) << describe(profile, p);
+  const std::string eplb = "policies.placement={name: eplb, redundant: 32}";
+  const std::vector<std::string> check = {
+      "check", tmp / "decode144.yaml", "--set", "profile=" + (tmp / "prof"), "--set", eplb};
+  const CliResult c = run_semsim(check);
+  ASSERT_EQ(c.exit_code, 0) << describe(check, c);
+  EXPECT_EQ(checked_slots(c), "expert slots: 288 per MoE layer (32 redundant), at most 2 per device");
+  const std::vector<std::string> run = {"run",   tmp / "decode72.yaml",
+                                        "--set", "profile=" + (tmp / "prof"),
+                                        "--set", eplb,
+                                        "--set", "policies.dispatch=auto",
+                                        "--set", "serving.max_running_requests=128",
+                                        "--set", "workload.requests=4",
+                                        "--set", "workload.output_len.value=4",
+                                        "--out", tmp / "run"};
+  const CliResult r = run_semsim(run);
+  ASSERT_EQ(r.exit_code, 0) << describe(run, r);
+  const std::string summary = read_file(tmp / "run/summary.json");
+  EXPECT_NE(
+      summary.find("\"physical_per_layer\": 288,\n    \"redundant\": 32,\n    \"most_per_device\": 4\n"),
+      std::string::npos)
+      << summary;
 }
 
 }  // namespace

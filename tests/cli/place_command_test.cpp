@@ -167,7 +167,16 @@ TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
              "parameter 'steps' must be a whole number in [1, 1048576], got 1e+18"},
         Case{{"--policy", "semmoe", "--param", "passes=2.5"},
              "parameter 'passes' must be a whole number in [1, 1024], got 2.5"},
-        Case{{"--policy", "random", "--ep", "7"}, "--ep 7: must divide the profile's 64 experts"}}) {
+        Case{
+            {"--policy", "random", "--ep", "7"},
+            "--ep 7: EP size 7 does not divide the 64 routed experts: give 6 redundant experts (70 slots per "
+            "layer, 10 per device), as --param redundant=6"},
+        Case{{"--policy", "semmoe", "--ep", "7"},
+             "and placement policy 'semmoe' places no replicas: give 6 redundant experts (70 slots per "
+             "layer, 10 "
+             "per device) with one that does (contiguous, round_robin, random, eplb), e.g. --policy "
+             "contiguous "
+             "--param redundant=6"}}) {
     std::vector<std::string> args{"place", "--profile", dir_ / "prof", "--out", plan};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     if (std::find(args.begin(), args.end(), "--ep") == args.end()) args.insert(args.end(), {"--ep", "8"});
@@ -245,6 +254,39 @@ TEST_F(cliPlace, SglangExportThenImportGivesBackThePlansSlots) {
   const CliResult c = run_semsim(check);
   ASSERT_EQ(c.exit_code, 0) << describe(check, c);
   EXPECT_NE(c.out.find("checked only"), std::string::npos) << c.out;
+}
+
+// At an EP size that does not divide the 64 experts, contiguous with redundant experts is SGLang's
+// trivial layout: EP24 with 8 redundant, 72 slots, physical expert p holds logical p mod 64.
+TEST_F(cliPlace, ContiguousWithRedundantExpertsExportsSglangsTrivialLayout) {
+  const std::string plan = dir_ / "trivial.semplace", location = dir_ / "trivial.json";
+  run_ok({"place", "--policy", "contiguous", "--param", "redundant=8", "--profile", dir_ / "prof", "--ep",
+          "24", "--out", plan});
+  const std::vector<std::string> exported{"place",   "export",           plan,    "--format", "sglang",
+                                          "--model", "deepseek-v2-lite", "--out", location};
+  const CliResult e = run_semsim(exported);
+  ASSERT_EQ(e.exit_code, 0) << describe(exported, e);
+  EXPECT_NE(e.out.find("x 72 physical experts (24 GPUs x 3 slots, 8 redundant)"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("start SGLang with: --ep-size 24 --ep-num-redundant-experts 8 "), std::string::npos)
+      << e.out;
+  const auto rows = nlohmann::json::parse(read_file(location)).at("physical_to_logical_map");
+  ASSERT_EQ(rows.size(), 27u);
+  EXPECT_EQ(rows[1], rows[0]);  // a MoE layer's row is the dense layer's trivial one
+  EXPECT_EQ(rows[26], rows[0]);
+
+  // The LAR bound is over N/D experts per device: eval says to leave it out, and then runs. The
+  // fullest device's 3 slots a layer are 8 beyond the 70 (1664 / 24, rounded up) it needs without replicas.
+  const std::vector<std::string> eval{"place", "eval", plan, "--trace", trace_};
+  const CliResult refused = run_semsim(eval);
+  EXPECT_EQ(refused.exit_code, 2) << describe(eval, refused);
+  EXPECT_NE(refused.err.find("24 devices do not divide the 64 experts, and the LAR upper bound is over "
+                             "placements of N/D experts per device: evaluate with --no-bound"),
+            std::string::npos)
+      << describe(eval, refused);
+  const std::vector<std::string> no_bound{"place", "eval", plan, "--trace", trace_, "--no-bound", "--json"};
+  const CliResult r = run_semsim(no_bound);
+  ASSERT_EQ(r.exit_code, 0) << describe(no_bound, r);
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("replica_slots_extra"), 8) << r.out;
 }
 
 TEST_F(cliPlace, SglangExportAndImportRefuseWhatTheFormatCannotHoldWritingNothing) {

@@ -90,7 +90,8 @@ TEST(EplbPlacement, RejectsSlotsThatDoNotSplitAndAMissingProfile) {
     place_experts({1, 4, 2, 0, 1, &profile}, eplb(1));
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("5 physical slots per layer do not split evenly over 2 devices"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "5 physical slots per layer do not split evenly over EP size 2: give 2 redundant experts"),
               std::string::npos)
         << e.what();
   }

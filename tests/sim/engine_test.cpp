@@ -366,6 +366,27 @@ TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
   std::filesystem::remove_all(profile);
 }
 
+// EP6 does not divide DeepSeek-V2-Lite's 64 experts: 2 redundant ones make 66 slots, 11 per device,
+// which the memory plan counts; a placement file of those slots runs at EP6 as it is.
+TEST(Engine, RedundantSlotsReachAnEpSizeThatDoesNotDivideTheExperts) {
+  const Scenario s =
+      scenario_with({"parallelism.ep=6", "policies.placement={name: contiguous, redundant: 2}"});
+  const ScenarioPlan plan = plan_scenario(s);
+  EXPECT_EQ(plan.memory.physical_slots_per_layer, 66);
+  EXPECT_EQ(plan.memory.redundant_experts, 2);
+  EXPECT_EQ(plan.memory.most_slots_per_device, 11);
+  EXPECT_EQ(plan.memory.weight_bytes_per_device, weight_bytes_per_device(s.model, 26 * 11, s.precision));
+  EXPECT_EQ(simulate_isolated(s, serving_summary)[2].get<int>(), 40);
+
+  const auto file =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-ep6.txt", getpid());
+  write_placement_file(*plan.placement, file.string());
+  const Scenario from_file =
+      scenario_with({"parallelism.ep=6", "policies.placement={file: " + file.string() + "}"});
+  EXPECT_EQ(plan_scenario(from_file).placement->placement, plan.placement->placement);
+  std::filesystem::remove(file);
+}
+
 // Loading validates the inputs only: the placement policy runs (and its inputs are checked) when
 // the run is built, inside the process that simulates; a sweep's parent never places.
 TEST(Engine, LoadingValidatesAndBuildingTheRunPlaces) {
