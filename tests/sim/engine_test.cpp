@@ -184,8 +184,8 @@ TEST(Engine, PrefillPoolEndsRequestsAtTheirFirstTokenAndDecodePoolDecodesEveryTo
     }));
   }
   const Json& prefill = runs[0];
-  EXPECT_EQ(prefill[0], Json({300}));
-  EXPECT_EQ(prefill[1], Json({0}));
+  EXPECT_EQ(prefill[0], Json::array({300}));
+  EXPECT_EQ(prefill[1], Json::array({0}));
   EXPECT_EQ(prefill[2].get<int>(), 1);
   EXPECT_EQ(prefill[3].get<double>(), 0.0);
   EXPECT_EQ(prefill[4].get<double>(), 0.0);
