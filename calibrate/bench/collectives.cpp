@@ -14,8 +14,6 @@
 #include "calibrate/rank_layout.hpp"
 #include "calibrate/rendezvous.hpp"
 
-#define SEMSIM_NCCL(call) ::semsim::bench::check_nccl((call), #call, __FILE__, __LINE__)
-
 namespace semsim::bench {
 
 // ncclInProgress is no error: a non-blocking communicator is still working (settle() waits for it).

@@ -8,6 +8,8 @@
 // (scale-out) and two-GPU pairs between nodes on one rail and across rails (point to point).
 // Scale-out all-to-all bus bytes are what each GPU sends off its node (its NIC's share), so its
 // efficiency is against the NIC.
+#include <nccl.h>
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -19,6 +21,9 @@
 namespace semsim::bench {
 
 extern const std::vector<std::string> kCollectiveColumns;
+
+// Throws like the CUDA checks (check.hpp) on an NCCL failure; ncclInProgress is no error.
+void check_nccl(ncclResult_t status, const char* call, const char* file, int line);
 
 // What may end a wait on the GPUs: the time one point may take, and a reason to stop (another
 // rank's fault, seen by the heartbeat watch); each point measured is reported as progress.
@@ -38,3 +43,5 @@ void run_world_collectives(const RankIdentity& rank, int device, const std::stri
                            const Progress& progress);
 
 }  // namespace semsim::bench
+
+#define SEMSIM_NCCL(call) ::semsim::bench::check_nccl((call), #call, __FILE__, __LINE__)
