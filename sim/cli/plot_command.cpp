@@ -1,6 +1,7 @@
 // `semsim plot DIR`: runs scripts/plot-sweep, embedded in the executable so that it works from any
 // folder, with Debian's /usr/bin/python3 (where python3-matplotlib is installed), or else the first
 // python3 on PATH.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string_view>
@@ -21,7 +22,10 @@ namespace {
 int run_plot_script(const std::string& sweep_dir, const std::vector<std::string>& script_args) {
   if (!std::filesystem::exists(std::filesystem::path(sweep_dir) / "points.csv"))
     throw InputError(sweep_dir + ": no points.csv here (plot takes the --out folder of semsim sweep)");
-  const std::string script(plot_script_data::embedded_files().front().second);
+  const auto& scripts = plot_script_data::embedded_files();
+  const std::string script(std::find_if(scripts.begin(), scripts.end(), [](const auto& f) {
+                             return f.first == "plot-sweep";
+                           })->second);
   const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   std::vector<std::string> args{python, "-c", script, sweep_dir};
   args.insert(args.end(), script_args.begin(), script_args.end());

@@ -1,0 +1,135 @@
+// `semsim run --export-steps`, `semsim live` (here without a GPU) and `semsim compare-live` on live
+// results written by the test.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "calibrate/step_export.hpp"
+#include "cli_runner.hpp"
+
+namespace semsim::cli_test {
+namespace {
+
+const std::vector<std::string> kSmallRun{"run", "default", "--set", "workload.requests=60"};
+
+CliResult export_steps(const TempDir& dir, const std::string& name, const std::string& window) {
+  std::vector<std::string> args = kSmallRun;
+  args.insert(args.end(), {"--out", dir / (name + "-run"), "--export-steps", dir / name, "--steps", window});
+  return run_semsim(args);
+}
+
+TEST(StepExport, IsDeterministicAndHoldsTheWindowsWork) {
+  TempDir dir;
+  const CliResult first = export_steps(dir, "a.steps", "5:3");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(export_steps(dir, "b.steps", "5:3").exit_code, 0);
+  EXPECT_EQ(read_file(dir / "a.steps"), read_file(dir / "b.steps"));
+  const StepExport data = read_step_export(dir / "a.steps");
+  ASSERT_EQ(data.steps.size(), 3u);
+  EXPECT_EQ(data.steps.front().index, 5);
+  EXPECT_EQ(data.ranks, 8);
+  EXPECT_EQ(data.rate, 20);
+  for (const ExportedStep& step : data.steps) {
+    ASSERT_EQ(step.layers.size(), data.model.moe_layers.size());
+    long long tokens = 0;
+    for (const ExportedRank& r : step.ranks) tokens += r.tokens();
+    for (const ExportedLayer& l : step.layers) {
+      long long activations = 0;
+      for (const ExportedExperts& e : l.ranks) activations += e.activations();
+      EXPECT_EQ(activations, tokens * data.model.top_k);  // every routed activation served once
+      double dispatched = 0;
+      for (const double b : l.dispatch_bytes) dispatched += b;
+      EXPECT_GT(dispatched, 0);
+      EXPECT_GT(l.dispatch_s, 0);
+    }
+  }
+}
+
+TEST(StepExport, RefusesAWindowPastTheRunAndLeavesNoFile) {
+  TempDir dir;
+  const CliResult r = export_steps(dir, "late.steps", "1000000:2");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--steps 1000000:2: the run has"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "late.steps"));
+}
+
+TEST(Live, WithoutAGpuExitsTwoAndWritesNothing) {
+  TempDir dir;
+  ASSERT_EQ(export_steps(dir, "x.steps", "0:1").exit_code, 0);
+  const CliResult r = run_semsim({"live", dir / "x.steps", "--out", dir / "live"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("live: no"), std::string::npos) << r.err;
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"x.steps", "x.steps-run"}));  // no live folder, staged or not
+}
+
+TEST(Live, CorruptExportIsALocatedErrorBeforeAnything) {
+  TempDir dir;
+  std::ofstream(dir / "bad.steps") << "semsim-steps version=1\nrun scenario=x seed=1 rate=1 ranks=two\n";
+  const CliResult r = run_semsim({"live", dir / "bad.steps", "--out", dir / "live"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir / "bad.steps" + ":2: run ranks: 'two' is not an integer"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "live"));
+}
+
+double simulated(const ExportedStep& step, const std::string& phase) {
+  double sum = 0;
+  for (const ExportedLayer& l : step.layers)
+    sum += phase == "attention" ? l.ranks[0].attention_s : l.ranks[0].experts_s;
+  return sum;
+}
+
+TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
+  TempDir dir;
+  ASSERT_EQ(export_steps(dir, "r.steps", "5:3").exit_code, 0);
+  const StepExport data = read_step_export(dir / "r.steps");
+  // Rank 0, live attention twice the simulated (error -0.5), experts 0.8, 0.5 and 1 times it
+  // (errors 0.25, 1 and 0).
+  const double experts_factor[] = {0.8, 0.5, 1.0};
+  fs::create_directory(dir / "live");
+  std::string csv = "step,rank,phase,median_us,p10_us,p90_us,repeats\n";
+  double live_total = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const ExportedStep& s = data.steps[i];
+    const double attention = 2 * simulated(s, "attention") * 1e6,
+                 experts = experts_factor[i] * simulated(s, "experts") * 1e6;
+    csv += fmt::format("{},0,attention,{:.17g},0,0,5\n{},0,experts,{:.17g},0,0,5\n", s.index, attention,
+                       s.index, experts);
+    live_total += (attention + experts) * 1e-6;
+  }
+  std::ofstream(dir / "live/steps.csv") << csv;
+  const CliResult r = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> summary = split_lines(read_file(dir / "cmp/summary.csv"));
+  ASSERT_GE(summary.size(), 4u);
+  EXPECT_EQ(summary[1], "attention,3,0.5,0.5");
+  // |errors| 0, 0.25, 1: median 0.25, p90 0.25 + 0.8 x 0.75.
+  EXPECT_EQ(summary[2], "experts,3,0.25,0.85");
+  EXPECT_EQ(summary[3].rfind("step,3,", 0), 0u);
+  const std::vector<std::string> throughput = split_lines(read_file(dir / "cmp/throughput.csv"));
+  ASSERT_EQ(throughput.size(), 2u);
+  long long tokens = 0;
+  for (const ExportedStep& s : data.steps)
+    for (const ExportedRank& rank : s.ranks) tokens += rank.tokens();
+  EXPECT_EQ(throughput[1].rfind(fmt::format("20,3,{},", tokens), 0), 0u) << throughput[1];
+  EXPECT_NE(throughput[1].find(fmt::format(",{:.9g},", live_total)), std::string::npos) << throughput[1];
+  for (const char* plot : {"step_time.png", "phase_error_cdf.png", "throughput.png"})
+    EXPECT_TRUE(fs::exists(fs::path(dir / "cmp") / "plots" / plot)) << plot;
+
+  std::ofstream(dir / "live/steps.csv")
+      << "step,rank,phase,median_us,p10_us,p90_us,repeats\n5,0,gate,1,0,0,5\n";
+  const CliResult bad = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp2"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("steps.csv:2: phase 'gate'"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "cmp2"));
+}
+
+}  // namespace
+}  // namespace semsim::cli_test
