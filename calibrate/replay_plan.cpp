@@ -21,6 +21,7 @@ class ReplayPlanner {
   std::vector<PhasePlan> plan() {
     const ExportedModel& m = data_.model;
     std::vector<PhasePlan> phases;
+    phases.reserve(kExportedPhaseCount);  // add() hands out references into it
     auto add = [&](const char* name, bool always) -> std::vector<KernelLaunch>& {
       PhasePlan& p = phases.emplace_back();
       p.phase = name;

@@ -18,8 +18,6 @@ using bench::DeviceBuffer;
 using bench::DType;
 using bench::random_buffer;
 
-namespace {
-
 // The buffers every kernel of one rank's phase uses, sized for the export's largest launch; the
 // routed experts' weights once for all layers (the replay measures time, not the model's numbers).
 struct RankBuffers {
@@ -50,6 +48,8 @@ struct RankBuffers {
   bench::Permutation permutation;
   DeviceBuffer weight, input, output, logits, ids, routing_weights, hidden_states, permuted;
 };
+
+namespace {
 
 using Kernel = std::function<void(long iteration)>;
 
