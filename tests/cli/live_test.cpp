@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@
 namespace semsim::cli_test {
 namespace {
 
-const std::vector<std::string> kSmallRun{"run", "default", "--set", "workload.requests=60"};
+// 16 requests of 32 output tokens: about 200 steps, a fraction of a second.
+const std::vector<std::string> kSmallRun{
+    "run", "default", "--set", "workload.requests=16", "--set", "workload.output_len.value=32"};
 
 CliResult export_steps(const TempDir& dir, const std::string& name, const std::string& window) {
   std::vector<std::string> args = kSmallRun;
@@ -32,6 +35,21 @@ TEST(StepExport, IsDeterministicAndHoldsTheWindowsWork) {
   EXPECT_EQ(data.steps.front().index, 5);
   EXPECT_EQ(data.ranks, 8);
   EXPECT_EQ(data.rate, 20);
+  // The export's step times are the run's own (steps.csv, 9 significant digits).
+  const std::vector<std::string> csv = split_lines(read_file(fs::path(dir / "a.steps-run") / "steps.csv"));
+  for (const ExportedStep& step : data.steps) {
+    ASSERT_LT(static_cast<std::size_t>(step.index + 1), csv.size());
+    std::istringstream row(csv[static_cast<std::size_t>(step.index + 1)]);
+    std::vector<double> fields;
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(std::stod(field));
+    EXPECT_EQ(fields[0], step.index);
+    EXPECT_NEAR(fields[1], step.start_s, 1e-8 * step.end_s);
+    EXPECT_NEAR(fields[1] + fields[2], step.end_s, 1e-8 * step.end_s);
+    // attention_s, dispatch_s, experts_s, combine_s, other_s: the export's phases in its order.
+    for (int phase = 0; phase < kExportedPhaseCount; ++phase)
+      EXPECT_NEAR(fields[static_cast<std::size_t>(3 + phase)], step.phase_s[phase], 1e-8 * step.end_s)
+          << kExportedPhases[phase];
+  }
   for (const ExportedStep& step : data.steps) {
     ASSERT_EQ(step.layers.size(), data.model.moe_layers.size());
     long long tokens = 0;
@@ -56,6 +74,18 @@ TEST(StepExport, RefusesAWindowPastTheRunAndLeavesNoFile) {
   EXPECT_FALSE(fs::exists(dir / "late.steps"));
 }
 
+TEST(StepExport, RefusesADisaggregatedScenarioBeforeSimulating) {
+  TempDir dir;
+  const CliResult r = run_semsim({"run", "default", "--set", "cluster={preset: h200-ib, nodes: 2}", "--set",
+                                  "disaggregation={prefill: {nodes: 1}, decode: {nodes: 1}}", "--out",
+                                  dir / "run", "--export-steps", dir / "d.steps"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--export-steps: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is disaggregated; the step export replays one server's steps"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 TEST(Live, WithoutAGpuExitsTwoAndWritesNothing) {
   TempDir dir;
   ASSERT_EQ(export_steps(dir, "x.steps", "0:1").exit_code, 0);
@@ -71,7 +101,8 @@ TEST(Live, WithoutAGpuExitsTwoAndWritesNothing) {
 
 TEST(Live, CorruptExportIsALocatedErrorBeforeAnything) {
   TempDir dir;
-  std::ofstream(dir / "bad.steps") << "semsim-steps version=1\nrun scenario=x seed=1 rate=1 ranks=two\n";
+  std::ofstream(dir / "bad.steps")
+      << "semsim-steps version=1\nrun scenario=x seed=1 rate=1 ranks=two first_step=0 steps=1\n";
   const CliResult r = run_semsim({"live", dir / "bad.steps", "--out", dir / "live"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir / "bad.steps" + ":2: run ranks: 'two' is not an integer"), std::string::npos)
