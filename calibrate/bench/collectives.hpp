@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/bench/memory.hpp"
 #include "calibrate/bench/report.hpp"
 #include "calibrate/launcher.hpp"
 
@@ -24,6 +25,13 @@ extern const std::vector<std::string> kCollectiveColumns;
 
 // Throws like the CUDA checks (check.hpp) on an NCCL failure; ncclInProgress is no error.
 void check_nccl(ncclResult_t status, const char* call, const char* file, int line);
+
+// One rank's share of an all-to-all(v), inside the caller's NCCL group: send_bytes[p] to each peer p
+// from `send` and receive_bytes[p] from it into `receive`, each buffer packed peer after peer in rank
+// order. A pair with nothing to move posts no call (NCCL would still pair the two up).
+void post_all_to_allv(const std::vector<long long>& send_bytes, const std::vector<long long>& receive_bytes,
+                      const DeviceBuffer& send, const DeviceBuffer& receive, ncclComm_t comm,
+                      cudaStream_t stream);
 
 // What may end a wait on the GPUs: the time one point may take, and a reason to stop (another
 // rank's fault, seen by the heartbeat watch); each point measured is reported as progress.

@@ -233,19 +233,10 @@ void Replay::exchange(const std::vector<const PhasePlan*>& plans) {
     SEMSIM_NCCL(ncclGroupStart());
     for (std::size_t r = 0; r < plans.size(); ++r) {
       const KernelLaunch& l = plans[r]->launches[layer];
-      std::size_t sent = 0, received = 0;
-      for (std::size_t p = 0; p < l.send_bytes.size(); ++p) {
-        const auto out = static_cast<std::size_t>(l.send_bytes[p]),
-                   in = static_cast<std::size_t>(l.receive_bytes[p]);
-        cudaStream_t stream = ranks_state_[r]->context->stream;
-        if (out > 0)
-          SEMSIM_NCCL(ncclSend(send_[r].at(sent), out, ncclUint8, static_cast<int>(p), comms_[r], stream));
-        if (in > 0)
-          SEMSIM_NCCL(
-              ncclRecv(receive_[r].at(received), in, ncclUint8, static_cast<int>(p), comms_[r], stream));
-        sent += out;
-        received += in;
-      }
+      // The export's bytes are whole numbers, kept as doubles like the simulator's.
+      const std::vector<long long> out(l.send_bytes.begin(), l.send_bytes.end()),
+          in(l.receive_bytes.begin(), l.receive_bytes.end());
+      bench::post_all_to_allv(out, in, send_[r], receive_[r], comms_[r], ranks_state_[r]->context->stream);
     }
     SEMSIM_NCCL(ncclGroupEnd());
   }
