@@ -14,12 +14,9 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/live_comparison.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/plot_scripts.hpp"
 
 namespace semsim {
-namespace plot_script_data {
-const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
-}
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,13 +82,7 @@ int compare(const CompareLiveOptions& options) {
     std::cout << fmt::format("{:<10} {:>4}  {:>10.1f}%  {:>8.1f}%\n", s.phase, s.rows, 100 * s.median,
                              100 * s.p90);
   // The figures, by the embedded scripts/plot-live, as `semsim plot` draws a sweep's.
-  const auto& scripts = plot_script_data::embedded_files();
-  const auto script =
-      std::find_if(scripts.begin(), scripts.end(), [](const auto& f) { return f.first == "plot-live"; });
-  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const int code = ChildProcess::run_program({python, "-c", std::string(script->second), options.out_dir})
-                       .wait()
-                       .shell_code();
+  const int code = run_plot_script("plot-live", {options.out_dir});
   if (code != 0) {
     std::cerr << "compare-live: the plots could not be drawn (scripts/plot-live exited with " << code
               << "); the tables are in " << options.out_dir << "/\n";
