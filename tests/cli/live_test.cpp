@@ -1,6 +1,5 @@
 // `semsim run --export-steps`, `semsim live` (here without a GPU) and `semsim compare-live` on live
 // results written by the test.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 
 #include "calibrate/step_export.hpp"
 #include "cli_runner.hpp"
+#include "tests/step_export_fixture.hpp"
 
 namespace semsim::cli_test {
 namespace {
@@ -110,47 +110,40 @@ TEST(Live, CorruptExportIsALocatedErrorBeforeAnything) {
   EXPECT_FALSE(fs::exists(dir / "live"));
 }
 
-double simulated(const ExportedStep& step, const std::string& phase) {
-  double sum = 0;
-  for (const ExportedLayer& l : step.layers)
-    sum += phase == "attention" ? l.ranks[0].attention_s : l.ranks[0].experts_s;
-  return sum;
-}
-
 TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   TempDir dir;
-  ASSERT_EQ(export_steps(dir, "r.steps", "5:3").exit_code, 0);
-  const StepExport data = read_step_export(dir / "r.steps");
-  // Rank 0, live attention twice the simulated (error -0.5), experts 0.8, 0.5 and 1 times it
-  // (errors 0.25, 1 and 0).
-  const double experts_factor[] = {0.8, 0.5, 1.0};
-  fs::create_directory(dir / "live");
-  std::string csv = "step,rank,phase,median_us,p10_us,p90_us,repeats\n";
-  double live_total = 0;
-  for (std::size_t i = 0; i < 3; ++i) {
-    const ExportedStep& s = data.steps[i];
-    const double attention = 2 * simulated(s, "attention") * 1e6,
-                 experts = experts_factor[i] * simulated(s, "experts") * 1e6;
-    csv += fmt::format("{},0,attention,{:.17g},0,0,5\n{},0,experts,{:.17g},0,0,5\n", s.index, attention,
-                       s.index, experts);
-    live_total += (attention + experts) * 1e-6;
+  // The fixture's step 3 and two copies of it (steps 4 and 5). Rank 0 simulates attention 1 ms and
+  // experts 2 ms over 6 new tokens a step; rank 1 idles and is not replayed.
+  StepExport data = test::two_rank_export();
+  for (const long long index : {4, 5}) {
+    ExportedStep copy = data.steps.front();
+    copy.index = index;
+    data.steps.push_back(copy);
   }
-  std::ofstream(dir / "live/steps.csv") << csv;
+  {
+    std::ofstream out(dir / "r.steps");
+    write_step_export(out, data);
+  }
+  // Live attention twice the simulated (error -0.5), experts 0.8, 0.5 and 1 times it (errors 0.25, 1
+  // and 0); the step's sum then 3.6, 3 and 4 ms against 3 (errors -1/6, 0 and -1/4).
+  fs::create_directory(dir / "live");
+  std::ofstream(dir / "live/steps.csv") << "step,rank,phase,median_us,p10_us,p90_us,repeats\n"
+                                           "3,0,attention,2000,0,0,5\n3,0,experts,1600,0,0,5\n"
+                                           "4,0,attention,2000,0,0,5\n4,0,experts,1000,0,0,5\n"
+                                           "5,0,attention,2000,0,0,5\n5,0,experts,2000,0,0,5\n";
   const CliResult r = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> summary = split_lines(read_file(dir / "cmp/summary.csv"));
-  ASSERT_GE(summary.size(), 4u);
+  ASSERT_EQ(summary.size(), 4u);
   EXPECT_EQ(summary[1], "attention,3,0.5,0.5");
   // |errors| 0, 0.25, 1: median 0.25, p90 0.25 + 0.8 x 0.75.
   EXPECT_EQ(summary[2], "experts,3,0.25,0.85");
-  EXPECT_EQ(summary[3].rfind("step,3,", 0), 0u);
+  // |errors| 0, 1/6, 1/4: median 1/6, p90 1/6 + 0.8 x 1/12.
+  EXPECT_EQ(summary[3], "step,3,0.166667,0.233333");
+  // 18 tokens over 3 x 3 ms simulated and 3.6 + 3 + 4 ms live.
   const std::vector<std::string> throughput = split_lines(read_file(dir / "cmp/throughput.csv"));
   ASSERT_EQ(throughput.size(), 2u);
-  long long tokens = 0;
-  for (const ExportedStep& s : data.steps)
-    for (const ExportedRank& rank : s.ranks) tokens += rank.tokens();
-  EXPECT_EQ(throughput[1].rfind(fmt::format("20,3,{},", tokens), 0), 0u) << throughput[1];
-  EXPECT_NE(throughput[1].find(fmt::format(",{:.9g},", live_total)), std::string::npos) << throughput[1];
+  EXPECT_EQ(throughput[1], "12.5,3,18,0.009,0.0106,2000,1698.11321");
   for (const char* plot : {"step_time.png", "phase_error_cdf.png", "throughput.png"})
     EXPECT_TRUE(fs::exists(fs::path(dir / "cmp") / "plots" / plot)) << plot;
 
