@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/step_export.hpp"
 #include "policies/token_device_table.hpp"
 #include "sim/phase.hpp"
 #include "workloads/expert_groups.hpp"
@@ -152,7 +153,8 @@ struct RunResult {
   bool stopped_at_time_limit = false;         // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
-  RunNotes notes;  // RunPlan::notes
+  RunNotes notes;                            // RunPlan::notes
+  std::vector<ExportedStep> exported_steps;  // --export-steps' window (sim/step_exporter.hpp)
 };
 
 }  // namespace semsim

@@ -35,17 +35,19 @@ class Engine {
   simgrid::s4u::Engine engine_;
 };
 
-// One server's engine on its part of the platform: its executor, step builder and recorder.
+// One server's engine on its part of the platform: its executor, step builder, recorder and exporter.
 class Server {
  public:
-  Server(const Scenario& scenario, const RunPlan& run, StepWindow timeline, FlowPlatform platform)
+  Server(const Scenario& scenario, const RunPlan& run, StepWindow timeline, FlowPlatform platform,
+         StepWindow exported = {})
       : scenario_(scenario),
         run_(run),
         executor_(make_executor(scenario, run.topology, platform)),
         builder_(scenario, run.placement->placement, *run.routing, *run.cost, *run.rank_cost, run.topology,
                  *run.token_scheduler, run.deepep ? &*run.deepep : nullptr, run.nccl ? &*run.nccl : nullptr),
         recorder_(scenario.model, scenario.ep, timeline),
-        steps_(builder_, *executor_, recorder_, scenario.ep) {}
+        exporter_(scenario, run.placement->placement, exported),
+        steps_(builder_, *executor_, recorder_, scenario.ep, exported.count > 0 ? &exporter_ : nullptr) {}
 
   // Starts the serving loop in an actor on `host`; an error in it is kept for rethrow_failure().
   void start(simgrid::s4u::Host* host, const std::vector<Request>& requests, const ServingProgress& progress,
@@ -77,6 +79,7 @@ class Server {
     for (std::size_t moe = 0; moe < result.layers.size(); ++moe)
       result.layers[moe].device_activations = builder_.layer_loads()[moe];
     result.timeline = recorder_.timeline();
+    result.exported_steps = std::move(exporter_.steps());
     result.notes = run_.notes;
     return result;
   }
@@ -97,6 +100,7 @@ class Server {
   std::unique_ptr<StepExecutor> executor_;
   StepBuilder builder_;
   StepRecorder recorder_;
+  StepExporter exporter_;
   StepPipeline steps_;
   RunResult result_;
   std::exception_ptr failure_;
@@ -105,10 +109,10 @@ class Server {
 }  // namespace
 
 RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
-                   const ServingProgress& progress) {
+                   const ServingProgress& progress, StepWindow exported) {
   Engine engine;
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(run.topology);
-  Server server(scenario, run, timeline, {});
+  Server server(scenario, run, timeline, {}, exported);
   const std::vector<Request> requests = generate_requests(scenario.workload);
   server.start(hosts.front(), requests, progress, nullptr);
   engine.get().run();

@@ -11,9 +11,10 @@ namespace semsim {
 
 // Builds the platform and the policies, runs the serving loop in a SimGrid actor, returns what
 // happened (with per-device phase spans of the steps in `timeline`), telling `progress` how far the
-// serving loop got. Creates a SimGrid Engine: call at most once per process.
+// serving loop got, and with `exported` steps (count > 0) the work of those steps in
+// RunResult::exported_steps. Creates a SimGrid Engine: call at most once per process.
 RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline = {},
-                   const ServingProgress& progress = {});
+                   const ServingProgress& progress = {}, StepWindow exported = {});
 
 // A disaggregated run (scenario.disaggregation): each pool's loop in its own actor on its nodes, the
 // KV caches moving between them (sim/kv_transfer.hpp). The decode pool's requests are the run's end

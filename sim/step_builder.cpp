@@ -273,6 +273,10 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
     }
     mb.device_experts[device] += cost_.routed_experts(local_counts_);
   }
+  if (keep_expert_tokens_) {
+    kept_expert_tokens_.resize(moe_layer_ids_.size());
+    kept_expert_tokens_[moe] = dispatch.expert_tokens;
+  }
   // The executor reads this layer's copies after every layer is built: keep them, and give the
   // dispatch accounting the previous step's storage to clear.
   std::swap(dispatch.copies, mb.copies[moe]);

@@ -60,6 +60,13 @@ class StepBuilder {
   // Per MoE layer, the routed activations each device served so far.
   const std::vector<std::vector<long long>>& layer_loads() const { return layer_loads_; }
 
+  // With `keep`, each build keeps the tokens every device's expert replicas served per MoE layer
+  // (one micro-batch only): expert_tokens(moe)[device * routed experts + expert], for the step export.
+  void keep_expert_tokens(bool keep) { keep_expert_tokens_ = keep; }
+  const std::vector<int>& expert_tokens(int moe) const {
+    return kept_expert_tokens_[static_cast<std::size_t>(moe)];
+  }
+
  private:
   // A dispatch (or combine) of `copies`: DeepEP's measured time, or the copies over the topology.
   Collective exchange(const std::vector<long long>& copies, bool combine) const;
@@ -131,6 +138,8 @@ class StepBuilder {
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
   std::vector<std::vector<long long>> layer_loads_;
   double imbalance_sum_ = 0;
+  bool keep_expert_tokens_ = false;
+  std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_expert_tokens_
 };
 
 }  // namespace semsim

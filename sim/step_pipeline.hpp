@@ -1,32 +1,42 @@
 #pragma once
 // One step, end to end: the builder emits its activity graph, the fidelity's executor schedules it,
-// the recorder writes what happened. The serving loop calls run() once per step.
+// the recorder writes what happened (and the exporter, for the steps of its window). The serving
+// loop calls run() once per step.
 #include <memory>
 
 #include "sim/step_builder.hpp"
 #include "sim/step_executor.hpp"
+#include "sim/step_exporter.hpp"
 #include "sim/step_recorder.hpp"
 
 namespace semsim {
 
 class StepPipeline {
  public:
-  StepPipeline(StepBuilder& builder, StepExecutor& executor, StepRecorder& recorder, int devices)
-      : builder_(builder), executor_(executor), recorder_(recorder), graph_(devices) {}
+  StepPipeline(StepBuilder& builder, StepExecutor& executor, StepRecorder& recorder, int devices,
+               StepExporter* exporter = nullptr)
+      : builder_(builder), executor_(executor), recorder_(recorder), exporter_(exporter), graph_(devices) {}
 
   // Simulates the step: advances `clock` to its end and fills the record (see StepBuilder::build).
   // Returns whether the step is in the timeline window (the serving loop then records its counters).
   bool run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
            const std::vector<int>& token_rank, StepClock& clock, StepRecord& record) {
+    const bool exported = exporter_ != nullptr && exporter_->wants(steps_);
+    builder_.keep_expert_tokens(exported);
     builder_.build(batches, tokens, token_rank, graph_, record);
     executor_.run(graph_, clock, schedule_);
-    return recorder_.record(graph_, schedule_, record);
+    const bool in_timeline = recorder_.record(graph_, schedule_, record);
+    if (exported) exporter_->record(steps_, batches, graph_, schedule_, record, builder_);
+    ++steps_;
+    return in_timeline;
   }
 
  private:
   StepBuilder& builder_;
   StepExecutor& executor_;
   StepRecorder& recorder_;
+  StepExporter* exporter_;
+  long long steps_ = 0;
   StepGraph graph_;
   StepSchedule schedule_;
 };

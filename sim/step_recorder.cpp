@@ -92,6 +92,14 @@ bool StepRecorder::in_window(double step_start) {
   return window_first_ >= 0 && steps_ >= window_first_ && steps_ < window_first_ + window_.count;
 }
 
+double device_seconds(const Activity& a, const StepSchedule& schedule, int activity, int device) {
+  const ActivityTiming& t = schedule.activities[static_cast<std::size_t>(activity)];
+  if (a.kind == ActivityKind::kCollective) return t.end - t.release;
+  if (schedule.chain) return a.seconds[static_cast<std::size_t>(device)];
+  const std::size_t cell = schedule.at(activity, device);
+  return schedule.device_end[cell] - schedule.device_start[cell];
+}
+
 void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedule) {
   StepSpans& spans = timeline_.emplace_back();
   spans.step = steps_;
@@ -124,14 +132,9 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
     for (int device = 0; device < devices_; ++device) {
       span.device = device;
       if (!a.work.empty()) span.work = a.work[device];
-      if (schedule.chain) {
-        span.start = t.release;
-        span.seconds = a.seconds[device];
-      } else {
-        const std::size_t cell = schedule.at(static_cast<int>(i), device);
-        span.start = schedule.device_start[cell];
-        span.seconds = schedule.device_end[cell] - schedule.device_start[cell];
-      }
+      span.start =
+          schedule.chain ? t.release : schedule.device_start[schedule.at(static_cast<int>(i), device)];
+      span.seconds = device_seconds(a, schedule, static_cast<int>(i), device);
       spans.spans.push_back(span);
     }
   }

@@ -13,6 +13,10 @@
 
 namespace semsim {
 
+// How long activity `activity` (`a`) of a scheduled step ran on `device`: a collective from its
+// release to its end, a compute activity for the device's own span.
+double device_seconds(const Activity& a, const StepSchedule& schedule, int activity, int device);
+
 class StepRecorder {
  public:
   StepRecorder(const MoeModel& model, int devices, StepWindow timeline);

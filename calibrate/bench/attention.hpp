@@ -8,6 +8,8 @@
 #include "calibrate/bench/cases.hpp"
 #include "calibrate/bench/memory.hpp"
 
+#include <memory>
+
 namespace semsim::bench {
 
 struct AttentionLayout {
@@ -27,5 +29,31 @@ struct AttentionLayout {
 void attention(const BenchContext& context, const AttentionLayout& layout, const __nv_bfloat16* q,
                const __nv_bfloat16* k, const __nv_bfloat16* v, float* scores, __nv_bfloat16* probabilities,
                __nv_bfloat16* out, int items_per_pass);
+
+// The attention shapes of the plan's attention lines (and of a step export's model).
+struct AttentionShape {
+  bool mla = false;
+  int heads = 0, kv_heads = 0, head_dim = 0;        // GQA
+  int kv_lora = 0, rope = 0, nope = 0, v_head = 0;  // MLA
+};
+
+// One sequence batch's decode (MLA absorbed: every head attends the one latent cache), or one prefill
+// chunk (MLA plain: per-head keys and values up-projected from the cached latents).
+AttentionLayout decode_layout(const AttentionShape& s, int batch, int context);
+AttentionLayout prefill_layout(const AttentionShape& s, int tokens, int context);
+
+// A case's random inputs and its working buffers; MLA prefill also has the cached latents and the
+// kv_b weights that up-project them.
+struct AttentionCase {
+  AttentionLayout layout;
+  int items_per_pass = 1;
+  DeviceBuffer q, k, v, scores, probabilities, out;
+  DeviceBuffer latents, kv_b, projected;
+  int cached = 0;
+};
+
+std::shared_ptr<AttentionCase> make_attention_case(const BenchContext& c, const AttentionShape& s,
+                                                   const AttentionLayout& a, bool prefill);
+void run_attention_case(const BenchContext& c, const AttentionShape& s, const AttentionCase& one);
 
 }  // namespace semsim::bench

@@ -16,12 +16,6 @@ constexpr long long kMaxDecodeKeys = 1ll << 23;  // batch x context: KV caches o
 constexpr long long kMaxPrefillTokens = 16384;
 constexpr long long kMaxPrefillPairs = 1ll << 28;  // tokens x context: bounds one case's FLOPs
 
-struct AttentionShape {
-  bool mla = false;
-  int heads = 0, kv_heads = 0, head_dim = 0;        // GQA
-  int kv_lora = 0, rope = 0, nope = 0, v_head = 0;  // MLA
-};
-
 AttentionShape read_shape(const PlanLine& line) {
   AttentionShape s;
   s.mla = line.has_word("mla");
@@ -37,6 +31,8 @@ AttentionShape read_shape(const PlanLine& line) {
   }
   return s;
 }
+
+}  // namespace
 
 // Decode: MLA in its absorbed form (every head attends the one latent cache, K = latent + rope,
 // V = the latent part of the same rows); GQA: the query heads of a KV head share its cache.
@@ -80,17 +76,8 @@ AttentionLayout prefill_layout(const AttentionShape& s, int tokens, int context)
   return a;
 }
 
-struct AttentionCase {
-  AttentionLayout layout;
-  int items_per_pass = 1;
-  DeviceBuffer q, k, v, scores, probabilities, out;
-  // MLA prefill: the cached latents and the kv_b weights that up-project them to keys and values.
-  DeviceBuffer latents, kv_b, projected;
-  int cached = 0;
-};
-
-std::shared_ptr<AttentionCase> make_case(const BenchContext& c, const AttentionShape& s,
-                                         const AttentionLayout& a, bool prefill) {
+std::shared_ptr<AttentionCase> make_attention_case(const BenchContext& c, const AttentionShape& s,
+                                                   const AttentionLayout& a, bool prefill) {
   auto one = std::make_shared<AttentionCase>();
   one->layout = a;
   one->items_per_pass = a.items_per_pass(kMaxScoreElements);
@@ -115,7 +102,7 @@ std::shared_ptr<AttentionCase> make_case(const BenchContext& c, const AttentionS
   return one;
 }
 
-void run_case(const BenchContext& c, const AttentionShape& s, const AttentionCase& one) {
+void run_attention_case(const BenchContext& c, const AttentionShape& s, const AttentionCase& one) {
   if (one.cached > 0)
     gemm_bf16(c, one.kv_b.get(), one.latents.get(), one.projected.get(), s.heads * (s.nope + s.v_head),
               one.cached, s.kv_lora, DType::kBf16);
@@ -124,8 +111,6 @@ void run_case(const BenchContext& c, const AttentionShape& s, const AttentionCas
             one.scores.as<float>(), one.probabilities.as<__nv_bfloat16>(), one.out.as<__nv_bfloat16>(),
             one.items_per_pass);
 }
-
-}  // namespace
 
 std::vector<BenchGroup> attention_groups(BenchContext& context, const PlanLine& line) {
   const bool decode = line.kernel == "attention_decode";
@@ -151,13 +136,15 @@ std::vector<BenchGroup> attention_groups(BenchContext& context, const PlanLine& 
                     "grid",
                     static_cast<double>(x),
                     static_cast<double>(keys)};
-      group.cases.push_back(
-          {info, [&context, shape, layout, decode] {
-             std::shared_ptr<AttentionCase> one = make_case(context, shape, layout, !decode);
-             const AttentionCase* raw = one.get();
-             return Launcher{[&context, shape, raw](cudaStream_t, long) { run_case(context, shape, *raw); },
-                             one};
-           }});
+      group.cases.push_back({info, [&context, shape, layout, decode] {
+                               std::shared_ptr<AttentionCase> one =
+                                   make_attention_case(context, shape, layout, !decode);
+                               const AttentionCase* raw = one.get();
+                               return Launcher{[&context, shape, raw](cudaStream_t, long) {
+                                                 run_attention_case(context, shape, *raw);
+                                               },
+                                               one};
+                             }});
     }
   }
   return {std::move(group)};

@@ -14,14 +14,26 @@
 #include "calibrate/rank_layout.hpp"
 #include "calibrate/rendezvous.hpp"
 
-#define SEMSIM_NCCL(call) ::semsim::bench::check_nccl((call), #call, __FILE__, __LINE__)
-
 namespace semsim::bench {
 
 // ncclInProgress is no error: a non-blocking communicator is still working (settle() waits for it).
 void check_nccl(ncclResult_t status, const char* call, const char* file, int line) {
   if (status != ncclSuccess && status != ncclInProgress)
     fail_call(call, file, line, ncclGetErrorString(status), false);
+}
+
+void post_all_to_allv(const std::vector<long long>& send_bytes, const std::vector<long long>& receive_bytes,
+                      const DeviceBuffer& send, const DeviceBuffer& receive, ncclComm_t comm,
+                      cudaStream_t stream) {
+  std::size_t sent = 0, received = 0;
+  for (std::size_t p = 0; p < send_bytes.size(); ++p) {
+    const auto out = static_cast<std::size_t>(send_bytes[p]), in = static_cast<std::size_t>(receive_bytes[p]);
+    const int peer = static_cast<int>(p);
+    if (out > 0) SEMSIM_NCCL(ncclSend(send.at(sent), out, ncclUint8, peer, comm, stream));
+    if (in > 0) SEMSIM_NCCL(ncclRecv(receive.at(received), in, ncclUint8, peer, comm, stream));
+    sent += out;
+    received += in;
+  }
 }
 
 namespace {
@@ -162,15 +174,11 @@ Point all_to_all_point(const Group& g, const std::string& collective, long long 
     for (int p = 1; p < n; ++p) at[p] = at[p - 1] + (sending ? m[r][p - 1] : m[p - 1][r]);
     return at;
   };
-  point.issue = [g, m, n, offsets] {
+  point.issue = [g, m, n] {
     on_every_rank(g, [&](Rank& r) {
-      const std::vector<long long> sent = offsets(r.index, true), received = offsets(r.index, false);
-      for (int p = 0; p < n; ++p) {
-        if (m[r.index][p] > 0)
-          SEMSIM_NCCL(ncclSend(r.send.at(sent[p]), m[r.index][p], ncclUint8, p, r.comm, r.stream));
-        if (m[p][r.index] > 0)
-          SEMSIM_NCCL(ncclRecv(r.receive.at(received[p]), m[p][r.index], ncclUint8, p, r.comm, r.stream));
-      }
+      std::vector<long long> column(n);
+      for (int p = 0; p < n; ++p) column[p] = m[p][r.index];
+      post_all_to_allv(m[r.index], column, r.send, r.receive, r.comm, r.stream);
     });
   };
   point.fill = [m, n, offsets](Rank& r) {

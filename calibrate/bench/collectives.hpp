@@ -8,17 +8,30 @@
 // (scale-out) and two-GPU pairs between nodes on one rail and across rails (point to point).
 // Scale-out all-to-all bus bytes are what each GPU sends off its node (its NIC's share), so its
 // efficiency is against the NIC.
+#include <nccl.h>
+
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "calibrate/bench/memory.hpp"
 #include "calibrate/bench/report.hpp"
 #include "calibrate/launcher.hpp"
 
 namespace semsim::bench {
 
 extern const std::vector<std::string> kCollectiveColumns;
+
+// Throws like the CUDA checks (check.hpp) on an NCCL failure; ncclInProgress is no error.
+void check_nccl(ncclResult_t status, const char* call, const char* file, int line);
+
+// One rank's share of an all-to-all(v), inside the caller's NCCL group: send_bytes[p] to each peer p
+// from `send` and receive_bytes[p] from it into `receive`, each buffer packed peer after peer in rank
+// order. A pair with nothing to move posts no call (NCCL would still pair the two up).
+void post_all_to_allv(const std::vector<long long>& send_bytes, const std::vector<long long>& receive_bytes,
+                      const DeviceBuffer& send, const DeviceBuffer& receive, ncclComm_t comm,
+                      cudaStream_t stream);
 
 // What may end a wait on the GPUs: the time one point may take, and a reason to stop (another
 // rank's fault, seen by the heartbeat watch); each point measured is reported as progress.
@@ -38,3 +51,5 @@ void run_world_collectives(const RankIdentity& rank, int device, const std::stri
                            const Progress& progress);
 
 }  // namespace semsim::bench
+
+#define SEMSIM_NCCL(call) ::semsim::bench::check_nccl((call), #call, __FILE__, __LINE__)

@@ -14,6 +14,7 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate);
 void add_sweep_commands(CommandLine& cli);      // sweep_command.cpp: sweep, sweep merge
 void add_plot_command(CommandLine& cli);        // plot_command.cpp
 void add_compare_command(CommandLine& cli);     // compare_command.cpp
+void add_live_commands(CommandLine& cli);       // live_command.cpp: live, compare-live
 void add_collective_command(CommandLine& cli);  // collective_command.cpp
 void add_trace_commands(CommandLine& cli);      // trace_commands.cpp: trace import|fit|synth, profile
 void add_place_commands(CommandLine& cli);      // place_command.cpp: place [eval|bound|export|import]

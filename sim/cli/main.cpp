@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   semsim::add_sweep_commands(cli);
   semsim::add_plot_command(cli);
   semsim::add_compare_command(cli);
+  semsim::add_live_commands(cli);
   semsim::add_collective_command(cli);
   semsim::add_trace_commands(cli);
   semsim::add_place_commands(cli);

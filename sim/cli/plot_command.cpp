@@ -1,31 +1,41 @@
-// `semsim plot DIR`: runs scripts/plot-sweep, embedded in the executable so that it works from any
-// folder, with Debian's /usr/bin/python3 (where python3-matplotlib is installed), or else the first
-// python3 on PATH.
+// `semsim plot DIR`: runs the embedded scripts/plot-sweep (sim/cli/plot_scripts.hpp).
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
 #include "models/input_error.hpp"
 #include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/plot_scripts.hpp"
 
 namespace semsim {
 namespace plot_script_data {
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
 }
 
+int run_plot_script(std::string_view script, const std::vector<std::string>& args) {
+  const auto& scripts = plot_script_data::embedded_files();
+  const auto embedded =
+      std::find_if(scripts.begin(), scripts.end(), [&](const auto& f) { return f.first == script; });
+  if (embedded == scripts.end()) throw std::logic_error("no embedded plot script " + std::string(script));
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::vector<std::string> command{python, "-c", std::string(embedded->second)};
+  command.insert(command.end(), args.begin(), args.end());
+  return ChildProcess::run_program(command).wait().shell_code();
+}
+
 namespace {
 
 // The script's exit status; InputError when `sweep_dir` holds no points.csv.
-int run_plot_script(const std::string& sweep_dir, const std::vector<std::string>& script_args) {
+int plot_sweep(const std::string& sweep_dir, const std::vector<std::string>& script_args) {
   if (!std::filesystem::exists(std::filesystem::path(sweep_dir) / "points.csv"))
     throw InputError(sweep_dir + ": no points.csv here (plot takes the --out folder of semsim sweep)");
-  const std::string script(plot_script_data::embedded_files().front().second);
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  std::vector<std::string> args{python, "-c", script, sweep_dir};
+  std::vector<std::string> args{sweep_dir};
   args.insert(args.end(), script_args.begin(), script_args.end());
-  return ChildProcess::run_program(args).wait().shell_code();
+  return run_plot_script("plot-sweep", args);
 }
 
 }  // namespace
@@ -37,7 +47,7 @@ void add_plot_command(CommandLine& cli) {
   };
   auto options = std::make_shared<PlotOptions>();
   CLI::App* plot = cli.add("plot", "draw the figures of a sweep's output folder (PNG and SVG)", [options] {
-    return run_plot_script(options->sweep_dir, options->command->remaining());
+    return plot_sweep(options->sweep_dir, options->command->remaining());
   });
   options->command = plot;
   plot->add_option("sweep_dir", options->sweep_dir, "the --out folder of semsim sweep")->required();

@@ -18,6 +18,7 @@
 #include "sim/cli/staged_run.hpp"
 #include "sim/cli/timeline.hpp"
 #include "sim/scenario.hpp"
+#include "sim/step_exporter.hpp"
 
 namespace semsim {
 namespace {
@@ -31,6 +32,8 @@ struct RunOptions {
   std::string timeline_at;           // SECONDS[:COUNT]
   std::vector<std::string> goodput;  // METRIC:MS
   std::string result_json;
+  StepExportOptions exported;
+  std::string export_steps;  // FIRST:COUNT
   ProgressMode progress = ProgressMode::kAuto;
 };
 
@@ -104,6 +107,7 @@ int run_scenario(RunOptions options) {
   BenchServingOptions bench{parse_goodput(options.goodput), options.result_json};
   if (!bench.result_json.empty()) check_output_file("--result-json", bench.result_json);
   if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path);
+  if (!options.exported.path.empty()) check_output_file("--export-steps", options.exported.path);
   const Scenario scenario = options.scenario.load(options.seed);
   if (scenario.disaggregation && !options.timeline.path.empty())
     throw InputError(
@@ -117,7 +121,12 @@ int run_scenario(RunOptions options) {
     options.timeline.steps = parse_time_window(options.timeline_at, "--timeline-at");
     check_window_start(options.timeline.steps, scenario.serving.time_limit);
   }
-  StagedRun staged(scenario, out_dir, options.timeline, bench);
+  if (!options.exported.path.empty()) {
+    check_exportable(scenario);
+    if (!options.export_steps.empty())
+      options.exported.steps = parse_step_window(options.export_steps, "--steps");
+  }
+  StagedRun staged(scenario, out_dir, options.timeline, bench, options.exported);
   auto summary = nlohmann::ordered_json::parse(
       run_isolated([&] { return simulate_showing_progress(staged, scenario, options.progress); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -126,6 +135,7 @@ int run_scenario(RunOptions options) {
   if (!options.timeline.path.empty())
     std::cout << "Timeline in " << options.timeline.path << " (open it in ui.perfetto.dev)\n";
   if (!options.result_json.empty()) std::cout << "bench_serving result in " << options.result_json << "\n";
+  if (!options.exported.path.empty()) std::cout << "Step export in " << options.exported.path << "\n";
   return 0;
 }
 
@@ -160,6 +170,11 @@ void add_run_command(CommandLine& cli) {
       ->expected(1, 3);
   run->add_option("--result-json", options->result_json,
                   "also write the results as SGLang's / vLLM's bench_serving save them (one JSON line)");
+  auto* exported = run->add_option("--export-steps", options->exported.path,
+                                   "also write the work of a window of steps, per rank, with the simulated "
+                                   "phase times (what `semsim live` replays; calibrate/live/README.md)");
+  run->add_option("--steps", options->export_steps, "the export's steps, FIRST:COUNT (default 0:10)")
+      ->needs(exported);
   add_progress_option(*run, options->progress);
 }
 

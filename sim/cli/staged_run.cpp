@@ -5,15 +5,18 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <sstream>
 
+#include "models/input_error.hpp"
 #include "sim/cli/version.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
+#include "sim/step_exporter.hpp"
 
 namespace semsim {
 
 StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline,
-                     BenchServingOptions bench)
+                     BenchServingOptions bench, StepExportOptions exported)
     : scenario_(scenario),
       staging_(out_dir, is_run_file),
       requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
@@ -29,7 +32,9 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
       timeline_(std::move(timeline)),
       timeline_json_(timeline_.path.empty() ? "" : staging_.staged_at(timeline_.path)),
       goodput_(bench.goodput),
-      result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)) {}
+      result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)),
+      export_(std::move(exported)),
+      export_file_(export_.path.empty() ? "" : staging_.staged_at(export_.path)) {}
 
 std::string StagedRun::simulate_disaggregated_and_write(const ServingProgress& progress) const {
   const auto started = std::chrono::steady_clock::now();
@@ -56,9 +61,19 @@ std::string StagedRun::simulate_and_write(const ServingProgress& progress) const
   if (scenario_.disaggregation) return simulate_disaggregated_and_write(progress);
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
-  const RunResult run =
-      simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps, progress);
+  const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps,
+                                 progress, export_file_.empty() ? StepWindow{} : export_.steps);
   if (!timeline_json_.empty()) check_window_recorded(timeline_.steps, run);
+  if (!export_file_.empty()) {
+    if (run.exported_steps.empty())
+      throw InputError(fmt::format("--steps {}:{}: the run has {} steps", export_.steps.first,
+                                   export_.steps.count, run.steps.size()));
+    StepExport data = step_export_header(scenario_, export_.steps);
+    data.steps = run.exported_steps;
+    std::ostringstream text;
+    write_step_export(text, data);
+    write_text_file(export_file_, text.str());
+  }
   const double simulation_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);

@@ -20,12 +20,19 @@ struct BenchServingOptions {
   std::string result_json;  // "" for none
 };
 
+// `semsim run --export-steps FILE --steps FIRST:COUNT`: the work of a window of steps
+// (sim/step_exporter.hpp).
+struct StepExportOptions {
+  std::string path;  // "" for none
+  StepWindow steps{0, kDefaultTimelineSteps, std::nullopt};
+};
+
 class StagedRun {
  public:
-  // With a timeline path, the trace of its window of steps is staged beside that path; so is the
-  // result JSON file.
+  // With a timeline path, the trace of its window of steps is staged beside that path; so are the
+  // result JSON file and the step export.
   StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {},
-            BenchServingOptions bench = {});
+            BenchServingOptions bench = {}, StepExportOptions exported = {});
 
   // For the child process (SimGrid allows one Engine per process): builds the run (placement
   // included), simulates, writes the CSV outputs the scenario asks for, and returns summary.json's
@@ -51,6 +58,8 @@ class StagedRun {
   std::string timeline_json_;
   GoodputSlos goodput_;
   std::string result_json_;  // the staged path; "" for none
+  StepExportOptions export_;
+  std::string export_file_;  // the staged path; "" for none
 };
 
 }  // namespace semsim

@@ -1,0 +1,256 @@
+// Runs replay plans (calibrate/replay_plan.hpp) with the calibration suite's kernels and times each
+// phase with its timing loop (calibrate/bench/timing.hpp).
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+#include "calibrate/bench/attention.hpp"
+#include "calibrate/bench/check.hpp"
+#include "calibrate/bench/experts.hpp"
+#include "calibrate/bench/gemm.hpp"
+#include "calibrate/bench/tokens.hpp"
+#include "calibrate/live/replay.hpp"
+
+namespace semsim::live {
+
+using bench::BenchContext;
+using bench::DeviceBuffer;
+using bench::DType;
+using bench::random_buffer;
+
+// The buffers every kernel of one rank's phase uses, sized for the export's largest launch; the
+// routed experts' weights once for all layers (the replay measures time, not the model's numbers).
+struct RankBuffers {
+  RankBuffers(const BenchContext& c, const StepExport& data, long long max_rows, long long max_activations)
+      : experts(c, data.model.routed_experts, data.model.hidden, data.model.expert_ffn,
+                std::max(1LL, max_activations), data.model.weights == "fp8" ? DType::kFp8 : DType::kBf16),
+        permutation(static_cast<int>(std::max(1LL, max_activations)), data.model.routed_experts, 1,
+                    data.model.hidden) {
+    long long weights = 0, width = 0;
+    for (const ExportedGemm& g : data.model.gemms) {
+      weights = std::max(weights, g.n * g.k);
+      width = std::max({width, g.n, g.k});
+    }
+    const auto rows = static_cast<std::size_t>(std::max({max_rows, max_activations, 1LL}));
+    const DType weight_type = data.model.weights == "fp8" ? DType::kFp8 : DType::kBf16;
+    weight = random_buffer(static_cast<std::size_t>(weights), weight_type, 21, 0.1f, c.stream);
+    input = random_buffer(rows * static_cast<std::size_t>(width), weight_type, 22, 1.0f, c.stream);
+    output = DeviceBuffer(rows * static_cast<std::size_t>(width) * 2);
+    logits = random_buffer(rows * static_cast<std::size_t>(data.model.routed_experts), DType::kF32, 23, 1.0f,
+                           c.stream);
+    ids = DeviceBuffer(rows * static_cast<std::size_t>(data.model.top_k) * 4);
+    routing_weights = random_buffer(rows, DType::kF32, 24, 1.0f, c.stream);
+    hidden_states =
+        random_buffer(rows * static_cast<std::size_t>(data.model.hidden), DType::kBf16, 25, 1.0f, c.stream);
+    permuted = DeviceBuffer(rows * static_cast<std::size_t>(data.model.hidden) * 2);
+  }
+  bench::ExpertsState experts;
+  bench::Permutation permutation;
+  DeviceBuffer weight, input, output, logits, ids, routing_weights, hidden_states, permuted;
+};
+
+namespace {
+
+using Kernel = std::function<void(long iteration)>;
+
+class RankRunner {
+ public:
+  RankRunner(BenchContext& c, const StepExport& data, RankBuffers& buffers)
+      : c_(c), data_(data), b_(buffers), shape_{data.model.mla,      data.model.heads,   data.model.kv_heads,
+                                                data.model.head_dim, data.model.kv_lora, data.model.rope,
+                                                data.model.nope,     data.model.v_head} {}
+
+  // The launch's kernel with its inputs prepared (allocations and copies happen here, not timed).
+  Kernel prepare(const KernelLaunch& l) {
+    const int rows = static_cast<int>(l.rows);
+    switch (l.kernel) {
+      case LiveKernel::kGemm:
+        return [this, rows, n = static_cast<int>(l.n), k = static_cast<int>(l.k)](long) {
+          bench::weight_gemm(c_, data_.model.weights, b_.weight.get(), b_.input.get(), b_.output.get(), n,
+                             rows, k);
+        };
+      case LiveKernel::kSwiglu:
+        return [this, rows, ffn = static_cast<int>(l.ffn)](long) {
+          bench::swiglu(c_, b_.output.get(), b_.permuted.get(), rows, ffn, DType::kBf16);
+        };
+      case LiveKernel::kAttentionDecode:
+      case LiveKernel::kAttentionPrefill: {
+        const bool prefill = l.kernel == LiveKernel::kAttentionPrefill;
+        const int context = static_cast<int>(l.context);
+        const bench::AttentionLayout layout = prefill ? bench::prefill_layout(shape_, rows, context)
+                                                      : bench::decode_layout(shape_, rows, context);
+        std::shared_ptr<bench::AttentionCase> one = bench::make_attention_case(c_, shape_, layout, prefill);
+        return [this, one](long) { bench::run_attention_case(c_, shape_, *one); };
+      }
+      case LiveKernel::kTopK:
+        return [this, rows](long) {
+          bench::top_k(c_, b_.logits.as<float>(), rows, data_.model.routed_experts, data_.model.top_k,
+                       b_.ids.as<int>(), b_.routing_weights.as<float>());
+        };
+      case LiveKernel::kPermute:
+      case LiveKernel::kUnpermute:
+        return permutation(l);
+      case LiveKernel::kRoutedExperts: {
+        auto one = std::make_shared<bench::ExpertsCase>(c_, b_.experts, l.expert_tokens);
+        return [this, one](long iteration) { bench::run_routed_experts(c_, b_.experts, *one, iteration); };
+      }
+      case LiveKernel::kSendRecv:
+        break;  // the exchange runs over every rank's GPU (Exchange)
+    }
+    throw std::logic_error("live: " + describe(l) + " is not a compute kernel");
+  }
+
+ private:
+  // Each routed activation one row with its local expert's id, so that the permute groups exactly
+  // the exported tokens per expert.
+  Kernel permutation(const KernelLaunch& l) {
+    const int rows = static_cast<int>(l.rows);
+    if (l.kernel == LiveKernel::kUnpermute)
+      return [this, rows](long) {
+        bench::unpermute(c_, b_.permuted.as<__nv_bfloat16>(), b_.routing_weights.as<float>(), rows,
+                         b_.permutation, b_.hidden_states.as<__nv_bfloat16>());
+      };
+    std::vector<int> host;
+    for (std::size_t expert = 0; expert < l.expert_tokens.size(); ++expert)
+      host.insert(host.end(), static_cast<std::size_t>(l.expert_tokens[expert]), static_cast<int>(expert));
+    auto ids = std::make_shared<DeviceBuffer>(host.size() * sizeof(int));
+    bench::to_device(ids->get(), host.data(), host.size() * sizeof(int));
+    return [this, rows, ids](long) {
+      bench::permute(c_, b_.hidden_states.as<__nv_bfloat16>(), ids->as<int>(), rows, b_.permutation,
+                     b_.permuted.as<__nv_bfloat16>());
+    };
+  }
+
+  BenchContext& c_;
+  const StepExport& data_;
+  RankBuffers& b_;
+  bench::AttentionShape shape_;
+};
+
+}  // namespace
+
+struct ReplayRank {
+  std::unique_ptr<BenchContext> context;
+  std::unique_ptr<RankBuffers> buffers;
+};
+
+Replay::Replay(const StepExport& data, std::vector<int> ranks, std::vector<int> devices)
+    : data_(data), ranks_(std::move(ranks)) {
+  long long max_rows = 1, max_activations = 1;
+  for (const ExportedStep& step : data.steps)
+    for (const int r : ranks_) {
+      for (const ExportedChunk& chunk : step.ranks[r].chunks)
+        max_rows = std::max<long long>(max_rows, chunk.new_tokens);
+      max_rows = std::max<long long>(max_rows, step.ranks[r].tokens());
+      for (const ExportedLayer& l : step.layers)
+        max_activations = std::max(max_activations, l.ranks[r].activations());
+    }
+  for (const int device : devices) {
+    auto& rank = ranks_state_.emplace_back(std::make_unique<ReplayRank>());
+    rank->context = std::make_unique<BenchContext>(device, false);
+    rank->buffers = std::make_unique<RankBuffers>(*rank->context, data, max_rows, max_activations);
+  }
+#ifndef SEMSIM_BENCH_WITHOUT_NCCL
+  if (devices.size() > 1) {
+    comms_.resize(devices.size());
+    SEMSIM_NCCL(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+    double most = 1;
+    for (const ExportedStep& step : data.steps)
+      for (const ExportedLayer& l : step.layers)
+        for (int r = 0; r < data.ranks; ++r) {
+          double sent = 0, received = 0;
+          for (int p = 0; p < data.ranks; ++p) {
+            sent += l.dispatch_bytes[r * data.ranks + p] + l.combine_bytes[r * data.ranks + p];
+            received += l.dispatch_bytes[p * data.ranks + r] + l.combine_bytes[p * data.ranks + r];
+          }
+          most = std::max({most, sent, received});
+        }
+    for (auto& rank : ranks_state_) {
+      SEMSIM_CUDA(cudaSetDevice(rank->context->device));
+      send_.emplace_back(static_cast<std::size_t>(most));
+      receive_.emplace_back(static_cast<std::size_t>(most));
+    }
+  }
+#endif
+}
+
+Replay::~Replay() {
+#ifndef SEMSIM_BENCH_WITHOUT_NCCL
+  for (ncclComm_t comm : comms_) ncclCommDestroy(comm);
+#endif
+}
+
+std::vector<bench::CheckResult> Replay::self_checks() {
+  std::vector<bench::CheckResult> all;
+  for (auto& rank : ranks_state_) {
+    SEMSIM_CUDA(cudaSetDevice(rank->context->device));
+    for (bench::CheckResult& r : bench::run_self_checks(*rank->context)) all.push_back(std::move(r));
+  }
+  return all;
+}
+
+std::vector<PhaseTiming> Replay::run_step(const ExportedStep& step, const bench::TimingOptions& timing) {
+  std::vector<PhaseTiming> out;
+  std::vector<std::vector<PhasePlan>> plans;
+  for (const int r : ranks_) plans.push_back(plan_rank_step(data_, step, r));
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    ReplayRank& rank = *ranks_state_[ranks_state_.size() == 1 ? 0 : i];
+    SEMSIM_CUDA(cudaSetDevice(rank.context->device));
+    RankRunner runner(*rank.context, data_, *rank.buffers);
+    for (const PhasePlan& phase : plans[i]) {
+      if (phase.phase == "dispatch" || phase.phase == "combine") continue;
+      std::vector<Kernel> kernels;
+      for (const KernelLaunch& l : phase.launches) kernels.push_back(runner.prepare(l));
+      const bench::Timing t = bench::time_launches(
+          [&](cudaStream_t, long iteration) {
+            for (const Kernel& k : kernels) k(iteration);
+          },
+          rank.context->stream, timing);
+      out.push_back({ranks_[i], phase.phase, t});
+    }
+  }
+#ifndef SEMSIM_BENCH_WITHOUT_NCCL
+  if (comms_.empty()) return out;
+  for (const char* phase : {"dispatch", "combine"}) {
+    std::vector<const PhasePlan*> exchanges;
+    for (const auto& plan : plans)
+      exchanges.push_back(
+          &*std::find_if(plan.begin(), plan.end(), [&](const PhasePlan& p) { return p.phase == phase; }));
+    const bench::Timing t = bench::time_launches([&](cudaStream_t, long) { exchange(exchanges); },
+                                                 ranks_state_.front()->context->stream, timing);
+    for (const int r : ranks_) out.push_back({r, phase, t});
+  }
+#endif
+  return out;
+}
+
+#ifndef SEMSIM_BENCH_WITHOUT_NCCL
+// Every layer's grouped send/recv with the exact per-pair bytes, each rank on its own GPU; the first
+// GPU's stream then waits for all of them, so that its events time the whole exchange.
+void Replay::exchange(const std::vector<const PhasePlan*>& plans) {
+  const std::size_t layers = plans.front()->launches.size();
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    SEMSIM_NCCL(ncclGroupStart());
+    for (std::size_t r = 0; r < plans.size(); ++r) {
+      const KernelLaunch& l = plans[r]->launches[layer];
+      // The export's bytes are whole numbers, kept as doubles like the simulator's.
+      const std::vector<long long> out(l.send_bytes.begin(), l.send_bytes.end()),
+          in(l.receive_bytes.begin(), l.receive_bytes.end());
+      bench::post_all_to_allv(out, in, send_[r], receive_[r], comms_[r], ranks_state_[r]->context->stream);
+    }
+    SEMSIM_NCCL(ncclGroupEnd());
+  }
+  cudaStream_t first = ranks_state_.front()->context->stream;
+  for (std::size_t r = 1; r < ranks_state_.size(); ++r) {
+    SEMSIM_CUDA(cudaSetDevice(ranks_state_[r]->context->device));
+    cudaEvent_t done;
+    SEMSIM_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    SEMSIM_CUDA(cudaEventRecord(done, ranks_state_[r]->context->stream));
+    SEMSIM_CUDA(cudaStreamWaitEvent(first, done, 0));
+    SEMSIM_CUDA(cudaEventDestroy(done));
+  }
+  SEMSIM_CUDA(cudaSetDevice(ranks_state_.front()->context->device));
+}
+#endif
+
+}  // namespace semsim::live

@@ -1,0 +1,136 @@
+#include "sim/cli/live_comparison.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "calibrate/quantile.hpp"
+#include "calibrate/raw_results.hpp"
+#include "models/input_error.hpp"
+#include "sim/cli/output_files.hpp"
+
+namespace semsim {
+namespace {
+
+const char* const kLiveFiles[] = {"comparison.csv", "summary.csv", "summary.md", "throughput.csv"};
+
+double simulated_phase(const ExportedStep& step, int rank, const std::string& phase) {
+  if (phase == "other") return step.ranks[static_cast<std::size_t>(rank)].other_s;
+  double sum = 0;
+  for (const ExportedLayer& l : step.layers) {
+    const ExportedExperts& e = l.ranks[static_cast<std::size_t>(rank)];
+    sum += phase == "attention"  ? e.attention_s
+           : phase == "experts"  ? e.experts_s
+           : phase == "dispatch" ? l.dispatch_s
+                                 : l.combine_s;
+  }
+  return sum;
+}
+
+void compare_run(const LiveRun& run, LiveComparison& out) {
+  const StepExport& data = run.exported;
+  const RawTable live((std::filesystem::path(run.live_dir) / "steps.csv").string(), true);
+  const std::size_t step_column = live.column("step"), rank_column = live.column("rank"),
+                    phase_column = live.column("phase"), median_column = live.column("median_us");
+  // (step, rank) -> its phases' rows, in the file's order.
+  std::map<std::pair<long long, int>, std::vector<PhaseComparison>> measured;
+  for (const RawTable::Row& row : live.rows()) {
+    const auto fail = [&](const std::string& why) { throw InputError(live.where(row) + ": " + why); };
+    const double step_value = live.number(row, step_column), rank_value = live.number(row, rank_column);
+    const long long index = std::llround(step_value);
+    if (index < data.first_step || index >= data.first_step + static_cast<long long>(data.steps.size()) ||
+        static_cast<double>(index) != step_value)
+      fail(fmt::format("step {}: not one of the export's steps {}..{}", row.fields[step_column],
+                       data.first_step, data.first_step + static_cast<long long>(data.steps.size()) - 1));
+    const int rank = static_cast<int>(std::llround(rank_value));
+    if (rank < 0 || rank >= data.ranks || static_cast<double>(rank) != rank_value)
+      fail(fmt::format("rank {}: not one of the export's {} ranks", row.fields[rank_column], data.ranks));
+    const std::string& phase = row.fields[phase_column];
+    if (std::none_of(std::begin(kExportedPhases), std::end(kExportedPhases),
+                     [&](const char* p) { return phase == p; }))
+      fail(fmt::format("phase '{}': not attention, dispatch, experts, combine or other", phase));
+    const double live_us = live.number(row, median_column);
+    if (!(live_us > 0)) fail(fmt::format("median_us {}: not a positive time", row.fields[median_column]));
+    const ExportedStep& step = data.steps[static_cast<std::size_t>(index - data.first_step)];
+    auto& phases = measured[{index, rank}];
+    if (std::any_of(phases.begin(), phases.end(), [&](const PhaseComparison& c) { return c.phase == phase; }))
+      fail(fmt::format("step {} rank {} phase {}: given twice", index, rank, phase));
+    phases.push_back({data.rate, index, rank, phase, simulated_phase(step, rank, phase), live_us * 1e-6});
+  }
+  if (measured.empty()) throw InputError(run.live_dir + "/steps.csv: no rows");
+  RateThroughput throughput{data.rate, 0, 0, 0, 0};
+  std::map<long long, std::pair<double, double>> slowest;  // step -> (sim, live) of its slowest rank
+  for (const auto& [key, phases] : measured) {
+    PhaseComparison step{data.rate, key.first, key.second, "step", 0, 0};
+    for (const PhaseComparison& c : phases) {
+      out.rows.push_back(c);
+      step.sim_s += c.sim_s;
+      step.live_s += c.live_s;
+    }
+    out.rows.push_back(step);
+    auto& [sim, measured_s] = slowest[key.first];
+    sim = std::max(sim, step.sim_s);
+    measured_s = std::max(measured_s, step.live_s);
+  }
+  for (const auto& [index, times] : slowest) {
+    ++throughput.steps;
+    for (const ExportedRank& r : data.steps[static_cast<std::size_t>(index - data.first_step)].ranks)
+      throughput.tokens += r.tokens();
+    throughput.sim_s += times.first;
+    throughput.live_s += times.second;
+  }
+  out.throughput.push_back(throughput);
+}
+
+}  // namespace
+
+LiveComparison compare_live(const std::vector<LiveRun>& runs) {
+  LiveComparison out;
+  for (const LiveRun& run : runs) compare_run(run, out);
+  std::vector<std::string> phases(std::begin(kExportedPhases), std::end(kExportedPhases));
+  phases.emplace_back("step");
+  for (const std::string& phase : phases) {
+    std::vector<double> errors;
+    for (const PhaseComparison& c : out.rows)
+      if (c.phase == phase) errors.push_back(std::abs(c.relative_error()));
+    if (errors.empty()) continue;
+    std::sort(errors.begin(), errors.end());
+    out.summary.push_back(
+        {phase, static_cast<int>(errors.size()), sorted_quantile(errors, 0.5), sorted_quantile(errors, 0.9)});
+  }
+  std::stable_sort(out.throughput.begin(), out.throughput.end(),
+                   [](const RateThroughput& a, const RateThroughput& b) { return a.rate < b.rate; });
+  return out;
+}
+
+void write_live_comparison(const LiveComparison& comparison, const std::string& out_dir) {
+  OutputStaging staging(out_dir, [](const std::string& name) {
+    return std::find(std::begin(kLiveFiles), std::end(kLiveFiles), name) != std::end(kLiveFiles);
+  });
+  std::string rows = "rate,step,rank,phase,sim_us,live_us,relative_error\n";
+  for (const PhaseComparison& c : comparison.rows)
+    rows += fmt::format("{},{},{},{},{:.9g},{:.9g},{:.6g}\n", c.rate, c.step, c.rank, c.phase, c.sim_s * 1e6,
+                        c.live_s * 1e6, c.relative_error());
+  write_text_file(staging.staged("comparison.csv"), rows);
+  std::string csv = "phase,rows,median_abs_relative_error,p90_abs_relative_error\n";
+  std::string md =
+      "| phase | rows | median abs. relative error | p90 abs. relative error |\n|---|---:|---:|---:|\n";
+  for (const ErrorSummary& s : comparison.summary) {
+    csv += fmt::format("{},{},{:.6g},{:.6g}\n", s.phase, s.rows, s.median, s.p90);
+    md += fmt::format("| {} | {} | {:.1f}% | {:.1f}% |\n", s.phase, s.rows, 100 * s.median, 100 * s.p90);
+  }
+  write_text_file(staging.staged("summary.csv"), csv);
+  write_text_file(staging.staged("summary.md"), md);
+  std::string throughput = "rate,steps,tokens,sim_s,live_s,sim_tokens_per_s,live_tokens_per_s\n";
+  for (const RateThroughput& t : comparison.throughput)
+    throughput +=
+        fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", t.rate, t.steps, t.tokens, t.sim_s, t.live_s,
+                    static_cast<double>(t.tokens) / t.sim_s, static_cast<double>(t.tokens) / t.live_s);
+  write_text_file(staging.staged("throughput.csv"), throughput);
+  staging.commit();
+}
+
+}  // namespace semsim
