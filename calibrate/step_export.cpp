@@ -90,7 +90,8 @@ class ExportRecord {
   // Every key present is one of `allowed`, and every one of `required` is present.
   void expect(std::initializer_list<const char*> required,
               std::initializer_list<const char*> optional = {}) const {
-    for (const auto& [key, value] : fields_) {
+    for (const auto& field : fields_) {
+      const std::string& key = field.first;  // a plain reference: clang 14's lambdas cannot capture bindings
       const auto is = [&](const char* name) { return key == name; };
       if (std::none_of(required.begin(), required.end(), is) &&
           std::none_of(optional.begin(), optional.end(), is)) {

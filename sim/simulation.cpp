@@ -141,7 +141,8 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
                         requests);
   // The decode loop first: it must choose ranks before the first transfer starts.
   decode_server.start(hosts[decode_first], requests, progress, &transfers);
-  prefill_server.start(hosts.front(), requests, {}, &transfers);
+  const ServingProgress prefill_progress;  // none: the decode loop's is the run's (outlives the actors)
+  prefill_server.start(hosts.front(), requests, prefill_progress, &transfers);
   engine.get().run();
   prefill_server.rethrow_failure();
   decode_server.rethrow_failure();
