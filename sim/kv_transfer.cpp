@@ -24,7 +24,11 @@ struct KvTransfers::Sync {
 
 KvTransfers::KvTransfers(const Topology& topology, KvTransferSetup setup,
                          const std::vector<Request>& requests)
-    : topology_(topology), setup_(setup), requests_(requests), sync_(std::make_unique<Sync>()) {}
+    : topology_(topology),
+      hosts_(platform_hosts(topology)),
+      setup_(setup),
+      requests_(requests),
+      sync_(std::make_unique<Sync>()) {}
 
 KvTransfers::~KvTransfers() = default;
 
@@ -66,8 +70,7 @@ void KvTransfers::start(int index, int prefill_rank, int step) {
   record.decode_rank = choose_rank_(index);
   record.bytes = setup_.kv_bytes_per_token * requests_[index].input_tokens;
   record.start = sg4::Engine::get_clock();
-  const std::vector<sg4::Host*> hosts = platform_hosts(topology_);
-  sg4::Actor::create(fmt::format("kv-{}", index), hosts[setup_.prefill_first_device + prefill_rank],
+  sg4::Actor::create(fmt::format("kv-{}", index), hosts_[setup_.prefill_first_device + prefill_rank],
                      [this, record, step] { move(record, step); });
 }
 
@@ -76,9 +79,8 @@ void KvTransfers::move(KvTransferRecord record, int step) {
   const int dst = setup_.decode_first_device + record.decode_rank;
   const double lone = lone_seconds(src, dst, record.bytes);
   if (setup_.fidelity == NetworkFidelity::kFlow && record.bytes > 0) {
-    const std::vector<sg4::Host*> hosts = platform_hosts(topology_);
     sg4::Exec::init()
-        ->set_hosts({hosts[src], hosts[dst]})
+        ->set_hosts({hosts_[src], hosts_[dst]})
         ->set_flops_amounts({0.0, 0.0})
         ->set_bytes_amounts({0.0, record.bytes, 0.0, 0.0})
         ->start()

@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include <simgrid/s4u/Host.hpp>
+
 #include "models/topology.hpp"
 #include "sim/kv_handoff.hpp"
 #include "sim/scenario.hpp"
@@ -38,7 +40,7 @@ struct KvTransferSetup {
 
 class KvTransfers final : public KvHandoff {
  public:
-  // `topology` spans both pools; the SimGrid platform must be built from it. Call from the engine's
+  // `topology` spans both pools; the SimGrid platform must already be built from it. Call from the engine's
   // set-up, before its actors run.
   KvTransfers(const Topology& topology, KvTransferSetup setup, const std::vector<Request>& requests);
   ~KvTransfers() override;
@@ -60,6 +62,7 @@ class KvTransfers final : public KvHandoff {
   double lone_seconds(int src, int dst, double bytes) const;
 
   const Topology& topology_;
+  std::vector<simgrid::s4u::Host*> hosts_;  // by device, looked up once
   KvTransferSetup setup_;
   const std::vector<Request>& requests_;
   std::unique_ptr<Sync> sync_;
