@@ -115,8 +115,12 @@ double BandwidthFactor::operator()(double message_bytes) const {
   return entry.factor;
 }
 
-KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation)
-    : label_(std::move(label)), allow_extrapolation_(allow_extrapolation), tile_(table.tile) {
+KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation,
+                                     BeyondWork beyond_work)
+    : label_(std::move(label)),
+      allow_extrapolation_(allow_extrapolation),
+      beyond_work_(beyond_work),
+      tile_(table.tile) {
   for (const TableAxis& axis : table.axes) axis_names_.push_back(axis.name);
   const std::vector<double>& columns = table.axes.back().values;
   const std::size_t rows = table.axes.size() == 1 ? 1 : table.axes[0].values.size();
@@ -162,6 +166,24 @@ double KernelTableLookup::evaluate(double x, double y) const {
   double least = rows_[0].first_x();
   for (const MonotoneCurve& row : rows_) least = std::min(least, row.first_x());
   y = std::max(y, least);
+  if (const std::optional<double> seconds = at_best_rate(x, y)) return *seconds;
+  return interpolate(x, y);
+}
+
+std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const {
+  if (beyond_work_ != BeyondWork::kBestRate || x < row_values_.front() || x > row_values_.back())
+    return std::nullopt;
+  // The rows on either side of x, and the most work both measured.
+  const auto above = std::lower_bound(row_values_.begin(), row_values_.end(), x) - row_values_.begin();
+  const auto below = row_values_[above] == x ? above : above - 1;
+  const double reached = std::min(rows_[below].last_x(), rows_[above].last_x());
+  if (y <= reached) return std::nullopt;
+  const MonotoneCurve& widest = rows_.back();
+  const double best_rate = widest.last_x() / widest(widest.last_x());
+  return std::max(interpolate(x, reached), y / best_rate);
+}
+
+double KernelTableLookup::interpolate(double x, double y) const {
   // The rows whose measured range reaches y (rows of a triangular grid start or stop at different
   // columns), evaluated at y, then interpolated across at x.
   std::vector<double> across_x, across_seconds;

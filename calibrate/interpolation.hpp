@@ -65,6 +65,17 @@ inline double whole_tiles(double x, double tile) {
 // within [first / kNearGridFactor, last * kNearGridFactor] of every axis it uses is near the grid.
 inline constexpr double kNearGridFactor = 2.0;
 
+// How a two-axis table answers beyond the work measured at its row value.
+enum class BeyondWork {
+  kTrend,  // the rows continue along their trends (MonotoneCurve), as near the grid as allowed
+  // The larger of the time at the most work measured there (more work never takes less) and the
+  // work at the rate of the last row (the most units: the fused MoE kernel without EP, every slot
+  // real work) at its largest measured work: a compute-bound kernel's best measured rate. The MoE
+  // table's rows of few experts are EP ranks the collector measured at small loads only; a
+  // DeepEP rank of a wide EP group gives its few experts far more tokens each.
+  kBestRate,
+};
+
 // Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
 // MonotoneCurve along the last axis of every row, then one across the rows that reach the query.
 // Below the measured range of the last axis (the work: tokens, context, bytes) it answers the
@@ -74,7 +85,8 @@ class KernelTableLookup {
  public:
   // `label` names the table in errors (profile and kernel); far queries throw InputError unless
   // `allow_extrapolation`.
-  KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation);
+  KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation,
+                    BeyondWork beyond_work = BeyondWork::kTrend);
 
   // Seconds at `x` on a one-axis table, or at (`x`, `y`) on a two-axis one. Memoised: the engine
   // asks the same few points again and again.
@@ -82,11 +94,15 @@ class KernelTableLookup {
 
  private:
   double evaluate(double x, double y) const;
+  double interpolate(double x, double y) const;  // y already in whole tiles and at least the least work
+  // kBestRate beyond the work the rows around x measured; nothing within it.
+  std::optional<double> at_best_rate(double x, double y) const;
   void check_near(std::size_t axis, double value, double first, double last) const;
 
   std::vector<std::string> axis_names_;
   std::string label_;
   bool allow_extrapolation_;
+  BeyondWork beyond_work_;
   double tile_;
   std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
   std::vector<MonotoneCurve> rows_;

@@ -54,10 +54,15 @@ using ShapePairs = std::map<std::string, std::string>;
 double roofline_seconds(const std::string& kernel, const ShapePairs& shape, const std::string& dtype,
                         double x, double y, const Device& device);
 
+BeyondWork beyond_work(const KernelTable& table) {
+  const KernelSpec* spec = find_kernel_spec(table.kernel);
+  return spec != nullptr && spec->work_at_best_rate ? BeyondWork::kBestRate : BeyondWork::kTrend;
+}
+
 class TableCurve final : public KernelCurve {
  public:
   TableCurve(const KernelTable& table, std::string label, bool allow_extrapolation)
-      : lookup_(table, std::move(label), allow_extrapolation), shape_(table.shape) {}
+      : lookup_(table, std::move(label), allow_extrapolation, beyond_work(table)), shape_(table.shape) {}
   double seconds(double x, double y) const override { return lookup_.seconds(x, y); }
   Coverage coverage() const override { return Coverage::kMeasured; }
   std::string source() const override { return shape_; }
@@ -260,7 +265,8 @@ std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, con
   near.resize(std::min(near.size(), kNeighbours));
   std::vector<CrossShapeCurve::Neighbour> neighbours;
   for (const auto& [distance, table] : near)
-    neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_), table->shape,
+    neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_, beyond_work(*table)),
+                          table->shape,
                           shape_pairs(table->shape), 1.0 / std::max(distance, 1e-12)});
   return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours));
 }

@@ -25,6 +25,9 @@ struct KernelSpec {
   // from the measurements (calibrate/fit.hpp). Attention and the fused MoE kernel are not: on their
   // tables tiles predicted the rows left out worse than the plain curve.
   bool tiled = false;
+  // Whether beyond the work measured at a row value its table answers at the best measured rate
+  // (BeyondWork::kBestRate, calibrate/interpolation.hpp) rather than along the row's trend.
+  bool work_at_best_rate = false;
 };
 
 // Every kernel a profile may carry a table for.

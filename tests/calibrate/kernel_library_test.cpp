@@ -122,6 +122,40 @@ TEST(KernelLibrary, AnswersOnlyForTheKernelDtypeAndKindOfShapeMeasured) {
   EXPECT_EQ(other_ffn->coverage(), Coverage::kAcrossShapes);
 }
 
+// The fused MoE kernel's rows of few experts (EP ranks) were measured at small loads only: beyond
+// them it runs no faster than it did at the most work measured there, and no faster than the
+// no-EP row's rate at its largest load.
+TEST(KernelLibrary, MoeExpertsBeyondTheMeasuredLoadRunAtTheBestRate) {
+  CalibrationProfile profile = CalibrationProfile::datasheet(h200());
+  KernelTable experts;
+  experts.kernel = "moe_experts";
+  experts.shape = "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced";
+  experts.axes = {{"experts", {8, 64}}, {"tokens", {64, 1024, 16384}}};
+  // Eight experts measured to 1024 copies; all 64 to 16384 copies at 1e9 copies per second.
+  experts.seconds = {2e-4, 5e-4, std::nullopt, 1e-5, 1.2e-5, 16384e-9};
+  profile.kernels.push_back(experts);
+  const KernelLibrary library(profile, h200(), false);
+  const auto curve = library.curve("moe_experts", experts.shape, "bf16");
+  ASSERT_NE(curve, nullptr);
+  EXPECT_DOUBLE_EQ(curve->seconds(8, 1024), 5e-4);  // measured
+  // Beyond 1024 copies: the time at 1024 until the best rate takes longer, then that rate.
+  EXPECT_DOUBLE_EQ(curve->seconds(8, 2048), 5e-4);
+  EXPECT_DOUBLE_EQ(curve->seconds(8, 1e6), 1e-3);
+  EXPECT_DOUBLE_EQ(curve->seconds(64, 65536), 65536e-9);
+  // Between rows, beyond the load both measured: the same rule from the interpolated time there.
+  const double between = curve->seconds(16, 1024);
+  EXPECT_GT(between, 1.2e-5);
+  EXPECT_LT(between, 5e-4);
+  EXPECT_DOUBLE_EQ(curve->seconds(16, 4096), std::max(between, 4096e-9));
+  // Monotone in the work across the boundary.
+  double previous = 0;
+  for (double copies = 64; copies < 1e6; copies *= 1.5) {
+    const double seconds = curve->seconds(8, copies);
+    EXPECT_GE(seconds, previous) << copies;
+    previous = seconds;
+  }
+}
+
 TEST(KernelLibrary, CoverageNames) {
   EXPECT_EQ(coverage_name(Coverage::kMeasured), "measured");
   EXPECT_EQ(coverage_name(Coverage::kAcrossShapes), "interpolated");
