@@ -83,7 +83,7 @@ CalibratedCostModel::~CalibratedCostModel() = default;
 
 CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& device,
                                          const CalibrationProfile& profile, const Precision& precision,
-                                         bool allow_extrapolation)
+                                         bool allow_extrapolation, bool experts_see_whole_batch)
     : model_(model),
       precision_(precision),
       roofline_(model, device, profile, precision),
@@ -155,8 +155,18 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
                  fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model.hidden,
                              model.expert_ffn, model.routed_experts, model.top_k),
                  weights)) {
-    routed_ =
-        std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
+    // The table's rows of fewer experts are EP ranks that were given the group's whole batch
+    // (SGLang's EP without DeepEP: a rank computes every top-k slot of each token reaching it). A
+    // rank given only its own tokens' copies (every dispatch but allgather) runs like the kernel of
+    // all the shape's experts at the same load per expert, for its share of them.
+    Part part = curve_part("moe_experts", curve);
+    if (!experts_see_whole_batch) {
+      const auto all = static_cast<double>(model.routed_experts);
+      part.seconds = [curve, all](double experts, double copies) {
+        return experts / all * curve->seconds(all, copies * all / experts);
+      };
+    }
+    routed_ = std::make_unique<Operator>("routed experts", std::vector<Part>{std::move(part)});
   }
 
   // Attention cores: the operator tables, else the MLA or GQA kernel at this rank's heads.

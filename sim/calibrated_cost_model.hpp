@@ -27,8 +27,12 @@ struct OperatorCoverage {
 class CalibratedCostModel final : public CostModel {
  public:
   // Queries far outside a table's grid are InputErrors unless `allow_extrapolation`.
+  // `experts_see_whole_batch`: each EP rank's experts are given every token of the group (the
+  // allgather dispatch), as the fused MoE kernel's EP rows were measured; otherwise only the copies
+  // routed to them.
   CalibratedCostModel(const MoeModel& model, const Device& device, const CalibrationProfile& profile,
-                      const Precision& precision, bool allow_extrapolation);
+                      const Precision& precision, bool allow_extrapolation,
+                      bool experts_see_whole_batch = false);
   ~CalibratedCostModel() override;
 
   // Projections, plus one decode kernel over the batch's single-token chunks (at their mean

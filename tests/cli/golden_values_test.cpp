@@ -47,34 +47,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   const Json& s = run.summary;
   EXPECT_EQ(s["calibration"], "h200-sxm-measured");
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.97415077288107);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.83925680439746);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14494.100578280497);
-  expect_distribution(s["ttft_s"], 0.010536805722915014, 0.010325674262030127, 0.011992774423071496,
-                      0.016457640317808993);
-  expect_distribution(s["tpot_s"], 0.0037675843557176906, 0.0037558805068560507, 0.004013445296074453,
-                      0.004380601454468888);
-  expect_distribution(s["e2e_s"], 0.9712708164309228, 0.9680436218813941, 1.0345409830163037,
-                      1.126960824909196);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14512.57356085461);
+  expect_distribution(s["ttft_s"], 0.009403042214364579, 0.009211809564407147, 0.010526576296138757,
+                      0.014655746347623903);
+  expect_distribution(s["tpot_s"], 0.003153556027598238, 0.0031512422628152898, 0.003340604080654041,
+                      0.003528290422721171);
+  expect_distribution(s["e2e_s"], 0.8135598292519154, 0.8132012759894067, 0.8614146924793836,
+                      0.9088475441331696);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6143124059773342);
-  EXPECT_EQ(s["steps"].get<int>(), 28504);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0037167719000620798);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 35.36213515619912);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.209818354273518);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 51.35180179393645);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.356185254979237);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 5.662925679981186);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1352813287839817);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 13.56600360925287);
-  ASSERT_EQ(run.steps.size(), 28505u);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.622688797512787);
+  EXPECT_EQ(s["steps"].get<int>(), 33994);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031125484576853767);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.73846274433733);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.0149285433543085);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.05634339937614);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.287463508330653);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.710774075158248);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15441800908953976);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.302392051685041);
+  ASSERT_EQ(run.steps.size(), 33995u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.0078118075,0.00176138258,0.0011981725,0.00309283492,"
-            "0.00148509339,0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
+            "0,0.0312845332,0.00703311725,0.00176138258,0.0011981725,0.00231414467,0.00148509339,"
+            "0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.344702335,0.00293217548,0.0011623677,0.00014571399,0.00126576298,"
-            "0.000167441593,0.000190889217,0,5,3184704,0,0.119231,1.897436,0,0,0,0,0.000313155583,0");
+            "99,0.271755824,0.00229904905,0.0011623677,0.000145709636,0.00063254611,0.000167536392,"
+            "0.000190889217,0,3,2017600,0,0.096154,2.068376,0,0,0,0,0.000313246028,0");
 }
 
 // The same on the datasheet profile (the roofline, NCCL-style copies over the topology): the

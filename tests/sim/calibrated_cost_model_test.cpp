@@ -219,6 +219,27 @@ void expect_only_doubled(Fixture f, const std::function<bool(const KernelTable&)
   }
 }
 
+// The fused MoE kernel's rows of fewer experts are EP ranks given the group's whole batch: they
+// price an allgather dispatch. A rank given only its own copies runs like the kernel of all the
+// model's experts at its load per expert, for its share of them.
+TEST(CalibratedCostModel, AnEpRanksExpertsRunAsTheWholeKernelAtTheirLoadPerExpert) {
+  Fixture f("deepseek-v2-lite");  // 64 routed experts
+  KernelTable t;
+  t.kernel = "moe_experts";
+  t.shape = fmt::format("hidden={} ffn={} experts=64 top_k={} distribution=balanced", f.model.hidden,
+                        f.model.expert_ffn, f.model.top_k);
+  t.dtype = "bf16";
+  const std::vector<double> copies{16, 256, 4096, 65536};
+  t.axes = {{"experts", {8, 64}}, {"tokens", copies}};
+  for (const double y : copies) t.seconds.push_back(1e-6 * std::sqrt(y));  // 8 experts of an EP rank
+  for (const double y : copies) t.seconds.push_back(1e-8 * y);             // all 64 experts, no EP
+  f.profile.kernels.push_back(t);
+  const std::vector<int> histogram{100, 100, 100, 100, 100, 100, 100, 100};
+  EXPECT_NEAR(f.calibrated().routed_experts(histogram), 8.0 / 64 * 1e-8 * (800.0 * 64 / 8), 1e-15);
+  const CalibratedCostModel whole_batch(f.model, h200(), f.profile, f.precision, false, true);
+  EXPECT_NEAR(whole_batch.routed_experts(histogram), 1e-6 * std::sqrt(800.0), 1e-15);
+}
+
 TEST(CalibratedCostModel, ScalingOneKernelTableScalesOnlyTheOperatorsMadeOfIt) {
   Fixture f("deepseek-v2-lite");
   f.profile.kernels = kernel_scope_tables(f.model);
