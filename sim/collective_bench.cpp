@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <random>
 
 #include "calibrate/kernel_library.hpp"
 #include "models/input_error.hpp"
@@ -18,6 +19,7 @@
 #include "sim/network.hpp"
 #include "workloads/alias_table.hpp"
 #include "workloads/counter_rng.hpp"
+#include "workloads/expert_groups.hpp"
 
 namespace semsim {
 namespace {
@@ -43,34 +45,52 @@ constexpr NcclKernel kNcclKernels[] = {{"all_reduce", ShardCollective::kAllReduc
 
 // Expert popularity: 1 / rank^zipf over an order shuffled by `seed` (Fisher-Yates on counter draws,
 // the same on every platform).
-AliasTable popularity(int experts, double zipf, std::uint64_t seed) {
+std::vector<double> popularity(int experts, double zipf, std::uint64_t seed) {
   std::vector<int> order(experts);
   std::iota(order.begin(), order.end(), 0);
   for (int i = experts - 1; i > 0; --i)
     std::swap(order[i], order[mix_keys(seed, 0xC011EC7, static_cast<std::uint64_t>(i)) % (i + 1)]);
   std::vector<double> weights(experts);
   for (int rank = 0; rank < experts; ++rank) weights[order[rank]] = 1.0 / std::pow(rank + 1.0, zipf);
-  return AliasTable(weights);
+  return weights;
 }
 
-// Each rank's `tokens` tokens, each routed to top_k distinct experts drawn by popularity.
-void route(const AliasTable& table, int ep, int tokens, int top_k, std::uint64_t seed, std::uint64_t call,
-           std::vector<int>& token_device, std::vector<ExpertId>& experts) {
-  token_device.clear();
-  experts.clear();
-  std::uint64_t draw = 0;
-  for (int rank = 0; rank < ep; ++rank)
-    for (int t = 0; t < tokens; ++t) {
-      token_device.push_back(rank);
-      const std::size_t first = experts.size();
-      while (experts.size() - first < static_cast<std::size_t>(top_k)) {
-        const auto expert = static_cast<ExpertId>(table.draw(mix_keys(seed, call + 1, draw++)));
-        if (std::find(experts.begin() + static_cast<std::ptrdiff_t>(first), experts.end(), expert) ==
-            experts.end())
-          experts.push_back(expert);
+// Each rank's `tokens` tokens, each routed to top_k distinct experts drawn in proportion to
+// `weights`, within the group limit when it limits.
+class Router {
+ public:
+  Router(const std::vector<double>& weights, const ExpertGroupLimit& limit, int top_k, std::uint64_t seed)
+      : weights_(weights), table_(weights), top_k_(top_k), seed_(seed) {
+    if (limit.limits()) grouped_.emplace(limit, top_k);
+  }
+
+  void route(int ep, int tokens, std::uint64_t call, std::vector<int>& token_device,
+             std::vector<ExpertId>& experts) {
+    token_device.assign(static_cast<std::size_t>(ep) * tokens, 0);
+    experts.resize(token_device.size() * top_k_);
+    std::mt19937_64 rng(mix_keys(seed_, 0x6E0C, call));
+    std::uint64_t draw = 0;
+    for (std::size_t token = 0; token < token_device.size(); ++token) {
+      token_device[token] = static_cast<int>(token / tokens);
+      ExpertId* set = experts.data() + token * top_k_;
+      if (grouped_) {
+        grouped_->fill(weights_, set, 0, rng);
+        continue;
+      }
+      for (int drawn = 0; drawn < top_k_;) {
+        const auto expert = static_cast<ExpertId>(table_.draw(mix_keys(seed_, call + 1, draw++)));
+        if (std::find(set, set + drawn, expert) == set + drawn) set[drawn++] = expert;
       }
     }
-}
+  }
+
+ private:
+  const std::vector<double>& weights_;
+  AliasTable table_;
+  std::optional<GroupLimitedDraw> grouped_;
+  int top_k_;
+  std::uint64_t seed_;
+};
 
 // Per-rank bytes of a level over that level's per-GPU bandwidth: the longer names the bottleneck.
 void name_bottleneck(const Cluster& cluster, CollectiveBenchResult& r) {
@@ -87,9 +107,15 @@ void check_group(const CollectiveBenchSpec& spec) {
   if (spec.ep < 2 || spec.ep > spec.cluster.devices())
     throw InputError(fmt::format("--ep {}: the cluster '{}' holds groups of 2 to {} GPUs", spec.ep,
                                  spec.cluster.name, spec.cluster.devices()));
-  if (spec.model.routed_experts % spec.ep != 0)
-    throw InputError(fmt::format("--ep {} does not divide the {} routed experts of '{}'", spec.ep,
-                                 spec.model.routed_experts, spec.model.name));
+  const int slots = spec.model.routed_experts + spec.redundant;
+  if (spec.redundant < 0 || slots % spec.ep != 0)
+    throw InputError(fmt::format("--ep {} does not divide the {} routed experts{} of '{}'", spec.ep,
+                                 spec.model.routed_experts,
+                                 spec.redundant > 0 ? fmt::format(" + {} redundant slots", spec.redundant) : "",
+                                 spec.model.name));
+  if (spec.group_limited && !ExpertGroupLimit::of(spec.model).limits())
+    throw InputError(fmt::format("--group-limited: '{}' has no group limit (n_group {}, topk_group {})",
+                                 spec.model.name, spec.model.expert_groups, spec.model.topk_expert_groups));
   if (spec.tokens < 1 || spec.repeat < 1) throw InputError("--tokens and --repeat must be at least 1");
 }
 
@@ -105,7 +131,7 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
                                  spec.tokens, spec.ep, kMaxGroupTokens));
   const CalibrationProfile& profile = *spec.profile;
   const Topology topology = Topology::build(spec.cluster, spec.ep);
-  const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep);
+  const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep, spec.redundant);
   const double dispatch_copy = spec.model.hidden * (spec.fp8_dispatch ? 1.0 + 4.0 / 128 : 2.0);
   const double combine_copy = spec.model.hidden * 2.0;
 
@@ -131,13 +157,15 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
            lone.seconds(CopyTraffic{copies, spec.ep, combine ? combine_copy : dispatch_copy, combine});
   };
 
-  const AliasTable table = popularity(spec.model.routed_experts, spec.zipf, spec.seed);
+  const std::vector<double> weights = popularity(spec.model.routed_experts, spec.zipf, spec.seed);
+  const ExpertGroupLimit limit =
+      spec.group_limited ? ExpertGroupLimit::of(spec.model) : ExpertGroupLimit{spec.model.routed_experts};
+  Router router(weights, limit, spec.model.top_k, spec.seed);
   std::vector<int> token_device;
   std::vector<ExpertId> experts;
   LayerDispatch dispatch(spec.ep, spec.model.routed_experts, is_deepep(mode) ? per_node : 0);
   for (int call = 0; call < spec.repeat; ++call) {
-    route(table, spec.ep, spec.tokens, spec.model.top_k, spec.seed, static_cast<std::uint64_t>(call),
-          token_device, experts);
+    router.route(spec.ep, spec.tokens, static_cast<std::uint64_t>(call), token_device, experts);
     dispatch.clear();
     account_dispatch(placement, 0, mode, token_device, experts, spec.model.top_k, dispatch);
     r.dispatch_seconds += seconds(dispatch.copies, false);

@@ -1,7 +1,8 @@
 #pragma once
 // One collective timed alone and repeated back to back, as `semsim collective` reports it: the MoE
-// dispatch and combine of `tokens` tokens per rank, routed by a popularity law over contiguously
-// placed experts and moved by any dispatch mode, priced as a run prices them (DeepEP's measured
+// dispatch and combine of `tokens` tokens per rank, routed by a popularity law (optionally
+// group-limited) over contiguously placed experts (optionally with redundant slots) and moved by any
+// dispatch mode, priced as a run prices them (DeepEP's measured
 // tables where they time the group, else the copies over the topology); or an NCCL collective over
 // buffers of `tokens` hidden states per rank. A collective alone takes its closed form in both
 // network fidelities (sim/network.hpp), so the fidelity changes nothing here.
@@ -28,6 +29,12 @@ struct CollectiveBenchSpec {
   int tokens = 128;  // per rank
   std::string kernel = "normal";
   double zipf = 0;  // expert popularity ~ 1 / rank^zipf over a seeded order (0: uniform)
+  // Each token's top-k kept to the model's best topk_expert_groups of expert_groups groups, as
+  // DeepSeek-V3's gate keeps them (workloads/expert_groups.hpp); groups are consecutive experts.
+  bool group_limited = false;
+  // Physical expert slots beyond the logical experts: SGLang's trivial layout (experts 0..R-1 get a
+  // second slot; policies/contiguous_placement.hpp), replicas chosen round robin as a run does.
+  int redundant = 0;
   int repeat = 1;   // calls, each with freshly drawn routing
   std::uint64_t seed = 1;
   int sms = 0;                  // DeepEP normal's SMs (0: the device's communication_units)

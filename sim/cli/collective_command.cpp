@@ -68,6 +68,8 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
     j["ep"] = spec.ep;
     j["tokens_per_rank"] = spec.tokens;
     j["routing"] = o.routing;
+    j["group_limited"] = spec.group_limited;
+    j["redundant"] = spec.redundant;
     j["repeat"] = spec.repeat;
     j["fidelity"] = o.fidelity;
     j["calibration"] = spec.profile->name;
@@ -89,8 +91,10 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
     std::cout << j.dump() << "\n";
     return;
   }
-  std::cout << fmt::format("{} on {} ({}), EP {}, {} tokens per rank, {} routing, {} call{}\n", spec.kernel,
-                           spec.model.name, spec.cluster.name, spec.ep, spec.tokens, o.routing, spec.repeat,
+  std::cout << fmt::format("{} on {} ({}), EP {}{}, {} tokens per rank, {}{} routing, {} call{}\n",
+                           spec.kernel, spec.model.name, spec.cluster.name, spec.ep,
+                           spec.redundant > 0 ? fmt::format(" ({} redundant slots)", spec.redundant) : "",
+                           spec.tokens, spec.group_limited ? "group-limited " : "", o.routing, spec.repeat,
                            spec.repeat == 1 ? "" : "s");
   std::cout << "timed by: " << r.timed_by << " (alone, so the same in either fidelity)\n";
   const std::string link = r.bottleneck_link == "rdma" ? "RDMA" : "NVLink";
@@ -158,6 +162,12 @@ void add_collective_command(CommandLine& cli) {
   command->add_option("--kernel", o->spec.kernel, "dispatch mode or NCCL collective (default normal)")
       ->check(CLI::IsMember(collective_kernel_names()));
   command->add_option("--routing", o->routing, "uniform | zipf:S: expert popularity (default uniform)");
+  command->add_flag("--group-limited", o->spec.group_limited,
+                    "keep each token's experts to the model's best topk_group of n_group expert groups");
+  command
+      ->add_option("--redundant", o->spec.redundant,
+                   "redundant expert slots (SGLang's trivial layout; EP must divide experts + redundant)")
+      ->check(CLI::Range(0, 32767));
   command
       ->add_option("--fidelity", o->fidelity, "flow | bottleneck (a lone collective takes the same in both)")
       ->check(CLI::IsMember({"flow", "bottleneck"}));

@@ -12,8 +12,9 @@
 namespace semsim::cli_test {
 namespace {
 
-nlohmann::json collective_json(const std::vector<std::string>& options) {
-  std::vector<std::string> args{"collective", "--model", "deepseek-v2-lite", "--json", "--repeat", "2"};
+nlohmann::json collective_json(const std::vector<std::string>& options,
+                               const std::string& model = "deepseek-v2-lite") {
+  std::vector<std::string> args{"collective", "--model", model, "--json", "--repeat", "2"};
   args.insert(args.end(), options.begin(), options.end());
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
@@ -62,6 +63,31 @@ TEST(cliCollective, OneNodeNormalMovesDedupsBytesAndTheTablesTimeIt) {
                    all_reduce["algbw_gbps"].get<double>() * 2 * 7 / 8);
 }
 
+// DeepSeek-V3's 8 expert groups are 8 nodes' experts at EP64: its gate's 4 groups bound the nodes a
+// token reaches, so a rank sends at most 4 RDMA copies per token (one per node but its own).
+TEST(cliCollective, GroupLimitedRoutingBoundsTheNodesATokenReaches) {
+  auto rdma_bytes = [](bool group_limited) {
+    std::vector<std::string> options{"--cluster", "h200-ib", "--nodes", "8", "--ep", "64", "--tokens", "256"};
+    if (group_limited) options.push_back("--group-limited");
+    const auto result = collective_json(options, "deepseek-v3");
+    EXPECT_EQ(result["group_limited"], group_limited);
+    return result["bytes_per_rank"]["rdma"].get<double>();
+  };
+  const double copy = 7168 * (1 + 4.0 / 128);  // FP8 with a scale per 128
+  const double limited = rdma_bytes(true), free = rdma_bytes(false);
+  EXPECT_LE(limited, 256 * 4 * copy);
+  EXPECT_GT(free, 256 * 4 * copy) << "top-8 of 256 experts reaches about 5.3 of 8 nodes";
+}
+
+// Redundant slots: SGLang's trivial layout, so EP72 holds DeepSeek-V3's 256 experts in 288 slots.
+TEST(cliCollective, RedundantSlotsLetTheEpSizeDivideTheSlots) {
+  const auto result = collective_json(
+      {"--cluster", "h100-ib", "--nodes", "9", "--ep", "72", "--redundant", "32", "--kernel", "low_latency"},
+      "deepseek-v3");
+  EXPECT_EQ(result["redundant"], 32);
+  EXPECT_GT(result["dispatch_us"].get<double>(), 0);
+}
+
 TEST(cliCollective, BadOptionsExit2WithOneMessage) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--ep", "12", "--cluster", "h200-2x8"}, "--ep 12 does not divide the 64 routed experts"},
@@ -70,6 +96,9 @@ TEST(cliCollective, BadOptionsExit2WithOneMessage) {
       {{"--kernel", "auto"}, "--kernel"},
       {{"--tokens", "4194304"}, "a dispatch routes at most 16777216 tokens per call"},
       {{"--cluster", "h200-9x9"}, "h200-9x9"},
+      {{"--cluster", "h200-2x8", "--ep", "12", "--redundant", "4"},
+       "--ep 12 does not divide the 64 routed experts + 4 redundant slots"},
+      {{"--group-limited"}, "--group-limited: 'deepseek-v2-lite' has no group limit"},
   };
   for (const auto& [options, message] : cases) {
     std::vector<std::string> args{"collective", "--model", "deepseek-v2-lite"};
