@@ -132,5 +132,41 @@ TEST(Disaggregation, TransfersSharingARouteContendInFlow) {
   EXPECT_GT(seconds[3], 1.8 * seconds[0]);
 }
 
+// A layer-by-layer transfer leaves the prefill GPU's NIC while the step computing its prompt
+// dispatches across the pool's two nodes over the same NIC: in flow both share it (max-min), so the
+// step's dispatch and the transfer's landing come later than alone; bottleneck prices each alone.
+TEST(Disaggregation, AKvTransferSharingANicWithTheDispatchSlowsBothInFlow) {
+  const std::filesystem::path log =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-pd-nic-{}.csv", ::getpid());
+  std::ofstream(log) << "timestamp,input_tokens,output_tokens\n0,8000,4\n";
+  std::vector<Json> runs;
+  for (const char* fidelity : {"bottleneck", "flow"}) {
+    const std::string text = fmt::format(
+        "schema: 1\nmodel: deepseek-v2-lite\ncluster: {{preset: h200-ib, nodes: 3}}\n"
+        "parallelism: {{ep: 16, attention: dp}}\nserving: {{max_batch_tokens: 8192}}\n"
+        "network: {{fidelity: {}}}\ncalibration: datasheet\n"
+        "workload: {{requests_from: {{file: {}, format: csv}}}}\n"
+        "disaggregation: {{kv_transfer: layerwise, prefill: {{nodes: 2}}, "
+        "decode: {{nodes: 1, set: {{parallelism.ep: 8}}}}}}\n",
+        fidelity, log.string());
+    const Scenario s = load_scenario(text, "pools.yaml", "");
+    runs.push_back(Json::parse(run_isolated([&] {
+      const DisaggregatedResult run = simulate_disaggregated(s, build_disaggregated_run(s));
+      const StepRecord& step = run.prefill.steps.at(0);
+      return Json{{"dispatch", step.phases[Phase::kDispatch]},
+                  {"step_end", step.end},
+                  {"transfer_end", run.transfers.at(0).end},
+                  {"scale_out_bytes", step.a2a_scale_out_bytes}}
+          .dump();
+    })));
+  }
+  std::filesystem::remove(log);
+  const Json &alone = runs[0], &shared = runs[1];
+  ASSERT_GT(alone["scale_out_bytes"].get<double>(), 0) << "the dispatch crosses the pool's nodes";
+  EXPECT_GT(shared["dispatch"].get<double>(), alone["dispatch"].get<double>() * (1 + 1e-6));
+  EXPECT_GT(shared["step_end"].get<double>(), alone["step_end"].get<double>());
+  EXPECT_GT(shared["transfer_end"].get<double>(), alone["transfer_end"].get<double>());
+}
+
 }  // namespace
 }  // namespace semsim
