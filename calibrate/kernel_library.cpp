@@ -80,13 +80,16 @@ class CrossShapeCurve final : public KernelCurve {
     ShapePairs pairs;  // `shape` parsed once: the roofline reads it at every new point
     double weight;
   };
+  // `all_experts_rows`: (x, y) is the target's row of all its x experts; each neighbour is asked at
+  // its own row of all its experts with the same load per expert, y / x.
   CrossShapeCurve(std::string kernel, std::string shape, std::string dtype, const Device& device,
-                  std::vector<Neighbour> neighbours)
+                  std::vector<Neighbour> neighbours, bool all_experts_rows)
       : kernel_(std::move(kernel)),
         pairs_(shape_pairs(shape)),
         dtype_(std::move(dtype)),
         device_(device),
-        neighbours_(std::move(neighbours)) {}
+        neighbours_(std::move(neighbours)),
+        all_experts_rows_(all_experts_rows) {}
 
   double seconds(double x, double y) const override {
     const auto key = std::make_pair(x, y);
@@ -94,10 +97,12 @@ class CrossShapeCurve final : public KernelCurve {
     double weights = 0, log_efficiency = 0;
     std::optional<InputError> outside;
     for (const Neighbour& n : neighbours_) {
+      const double nx = all_experts_rows_ ? shape_number(n.pairs, "experts") : x;
+      const double ny = all_experts_rows_ ? y * nx / x : y;
       try {
-        const double measured = n.lookup.seconds(x, y);
+        const double measured = n.lookup.seconds(nx, ny);
         log_efficiency +=
-            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, x, y, device_) / measured);
+            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, nx, ny, device_) / measured);
         weights += n.weight;
       } catch (const InputError& error) {
         outside = error;  // this neighbour was not measured that far: the others may have been
@@ -122,7 +127,34 @@ class CrossShapeCurve final : public KernelCurve {
   std::string dtype_;
   const Device& device_;
   std::vector<Neighbour> neighbours_;
+  bool all_experts_rows_;
   mutable std::map<std::pair<double, double>, double> memo_;
+};
+
+// The fused MoE kernel of a rank given only its own copies: its share of the kernel of all the
+// shape's experts at the same load per expert, or the EP rows' time at its copies where that is
+// less (KernelLibrary::moe_experts_without_ep).
+class WithoutEpCurve final : public KernelCurve {
+ public:
+  WithoutEpCurve(std::unique_ptr<KernelCurve> all_experts, std::unique_ptr<KernelCurve> ep_rows, double experts)
+      : all_experts_(std::move(all_experts)), ep_rows_(std::move(ep_rows)), experts_(experts) {}
+  double seconds(double experts, double copies) const override {
+    const double share = experts / experts_ * all_experts_->seconds(experts_, copies * experts_ / experts);
+    try {
+      return std::min(share, ep_rows_->seconds(experts, copies));
+    } catch (const InputError&) {
+      return share;  // the EP rows were not measured that far
+    }
+  }
+  Coverage coverage() const override { return all_experts_->coverage(); }
+  std::string source() const override {
+    return fmt::format("{}, its {} experts' row at the rank's load per expert", all_experts_->source(),
+                       experts_);
+  }
+
+ private:
+  std::unique_ptr<KernelCurve> all_experts_, ep_rows_;
+  double experts_;
 };
 
 // A measured shape's own table pooled with its neighbours: own^(1 - w) * neighbours^w, the
@@ -236,6 +268,20 @@ std::string KernelLibrary::label(const KernelTable& table) const {
 
 std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, const std::string& shape,
                                                   const std::string& dtype, bool without_own_shape) const {
+  return find_curve(kernel, shape, dtype, without_own_shape, false);
+}
+
+std::unique_ptr<KernelCurve> KernelLibrary::moe_experts_without_ep(const std::string& shape,
+                                                                   const std::string& dtype) const {
+  std::unique_ptr<KernelCurve> all_experts = find_curve("moe_experts", shape, dtype, false, true);
+  if (!all_experts) return nullptr;
+  return std::make_unique<WithoutEpCurve>(std::move(all_experts), curve("moe_experts", shape, dtype),
+                                          shape_number(shape_pairs(shape), "experts"));
+}
+
+std::unique_ptr<KernelCurve> KernelLibrary::find_curve(const std::string& kernel, const std::string& shape,
+                                                       const std::string& dtype, bool without_own_shape,
+                                                       bool all_experts_rows) const {
   const auto family = tables_.find({kernel, dtype});
   if (family == tables_.end()) return nullptr;
   const auto wanted = shape_pairs(shape);
@@ -256,7 +302,8 @@ std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, con
     const auto weight = profile_.cross_shape_weights.find(kernel);
     if (weight == profile_.cross_shape_weights.end() || weight->second <= 0 || near.empty() || !kernel_scope)
       return table;
-    return std::make_unique<PooledCurve>(std::move(table), curve(kernel, shape, dtype, true), weight->second);
+    return std::make_unique<PooledCurve>(std::move(table), find_curve(kernel, shape, dtype, true, all_experts_rows),
+                                         weight->second);
   }
   if (near.empty() || !kernel_scope) return nullptr;
   std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
@@ -268,7 +315,7 @@ std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, con
     neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_, beyond_work(*table)),
                           table->shape,
                           shape_pairs(table->shape), 1.0 / std::max(distance, 1e-12)});
-  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours));
+  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours), all_experts_rows);
 }
 
 }  // namespace semsim

@@ -51,6 +51,15 @@ class KernelLibrary {
   std::unique_ptr<KernelCurve> curve(const std::string& kernel, const std::string& shape,
                                      const std::string& dtype, bool without_own_shape = false) const;
 
+  // The fused MoE kernel (`moe_experts`) of `shape` as a rank given only its own token copies runs
+  // it: experts / E * T(E, copies * E / experts), T the kernel of all the shape's E experts (no EP) at
+  // the same load per expert — a shape not measured from its neighbours' kernels of all their experts
+  // at that load — or, where less, the time of the tables' rows of `experts` (EP ranks given the
+  // group's whole batch, as curve() answers) at `copies`. Both overestimate: beyond its largest
+  // measured load T holds that load's rate, and an EP row computes remote slots too; the lesser is
+  // the tighter. nullptr as curve() does.
+  std::unique_ptr<KernelCurve> moe_experts_without_ep(const std::string& shape, const std::string& dtype) const;
+
   // Whether the profile has any table of `kernel` in `dtype`.
   bool has(const std::string& kernel, const std::string& dtype) const {
     return tables_.contains({kernel, dtype});
@@ -61,6 +70,11 @@ class KernelLibrary {
 
  private:
   std::string label(const KernelTable& table) const;
+  // curve(), the cross-shape model asking each neighbour at its own row of all its experts and the
+  // same load per expert when `all_experts_rows` (the queries are then at the target's own row).
+  std::unique_ptr<KernelCurve> find_curve(const std::string& kernel, const std::string& shape,
+                                          const std::string& dtype, bool without_own_shape,
+                                          bool all_experts_rows) const;
 
   const CalibrationProfile& profile_;
   const Device& device_;

@@ -150,23 +150,17 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
       parts.push_back(std::move(part));
     }
     routed_ = std::make_unique<Operator>("routed experts", std::move(parts));
-  } else if (std::shared_ptr<KernelCurve> curve = library_.curve(
-                 "moe_experts",
-                 fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model.hidden,
-                             model.expert_ffn, model.routed_experts, model.top_k),
-                 weights)) {
+  } else {
     // The table's rows of fewer experts are EP ranks that were given the group's whole batch
-    // (SGLang's EP without DeepEP: a rank computes every top-k slot of each token reaching it). A
-    // rank given only its own tokens' copies (every dispatch but allgather) runs like the kernel of
-    // all the shape's experts at the same load per expert, for its share of them.
-    Part part = curve_part("moe_experts", curve);
-    if (!experts_see_whole_batch) {
-      const auto all = static_cast<double>(model.routed_experts);
-      part.seconds = [curve, all](double experts, double copies) {
-        return experts / all * curve->seconds(all, copies * all / experts);
-      };
-    }
-    routed_ = std::make_unique<Operator>("routed experts", std::vector<Part>{std::move(part)});
+    // (SGLang's EP without DeepEP: a rank computes every top-k slot of each token reaching it): they
+    // price the allgather dispatch. Under any other a rank is given only its own tokens' copies.
+    const std::string shape = fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced",
+                                          model.hidden, model.expert_ffn, model.routed_experts, model.top_k);
+    if (std::shared_ptr<KernelCurve> curve = experts_see_whole_batch
+                                                 ? library_.curve("moe_experts", shape, weights)
+                                                 : library_.moe_experts_without_ep(shape, weights))
+      routed_ =
+          std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
   }
 
   // Attention cores: the operator tables, else the MLA or GQA kernel at this rank's heads.

@@ -47,33 +47,33 @@ TEST(cliGoldenValues, DefaultScenario) {
   const Json& s = run.summary;
   EXPECT_EQ(s["calibration"], "h200-sxm-measured");
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.83925680439746);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84562340297339);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14512.57356085461);
-  expect_distribution(s["ttft_s"], 0.009403042214364579, 0.009211809564407147, 0.010526576296138757,
-                      0.014655746347623903);
-  expect_distribution(s["tpot_s"], 0.003153556027598238, 0.0031512422628152898, 0.003340604080654041,
-                      0.003528290422721171);
-  expect_distribution(s["e2e_s"], 0.8135598292519154, 0.8132012759894067, 0.8614146924793836,
-                      0.9088475441331696);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.70063170369);
+  expect_distribution(s["ttft_s"], 0.009089507181098834, 0.008915953814877753, 0.010258075467697126,
+                      0.014179158359129503);
+  expect_distribution(s["tpot_s"], 0.0031279888494242054, 0.0031245200297673123, 0.003301154690766851,
+                      0.0034681787525071037);
+  expect_distribution(s["e2e_s"], 0.8067266637842716, 0.8057022299572978, 0.850141687463929,
+                      0.8951782194361094);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.622688797512787);
-  EXPECT_EQ(s["steps"].get<int>(), 33994);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031125484576853767);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.73846274433733);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.0149285433543085);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.05634339937614);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.287463508330653);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.710774075158248);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15441800908953976);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.302392051685041);
-  ASSERT_EQ(run.steps.size(), 33995u);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6229777020024738);
+  EXPECT_EQ(s["steps"].get<int>(), 34217);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030924493342322154);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.003112001648056);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.051414501717778);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.67586096306983);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.33010851264391);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.75384289034413);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1552740359548582);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.381523014361516);
+  ASSERT_EQ(run.steps.size(), 34218u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00703311725,0.00176138258,0.0011981725,0.00231414467,0.00148509339,"
+            "0,0.0312845332,0.00678146801,0.00176138258,0.0011981725,0.00206249543,0.00148509339,"
             "0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.271755824,0.00229904905,0.0011623677,0.000145709636,0.00063254611,0.000167536392,"
+            "99,0.276306428,0.00236194529,0.0011623677,0.000145709636,0.000695442348,0.000167536392,"
             "0.000190889217,0,3,2017600,0,0.096154,2.068376,0,0,0,0,0.000313246028,0");
 }
 
