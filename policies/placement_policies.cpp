@@ -24,6 +24,10 @@ std::vector<std::string> replicating_policies() {
 
 }  // namespace
 
+ParamSpec redundant_experts(double default_value) {
+  return {kRedundantParam, default_value, "extra physical slots per layer, replicas (-1: one per device)"};
+}
+
 int physical_slots(const PolicyChoice& choice, int experts, int devices) {
   if (!choice.params.contains(kRedundantParam)) return experts;
   const long long redundant = choice.whole_param(kRedundantParam, -1, 1 << 20);

@@ -35,6 +35,10 @@ struct PlacementResult {
 // cannot hold its physical slots (check_physical_slots).
 PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice);
 
+// The parameter of every placement policy that fills redundant slots (physical_slots reads it),
+// with the policy's default count.
+ParamSpec redundant_experts(double default_value);
+
 // The physical expert slots per layer a policy fills: the logical experts plus its `redundant`
 // parameter (EPLB's -1: one per device); the experts alone for a policy without the parameter,
 // which places no replicas.

@@ -29,13 +29,8 @@ PlacementResult place_contiguous(const PlacementInput& input, const PolicyChoice
       contiguous_placement(input.moe_layers, input.experts, input.devices, physical - input.experts), {}, {}};
 }
 
-// The parameter of every placement policy that fills redundant slots (physical_slots reads it).
-ParamSpec redundant_experts(double default_value) {
-  return {"redundant", default_value, "extra physical slots per layer, replicas (-1: one per device)"};
-}
-
 PlacementResult place_semmoe(const PlacementInput& input, const PolicyChoice& choice) {
-  return semmoe_placement(input, semmoe_params(choice));
+  return semmoe_placement(input, semmoe_params(choice, input.experts, input.devices));
 }
 
 // A request scheduler that reads neither parameters nor tables.
@@ -101,7 +96,9 @@ const std::vector<PolicyEntry>& registry() {
        {redundant_experts(-1), {"groups", 0, "expert groups for the hierarchical policy (0: the model's)"}},
        kProfile,
        eplb_placement},
-      {"semmoe", "Sem-MoE's token-expert co-clustering, N/D experts per device (no replicas: D divides N)",
+      {"semmoe",
+       "Sem-MoE's token-expert co-clustering, (N + redundant)/D slots per device; redundant slots replicate "
+       "the experts of most load per replica on the devices whose tokens use them most",
        semmoe_param_specs(), kProfile, place_semmoe},
       {"coact",
        "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device (no replicas)",

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "models/input_error.hpp"
+#include "policies/spare_slot_replicas.hpp"
 #include "workloads/counter_rng.hpp"
 
 namespace semsim {
@@ -37,9 +38,11 @@ std::vector<double> token_demand(const CoClusterProblem& p, const std::vector<in
 
 // Algorithm 1's expert placement: experts by decreasing load, each onto the device with room that
 // maximises α·co-activation with the experts already there + β·demand of its tokens − γ·expert load.
+// Room: N/D experts per device, one more on the first N mod D devices where D does not divide N
+// (redundant slots then make up the difference with replicas).
 std::vector<int> greedy_experts(const CoClusterProblem& p, const SemMoeParams& params,
                                 const std::vector<double>& demand) {
-  const int n = p.experts, d = p.devices, per_device = n / d;
+  const int n = p.experts, d = p.devices;
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -51,7 +54,7 @@ std::vector<int> greedy_experts(const CoClusterProblem& p, const SemMoeParams& p
     int best = -1;
     double best_score = 0;
     for (int i = 0; i < d; ++i) {
-      if (count[i] == per_device) continue;  // capacity mask
+      if (count[i] == n / d + (i < n % d ? 1 : 0)) continue;  // capacity mask
       const double score = params.alpha * affinity[static_cast<std::size_t>(k) * d + i] +
                            params.beta * demand[static_cast<std::size_t>(i) * n + k] -
                            params.gamma * device_load[i];
@@ -258,12 +261,14 @@ const std::vector<ParamSpec>& semmoe_param_specs() {
       {"shared_tokens", d.shared_tokens ? 1.0 : 0.0,
        "1: one device per token for all layers (Attention-DP), refined from the consensus"},
       {"seed", static_cast<double>(d.seed), "random swap order"},
+      redundant_experts(d.redundant),
   };
   return specs;
 }
 
-SemMoeParams semmoe_params(const PolicyChoice& choice) {
+SemMoeParams semmoe_params(const PolicyChoice& choice, int experts, int devices) {
   SemMoeParams p;
+  p.redundant = physical_slots(choice, experts, devices) - experts;
   p.theta = choice.param("theta");
   p.alpha = choice.param("alpha");
   p.beta = choice.param("beta");
@@ -339,9 +344,8 @@ double co_clustering_objective(const CoClusterProblem& p, const SemMoeParams& pa
 CoClustering co_cluster_layer(const CoClusterProblem& p, const SemMoeParams& params, std::uint64_t seed,
                               const std::vector<int>& initial_token_device,
                               const KeptSwapObserver& on_kept_swap) {
-  if (p.devices < 1 || p.experts % p.devices != 0)
-    throw InputError(
-        fmt::format("semmoe: {} experts do not split evenly over {} devices", p.experts, p.devices));
+  if (p.devices < 1 || p.experts < p.devices)
+    throw InputError(fmt::format("semmoe: {} experts cannot fill {} devices", p.experts, p.devices));
   std::mt19937_64 rng(seed);
   CoClustering state;
   state.token_device = initial_token_device;
@@ -367,10 +371,12 @@ CoClustering co_cluster_layer(const CoClusterProblem& p, const SemMoeParams& par
 PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams& params) {
   const RoutingProfile& profile = *input.profile;
   const int layers = input.moe_layers, devices = input.devices;
-  if (devices < 1 || input.experts % devices != 0)
+  const int physical = input.experts + params.redundant;
+  if (devices < 1 || params.redundant < 0 || physical % devices != 0 || physical / devices > input.experts)
     throw InputError(
-        fmt::format("semmoe: {} experts do not split evenly over {} devices (it places N/D per device)",
-                    input.experts, devices));
+        fmt::format("semmoe: the {} experts + {} redundant do not split evenly over {} devices "
+                    "(at most one copy of an expert each)",
+                    input.experts, params.redundant, devices));
   std::vector<CoClusterProblem> problems(layers);
   std::vector<CoClustering> results(layers);
   std::vector<int> consensus;  // empty in the first pass
@@ -427,15 +433,24 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
   out.token_devices.device.assign(layers, std::vector<std::int16_t>(profile.vocabulary(), -1));
   out.token_devices.confidence.assign(layers, std::vector<float>(profile.vocabulary(), 0.0f));
   double local = 0, objective = 0, worst_load = 0;
+  const int n = input.experts;
   for (int layer = 0; layer < layers; ++layer) {
     const CoClusterProblem& p = problems[layer];
     const CoClustering& c = results[layer];
-    for (int e = 0; e < input.experts; ++e) placement.slots[layer][c.expert_device[e]].push_back(e);
+    auto& slots = placement.slots[layer];
+    for (int e = 0; e < n; ++e) slots[c.expert_device[e]].push_back(e);
+    if (params.redundant > 0)
+      slots = fill_spare_slots(std::move(slots), physical / devices, p.expert_load,
+                               token_demand(p, c.token_device));
+    std::vector<unsigned char> hosted(static_cast<std::size_t>(devices) * n, 0);  // [device * n + expert]
+    for (int d = 0; d < devices; ++d)
+      for (const int e : slots[d]) hosted[static_cast<std::size_t>(d) * n + e] = 1;
     std::vector<double> load(devices, 0.0);
     for (std::size_t j = 0; j < p.tokens.size(); ++j) {
-      double share = 0;
+      double share = 0;  // replicas included: a token is served by a copy on its own device
       for (std::int64_t e = p.row_begin[j]; e < p.row_begin[j + 1]; ++e)
-        if (c.expert_device[p.row_expert[e]] == c.token_device[j]) share += p.row_share[e];
+        if (hosted[static_cast<std::size_t>(c.token_device[j]) * n + p.row_expert[e]])
+          share += p.row_share[e];
       out.token_devices.device[layer][p.tokens[j]] = static_cast<std::int16_t>(c.token_device[j]);
       out.token_devices.confidence[layer][p.tokens[j]] = static_cast<float>(share);
       local += p.frequency[j] * share;

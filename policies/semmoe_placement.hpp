@@ -1,7 +1,7 @@
 #pragma once
 // Sem-MoE's offline model scheduling (design.md, "Sem-MoE, precisely"; arXiv 2503.04398,
 // Algorithm 1): per MoE layer, co-cluster the profiled tokens and the experts into one cluster per
-// device, exactly N/D experts each, minimising
+// device, N/D experts each (one more on the first N mod D devices where D does not divide N), minimising
 //   θ·Σ_i |Σ_{j∈i} a_j − S/D| + (1−θ)·Σ_j a_j·(1 − Σ_{k on dev(j)} C_p[j,k])
 // (token-load balance + remote activations; S = Σ_j a_j = 1) by alternation: experts placed
 // greedily, improved by pairwise swaps, tokens re-assigned by affinity under a token-load cap; the
@@ -18,6 +18,10 @@
 // DeepSeek-V2-Lite trace at EP8 under the semmoe_dp scheduler it lifts DP-style LAR from 0.141 to
 // 0.145 (0.142 with theta=0, which an internal split of the profiled part preferred when evaluation
 // placed requests by capped votes) at a TP-style cost of 0.003 (0.009).
+// redundant=R gives every device (N+R)/D slots (DeepSeek-V3's 256 experts at EP72: 288 slots, 4
+// per device): the co-clustering fills N of them as above, and the R spare ones get replicas
+// (policies/spare_slot_replicas.hpp) of the experts of most load per replica, each on the spare-slot
+// device whose co-clustered tokens use the expert most. Tokens keep their co-clustered devices.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -37,10 +41,12 @@ struct SemMoeParams {
   double balance = 1.10;       // token-load cap per device: balance · S / D
   bool shared_tokens = false;  // one device per token for all layers (the Attention-DP variant above)
   std::uint64_t seed = 1;
+  int redundant = 0;  // spare slots per layer beyond the N experts, filled with replicas
 };
 
-// Reads the policy's parameters (the names above) from a registry choice.
-SemMoeParams semmoe_params(const PolicyChoice& choice);
+// Reads the policy's parameters (the names above) from a registry choice; `redundant` as
+// physical_slots resolves it on `devices` (-1: one per device).
+SemMoeParams semmoe_params(const PolicyChoice& choice, int experts, int devices);
 const std::vector<ParamSpec>& semmoe_param_specs();
 
 // One MoE layer's tables in plain arrays: the profiled tokens (a_j > 0) with sparse C_p rows.
@@ -78,7 +84,9 @@ CoClustering co_cluster_layer(const CoClusterProblem& problem, const SemMoeParam
                               const KeptSwapObserver& on_kept_swap = {});
 
 // Every layer (layers in parallel, result independent of the thread count), labels aligned across
-// layers; token_devices covers the whole vocabulary (-1 / 0 for tokens without profiled occurrences).
+// layers, spare slots filled with replicas; token_devices covers the whole vocabulary (-1 / 0 for
+// tokens without profiled occurrences), its confidence (and the solver's profiled_local_share)
+// counting the replicas on the token's device.
 PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams& params);
 
 }  // namespace semsim

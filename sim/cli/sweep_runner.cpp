@@ -32,9 +32,11 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 // The keys of every summary, or, when some point is disaggregated, of a disaggregated run's (which
-// holds the others' and its pools'): a point that is not has those columns empty.
-std::vector<std::string> metric_columns(bool disaggregated = false) {
+// holds the others' and its pools'): a point that is not has those columns empty. The workload's
+// lengths name their distribution's parameters: `workload` (a point's) gives those keys.
+std::vector<std::string> metric_columns(bool disaggregated = false, const WorkloadSpec* workload = nullptr) {
   Scenario blank;
+  if (workload) blank.workload = *workload;
   DisaggregatedPlan plan;
   if (disaggregated) {
     auto pools = std::make_shared<Disaggregation>();
@@ -55,13 +57,29 @@ std::vector<std::string> metric_columns(bool disaggregated = false) {
 // and `semsim compare` match points by).
 constexpr std::string_view kRenamedMetricPrefix = "summary:";
 
-std::vector<std::string> header_fields(const Sweep& sweep) {
-  std::vector<std::string> fields{"point_id", "status"};
-  fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
+// The summary keys of every point of the sweep, in the blank summary's order; a key only some points
+// have (a lognormal length's median) follows the key it follows in their summaries.
+std::vector<std::string> sweep_metric_columns(const Sweep& sweep) {
   const bool disaggregated = std::any_of(sweep.points.begin(), sweep.points.end(), [](const SweepPoint& p) {
     return p.scenario && p.scenario->disaggregation;
   });
-  for (const std::string& metric : metric_columns(disaggregated))
+  std::vector<std::string> names = metric_columns(disaggregated);
+  for (const SweepPoint& point : sweep.points) {
+    if (!point.scenario) continue;
+    const std::vector<std::string> own = metric_columns(disaggregated, &point.scenario->workload);
+    for (std::size_t i = 0; i < own.size(); ++i) {
+      if (std::find(names.begin(), names.end(), own[i]) != names.end()) continue;
+      const auto after = i == 0 ? names.begin() : std::find(names.begin(), names.end(), own[i - 1]) + 1;
+      names.insert(after, own[i]);
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> header_fields(const Sweep& sweep) {
+  std::vector<std::string> fields{"point_id", "status"};
+  fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
+  for (const std::string& metric : sweep_metric_columns(sweep))
     fields.push_back(std::find(sweep.columns.begin(), sweep.columns.end(), metric) == sweep.columns.end()
                          ? metric
                          : std::string(kRenamedMetricPrefix) + metric);

@@ -167,6 +167,7 @@ TEST(cliClusterPresets, DeepSeekV3AtEp72AndEp32WithRedundantExpertsRecordsTheSlo
 
 // EPLB from a routing profile of DeepSeek-V3 at both decode sizes: its 8 expert groups divide neither
 // 18 nor 9 nodes, so it places the 288 slots globally; the EP72 run dispatches with DeepEP's kernels.
+// Sem-MoE with the same redundant experts checks at EP72.
 TEST(cliClusterPresets, DeepSeekV3EplbFromAProfileAtEp144AndEp72) {
   TempDir tmp;
   std::ofstream(tmp / "decode144.yaml") << deepseek_v3_fp8_on("{preset: h800-ib, nodes: 18}", 144);
@@ -191,6 +192,13 @@ TEST(cliClusterPresets, DeepSeekV3EplbFromAProfileAtEp144AndEp72) {
   const CliResult c = run_semsim(check);
   ASSERT_EQ(c.exit_code, 0) << describe(check, c);
   EXPECT_EQ(checked_slots(c), "expert slots: 288 per MoE layer (32 redundant), at most 2 per device");
+  // Sem-MoE co-clusters the 256 experts into 72 devices and fills their 32 spare slots with replicas.
+  const std::vector<std::string> semmoe = {"check", tmp / "decode72.yaml",
+                                           "--set", "profile=" + (tmp / "prof"),
+                                           "--set", "policies.placement={name: semmoe, redundant: 32}"};
+  const CliResult s = run_semsim(semmoe);
+  ASSERT_EQ(s.exit_code, 0) << describe(semmoe, s);
+  EXPECT_EQ(checked_slots(s), "expert slots: 288 per MoE layer (32 redundant), at most 4 per device");
   const std::vector<std::string> run = {"run",   tmp / "decode72.yaml",
                                         "--set", "profile=" + (tmp / "prof"),
                                         "--set", eplb,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -171,12 +172,10 @@ TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
             {"--policy", "random", "--ep", "7"},
             "--ep 7: EP size 7 does not divide the 64 routed experts: give 6 redundant experts (70 slots per "
             "layer, 10 per device), as --param redundant=6"},
-        Case{{"--policy", "semmoe", "--ep", "7"},
-             "and placement policy 'semmoe' places no replicas: give 6 redundant experts (70 slots per "
-             "layer, 10 "
-             "per device) with one that does (contiguous, round_robin, random, eplb), e.g. --policy "
-             "contiguous "
-             "--param redundant=6"}}) {
+        Case{{"--policy", "coact", "--ep", "7"},
+             "and placement policy 'coact' places no replicas: give 6 redundant experts (70 slots per "
+             "layer, 10 per device) with one that does (contiguous, round_robin, random, eplb, semmoe), "
+             "e.g. --policy contiguous --param redundant=6"}}) {
     std::vector<std::string> args{"place", "--profile", dir_ / "prof", "--out", plan};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     if (std::find(args.begin(), args.end(), "--ep") == args.end()) args.insert(args.end(), {"--ep", "8"});
@@ -287,6 +286,34 @@ TEST_F(cliPlace, ContiguousWithRedundantExpertsExportsSglangsTrivialLayout) {
   const CliResult r = run_semsim(no_bound);
   ASSERT_EQ(r.exit_code, 0) << describe(no_bound, r);
   EXPECT_EQ(nlohmann::json::parse(r.out).at("replica_slots_extra"), 8) << r.out;
+}
+
+// Sem-MoE at EP7 with 6 redundant experts: 70 slots, 10 distinct experts on every device at every
+// layer, each expert once at least; the file reads back for eval (without the bound, over N/D).
+TEST_F(cliPlace, SemMoeWithRedundantExpertsFillsTenSlotsPerDevice) {
+  const std::string plan = dir_ / "semmoe.semplace";
+  run_ok({"place", "--policy", "semmoe", "--param", "redundant=6", "--profile", dir_ / "prof", "--ep", "7",
+          "--out", plan});
+  const std::vector<std::string> slots = slot_lines(plan);
+  ASSERT_EQ(slots.size(), 26u * 7);
+  std::vector<std::set<int>> hosted(26);
+  for (const std::string& line : slots) {
+    std::istringstream in(line);
+    int layer = 0, device = 0, expert = 0;
+    in >> layer >> device;
+    std::set<int> mine;
+    while (in >> expert) {
+      EXPECT_TRUE(mine.insert(expert).second) << line;
+      hosted[layer].insert(expert);
+    }
+    EXPECT_EQ(mine.size(), 10u) << line;
+  }
+  for (const std::set<int>& layer : hosted) EXPECT_EQ(layer.size(), 64u);
+  const std::vector<std::string> no_bound{"place", "eval", plan, "--trace", trace_, "--no-bound", "--json"};
+  const CliResult r = run_semsim(no_bound);
+  ASSERT_EQ(r.exit_code, 0) << describe(no_bound, r);
+  // A device's 260 slots, 22 beyond the 238 (1664 / 7, rounded up) it needs without replicas.
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("replica_slots_extra"), 22) << r.out;
 }
 
 TEST_F(cliPlace, SglangExportAndImportRefuseWhatTheFormatCannotHoldWritingNothing) {

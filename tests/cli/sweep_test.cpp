@@ -153,6 +153,33 @@ series:
             (std::vector<std::string>{"", "rr.semplace", "rr.semplace"}));
 }
 
+// Lengths of other distributions than the blank summary's fixed ones have their own keys (a
+// lognormal's median and sigma): each gets a column, beside the keys of its distribution.
+TEST(cliSweep, LengthDistributionsNameTheirParametersInColumns) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {workload.requests: 12, calibration: datasheet}
+series:
+  fixed: {workload.output_len: {dist: fixed, value: 8}}
+  lognormal: {workload.output_len: {dist: lognormal, median: 8, sigma: 0.5, min: 2, max: 32}}
+)");
+  const CliResult r = sweep({file, "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  const std::vector<std::string> header = split_csv_line(lines[0]);
+  const auto at = [&](const std::string& key) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
+  };
+  ASSERT_LT(at("workload.output_len.median"), header.size());
+  EXPECT_EQ(at("workload.output_len.median"), at("workload.output_len.dist") + 1);
+  EXPECT_EQ(column(tmp / "out/points.csv", at("workload.output_len.median")),
+            (std::vector<std::string>{"", "8.0"}));
+  EXPECT_EQ(column(tmp / "out/points.csv", at("workload.output_len.value")),
+            (std::vector<std::string>{"8", ""}));
+}
+
 TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {
   // Mixtral's 8 experts cannot be split over EP 16; every other combination is valid.
   TempDir tmp;

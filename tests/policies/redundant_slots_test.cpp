@@ -124,9 +124,23 @@ TEST(RedundantSlots, EplbAtEp144AndEp72ReplicatesTheHottestExpertsGlobally) {
   EXPECT_EQ(prefill.solver.at("hierarchical"), 1);
 }
 
-// Placements that co-cluster N/D experts per device place no replicas: refused by name.
+// Sem-MoE co-clusters the 256 experts into 144 or 72 devices (1 or 2, 3 or 4 each) and gives the
+// devices with a spare slot one replica each of the 32 hottest experts.
+TEST(RedundantSlots, SemMoeAtEp144AndEp72ReplicatesTheHottestExperts) {
+  std::vector<int> hottest;
+  for (int e = 0; e < kDeepSeekExperts; ++e)
+    if (300 + e * 89 % kDeepSeekExperts >= 300 + kDeepSeekExperts - 32) hottest.push_back(e);
+  for (const int devices : {144, 72}) {
+    SCOPED_TRACE(devices);
+    const PlacementResult r = place_experts(deepseek_input(devices), with_redundant("semmoe", 32));
+    expect_slots(r.placement, 288 / devices, 32);
+    EXPECT_EQ(replicated_experts(r.placement), hottest);
+  }
+}
+
+// Placements that partition N/D experts per device (METIS, CBC) place no replicas: refused by name.
 TEST(RedundantSlots, PoliciesWithoutReplicasAreRefusedByName) {
-  for (const std::string policy : {"semmoe", "coact", "ilp"}) {
+  for (const std::string policy : {"coact", "ilp"}) {
     try {
       place_experts(deepseek_input(144), default_policy_choice(PolicyKind::kPlacement, policy));
       ADD_FAILURE() << policy;
@@ -134,7 +148,7 @@ TEST(RedundantSlots, PoliciesWithoutReplicasAreRefusedByName) {
       EXPECT_NE(std::string(e.what()).find(
                     "EP size 144 does not divide the 256 routed experts, and placement policy '" + policy +
                     "' places no replicas: give 32 redundant experts (288 slots per layer, 2 per device) "
-                    "with one that does (contiguous, round_robin, random, eplb)"),
+                    "with one that does (contiguous, round_robin, random, eplb, semmoe)"),
                 std::string::npos)
           << e.what();
     }

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "models/input_error.hpp"
+#include "policies/eplb.hpp"
 #include "policies/policy_registry.hpp"
 
 namespace semsim {
@@ -245,9 +246,85 @@ TEST(SemMoePlacement, SharedTokensDeterministicForASeed) {
   EXPECT_EQ(a.solver, b.solver);
 }
 
+// DeepSeek-V3's 256 experts at EP72 with 32 redundant: 288 slots, 4 on every device, 40 devices
+// with 4 co-clustered experts and 32 with 3 and a replica. The replicas are EPLB's: one at a time of
+// the expert with the most load per replica.
+TEST(SemMoePlacement, RedundantSlotsHoldTheHottestExpertsReplicasOncePerDevice) {
+  for (const bool shared : {false, true}) {
+    SCOPED_TRACE(shared);
+    const RoutingProfile profile = RoutingProfile::build(random_trace(2, 256, 8, 400, 0.7, 3), {});
+    PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "semmoe");
+    choice.params["redundant"] = 32;
+    choice.params["shared_tokens"] = shared ? 1 : 0;
+    const PlacementResult result = place_experts(input_for(profile, 72), choice);
+    const Placement& p = result.placement;
+    EXPECT_EQ(p.most_slots_per_layer(), 288);
+    for (int layer = 0; layer < 2; ++layer) {
+      for (int d = 0; d < 72; ++d) {
+        std::vector<int> experts = p.slots[layer][d];
+        EXPECT_EQ(experts.size(), 4u) << "device " << d;
+        std::sort(experts.begin(), experts.end());
+        EXPECT_EQ(std::adjacent_find(experts.begin(), experts.end()), experts.end()) << "device " << d;
+      }
+      const CoClusterProblem problem = CoClusterProblem::from_profile(profile, layer, 72);
+      const Replication eplb = replicate_experts({problem.expert_load}, 288);
+      for (int e = 0; e < 256; ++e)
+        EXPECT_EQ(p.replica_count(layer, e), eplb.logical_count[0][e])
+            << "layer " << layer << " expert " << e;
+    }
+    // The token table's confidence counts the replica on the token's device.
+    for (std::int32_t token = 0; token < static_cast<std::int32_t>(profile.vocabulary()); ++token) {
+      const int device = result.token_devices.device[1][token];
+      if (device < 0) continue;
+      EXPECT_FLOAT_EQ(result.token_devices.confidence[1][token],
+                      static_cast<float>(token_confidence(p, profile, 1, token, device)));
+    }
+    EXPECT_EQ(place_experts(input_for(profile, 72), choice).placement, p);  // deterministic
+  }
+}
+
+// Four token groups on four devices, group g routed to experts {2g, 2g+1}, except group 2, routed to
+// expert 0 (group 0's) with 4 or 5. Expert 0 is the hottest, and its first replica goes to the
+// device of group 2's tokens, which then find both their experts at home.
+TEST(SemMoePlacement, AReplicaGoesWhereTheTokensUsingItAre) {
+  TraceBuilder b({"shared expert", "test", 1, 8, 2, false});
+  std::vector<std::int32_t> ids, tokens;
+  for (int t = 0; t < 24; ++t) ids.push_back(b.token_id(fmt::format("g{}t{}", t % 4, t)));
+  std::vector<ExpertId> routed;
+  for (int repeat = 0; repeat < 3; ++repeat)
+    for (int t = 0; t < 24; ++t) {
+      const int group = t % 4;
+      tokens.push_back(ids[t]);
+      const std::vector<ExpertId> experts =
+          group == 2
+              ? std::vector<ExpertId>{static_cast<ExpertId>(4 + t / 4 % 2), 0}
+              : std::vector<ExpertId>{static_cast<ExpertId>(2 * group), static_cast<ExpertId>(2 * group + 1)};
+      routed.insert(routed.end(), experts.begin(), experts.end());
+    }
+  b.add({{static_cast<int>(tokens.size()), 1, true, 0}, tokens, routed, {}}, "test");
+  const RoutingProfile profile = RoutingProfile::build(std::move(b).build(), {});
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "semmoe");
+  choice.params["redundant"] = -1;  // one per device: 3 slots each
+  const PlacementResult result = place_experts(input_for(profile, 4), choice);
+  const int group2_device = result.token_devices.device[0][ids[2]];
+  EXPECT_TRUE(result.placement.hosts(0, 4, group2_device));
+  EXPECT_TRUE(result.placement.hosts(0, 0, group2_device));
+  EXPECT_GE(result.placement.replica_count(0, 0), 2);
+  for (std::int32_t t = 0; t < 24; ++t) {
+    EXPECT_EQ(result.token_devices.device[0][ids[t]], result.token_devices.device[0][ids[t % 4]]);
+    EXPECT_EQ(result.token_devices.confidence[0][ids[t]], 1.0f) << "token " << t;
+  }
+  EXPECT_DOUBLE_EQ(result.solver.at("profiled_local_share"), 1.0);
+}
+
 TEST(SemMoePlacement, RejectsUnevenSplitsAndBadParameters) {
   const RoutingProfile profile = RoutingProfile::build(random_trace(1, 16, 2, 20, 0.8, 1), {});
   EXPECT_THROW(semmoe_placement(input_for(profile, 3), SemMoeParams{}), InputError);
+  SemMoeParams replicating;
+  replicating.redundant = 17;  // 33 slots on 3 devices, 11 each: 6, 5 and 5 co-clustered experts
+  EXPECT_NO_THROW(semmoe_placement(input_for(profile, 3), replicating));
+  replicating.redundant = 18;  // 34 slots do not split over 3
+  EXPECT_THROW(semmoe_placement(input_for(profile, 3), replicating), InputError);
   PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "semmoe");
   choice.params["theta"] = 1.5;
   EXPECT_THROW(place_experts(input_for(profile, 4), choice), InputError);
