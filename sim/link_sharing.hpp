@@ -32,6 +32,7 @@ struct SharingSettings {
   double time_precision = 1e-9;      // surf/precision, seconds
 };
 
+// The transfers in flight on one platform that no other traffic shares, in simulated time of its own.
 class LinkSharing {
  public:
   LinkSharing(const Topology& topology, SharingSettings settings);
@@ -54,7 +55,7 @@ class LinkSharing {
     int id = -1;
     double start = 0;
     double latency_left = 0;   // > 0: still paying its route latency, not sharing
-    double bound = 0;          // rate bound from the TCP window; 0: none
+    double bound = -1;         // rate bound from the TCP window; -1: none
     double remains = 1;        // fraction of its bytes left
     double rate = 0;           // fraction per second, from the last solve
     double mu = 0;             // solver: the last increment it took
@@ -63,10 +64,9 @@ class LinkSharing {
     std::vector<double> weights;  // [i]: its bytes crossing channels[i]
   };
 
-  void advance(double delta);
-  void solve();
-
-  void end_finished();
+  void advance(double delta);  // time moves on by `delta` at the rates solved
+  void end_finished();         // reports the tasks with no work left
+  void solve();                // the rates of the tasks past their latency
 
   std::vector<std::size_t> route_begin_;       // [pair] into route_channels_, and the end
   std::vector<std::uint32_t> route_channels_;  // each pair's hops as channels, one route after another
