@@ -26,6 +26,12 @@ struct RouteHop {
   LinkDirection direction = LinkDirection::kUp;
 };
 
+// A channel is one direction of one link, numbered link * 2 (up) and link * 2 + 1 (down): loads add
+// up per channel, never across directions.
+inline int channel(const RouteHop& hop) {
+  return hop.link * 2 + (hop.direction == LinkDirection::kUp ? 0 : 1);
+}
+
 struct Topology {
   int devices = 0;
   int devices_per_node = 0;

@@ -15,11 +15,6 @@ namespace semsim {
 namespace sg4 = simgrid::s4u;
 namespace {
 
-// A channel is one direction of one link: loads add up per channel, never across directions.
-int channel_of(const RouteHop& hop) {
-  return hop.link * 2 + (hop.direction == LinkDirection::kUp ? 0 : 1);
-}
-
 void check_devices(int traffic_devices, int devices) {
   if (traffic_devices != devices)
     throw std::invalid_argument(
@@ -49,7 +44,7 @@ class LoneCollectiveTime::Model {
     for (std::size_t pair = 0; pair < pairs; ++pair) {
       const auto& route = topology.routes[pair];
       for (std::size_t i = 0; i < route.size(); ++i) {
-        route_channels_[pair * stride_ + i] = static_cast<std::uint32_t>(channel_of(route[i]));
+        route_channels_[pair * stride_ + i] = static_cast<std::uint32_t>(channel(route[i]));
         route_latency_[pair] += topology.links[route[i].link].latency;
       }
     }
@@ -61,7 +56,7 @@ class LoneCollectiveTime::Model {
       std::vector<std::vector<std::uint32_t>> crossing(channels_);
       for (std::size_t pair = 0; pair < pairs; ++pair)
         for (const RouteHop& hop : topology.routes[pair])
-          crossing[channel_of(hop)].push_back(static_cast<std::uint32_t>(pair));
+          crossing[channel(hop)].push_back(static_cast<std::uint32_t>(pair));
       list_begin_.push_back(0);
       for (const auto& list : crossing) {
         crossing_pairs_.insert(crossing_pairs_.end(), list.begin(), list.end());

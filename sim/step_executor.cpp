@@ -3,6 +3,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sim/link_sharing.hpp"
 #include "sim/platform.hpp"
 
 namespace semsim {
@@ -108,20 +110,50 @@ class QueuedTransfers final : public TransferModel {
   double head_end_ = kNever;
 };
 
-// SimGrid parallel tasks (ptask_L07), one per transfer, sharing every link direction max-min.
-// Blocks in simulated time: the SimGrid clock follows the step.
-class SimGridTransfers final : public TransferModel {
+// Transfers sharing every link direction as SimGrid's parallel tasks (ptask_L07) do, one per
+// transfer; one with no byte to move ends as it starts.
+class SharingTransfers : public TransferModel {
  public:
-  SimGridTransfers(LoneCollectiveTime& network, const Topology& topology, int first_device)
-      : network_(network), hosts_(platform_hosts(topology, first_device)), no_flops_(hosts_.size(), 0.0) {}
+  explicit SharingTransfers(LoneCollectiveTime& network) : network_(network) {}
 
-  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
+  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) final {
     schedule.activities[activity].transfer_start = now;
     const TrafficMatrix& bytes = network_.task_bytes(traffic);
     if (std::none_of(bytes.bytes.begin(), bytes.bytes.end(), [](double b) { return b > 0; })) {
-      finished_.push_back(activity);  // nothing to move: done as it starts
+      finished_.push_back({now, activity});
       return;
     }
+    start_moving(activity, bytes, now);
+  }
+
+  TransferEnd next_end(double until, StepSchedule&) final {
+    if (finished_.empty()) return next_moving_end(until);
+    const auto [start, activity] = finished_.back();
+    finished_.pop_back();
+    return {clock(start), activity, 0.0};
+  }
+
+ protected:
+  virtual void start_moving(int activity, const TrafficMatrix& bytes, double now) = 0;
+  virtual TransferEnd next_moving_end(double until) = 0;
+  // The time now, when the event loop last gave it as `known`.
+  virtual double clock(double known) const = 0;
+
+ private:
+  LoneCollectiveTime& network_;
+  std::vector<std::pair<double, int>> finished_;  // (start, activity) with nothing to move
+};
+
+// The tasks themselves, in SimGrid. Blocks in simulated time: the SimGrid clock follows the step.
+class SimGridTransfers final : public SharingTransfers {
+ public:
+  SimGridTransfers(LoneCollectiveTime& network, const Topology& topology, int first_device)
+      : SharingTransfers(network),
+        hosts_(platform_hosts(topology, first_device)),
+        no_flops_(hosts_.size(), 0.0) {}
+
+ private:
+  void start_moving(int activity, const TrafficMatrix& bytes, double now) override {
     task_start_.push_back(now);
     const sg4::ExecPtr task =
         sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(no_flops_)->set_bytes_amounts(bytes.bytes);
@@ -130,12 +162,9 @@ class SimGridTransfers final : public TransferModel {
     task_activity_.push_back(activity);
   }
 
-  TransferEnd next_end(double until, StepSchedule&) override {
-    if (!finished_.empty()) {
-      const int activity = finished_.back();
-      finished_.pop_back();
-      return {sg4::Engine::get_clock(), activity, 0.0};
-    }
+  double clock(double) const override { return sg4::Engine::get_clock(); }
+
+  TransferEnd next_moving_end(double until) override {
     const double now = sg4::Engine::get_clock();
     if (tasks_.empty()) {
       if (until == kNever) return {until, -1};
@@ -153,14 +182,38 @@ class SimGridTransfers final : public TransferModel {
     return ended;
   }
 
- private:
-  LoneCollectiveTime& network_;
   std::vector<sg4::Host*> hosts_;
   std::vector<double> no_flops_;
   std::vector<sg4::ExecPtr> tasks_;
   std::vector<int> task_activity_;
   std::vector<double> task_start_;
-  std::vector<int> finished_;
+};
+
+// The same sharing worked out without SimGrid (sim/link_sharing.hpp), for transfers that have the
+// platform to themselves: the step's own, with no other actor's traffic on it.
+class ModelledSharingTransfers final : public SharingTransfers {
+ public:
+  ModelledSharingTransfers(LoneCollectiveTime& network, const Topology& topology)
+      : SharingTransfers(network), links_(topology, simgrid_settings()) {}
+
+ private:
+  static SharingSettings simgrid_settings() {
+    return {simgrid::config::get_value<double>("network/TCP-gamma"),
+            simgrid::config::get_value<double>("maxmin/precision"),
+            simgrid::config::get_value<double>("surf/precision")};
+  }
+
+  void start_moving(int activity, const TrafficMatrix& bytes, double now) override {
+    links_.start(activity, bytes, now);
+  }
+  double clock(double known) const override { return known; }
+
+  TransferEnd next_moving_end(double until) override {
+    const LinkSharing::End ended = links_.next_end(until);
+    return {ended.time, ended.id, ended.seconds};
+  }
+
+  LinkSharing links_;
 };
 
 // The event loop both executors share (see the header). Working memory is kept between steps.
@@ -390,7 +443,7 @@ class BottleneckExecutor final : public StepExecutor {
 
   void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
     loop_.run(graph, clock.now(), network_, transfers_, schedule);
-    schedule.simgrid = false;
+    schedule.shared_links = false;
     clock.advance_to(schedule.end);
   }
 
@@ -404,34 +457,32 @@ class FlowExecutor final : public StepExecutor {
  public:
   FlowExecutor(LoneCollectiveTime network, ComputeUnits units, const Topology& topology,
                FlowPlatform platform)
-      : network_(std::move(network)),
-        lone_(network_),
-        shared_(network_, topology, platform.first_device),
-        loop_(units),
-        platform_shared_(platform.shared) {}
+      : network_(std::move(network)), lone_(network_), loop_(units), platform_shared_(platform.shared) {
+    if (platform_shared_)
+      sharing_ = std::make_unique<SimGridTransfers>(network_, topology, platform.first_device);
+    else
+      sharing_ = std::make_unique<ModelledSharingTransfers>(network_, topology);
+  }
 
   void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
     if (platform_shared_) {
-      clock.sync();
-      loop_.run(graph, clock.now(), network_, shared_, schedule, /*chains_alone=*/false);
-      schedule.simgrid = true;
+      clock.sync();  // SimGrid's tasks start at the step's simulated dates
+      loop_.run(graph, clock.now(), network_, *sharing_, schedule, /*chains_alone=*/false);
+      schedule.shared_links = true;
       clock.advance_to(schedule.end);
       return;
     }
     lone_.clear();
     loop_.run(graph, clock.now(), network_, lone_, schedule);
-    schedule.simgrid = lone_.overlapped();
-    if (schedule.simgrid) {
-      clock.sync();  // the step's first transfer must start at its simulated date
-      loop_.run(graph, clock.now(), network_, shared_, schedule);
-    }
+    schedule.shared_links = lone_.overlapped();
+    if (schedule.shared_links) loop_.run(graph, clock.now(), network_, *sharing_, schedule);
     clock.advance_to(schedule.end);
   }
 
  private:
   LoneCollectiveTime network_;
   LoneTransfers lone_;
-  SimGridTransfers shared_;
+  std::unique_ptr<SharingTransfers> sharing_;
   EventLoop loop_;
   bool platform_shared_;
 };

@@ -8,9 +8,12 @@
 //   network is what the fidelities differ in:
 //   `bottleneck`  analytic: transfers take the network one at a time (FIFO), each for its lone
 //                 closed-form time, so concurrent ones add up on the busiest link;
-//   `flow`        SimGrid max-min sharing of every link direction among the transfers in flight.
-//                 A transfer that runs alone takes exactly its closed form, so the step is first
-//                 scheduled with closed forms, and SimGrid runs it only if two transfers overlap.
+//   `flow`        SimGrid's sharing of every link direction among the transfers in flight (each
+//                 one ptask_L07 parallel task). A transfer that runs alone takes exactly its closed
+//                 form, so the step is first scheduled with closed forms, and again with sharing
+//                 only if two transfers overlap. With the platform to itself, a step works the
+//                 sharing out as SimGrid does without SimGrid (sim/link_sharing.hpp); sharing it
+//                 with other actors' traffic, its transfers run as SimGrid tasks.
 #include <memory>
 #include <vector>
 
@@ -42,7 +45,7 @@ struct StepSchedule {
   int devices = 0;
   double start = 0;
   double end = 0;
-  bool simgrid = false;  // flow: transfers overlapped, SimGrid shared the links
+  bool shared_links = false;  // flow: transfers overlapped and shared the links as SimGrid shares them
   bool chain = false;    // each activity depends on the one before: nothing ran beside anything
   std::vector<ActivityTiming> activities;
   std::vector<double> device_start, device_end;
@@ -66,8 +69,8 @@ class StepExecutor {
 
 std::unique_ptr<StepExecutor> make_bottleneck_executor(LoneCollectiveTime network, ComputeUnits units);
 // Where a flow executor's devices are on the SimGrid platform, and whether other actors' transfers
-// share it (a disaggregated run's other pool and KV transfers): then every transfer runs in SimGrid,
-// since one alone in its step may still share links with theirs.
+// share it (a disaggregated run's other pool and KV transfers): then every transfer runs as a
+// SimGrid task, since one alone in its step may still share links with theirs.
 struct FlowPlatform {
   int first_device = 0;
   bool shared = false;

@@ -36,7 +36,7 @@ struct PointToPoint {
 
 // Builds a graph with `build`, runs it once from time 0 with the fidelity's executor in a fresh
 // SimGrid engine (in a child process), and returns each activity's release and end, the step's
-// end, whether SimGrid ran, and what the recorder made of it.
+// end, whether its transfers shared links, and what the recorder made of it.
 Json execute(NetworkFidelity fidelity, ComputeUnits units, const std::function<void(StepGraph&)>& build) {
   return Json::parse(run_isolated([&] {
     int argc = 1;
@@ -62,7 +62,7 @@ Json execute(NetworkFidelity fidelity, ComputeUnits units, const std::function<v
       for (const ActivityTiming& t : schedule.activities) out["ends"].push_back(t.end);
       out["end"] = schedule.end;
       out["clock"] = clock.now();
-      out["simgrid"] = schedule.simgrid;
+      out["shared_links"] = schedule.shared_links;
       out["total"] = record.phases.total();
       for (const Phase p : kPhases) out["phases"].push_back(record.phases[p]);
       out["exposed"] = record.comm_exposed;
@@ -95,7 +95,7 @@ TEST(StepExecutor, TwoEqualTransfersSharingOneLinkTakeTwiceOne) {
     const double route_latency = 2 * test::kNvlLatency;
     const double twice = fidelity == NetworkFidelity::kFlow ? 2 * one - route_latency : 2 * one;
     EXPECT_NEAR(r["end"].get<double>(), twice, 1e-9 * twice) << static_cast<int>(fidelity);
-    EXPECT_EQ(r["simgrid"].get<bool>(), fidelity == NetworkFidelity::kFlow);
+    EXPECT_EQ(r["shared_links"].get<bool>(), fidelity == NetworkFidelity::kFlow);
     EXPECT_NEAR(r["clock"].get<double>(), r["end"].get<double>(), 1e-15);
   }
 }
@@ -125,7 +125,7 @@ TEST(StepExecutor, ComputeFullyHidingCommunicationGivesTheMaxNotTheSum) {
     EXPECT_DOUBLE_EQ(r["total"].get<double>(), 10 * one);  // the critical path is the compute alone
     EXPECT_EQ(r["exposed"].get<double>(), 0.0);
     EXPECT_DOUBLE_EQ(r["hidden"].get<double>(), one);
-    EXPECT_FALSE(r["simgrid"].get<bool>());  // one transfer: its closed form
+    EXPECT_FALSE(r["shared_links"].get<bool>());  // one transfer: its closed form
   }
 }
 

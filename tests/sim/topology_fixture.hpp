@@ -1,5 +1,6 @@
 #pragma once
-// Test clusters of 8-GPU nodes with round-number links, shared by the network and executor tests.
+// Test clusters of (by default) 8-GPU nodes with round-number links, shared by the network and executor
+// tests.
 #include "models/cluster.hpp"
 #include "models/topology.hpp"
 
@@ -10,11 +11,11 @@ constexpr double kNvlLatency = 1e-6;
 constexpr double kNicBandwidth = 50e9;
 constexpr double kNicLatency = 5e-6;
 
-inline Topology build_topology(int nodes, FabricKind fabric) {
+inline Topology build_topology(int nodes, FabricKind fabric, int gpus_per_node = 8) {
   Cluster cluster;
   cluster.name = "test";
   cluster.nodes = nodes;
-  cluster.gpus_per_node = 8;
+  cluster.gpus_per_node = gpus_per_node;
   cluster.scaleup_bandwidth = kNvlBandwidth;
   cluster.scaleup_latency = kNvlLatency;
   cluster.fabric = fabric;
