@@ -156,6 +156,29 @@ TEST(KernelLibrary, MoeExpertsBeyondTheMeasuredLoadRunAtTheBestRate) {
   }
 }
 
+// Without EP a rank's few experts run as its share of the kernel of all the shape's experts at the
+// same load per expert; a shape not measured asks its neighbours at their own rows of all their
+// experts (not at their EP rows, which were given the whole batch), where the roofline halves.
+TEST(KernelLibrary, MoeExpertsWithoutEpAskTheNeighboursRowsOfAllTheirExperts) {
+  CalibrationProfile profile = CalibrationProfile::datasheet(h200());
+  KernelTable neighbour;
+  neighbour.kernel = "moe_experts";
+  neighbour.shape = "hidden=2048 ffn=1408 experts=128 top_k=6 distribution=balanced";
+  const std::vector<double> copies{64, 1024, 16384, 262144};
+  neighbour.axes = {{"experts", {16, 128}}, {"tokens", copies}};
+  for (const double y : copies) neighbour.seconds.push_back(1e-3 + 0 * y);  // an EP rank: slow
+  for (const double y : copies) neighbour.seconds.push_back(1e-8 * y);      // all 128 experts
+  profile.kernels.push_back(neighbour);
+  const KernelLibrary library(profile, h200(), false);
+  const auto curve =
+      library.moe_experts_without_ep("hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced", "bf16");
+  ASSERT_NE(curve, nullptr);
+  EXPECT_EQ(curve->coverage(), Coverage::kAcrossShapes);
+  // 8 experts with 100 copies each: 1/8 of the 64-expert kernel at 6,400 slots, which is half the
+  // neighbour's 128-expert kernel at 12,800 (the same load per expert; the roofline halves).
+  EXPECT_NEAR(curve->seconds(8, 800), 8.0 / 64 * 1e-8 * 12800 / 2, 1e-15);
+}
+
 TEST(KernelLibrary, CoverageNames) {
   EXPECT_EQ(coverage_name(Coverage::kMeasured), "measured");
   EXPECT_EQ(coverage_name(Coverage::kAcrossShapes), "interpolated");

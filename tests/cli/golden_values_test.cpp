@@ -47,28 +47,28 @@ TEST(cliGoldenValues, DefaultScenario) {
   const Json& s = run.summary;
   EXPECT_EQ(s["calibration"], "h200-sxm-measured");
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84562340297339);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84337787016392);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.70063170369);
-  expect_distribution(s["ttft_s"], 0.009089507181098834, 0.008915953814877753, 0.010258075467697126,
-                      0.014179158359129503);
-  expect_distribution(s["tpot_s"], 0.0031279888494242054, 0.0031245200297673123, 0.003301154690766851,
-                      0.0034681787525071037);
-  expect_distribution(s["e2e_s"], 0.8067266637842716, 0.8057022299572978, 0.850141687463929,
-                      0.8951782194361094);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14512.008506419574);
+  expect_distribution(s["ttft_s"], 0.00909875434495317, 0.00893015630579086, 0.010230341175179982,
+                      0.014264830610058041);
+  expect_distribution(s["tpot_s"], 0.00312718300403614, 0.0031247826314029924, 0.003298655784883859,
+                      0.003452345502610386);
+  expect_distribution(s["e2e_s"], 0.8065304203741698, 0.8057682216244473, 0.8499948811453755,
+                      0.8914808024043378);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6229777020024738);
-  EXPECT_EQ(s["steps"].get<int>(), 34217);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030924493342322154);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.003112001648056);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.051414501717778);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.67586096306983);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.33010851264391);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.75384289034413);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1552740359548582);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.381523014361516);
-  ASSERT_EQ(run.steps.size(), 34218u);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6227468993414234);
+  EXPECT_EQ(s["steps"].get<int>(), 34220);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030921126048102927);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.00435564161132);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.048757904126861);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.678096992982);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.326744661581083);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.7541381363069535);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15521724160990133);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.375502565707944);
+  ASSERT_EQ(run.steps.size(), 34221u);
   EXPECT_EQ(run.steps[1],
             "0,0.0312845332,0.00678146801,0.00176138258,0.0011981725,0.00206249543,0.00148509339,"
             "0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
