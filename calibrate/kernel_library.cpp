@@ -136,7 +136,8 @@ class CrossShapeCurve final : public KernelCurve {
 // less (KernelLibrary::moe_experts_without_ep).
 class WithoutEpCurve final : public KernelCurve {
  public:
-  WithoutEpCurve(std::unique_ptr<KernelCurve> all_experts, std::unique_ptr<KernelCurve> ep_rows, double experts)
+  WithoutEpCurve(std::unique_ptr<KernelCurve> all_experts, std::unique_ptr<KernelCurve> ep_rows,
+                 double experts)
       : all_experts_(std::move(all_experts)), ep_rows_(std::move(ep_rows)), experts_(experts) {}
   double seconds(double experts, double copies) const override {
     const double share = experts / experts_ * all_experts_->seconds(experts_, copies * experts_ / experts);
@@ -302,8 +303,8 @@ std::unique_ptr<KernelCurve> KernelLibrary::find_curve(const std::string& kernel
     const auto weight = profile_.cross_shape_weights.find(kernel);
     if (weight == profile_.cross_shape_weights.end() || weight->second <= 0 || near.empty() || !kernel_scope)
       return table;
-    return std::make_unique<PooledCurve>(std::move(table), find_curve(kernel, shape, dtype, true, all_experts_rows),
-                                         weight->second);
+    return std::make_unique<PooledCurve>(
+        std::move(table), find_curve(kernel, shape, dtype, true, all_experts_rows), weight->second);
   }
   if (near.empty() || !kernel_scope) return nullptr;
   std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
@@ -313,9 +314,9 @@ std::unique_ptr<KernelCurve> KernelLibrary::find_curve(const std::string& kernel
   std::vector<CrossShapeCurve::Neighbour> neighbours;
   for (const auto& [distance, table] : near)
     neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_, beyond_work(*table)),
-                          table->shape,
-                          shape_pairs(table->shape), 1.0 / std::max(distance, 1e-12)});
-  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours), all_experts_rows);
+                          table->shape, shape_pairs(table->shape), 1.0 / std::max(distance, 1e-12)});
+  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours),
+                                           all_experts_rows);
 }
 
 }  // namespace semsim

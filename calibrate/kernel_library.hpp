@@ -58,7 +58,8 @@ class KernelLibrary {
   // group's whole batch, as curve() answers) at `copies`. Both overestimate: beyond its largest
   // measured load T holds that load's rate, and an EP row computes remote slots too; the lesser is
   // the tighter. nullptr as curve() does.
-  std::unique_ptr<KernelCurve> moe_experts_without_ep(const std::string& shape, const std::string& dtype) const;
+  std::unique_ptr<KernelCurve> moe_experts_without_ep(const std::string& shape,
+                                                      const std::string& dtype) const;
 
   // Whether the profile has any table of `kernel` in `dtype`.
   bool has(const std::string& kernel, const std::string& dtype) const {

@@ -109,10 +109,9 @@ void check_group(const CollectiveBenchSpec& spec) {
                                  spec.cluster.name, spec.cluster.devices()));
   const int slots = spec.model.routed_experts + spec.redundant;
   if (spec.redundant < 0 || slots % spec.ep != 0)
-    throw InputError(fmt::format("--ep {} does not divide the {} routed experts{} of '{}'", spec.ep,
-                                 spec.model.routed_experts,
-                                 spec.redundant > 0 ? fmt::format(" + {} redundant slots", spec.redundant) : "",
-                                 spec.model.name));
+    throw InputError(fmt::format(
+        "--ep {} does not divide the {} routed experts{} of '{}'", spec.ep, spec.model.routed_experts,
+        spec.redundant > 0 ? fmt::format(" + {} redundant slots", spec.redundant) : "", spec.model.name));
   if (spec.group_limited && !ExpertGroupLimit::of(spec.model).limits())
     throw InputError(fmt::format("--group-limited: '{}' has no group limit (n_group {}, topk_group {})",
                                  spec.model.name, spec.model.expert_groups, spec.model.topk_expert_groups));

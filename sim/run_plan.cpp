@@ -42,12 +42,12 @@ RunPlan build_run(const Scenario& scenario) {
                                                         ? attention_tp_shard(scenario.model, scenario.tp)
                                                         : scenario.model);
   const bool experts_see_whole_batch = scenario.dispatch == DispatchMode::kAllGather;
-  run.cost = std::make_unique<CalibratedCostModel>(scenario.model, scenario.cluster.device,
-                                                   *scenario.calibration, scenario.precision,
-                                                   scenario.calibration_extrapolation, experts_see_whole_batch);
-  run.rank_cost = std::make_unique<CalibratedCostModel>(*run.rank_model, scenario.cluster.device,
-                                                        *scenario.calibration, scenario.precision,
-                                                        scenario.calibration_extrapolation, experts_see_whole_batch);
+  run.cost = std::make_unique<CalibratedCostModel>(
+      scenario.model, scenario.cluster.device, *scenario.calibration, scenario.precision,
+      scenario.calibration_extrapolation, experts_see_whole_batch);
+  run.rank_cost = std::make_unique<CalibratedCostModel>(
+      *run.rank_model, scenario.cluster.device, *scenario.calibration, scenario.precision,
+      scenario.calibration_extrapolation, experts_see_whole_batch);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
   run.deepep =

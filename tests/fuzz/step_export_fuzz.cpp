@@ -6,7 +6,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   semsim::fuzz::fit_memory_budget_to_fuzzer();
-  const std::string path = semsim::fuzz::write_scratch_file("fuzz.semsim-steps", semsim::fuzz::as_text(data, size));
+  const std::string path =
+      semsim::fuzz::write_scratch_file("fuzz.semsim-steps", semsim::fuzz::as_text(data, size));
   semsim::fuzz::expect_only_input_errors([&] {
     const semsim::StepExport exported = semsim::read_step_export(path);
     for (const semsim::ExportedStep& step : exported.steps)
