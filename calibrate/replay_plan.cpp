@@ -175,6 +175,32 @@ std::vector<PhasePlan> plan_rank_step(const StepExport& data, const ExportedStep
   return ReplayPlanner(data, step, rank).plan();
 }
 
+void ReplayFootprint::include(const KernelLaunch& l) {
+  switch (l.kernel) {
+    case LiveKernel::kGemm:
+      gemm_weights = std::max(gemm_weights, l.n * l.k);
+      gemm_inputs = std::max(gemm_inputs, l.rows * l.k);
+      gemm_outputs = std::max(gemm_outputs, l.rows * l.n);
+      break;
+    case LiveKernel::kSwiglu:
+      gemm_outputs = std::max(gemm_outputs, l.rows * 2 * l.ffn);
+      activated = std::max(activated, l.rows * l.ffn);
+      break;
+    case LiveKernel::kTopK:
+      router_rows = std::max(router_rows, l.rows);
+      break;
+    case LiveKernel::kPermute:
+    case LiveKernel::kRoutedExperts:
+    case LiveKernel::kUnpermute:
+      routed_rows = std::max(routed_rows, l.rows);
+      break;
+    case LiveKernel::kAttentionDecode:
+    case LiveKernel::kAttentionPrefill:  // each attention case has buffers of its own
+    case LiveKernel::kSendRecv:          // so has the exchange
+      break;
+  }
+}
+
 std::string describe(const KernelLaunch& l) {
   std::ostringstream text;
   text << live_kernel_name(l.kernel) << " layer=" << l.layer << " rows=" << l.rows;

@@ -47,6 +47,19 @@ struct PhasePlan {
 // always there, as every rank joins them.
 std::vector<PhasePlan> plan_rank_step(const StepExport& data, const ExportedStep& step, int rank);
 
+// The most each of the replay's buffers holds over some plans' launches, in elements, so that the
+// replay sizes its device buffers from the very launches it runs (a kernel writing past a buffer
+// on the GPU corrupts memory silently; planning is where that is tested).
+struct ReplayFootprint {
+  long long gemm_weights = 1;  // n x k
+  long long gemm_inputs = 1;   // rows x k
+  long long gemm_outputs = 1;  // rows x n: also the SwiGLU's input, rows x 2 ffn
+  long long activated = 1;     // SwiGLU outputs: rows x ffn
+  long long router_rows = 1;   // top-k's tokens: logits rows x routed experts, choices rows x top_k
+  long long routed_rows = 1;   // permuted token copies: permute, grouped GEMM, unpermute
+  void include(const KernelLaunch& launch);
+};
+
 // A readable one-line form of a launch, for logs and test failures.
 std::string describe(const KernelLaunch& launch);
 

@@ -18,35 +18,33 @@ using bench::DeviceBuffer;
 using bench::DType;
 using bench::random_buffer;
 
-// The buffers every kernel of one rank's phase uses, sized for the export's largest launch; the
-// routed experts' weights once for all layers (the replay measures time, not the model's numbers).
+// The buffers every kernel of one rank's phase uses, sized by the footprint of the launches the
+// replay runs; the routed experts' weights once for all layers (the replay measures time, not the
+// model's numbers).
 struct RankBuffers {
-  RankBuffers(const BenchContext& c, const StepExport& data, long long max_rows, long long max_activations)
-      : experts(c, data.model.routed_experts, data.model.hidden, data.model.expert_ffn,
-                std::max(1LL, max_activations), data.model.weights == "fp8" ? DType::kFp8 : DType::kBf16),
-        permutation(static_cast<int>(std::max(1LL, max_activations)), data.model.routed_experts, 1,
-                    data.model.hidden) {
-    long long weights = 0, width = 0;
-    for (const ExportedGemm& g : data.model.gemms) {
-      weights = std::max(weights, g.n * g.k);
-      width = std::max({width, g.n, g.k});
-    }
-    const auto rows = static_cast<std::size_t>(std::max({max_rows, max_activations, 1LL}));
-    const DType weight_type = data.model.weights == "fp8" ? DType::kFp8 : DType::kBf16;
-    weight = random_buffer(static_cast<std::size_t>(weights), weight_type, 21, 0.1f, c.stream);
-    input = random_buffer(rows * static_cast<std::size_t>(width), weight_type, 22, 1.0f, c.stream);
-    output = DeviceBuffer(rows * static_cast<std::size_t>(width) * 2);
-    logits = random_buffer(rows * static_cast<std::size_t>(data.model.routed_experts), DType::kF32, 23, 1.0f,
-                           c.stream);
-    ids = DeviceBuffer(rows * static_cast<std::size_t>(data.model.top_k) * 4);
-    routing_weights = random_buffer(rows, DType::kF32, 24, 1.0f, c.stream);
-    hidden_states =
-        random_buffer(rows * static_cast<std::size_t>(data.model.hidden), DType::kBf16, 25, 1.0f, c.stream);
-    permuted = DeviceBuffer(rows * static_cast<std::size_t>(data.model.hidden) * 2);
+  RankBuffers(const BenchContext& c, const ExportedModel& m, const ReplayFootprint& f)
+      : experts(c, m.routed_experts, m.hidden, m.expert_ffn, f.routed_rows,
+                m.weights == "fp8" ? DType::kFp8 : DType::kBf16),
+        permutation(static_cast<int>(f.routed_rows), m.routed_experts, 1, m.hidden) {
+    const DType weight_type = m.weights == "fp8" ? DType::kFp8 : DType::kBf16;
+    const auto elements = [](long long n) { return static_cast<std::size_t>(n); };
+    const std::size_t bf16 = 2, word = 4;
+    weight = random_buffer(elements(f.gemm_weights), weight_type, 21, 0.1f, c.stream);
+    input = random_buffer(elements(f.gemm_inputs), weight_type, 22, 1.0f, c.stream);
+    output = DeviceBuffer(elements(f.gemm_outputs) * bf16);
+    activated = DeviceBuffer(elements(f.activated) * bf16);
+    logits = random_buffer(elements(f.router_rows * m.routed_experts), DType::kF32, 23, 1.0f, c.stream);
+    choices = DeviceBuffer(elements(f.router_rows * m.top_k) * word);
+    choice_weights = DeviceBuffer(elements(f.router_rows * m.top_k) * word);
+    routing_weights = random_buffer(elements(f.routed_rows), DType::kF32, 24, 1.0f, c.stream);
+    hidden_states = random_buffer(elements(f.routed_rows * m.hidden), DType::kBf16, 25, 1.0f, c.stream);
+    permuted = DeviceBuffer(elements(f.routed_rows * m.hidden) * bf16);
   }
   bench::ExpertsState experts;
   bench::Permutation permutation;
-  DeviceBuffer weight, input, output, logits, ids, routing_weights, hidden_states, permuted;
+  DeviceBuffer weight, input, output, activated;                         // dense GEMMs, SwiGLU
+  DeviceBuffer logits, choices, choice_weights;                         // the router's top-k
+  DeviceBuffer routing_weights, hidden_states, permuted;                // permute and unpermute
 };
 
 namespace {
@@ -71,7 +69,7 @@ class RankRunner {
         };
       case LiveKernel::kSwiglu:
         return [this, rows, ffn = static_cast<int>(l.ffn)](long) {
-          bench::swiglu(c_, b_.output.get(), b_.permuted.get(), rows, ffn, DType::kBf16);
+          bench::swiglu(c_, b_.output.get(), b_.activated.get(), rows, ffn, DType::kBf16);
         };
       case LiveKernel::kAttentionDecode:
       case LiveKernel::kAttentionPrefill: {
@@ -85,7 +83,7 @@ class RankRunner {
       case LiveKernel::kTopK:
         return [this, rows](long) {
           bench::top_k(c_, b_.logits.as<float>(), rows, data_.model.routed_experts, data_.model.top_k,
-                       b_.ids.as<int>(), b_.routing_weights.as<float>());
+                       b_.choices.as<int>(), b_.choice_weights.as<float>());
         };
       case LiveKernel::kPermute:
       case LiveKernel::kUnpermute:
@@ -136,19 +134,15 @@ struct ReplayRank {
 
 Replay::Replay(const StepExport& data, std::vector<int> ranks, std::vector<int> devices)
     : data_(data), ranks_(std::move(ranks)) {
-  long long max_rows = 1, max_activations = 1;
+  ReplayFootprint footprint;
   for (const ExportedStep& step : data.steps)
-    for (const int r : ranks_) {
-      for (const ExportedChunk& chunk : step.ranks[r].chunks)
-        max_rows = std::max<long long>(max_rows, chunk.new_tokens);
-      max_rows = std::max<long long>(max_rows, step.ranks[r].tokens());
-      for (const ExportedLayer& l : step.layers)
-        max_activations = std::max(max_activations, l.ranks[r].activations());
-    }
+    for (const int r : ranks_)
+      for (const PhasePlan& phase : plan_rank_step(data, step, r))
+        for (const KernelLaunch& l : phase.launches) footprint.include(l);
   for (const int device : devices) {
     auto& rank = ranks_state_.emplace_back(std::make_unique<ReplayRank>());
     rank->context = std::make_unique<BenchContext>(device, false);
-    rank->buffers = std::make_unique<RankBuffers>(*rank->context, data, max_rows, max_activations);
+    rank->buffers = std::make_unique<RankBuffers>(*rank->context, data.model, footprint);
   }
 #ifndef SEMSIM_BENCH_WITHOUT_NCCL
   if (devices.size() > 1) {

@@ -144,5 +144,26 @@ TEST(ReplayPlan, IdleRankOnlyServesItsExpertsAndJoinsTheExchanges) {
   EXPECT_THROW(plan_rank_step(d, d.steps[0], 2), InputError);
 }
 
+// The replay's buffers come from this footprint; two that a buffer per token row would not hold:
+// the dense FFN's activation (6 x 128 > 6 x hidden 64) and the router's choices (6 x top-2 > 8 copies).
+TEST(ReplayPlan, FootprintHoldsEveryLaunchOfTheReplayedRanks) {
+  const StepExport d = two_rank_export();
+  ReplayFootprint f;
+  for (const int rank : {0, 1})
+    for (const PhasePlan& p : plan_rank_step(d, d.steps[0], rank))
+      for (const KernelLaunch& l : p.launches) f.include(l);
+  EXPECT_EQ(f.gemm_weights, 1000 * 64);  // the LM head
+  EXPECT_EQ(f.gemm_inputs, 6 * 128);     // the dense FFN's down projection
+  EXPECT_EQ(f.gemm_outputs, 3 * 1000);   // the LM head's logits
+  EXPECT_EQ(f.activated, 6 * 128);
+  EXPECT_EQ(f.router_rows, 6);
+  EXPECT_EQ(f.routed_rows, 8);  // rank 0's 5 + 3 copies; rank 1 has 4
+  ReplayFootprint idle;
+  for (const PhasePlan& p : plan_rank_step(d, d.steps[0], 1))
+    for (const KernelLaunch& l : p.launches) idle.include(l);
+  EXPECT_EQ(idle.routed_rows, 4);
+  EXPECT_EQ(idle.gemm_weights, 1);  // nothing of its own: every buffer keeps one element
+}
+
 }  // namespace
 }  // namespace semsim
