@@ -189,8 +189,10 @@ void ReplayFootprint::include(const KernelLaunch& l) {
     case LiveKernel::kTopK:
       router_rows = std::max(router_rows, l.rows);
       break;
-    case LiveKernel::kPermute:
     case LiveKernel::kRoutedExperts:
+      active_experts = std::max(active_experts, static_cast<int>(l.expert_tokens.size()));
+      [[fallthrough]];
+    case LiveKernel::kPermute:
     case LiveKernel::kUnpermute:
       routed_rows = std::max(routed_rows, l.rows);
       break;

@@ -57,6 +57,7 @@ struct ReplayFootprint {
   long long activated = 1;     // SwiGLU outputs: rows x ffn
   long long router_rows = 1;   // top-k's tokens: logits rows x routed experts, choices rows x top_k
   long long routed_rows = 1;   // permuted token copies: permute, grouped GEMM, unpermute
+  int active_experts = 1;      // local experts with tokens in one grouped GEMM
   void include(const KernelLaunch& launch);
 };
 

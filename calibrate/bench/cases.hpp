@@ -112,7 +112,7 @@ struct CheckResult {
   double max_error = 0;
   double tolerance = 0;
   bool passed = false;
-  std::string note;  // why it could not run, when it could not
+  std::string note;  // why it could not run: "unsupported: ..." (this GPU or library) or "error: ..."
 };
 std::vector<CheckResult> run_self_checks(BenchContext& context);
 

@@ -64,6 +64,14 @@ Fp8Gemm::Fp8Gemm(const BenchContext& context, int n, int t, int k) {
   const cublasStatus_t status = [&] {
     cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
         preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+    // The routed experts' operands start at per-expert row offsets, 16-byte aligned at least (every
+    // dimension is a multiple of 16), not at the 256 bytes the heuristic assumes by default.
+    const std::uint32_t alignment = 16;
+    for (const auto attribute :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof(alignment));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
     return cublasLtMatmulAlgoGetHeuristic(context.lt, desc_, w_layout_, x_layout_, y_layout_, y_layout_,
                                           preference, 1, &result, &found);
@@ -89,8 +97,8 @@ void Fp8Gemm::run(const BenchContext& context, const void* w, const void* x, voi
 }
 
 const Fp8Gemm& fp8_gemm(const BenchContext& context, int n, int t, int k) {
-  static std::map<std::tuple<int, int, int>, std::unique_ptr<Fp8Gemm>> plans;
-  auto& plan = plans[{n, t, k}];
+  static std::map<std::tuple<int, int, int, int>, std::unique_ptr<Fp8Gemm>> plans;  // per GPU: its handle
+  auto& plan = plans[{context.device, n, t, k}];
   if (!plan) plan = std::make_unique<Fp8Gemm>(context, n, t, k);
   return *plan;
 }

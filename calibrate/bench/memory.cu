@@ -114,6 +114,9 @@ std::vector<int> to_host_ints(const int* data, std::size_t count) {
 
 void to_device(void* data, const void* host, std::size_t bytes) {
   SEMSIM_CUDA(cudaMemcpy(data, host, bytes, cudaMemcpyHostToDevice));
+  // From pageable memory cudaMemcpy may return before the DMA lands, on the legacy stream, which the
+  // suite's non-blocking streams do not wait for.
+  SEMSIM_CUDA(cudaDeviceSynchronize());
 }
 
 }  // namespace semsim::bench

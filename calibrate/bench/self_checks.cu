@@ -256,8 +256,10 @@ std::vector<CheckResult> run_self_checks(BenchContext& context) {
     try {
       result = check();
       result.passed = result.max_error <= result.tolerance;
+    } catch (const Unsupported& e) {
+      result = {name, 0, 0, false, std::string("unsupported: ") + e.what()};
     } catch (const std::exception& e) {
-      result = {name, 0, 0, false, e.what()};
+      result = {name, 0, 0, false, std::string("error: ") + e.what()};
     }
     results.push_back(result);
   }

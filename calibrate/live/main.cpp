@@ -76,11 +76,15 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(options.out);
     bench::CsvWriter checks(options.out + "/checks.csv",
                             {"check", "max_error", "tolerance", "passed", "note"});
+    // Every check of a path the export runs must pass (the gate is BF16 whatever the weights); with
+    // BF16 weights the FP8 paths may be unsupported here (no FP8 on this GPU), never in error.
+    const bool fp8_unused = data.model.weights != "fp8";
     bool passed = true;
     for (const bench::CheckResult& r : replay.self_checks()) {
       checks.row({r.name, bench::number(r.max_error), bench::number(r.tolerance), r.passed ? "true" : "false",
                   r.note});
-      passed = passed && (r.passed || !r.note.empty());  // a check that could not run names why
+      const bool unused = fp8_unused && r.name.ends_with("_fp8") && r.note.starts_with("unsupported");
+      passed = passed && (r.passed || unused);
     }
     if (!passed) {
       std::cerr << "semsim-live: a correctness check failed (" << options.out

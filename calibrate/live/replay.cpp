@@ -18,20 +18,45 @@ using bench::DeviceBuffer;
 using bench::DType;
 using bench::random_buffer;
 
+// Dense weights: each GEMM launch reads its own slice of a pool of at least 4 x L2, taken in launch
+// order, so that consecutive layers stream their weights from HBM as a model's do (one buffer shared
+// by every layer would stay in L2 and time too fast).
+class WeightPool {
+ public:
+  WeightPool(const BenchContext& c, long long largest_elements, DType type, std::uint64_t seed)
+      : type_(type),
+        bytes_(std::max(static_cast<std::size_t>(largest_elements) * bench::dtype_bytes(type), 4 * c.l2_bytes())),
+        memory_(random_buffer(bytes_ / bench::dtype_bytes(type), type, seed, 0.1f, c.stream)) {}
+  const void* take(long long elements) {
+    const std::size_t bytes = static_cast<std::size_t>(elements) * bench::dtype_bytes(type_);
+    if (next_ + bytes > bytes_) next_ = 0;
+    const void* slice = memory_.at(next_);
+    next_ += (bytes + 255) / 256 * 256;  // the alignment cuBLAS prefers
+    return slice;
+  }
+
+ private:
+  DType type_;
+  std::size_t bytes_, next_ = 0;
+  DeviceBuffer memory_;
+};
+
 // The buffers every kernel of one rank's phase uses, sized by the footprint of the launches the
-// replay runs; the routed experts' weights once for all layers (the replay measures time, not the
-// model's numbers).
+// replay runs; the routed experts' weights once for all layers, each layer's launch on its own
+// rotation of them (the replay measures time, not the model's numbers).
 struct RankBuffers {
   RankBuffers(const BenchContext& c, const ExportedModel& m, const ReplayFootprint& f)
-      : experts(c, m.routed_experts, m.hidden, m.expert_ffn, f.routed_rows,
+      : experts(c, std::max(m.routed_experts, f.active_experts), m.hidden, m.expert_ffn, f.routed_rows,
                 m.weights == "fp8" ? DType::kFp8 : DType::kBf16),
-        permutation(static_cast<int>(f.routed_rows), m.routed_experts, 1, m.hidden) {
+        permutation(static_cast<int>(f.routed_rows), std::max(m.routed_experts, f.active_experts), 1, m.hidden),
+        weights(c, f.gemm_weights, m.weights == "fp8" ? DType::kFp8 : DType::kBf16, 21),
+        gate_weights(c, f.gemm_weights, DType::kBf16, 26) {
     const DType weight_type = m.weights == "fp8" ? DType::kFp8 : DType::kBf16;
     const auto elements = [](long long n) { return static_cast<std::size_t>(n); };
     const std::size_t bf16 = 2, word = 4;
-    weight = random_buffer(elements(f.gemm_weights), weight_type, 21, 0.1f, c.stream);
     input = random_buffer(elements(f.gemm_inputs), weight_type, 22, 1.0f, c.stream);
-    output = DeviceBuffer(elements(f.gemm_outputs) * bf16);
+    gate_input = random_buffer(elements(f.gemm_inputs), DType::kBf16, 27, 1.0f, c.stream);
+    output = DeviceBuffer(elements(f.gemm_outputs) * word);  // BF16, or the gate's FP32 logits
     activated = DeviceBuffer(elements(f.activated) * bf16);
     logits = random_buffer(elements(f.router_rows * m.routed_experts), DType::kF32, 23, 1.0f, c.stream);
     choices = DeviceBuffer(elements(f.router_rows * m.top_k) * word);
@@ -42,9 +67,10 @@ struct RankBuffers {
   }
   bench::ExpertsState experts;
   bench::Permutation permutation;
-  DeviceBuffer weight, input, output, activated;                         // dense GEMMs, SwiGLU
-  DeviceBuffer logits, choices, choice_weights;                         // the router's top-k
-  DeviceBuffer routing_weights, hidden_states, permuted;                // permute and unpermute
+  WeightPool weights, gate_weights;  // the model's precision; the router's gate in BF16, as measured
+  DeviceBuffer input, gate_input, output, activated;       // dense GEMMs, SwiGLU
+  DeviceBuffer logits, choices, choice_weights;            // the router's top-k
+  DeviceBuffer routing_weights, hidden_states, permuted;   // permute and unpermute
 };
 
 namespace {
@@ -62,11 +88,17 @@ class RankRunner {
   Kernel prepare(const KernelLaunch& l) {
     const int rows = static_cast<int>(l.rows);
     switch (l.kernel) {
-      case LiveKernel::kGemm:
-        return [this, rows, n = static_cast<int>(l.n), k = static_cast<int>(l.k)](long) {
-          bench::weight_gemm(c_, data_.model.weights, b_.weight.get(), b_.input.get(), b_.output.get(), n,
-                             rows, k);
+      case LiveKernel::kGemm: {
+        const int n = static_cast<int>(l.n), k = static_cast<int>(l.k);
+        // The router's gate runs in BF16 with FP32 logits whatever the weights, as the suite measures it.
+        if (l.op == "gate")
+          return [this, rows, n, k, w = b_.gate_weights.take(l.n * l.k)](long) {
+            bench::gemm_bf16(c_, w, b_.gate_input.get(), b_.output.get(), n, rows, k, DType::kF32);
+          };
+        return [this, rows, n, k, w = b_.weights.take(l.n * l.k)](long) {
+          bench::weight_gemm(c_, data_.model.weights, w, b_.input.get(), b_.output.get(), n, rows, k);
         };
+      }
       case LiveKernel::kSwiglu:
         return [this, rows, ffn = static_cast<int>(l.ffn)](long) {
           bench::swiglu(c_, b_.output.get(), b_.activated.get(), rows, ffn, DType::kBf16);
@@ -89,8 +121,9 @@ class RankRunner {
       case LiveKernel::kUnpermute:
         return permutation(l);
       case LiveKernel::kRoutedExperts: {
+        // Every launch on the next rotation of the experts' weights, as each layer has its own.
         auto one = std::make_shared<bench::ExpertsCase>(c_, b_.experts, l.expert_tokens);
-        return [this, one](long iteration) { bench::run_routed_experts(c_, b_.experts, *one, iteration); };
+        return [this, one](long) { bench::run_routed_experts(c_, b_.experts, *one, expert_launches_++); };
       }
       case LiveKernel::kSendRecv:
         break;  // the exchange runs over every rank's GPU (Exchange)
@@ -123,6 +156,7 @@ class RankRunner {
   const StepExport& data_;
   RankBuffers& b_;
   bench::AttentionShape shape_;
+  long expert_launches_ = 0;  // routed-experts launches run so far
 };
 
 }  // namespace

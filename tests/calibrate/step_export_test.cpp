@@ -158,10 +158,12 @@ TEST(ReplayPlan, FootprintHoldsEveryLaunchOfTheReplayedRanks) {
   EXPECT_EQ(f.activated, 6 * 128);
   EXPECT_EQ(f.router_rows, 6);
   EXPECT_EQ(f.routed_rows, 8);  // rank 0's 5 + 3 copies; rank 1 has 4
+  EXPECT_EQ(f.active_experts, 2);
   ReplayFootprint idle;
   for (const PhasePlan& p : plan_rank_step(d, d.steps[0], 1))
     for (const KernelLaunch& l : p.launches) idle.include(l);
   EXPECT_EQ(idle.routed_rows, 4);
+  EXPECT_EQ(idle.active_experts, 1);  // expert 2 idle
   EXPECT_EQ(idle.gemm_weights, 1);  // nothing of its own: every buffer keeps one element
 }
 

@@ -35,12 +35,13 @@ cp "$STAND_INS"/raw/*.csv "$out"/
 )sh";
 
 // Logs which rank of which export it was asked for; each compute phase of that rank (those with
-// simulated time) takes 1.25 x the export's simulated time.
+// simulated time) takes 1.25 x the export's simulated time; the replay of $FAIL_REPLAY fails.
 constexpr const char* kStandInLive = R"sh(#!/usr/bin/env bash
 export=$1
 shift
 while [[ $# -gt 0 ]]; do case $1 in --out) out=$2 ;; --rank) rank=$2 ;; esac; shift; done
 echo "$(basename "$export") $rank" >>"$STAND_INS/replays.log"
+[[ $(basename "$export") != "${FAIL_REPLAY:-none}.steps" ]] || { echo "stand-in replay: failed" >&2; exit 1; }
 mkdir -p "$out"
 printf 'check,max_error,tolerance,passed,note\ngemm_bf16,0,0.02,true,\n' >"$out/checks.csv"
 awk -v rank="$rank" '
@@ -74,45 +75,56 @@ int busiest_rank(const StepExport& data) {
   return static_cast<int>(std::max_element(tokens.begin(), tokens.end()) - tokens.begin());
 }
 
-TEST(cliLiveDevice, CalibratesExportsReplaysTheBusiestRankAndComparesEveryProfile) {
-  TempDir tmp;
-  fs::create_directories(tmp / "bin");
-  fs::create_directories(tmp / "stand-ins/raw");
-  install(tmp, "bin/nvidia-smi", kStandInNvidiaSmi);
-  install(tmp, "bin/nvcc", kStandInNvcc);
-  install(tmp, "stand-ins/semsim-calibrate-bench", kStandInBench);
-  install(tmp, "stand-ins/semsim-live", kStandInLive);
-  test::write_raw(tmp / "stand-ins/raw");
-  const std::string out = tmp / "out";
-  const std::string command = "PATH=" + tmp / "bin" + ":$PATH STAND_INS=" + tmp / "stand-ins" +
-                              " SEMSIM=" + SEMSIM_BINARY + " " + SEMSIM_SOURCE_DIR + "/scripts/live-device " +
-                              out + " --quick --rates 20,40 --steps 1000:3 > " + tmp / "log" + " 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << read_file(tmp / "log");
+// A folder with the stand-ins (bin/ first on PATH) and live-device's exit status on OUT with `env`.
+class cliLiveDevice : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(tmp_ / "bin");
+    fs::create_directories(tmp_ / "stand-ins/raw");
+    install(tmp_, "bin/nvidia-smi", kStandInNvidiaSmi);
+    install(tmp_, "bin/nvcc", kStandInNvcc);
+    install(tmp_, "stand-ins/semsim-calibrate-bench", kStandInBench);
+    install(tmp_, "stand-ins/semsim-live", kStandInLive);
+    test::write_raw(tmp_ / "stand-ins/raw");
+  }
+  int live_device(const std::string& env = "") {
+    const std::string command = "PATH=" + tmp_ / "bin" + ":$PATH STAND_INS=" + tmp_ / "stand-ins" +
+                                " SEMSIM=" + SEMSIM_BINARY + " " + env + " " + SEMSIM_SOURCE_DIR +
+                                "/scripts/live-device " + out_ + " --quick --rates 20,40 --steps 1000:3 > " +
+                                tmp_ / "log" + " 2>&1";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  TempDir tmp_;
+  const std::string out_ = tmp_ / "out";
+};
 
+TEST_F(cliLiveDevice, CalibratesExportsReplaysTheBusiestRankAndComparesEveryProfile) {
+  ASSERT_EQ(live_device(), 0) << read_file(tmp_ / "log");
   // The fit ran on the stand-in's raw results: three profiles, each with two rates.
-  ASSERT_TRUE(fs::exists(out + "/profile.yaml")) << read_file(tmp / "log");
+  ASSERT_TRUE(fs::exists(out_ + "/profile.yaml")) << read_file(tmp_ / "log");
   std::map<std::string, int> replayed;
-  for (const std::string& line : split_lines(read_file(tmp / "stand-ins/replays.log"))) {
+  for (const std::string& line : split_lines(read_file(tmp_ / "stand-ins/replays.log"))) {
     const std::string file = line.substr(0, line.find(' '));
     replayed[file] = std::stoi(line.substr(line.find(' ') + 1));
   }
   const std::vector<std::string> profiles{"datasheet", "database", "self"};
-  ASSERT_EQ(replayed.size(), 6u) << read_file(tmp / "stand-ins/replays.log");
+  ASSERT_EQ(replayed.size(), 6u) << read_file(tmp_ / "stand-ins/replays.log");
   for (const std::string& p : profiles)
     for (const std::string rate : {"20", "40"}) {
       const std::string name = p + "-r" + rate + ".steps";
-      const StepExport data = read_step_export(out + "/exports/" + name);
+      const StepExport data = read_step_export(out_ + "/exports/" + name);
       EXPECT_EQ(data.steps.size(), 3u);
       EXPECT_EQ(data.rate, std::stod(rate));
       EXPECT_EQ(replayed[name], busiest_rank(data)) << name;
-      EXPECT_TRUE(fs::exists(out + "/live/" + p + "-r" + rate + "/steps.csv")) << name;
+      EXPECT_TRUE(fs::exists(out_ + "/live/" + p + "-r" + rate + "/steps.csv")) << name;
     }
 
   // Every phase the replay measured is 1.25 x its simulated time: |error| 20 % throughout.
-  const std::string comparison = read_file(out + "/comparison.md");
+  const std::string comparison = read_file(out_ + "/comparison.md");
   for (const std::string& p : profiles) {
     EXPECT_NE(comparison.find("\n## " + p + " (calibration: "), std::string::npos) << comparison;
-    const std::string summary = read_file(out + "/compare/" + p + "/summary.md");
+    const std::string summary = read_file(out_ + "/compare/" + p + "/summary.md");
     for (const std::string phase : {"other", "attention", "experts", "step"})
       EXPECT_NE(summary.find("| " + phase + " | "), std::string::npos) << p << "\n" << summary;
     for (const std::string& line : split_lines(summary)) {
@@ -120,8 +132,17 @@ TEST(cliLiveDevice, CalibratesExportsReplaysTheBusiestRankAndComparesEveryProfil
           line.starts_with("| ") && !line.starts_with("| phase") && line.find(" | 0 |") == std::string::npos;
       EXPECT_TRUE(!measured_row || line.ends_with("| 20.0% | 20.0% |")) << p << ": " << line;
     }
-    EXPECT_EQ(split_lines(read_file(out + "/compare/" + p + "/throughput.csv")).size(), 3u);  // header + 2
+    EXPECT_EQ(split_lines(read_file(out_ + "/compare/" + p + "/throughput.csv")).size(), 3u);  // header + 2
   }
+}
+
+TEST_F(cliLiveDevice, AFailedReplayIsLeftOutAndSaidSoTheOthersAreCompared) {
+  EXPECT_EQ(live_device("FAIL_REPLAY=database-r40"), 1) << read_file(tmp_ / "log");
+  const std::string comparison = read_file(out_ + "/comparison.md");
+  EXPECT_NE(comparison.find("Partial: the replays of database-r40 failed and are left out."), std::string::npos)
+      << comparison;
+  EXPECT_EQ(split_lines(read_file(out_ + "/compare/database/throughput.csv")).size(), 2u);  // rate 20 only
+  EXPECT_EQ(split_lines(read_file(out_ + "/compare/self/throughput.csv")).size(), 3u);
 }
 
 }  // namespace
