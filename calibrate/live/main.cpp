@@ -95,12 +95,13 @@ int main(int argc, char** argv) {
     timing.min_trials = options.repeats;
     timing.max_trials = std::max(options.repeats, timing.max_trials);
     bench::CsvWriter steps(options.out + "/steps.csv",
-                           {"step", "rank", "phase", "median_us", "p10_us", "p90_us", "repeats"});
+                           {"step", "rank", "phase", "median_us", "p10_us", "p90_us", "repeats", "launch"});
     for (const ExportedStep& step : data.steps) {
       for (const live::PhaseTiming& t : replay.run_step(step, timing))
         steps.row({std::to_string(step.index), std::to_string(t.rank), t.phase,
                    bench::number(t.timing.median * 1e6), bench::number(t.timing.p10 * 1e6),
-                   bench::number(t.timing.p90 * 1e6), std::to_string(t.timing.trials)});
+                   bench::number(t.timing.p90 * 1e6), std::to_string(t.timing.trials),
+                   t.graph ? "graph" : "eager"});
       std::cerr << "semsim-live: step " << step.index << " replayed\n";
     }
     return 0;

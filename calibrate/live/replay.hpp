@@ -19,6 +19,7 @@ struct PhaseTiming {
   int rank = 0;
   std::string phase;
   bench::Timing timing;
+  bool graph = false;  // timed as launches of one CUDA graph of the phase (else kernel by kernel)
 };
 
 struct ReplayRank;

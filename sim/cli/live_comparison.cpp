@@ -35,6 +35,8 @@ void compare_run(const LiveRun& run, LiveComparison& out) {
   const RawTable live((std::filesystem::path(run.live_dir) / "steps.csv").string(), true);
   const std::size_t step_column = live.column("step"), rank_column = live.column("rank"),
                     phase_column = live.column("phase"), median_column = live.column("median_us");
+  const bool has_launch = live.has_column("launch");  // older replays timed every phase kernel by kernel
+  const std::size_t launch_column = has_launch ? live.column("launch") : 0;
   // (step, rank) -> its phases' rows, in the file's order.
   std::map<std::pair<long long, int>, std::vector<PhaseComparison>> measured;
   for (const RawTable::Row& row : live.rows()) {
@@ -52,6 +54,10 @@ void compare_run(const LiveRun& run, LiveComparison& out) {
     if (std::none_of(std::begin(kExportedPhases), std::end(kExportedPhases),
                      [&](const char* p) { return phase == p; }))
       fail(fmt::format("phase '{}': not attention, dispatch, experts, combine or other", phase));
+    const std::string launch = has_launch ? row.fields[launch_column] : "eager";
+    if (launch != "graph" && launch != "eager") fail(fmt::format("launch '{}': not graph or eager", launch));
+    ++out.live_phases;
+    out.eager_phases += launch == "eager";
     const double live_us = live.number(row, median_column);
     if (!(live_us > 0)) fail(fmt::format("median_us {}: not a positive time", row.fields[median_column]));
     const ExportedStep& step = data.steps[static_cast<std::size_t>(index - data.first_step)];
@@ -122,6 +128,11 @@ void write_live_comparison(const LiveComparison& comparison, const std::string& 
     csv += fmt::format("{},{},{:.6g},{:.6g}\n", s.phase, s.rows, s.median, s.p90);
     md += fmt::format("| {} | {} | {:.1f}% | {:.1f}% |\n", s.phase, s.rows, 100 * s.median, 100 * s.p90);
   }
+  if (comparison.eager_phases > 0)
+    md += fmt::format(
+        "\nMixed: {} of {} live phase times were timed kernel by kernel (their CUDA graph could not be "
+        "captured), so they hold the host's launch gaps.\n",
+        comparison.eager_phases, comparison.live_phases);
   write_text_file(staging.staged("summary.csv"), csv);
   write_text_file(staging.staged("summary.md"), md);
   std::string throughput = "rate,steps,tokens,sim_s,live_s,sim_tokens_per_s,live_tokens_per_s\n";

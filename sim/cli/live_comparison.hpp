@@ -37,6 +37,9 @@ struct RateThroughput {
 
 struct LiveComparison {
   std::vector<PhaseComparison> rows;
+  // Live phases timed kernel by kernel (steps.csv's launch "eager": their CUDA graph could not be
+  // captured), whose times hold the host's launch gaps, of all the live phases.
+  int eager_phases = 0, live_phases = 0;
   std::vector<ErrorSummary> summary;       // per phase in the export's order, then "step"
   std::vector<RateThroughput> throughput;  // per pair, by rate
 };

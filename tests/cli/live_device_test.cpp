@@ -49,11 +49,11 @@ awk -v rank="$rank" '
     for (i = 2; i <= NF; i++) if (index($i, key "=") == 1) return substr($i, length(key) + 2)
   }
   function emit(phase, seconds) {
-    if (seconds > 0) printf "%s,%s,%s,%.6f,%.6f,%.6f,2\n", step, rank, phase, 1.25e6 * seconds,
+    if (seconds > 0) printf "%s,%s,%s,%.6f,%.6f,%.6f,2,graph\n", step, rank, phase, 1.25e6 * seconds,
                             1.2e6 * seconds, 1.3e6 * seconds
   }
   function finish() { if (step != "") { emit("other", other); emit("attention", attention); emit("experts", experts) } }
-  BEGIN { print "step,rank,phase,median_us,p10_us,p90_us,repeats" }
+  BEGIN { print "step,rank,phase,median_us,p10_us,p90_us,repeats,launch" }
   /^step / { finish(); step = value("index"); r = 0; other = attention = experts = 0 }
   /^rank / { if (r++ == rank) other = value("other_s") }
   /^layer / { e = 0 }
@@ -122,6 +122,7 @@ TEST_F(cliLiveDevice, CalibratesExportsReplaysTheBusiestRankAndComparesEveryProf
 
   // Every phase the replay measured is 1.25 x its simulated time: |error| 20 % throughout.
   const std::string comparison = read_file(out_ + "/comparison.md");
+  EXPECT_EQ(comparison.find("Mixed"), std::string::npos);  // every phase timed as a CUDA graph
   for (const std::string& p : profiles) {
     EXPECT_NE(comparison.find("\n## " + p + " (calibration: "), std::string::npos) << comparison;
     const std::string summary = read_file(out_ + "/compare/" + p + "/summary.md");

@@ -127,10 +127,10 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   // Live attention twice the simulated (error -0.5), experts 0.8, 0.5 and 1 times it (errors 0.25, 1
   // and 0); the step's sum then 3.6, 3 and 4 ms against 3 (errors -1/6, 0 and -1/4).
   fs::create_directory(dir / "live");
-  std::ofstream(dir / "live/steps.csv") << "step,rank,phase,median_us,p10_us,p90_us,repeats\n"
-                                           "3,0,attention,2000,0,0,5\n3,0,experts,1600,0,0,5\n"
-                                           "4,0,attention,2000,0,0,5\n4,0,experts,1000,0,0,5\n"
-                                           "5,0,attention,2000,0,0,5\n5,0,experts,2000,0,0,5\n";
+  std::ofstream(dir / "live/steps.csv") << "step,rank,phase,median_us,p10_us,p90_us,repeats,launch\n"
+                                           "3,0,attention,2000,0,0,5,graph\n3,0,experts,1600,0,0,5,graph\n"
+                                           "4,0,attention,2000,0,0,5,graph\n4,0,experts,1000,0,0,5,eager\n"
+                                           "5,0,attention,2000,0,0,5,graph\n5,0,experts,2000,0,0,5,graph\n";
   const CliResult r = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> summary = split_lines(read_file(dir / "cmp/summary.csv"));
@@ -140,6 +140,8 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   EXPECT_EQ(summary[2], "experts,3,0.25,0.85");
   // |errors| 0, 1/6, 1/4: median 1/6, p90 1/6 + 0.8 x 1/12.
   EXPECT_EQ(summary[3], "step,3,0.166667,0.233333");
+  EXPECT_NE(read_file(dir / "cmp/summary.md").find("Mixed: 1 of 6 live phase times were timed kernel by kernel"),
+            std::string::npos);
   // 18 tokens over 3 x 3 ms simulated and 3.6 + 3 + 4 ms live.
   const std::vector<std::string> throughput = split_lines(read_file(dir / "cmp/throughput.csv"));
   ASSERT_EQ(throughput.size(), 2u);
@@ -153,6 +155,11 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("steps.csv:2: phase 'gate'"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "cmp2"));
+  std::ofstream(dir / "live/steps.csv")
+      << "step,rank,phase,median_us,p10_us,p90_us,repeats,launch\n5,0,experts,1,0,0,5,lazy\n";
+  const CliResult launch = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp2"});
+  EXPECT_EQ(launch.exit_code, 2);
+  EXPECT_NE(launch.err.find("steps.csv:2: launch 'lazy': not graph or eager"), std::string::npos) << launch.err;
 }
 
 }  // namespace
