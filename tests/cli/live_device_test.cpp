@@ -22,8 +22,10 @@ constexpr const char* kStandInNvidiaSmi = R"sh(#!/usr/bin/env bash
 echo "GPU 0: NVIDIA H200 (UUID: GPU-stand-in)"
 )sh";
 
-// An object is an empty file; a link installs the stand-in program of the output's name.
+// Logs its arguments; an object is an empty file; a link installs the stand-in program of the
+// output's name.
 constexpr const char* kStandInNvcc = R"sh(#!/usr/bin/env bash
+echo "$*" >>"$STAND_INS/nvcc.log"
 out=""
 while [[ $# -gt 0 ]]; do [[ $1 == -o ]] && out=$2; shift; done
 if [[ $out == *.o ]]; then : >"$out"; else cp "$STAND_INS/$(basename "$out")" "$out"; fi
@@ -144,6 +146,31 @@ TEST_F(cliLiveDevice, AFailedReplayIsLeftOutAndSaidSoTheOthersAreCompared) {
       << comparison;
   EXPECT_EQ(split_lines(read_file(out_ + "/compare/database/throughput.csv")).size(), 2u);  // rate 20 only
   EXPECT_EQ(split_lines(read_file(out_ + "/compare/self/throughput.csv")).size(), 3u);
+}
+
+// A machine whose toolkit has nvcc but neither cuBLAS nor NCCL, both in Python wheels (nvidia-*),
+// which have no unversioned .so: calibrate-device compiles and links against the wheels' files.
+TEST_F(cliLiveDevice, CalibrateDeviceTakesCublasAndNcclFromPythonWheels) {
+  const std::string wheels = tmp_ / "site-packages";
+  for (const std::string file : {"cublas/include/cublas_v2.h", "cublas/lib/libcublas.so.13",
+                                  "cublas/lib/libcublasLt.so.13", "nccl/include/nccl.h", "nccl/lib/libnccl.so.2"}) {
+    fs::create_directories(fs::path(wheels + "/nvidia/" + file).parent_path());
+    std::ofstream(wheels + "/nvidia/" + file) << "";
+  }
+  const std::string command = "PATH=" + tmp_ / "bin" + ":$PATH PYTHONPATH=" + wheels + " STAND_INS=" +
+                              tmp_ / "stand-ins" + " SEMSIM=" + SEMSIM_BINARY + " " + SEMSIM_SOURCE_DIR +
+                              "/scripts/calibrate-device " + out_ + " --quick > " + tmp_ / "log" + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << read_file(tmp_ / "log");
+  const std::vector<std::string> calls = split_lines(read_file(tmp_ / "stand-ins/nvcc.log"));
+  const auto called = [&](const std::string& text) {
+    return std::any_of(calls.begin(), calls.end(), [&](const std::string& c) { return c.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(called("-I" + wheels + "/nvidia/cublas/include")) << read_file(tmp_ / "stand-ins/nvcc.log");
+  EXPECT_TRUE(called("-I" + wheels + "/nvidia/nccl/include"));
+  EXPECT_TRUE(called("calibrate/bench/collectives.cpp"));  // built with NCCL
+  EXPECT_TRUE(called("-l:libcublas.so.13 -l:libcublasLt.so.13"));
+  EXPECT_TRUE(called("-l:libnccl.so.2"));
+  EXPECT_TRUE(fs::exists(out_ + "/profile.yaml")) << read_file(tmp_ / "log");
 }
 
 }  // namespace
