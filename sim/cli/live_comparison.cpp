@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "calibrate/quantile.hpp"
 #include "calibrate/raw_results.hpp"
@@ -67,7 +68,17 @@ void compare_run(const LiveRun& run, LiveComparison& out) {
     phases.push_back({data.rate, index, rank, phase, simulated_phase(step, rank, phase), live_us * 1e-6});
   }
   if (measured.empty()) throw InputError(run.live_dir + "/steps.csv: no rows");
-  RateThroughput throughput{data.rate, 0, 0, 0, 0};
+  RateThroughput throughput{data.rate, 0, 0, 0, 0, 0, data.ranks, ""};
+  std::set<int> replayed;
+  std::set<std::string> phases_seen;
+  for (const auto& [key, phases] : measured) {
+    replayed.insert(key.second);
+    for (const PhaseComparison& c : phases) phases_seen.insert(c.phase);
+  }
+  throughput.replayed_ranks = static_cast<int>(replayed.size());
+  for (const char* phase : kExportedPhases)
+    if (phases_seen.count(phase))
+      throughput.phases += (throughput.phases.empty() ? "" : "+") + std::string(phase);
   std::map<long long, std::pair<double, double>> slowest;  // step -> (sim, live) of its slowest rank
   for (const auto& [key, phases] : measured) {
     PhaseComparison step{data.rate, key.first, key.second, "step", 0, 0};
@@ -92,6 +103,10 @@ void compare_run(const LiveRun& run, LiveComparison& out) {
 }
 
 }  // namespace
+
+bool RateThroughput::whole_steps() const {
+  return replayed_ranks == ranks && phases == "attention+dispatch+experts+combine+other";
+}
 
 LiveComparison compare_live(const std::vector<LiveRun>& runs) {
   LiveComparison out;
@@ -133,13 +148,20 @@ void write_live_comparison(const LiveComparison& comparison, const std::string& 
         "\nMixed: {} of {} live phase times were timed kernel by kernel (their CUDA graph could not be "
         "captured), so they hold the host's launch gaps.\n",
         comparison.eager_phases, comparison.live_phases);
+  for (const RateThroughput& t : comparison.throughput)
+    if (!t.whole_steps())
+      md += fmt::format(
+          "\nPartial at rate {}: the replay covered {} of {} ranks and the phases {}; the step rows and "
+          "throughput.csv are over those alone, not whole steps.\n",
+          t.rate, t.replayed_ranks, t.ranks, t.phases);
   write_text_file(staging.staged("summary.csv"), csv);
   write_text_file(staging.staged("summary.md"), md);
-  std::string throughput = "rate,steps,tokens,sim_s,live_s,sim_tokens_per_s,live_tokens_per_s\n";
+  std::string throughput =
+      "rate,steps,tokens,sim_s,live_s,sim_tokens_per_s,live_tokens_per_s,replayed_ranks,ranks,phases\n";
   for (const RateThroughput& t : comparison.throughput)
-    throughput +=
-        fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", t.rate, t.steps, t.tokens, t.sim_s, t.live_s,
-                    static_cast<double>(t.tokens) / t.sim_s, static_cast<double>(t.tokens) / t.live_s);
+    throughput += fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", t.rate, t.steps, t.tokens,
+                              t.sim_s, t.live_s, static_cast<double>(t.tokens) / t.sim_s,
+                              static_cast<double>(t.tokens) / t.live_s, t.replayed_ranks, t.ranks, t.phases);
   write_text_file(staging.staged("throughput.csv"), throughput);
   staging.commit();
 }

@@ -33,6 +33,10 @@ struct RateThroughput {
   long long steps = 0;
   long long tokens = 0;
   double sim_s = 0, live_s = 0;
+  int replayed_ranks = 0, ranks = 0;  // of the export's
+  std::string phases;                 // the replayed ones, '+'-joined in the export's order
+  // All ranks and phases: the window's step times are whole steps (else only the replayed part).
+  bool whole_steps() const;
 };
 
 struct LiveComparison {

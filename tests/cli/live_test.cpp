@@ -145,7 +145,10 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   // 18 tokens over 3 x 3 ms simulated and 3.6 + 3 + 4 ms live.
   const std::vector<std::string> throughput = split_lines(read_file(dir / "cmp/throughput.csv"));
   ASSERT_EQ(throughput.size(), 2u);
-  EXPECT_EQ(throughput[1], "12.5,3,18,0.009,0.0106,2000,1698.11321");
+  EXPECT_EQ(throughput[1], "12.5,3,18,0.009,0.0106,2000,1698.11321,1,2,attention+experts");
+  EXPECT_NE(read_file(dir / "cmp/summary.md")
+                .find("Partial at rate 12.5: the replay covered 1 of 2 ranks and the phases attention+experts;"),
+            std::string::npos);
   for (const char* plot : {"step_time.png", "phase_error_cdf.png", "throughput.png"})
     EXPECT_TRUE(fs::exists(fs::path(dir / "cmp") / "plots" / plot)) << plot;
 
