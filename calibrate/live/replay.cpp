@@ -25,7 +25,8 @@ class WeightPool {
  public:
   WeightPool(const BenchContext& c, long long largest_elements, DType type, std::uint64_t seed)
       : type_(type),
-        bytes_(std::max(static_cast<std::size_t>(largest_elements) * bench::dtype_bytes(type), 4 * c.l2_bytes())),
+        bytes_(std::max(static_cast<std::size_t>(largest_elements) * bench::dtype_bytes(type),
+                        4 * c.l2_bytes())),
         memory_(random_buffer(bytes_ / bench::dtype_bytes(type), type, seed, 0.1f, c.stream)) {}
   const void* take(long long elements) {
     const std::size_t bytes = static_cast<std::size_t>(elements) * bench::dtype_bytes(type_);
@@ -48,7 +49,8 @@ struct RankBuffers {
   RankBuffers(const BenchContext& c, const ExportedModel& m, const ReplayFootprint& f)
       : experts(c, std::max(m.routed_experts, f.active_experts), m.hidden, m.expert_ffn, f.routed_rows,
                 m.weights == "fp8" ? DType::kFp8 : DType::kBf16),
-        permutation(static_cast<int>(f.routed_rows), std::max(m.routed_experts, f.active_experts), 1, m.hidden),
+        permutation(static_cast<int>(f.routed_rows), std::max(m.routed_experts, f.active_experts), 1,
+                    m.hidden),
         weights(c, f.gemm_weights, m.weights == "fp8" ? DType::kFp8 : DType::kBf16, 21),
         gate_weights(c, f.gemm_weights, DType::kBf16, 26) {
     const DType weight_type = m.weights == "fp8" ? DType::kFp8 : DType::kBf16;
@@ -68,9 +70,9 @@ struct RankBuffers {
   bench::ExpertsState experts;
   bench::Permutation permutation;
   WeightPool weights, gate_weights;  // the model's precision; the router's gate in BF16, as measured
-  DeviceBuffer input, gate_input, output, activated;       // dense GEMMs, SwiGLU
-  DeviceBuffer logits, choices, choice_weights;            // the router's top-k
-  DeviceBuffer routing_weights, hidden_states, permuted;   // permute and unpermute
+  DeviceBuffer input, gate_input, output, activated;      // dense GEMMs, SwiGLU
+  DeviceBuffer logits, choices, choice_weights;           // the router's top-k
+  DeviceBuffer routing_weights, hidden_states, permuted;  // permute and unpermute
 };
 
 namespace {
@@ -272,12 +274,13 @@ std::vector<PhaseTiming> Replay::run_step(const ExportedStep& step, const bench:
       SEMSIM_CUDA(cudaStreamSynchronize(stream));
       const PhaseGraph graph(stream, kernels);
       const bench::Timing t =
-          graph.captured() ? bench::time_launches([&](cudaStream_t s, long) { graph.launch(s); }, stream, timing)
-                           : bench::time_launches(
-                                 [&](cudaStream_t, long iteration) {
-                                   for (const Kernel& k : kernels) k(iteration);
-                                 },
-                                 stream, timing);
+          graph.captured()
+              ? bench::time_launches([&](cudaStream_t s, long) { graph.launch(s); }, stream, timing)
+              : bench::time_launches(
+                    [&](cudaStream_t, long iteration) {
+                      for (const Kernel& k : kernels) k(iteration);
+                    },
+                    stream, timing);
       out.push_back({ranks_[i], phase.phase, t, graph.captured()});
     }
   }

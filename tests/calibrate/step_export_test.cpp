@@ -164,7 +164,7 @@ TEST(ReplayPlan, FootprintHoldsEveryLaunchOfTheReplayedRanks) {
     for (const KernelLaunch& l : p.launches) idle.include(l);
   EXPECT_EQ(idle.routed_rows, 4);
   EXPECT_EQ(idle.active_experts, 1);  // expert 2 idle
-  EXPECT_EQ(idle.gemm_weights, 1);  // nothing of its own: every buffer keeps one element
+  EXPECT_EQ(idle.gemm_weights, 1);    // nothing of its own: every buffer keeps one element
 }
 
 }  // namespace

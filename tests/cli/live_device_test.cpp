@@ -142,7 +142,8 @@ TEST_F(cliLiveDevice, CalibratesExportsReplaysTheBusiestRankAndComparesEveryProf
 TEST_F(cliLiveDevice, AFailedReplayIsLeftOutAndSaidSoTheOthersAreCompared) {
   EXPECT_EQ(live_device("FAIL_REPLAY=database-r40"), 1) << read_file(tmp_ / "log");
   const std::string comparison = read_file(out_ + "/comparison.md");
-  EXPECT_NE(comparison.find("Partial: the replays of database-r40 failed and are left out."), std::string::npos)
+  EXPECT_NE(comparison.find("Partial: the replays of database-r40 failed and are left out."),
+            std::string::npos)
       << comparison;
   EXPECT_EQ(split_lines(read_file(out_ + "/compare/database/throughput.csv")).size(), 2u);  // rate 20 only
   EXPECT_EQ(split_lines(read_file(out_ + "/compare/self/throughput.csv")).size(), 3u);
@@ -152,18 +153,21 @@ TEST_F(cliLiveDevice, AFailedReplayIsLeftOutAndSaidSoTheOthersAreCompared) {
 // which have no unversioned .so: calibrate-device compiles and links against the wheels' files.
 TEST_F(cliLiveDevice, CalibrateDeviceTakesCublasAndNcclFromPythonWheels) {
   const std::string wheels = tmp_ / "site-packages";
-  for (const std::string file : {"cublas/include/cublas_v2.h", "cublas/lib/libcublas.so.13",
-                                  "cublas/lib/libcublasLt.so.13", "nccl/include/nccl.h", "nccl/lib/libnccl.so.2"}) {
+  for (const std::string file :
+       {"cublas/include/cublas_v2.h", "cublas/lib/libcublas.so.13", "cublas/lib/libcublasLt.so.13",
+        "nccl/include/nccl.h", "nccl/lib/libnccl.so.2"}) {
     fs::create_directories(fs::path(wheels + "/nvidia/" + file).parent_path());
     std::ofstream(wheels + "/nvidia/" + file) << "";
   }
-  const std::string command = "PATH=" + tmp_ / "bin" + ":$PATH PYTHONPATH=" + wheels + " STAND_INS=" +
-                              tmp_ / "stand-ins" + " SEMSIM=" + SEMSIM_BINARY + " " + SEMSIM_SOURCE_DIR +
-                              "/scripts/calibrate-device " + out_ + " --quick > " + tmp_ / "log" + " 2>&1";
+  const std::string command = "PATH=" + tmp_ / "bin" + ":$PATH PYTHONPATH=" + wheels +
+                              " STAND_INS=" + tmp_ / "stand-ins" + " SEMSIM=" + SEMSIM_BINARY + " " +
+                              SEMSIM_SOURCE_DIR + "/scripts/calibrate-device " + out_ + " --quick > " +
+                              tmp_ / "log" + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << read_file(tmp_ / "log");
   const std::vector<std::string> calls = split_lines(read_file(tmp_ / "stand-ins/nvcc.log"));
   const auto called = [&](const std::string& text) {
-    return std::any_of(calls.begin(), calls.end(), [&](const std::string& c) { return c.find(text) != std::string::npos; });
+    return std::any_of(calls.begin(), calls.end(),
+                       [&](const std::string& c) { return c.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(called("-I" + wheels + "/nvidia/cublas/include")) << read_file(tmp_ / "stand-ins/nvcc.log");
   EXPECT_TRUE(called("-I" + wheels + "/nvidia/nccl/include"));

@@ -140,15 +140,17 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   EXPECT_EQ(summary[2], "experts,3,0.25,0.85");
   // |errors| 0, 1/6, 1/4: median 1/6, p90 1/6 + 0.8 x 1/12.
   EXPECT_EQ(summary[3], "step,3,0.166667,0.233333");
-  EXPECT_NE(read_file(dir / "cmp/summary.md").find("Mixed: 1 of 6 live phase times were timed kernel by kernel"),
-            std::string::npos);
+  EXPECT_NE(
+      read_file(dir / "cmp/summary.md").find("Mixed: 1 of 6 live phase times were timed kernel by kernel"),
+      std::string::npos);
   // 18 tokens over 3 x 3 ms simulated and 3.6 + 3 + 4 ms live.
   const std::vector<std::string> throughput = split_lines(read_file(dir / "cmp/throughput.csv"));
   ASSERT_EQ(throughput.size(), 2u);
   EXPECT_EQ(throughput[1], "12.5,3,18,0.009,0.0106,2000,1698.11321,1,2,attention+experts");
-  EXPECT_NE(read_file(dir / "cmp/summary.md")
-                .find("Partial at rate 12.5: the replay covered 1 of 2 ranks and the phases attention+experts;"),
-            std::string::npos);
+  EXPECT_NE(
+      read_file(dir / "cmp/summary.md")
+          .find("Partial at rate 12.5: the replay covered 1 of 2 ranks and the phases attention+experts;"),
+      std::string::npos);
   for (const char* plot : {"step_time.png", "phase_error_cdf.png", "throughput.png"})
     EXPECT_TRUE(fs::exists(fs::path(dir / "cmp") / "plots" / plot)) << plot;
 
@@ -162,7 +164,8 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
       << "step,rank,phase,median_us,p10_us,p90_us,repeats,launch\n5,0,experts,1,0,0,5,lazy\n";
   const CliResult launch = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp2"});
   EXPECT_EQ(launch.exit_code, 2);
-  EXPECT_NE(launch.err.find("steps.csv:2: launch 'lazy': not graph or eager"), std::string::npos) << launch.err;
+  EXPECT_NE(launch.err.find("steps.csv:2: launch 'lazy': not graph or eager"), std::string::npos)
+      << launch.err;
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ int shell(const std::string& command) {
 
 TEST(cliPortableSemsim, CopyRunsOnItsOwnLibrariesAndGivesTheSameResults) {
   TempDir tmp;
-  const std::string copy = tmp / "portable", script = std::string(SEMSIM_SOURCE_DIR) + "/scripts/portable-semsim";
+  const std::string copy = tmp / "portable",
+                    script = std::string(SEMSIM_SOURCE_DIR) + "/scripts/portable-semsim";
   ASSERT_EQ(shell(script + " " + copy + " " + SEMSIM_BINARY + " > " + tmp / "log" + " 2>&1"), 0)
       << read_file(tmp / "log");
   EXPECT_NE(read_file(copy + "/README").find("needs an x86-64 Linux with GLIBC 2."), std::string::npos);
@@ -30,15 +31,17 @@ TEST(cliPortableSemsim, CopyRunsOnItsOwnLibrariesAndGivesTheSameResults) {
       ++own;
       continue;
     }
-    const bool c_library = line.find("libc.so") != std::string::npos || line.find("libm.so") != std::string::npos ||
-                           line.find("ld-linux") != std::string::npos || line.find("vdso") != std::string::npos ||
-                           line.find("libpthread") != std::string::npos || line.find("libdl.so") != std::string::npos ||
-                           line.find("librt.so") != std::string::npos;
+    const bool c_library =
+        line.find("libc.so") != std::string::npos || line.find("libm.so") != std::string::npos ||
+        line.find("ld-linux") != std::string::npos || line.find("vdso") != std::string::npos ||
+        line.find("libpthread") != std::string::npos || line.find("libdl.so") != std::string::npos ||
+        line.find("librt.so") != std::string::npos;
     EXPECT_TRUE(c_library) << line;
   }
   EXPECT_GT(own, 5);  // SimGrid and its own dependencies, yaml-cpp, fmt, ...
 
-  const std::string run = " run default --set workload.requests=8 --set calibration=datasheet --progress never --out ";
+  const std::string run =
+      " run default --set workload.requests=8 --set calibration=datasheet --progress never --out ";
   ASSERT_EQ(shell(copy + "/bin/semsim" + run + tmp / "copy" + " > /dev/null 2>&1"), 0);
   ASSERT_EQ(run_semsim({"run", "default", "--set", "workload.requests=8", "--set", "calibration=datasheet",
                         "--progress", "never", "--out", tmp / "original"})
