@@ -197,14 +197,17 @@ Collective StepBuilder::slice_collective(const MicroBatch& mb, ShardCollective k
 void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record) {
   const MoeModel& model = scenario_.model;
   double other = max_of(mb.head);
+  if (keep_for_export_) kept_rank_other_ = mb.head;
   int dense_layers = 0;
   for (int layer = 0; layer < model.layers; ++layer) {
     if (model.is_moe_layer(layer)) continue;
     ++dense_layers;
     double slowest = 0;
-    for (int r = 0; r < scenario_.ep; ++r)
-      slowest = std::max(slowest,
-                         (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.dense[r]);
+    for (int r = 0; r < scenario_.ep; ++r) {
+      const double own = (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.dense[r];
+      slowest = std::max(slowest, own);
+      if (keep_for_export_) kept_rank_other_[static_cast<std::size_t>(r)] += own;
+    }
     other += slowest;
   }
   Activity& dense = graph.add_compute(Phase::kOther, -1, index, {});
@@ -273,7 +276,7 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
     }
     mb.device_experts[device] += cost_.routed_experts(local_counts_);
   }
-  if (keep_expert_tokens_) {
+  if (keep_for_export_) {
     kept_expert_tokens_.resize(moe_layer_ids_.size());
     kept_expert_tokens_[moe] = dispatch.expert_tokens;
   }

@@ -60,12 +60,15 @@ class StepBuilder {
   // Per MoE layer, the routed activations each device served so far.
   const std::vector<std::vector<long long>>& layer_loads() const { return layer_loads_; }
 
-  // With `keep`, each build keeps the tokens every device's expert replicas served per MoE layer
-  // (one micro-batch only): expert_tokens(moe)[device * routed experts + expert], for the step export.
-  void keep_expert_tokens(bool keep) { keep_expert_tokens_ = keep; }
+  // With `keep`, each build keeps for the step export (one micro-batch only) the tokens every
+  // device's expert replicas served per MoE layer, expert_tokens(moe)[device * routed experts +
+  // expert], and each rank's own dense layers and LM head, rank_other_seconds()[rank] (the step's
+  // activity takes the slowest rank's).
+  void keep_for_export(bool keep) { keep_for_export_ = keep; }
   const std::vector<int>& expert_tokens(int moe) const {
     return kept_expert_tokens_[static_cast<std::size_t>(moe)];
   }
+  const std::vector<double>& rank_other_seconds() const { return kept_rank_other_; }
 
  private:
   // A dispatch (or combine) of `copies`: DeepEP's measured time, or the copies over the topology.
@@ -138,8 +141,9 @@ class StepBuilder {
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
   std::vector<std::vector<long long>> layer_loads_;
   double imbalance_sum_ = 0;
-  bool keep_expert_tokens_ = false;
-  std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_expert_tokens_
+  bool keep_for_export_ = false;
+  std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_for_export_
+  std::vector<double> kept_rank_other_;               // [rank], while keep_for_export_
 };
 
 }  // namespace semsim

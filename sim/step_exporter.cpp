@@ -94,6 +94,8 @@ void StepExporter::record(long long index, const std::vector<RankBatch>& batches
     for (const SequenceChunk& chunk : batches[r].chunks)
       rank.chunks.push_back({chunk.new_tokens, chunk.prior_context});
     rank.logits = batches[r].logits;
+    // Its own work, what the replay runs: the step's activity lasts as long as the slowest rank's.
+    rank.other_s = builder.rank_other_seconds()[static_cast<std::size_t>(r)];
   }
   step.layers.resize(static_cast<std::size_t>(scenario_.model.moe_layers()));
   for (std::size_t moe = 0; moe < step.layers.size(); ++moe) {
@@ -112,10 +114,7 @@ void StepExporter::record(long long index, const std::vector<RankBatch>& batches
   for (std::size_t i = 0; i < activities.size(); ++i) {
     const Activity& a = activities[i];
     const int activity = static_cast<int>(i);
-    if (a.layer < 0) {  // dense layers and LM head: one compute activity per rank
-      for (int r = 0; r < ranks; ++r) step.ranks[r].other_s += device_seconds(a, schedule, activity, r);
-      continue;
-    }
+    if (a.layer < 0) continue;  // dense layers and LM head: each rank's own, below
     ExportedLayer& layer = step.layers[static_cast<std::size_t>(moe_index_[a.layer])];
     layer.layer = a.layer;
     if (a.kind == ActivityKind::kCollective) {

@@ -22,7 +22,7 @@ class StepPipeline {
   bool run(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
            const std::vector<int>& token_rank, StepClock& clock, StepRecord& record) {
     const bool exported = exporter_ != nullptr && exporter_->wants(steps_);
-    builder_.keep_expert_tokens(exported);
+    builder_.keep_for_export(exported);
     builder_.build(batches, tokens, token_rank, graph_, record);
     executor_.run(graph_, clock, schedule_);
     const bool in_timeline = recorder_.record(graph_, schedule_, record);

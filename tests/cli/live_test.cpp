@@ -9,6 +9,7 @@
 
 #include "calibrate/step_export.hpp"
 #include "cli_runner.hpp"
+#include "sim/run_plan.hpp"
 #include "tests/step_export_fixture.hpp"
 
 namespace semsim::cli_test {
@@ -64,6 +65,41 @@ TEST(StepExport, IsDeterministicAndHoldsTheWindowsWork) {
       EXPECT_GT(l.dispatch_s, 0);
     }
   }
+}
+
+// What the replay runs is what the simulator priced: every exported phase time of every rank is the
+// run's cost model over the exported batch, layer by layer (as the replay planner reads them).
+TEST(StepExport, PhaseTimesAreTheCostModelOverTheExportedWork) {
+  TempDir dir;
+  ASSERT_EQ(export_steps(dir, "a.steps", "0:6").exit_code, 0);
+  const StepExport data = read_step_export(dir / "a.steps");
+  const Scenario scenario =
+      load_scenario_file("default", {"workload.requests=16", "workload.output_len.value=32"});
+  const RunPlan plan = build_run(scenario);
+  const CostModel& cost = *plan.cost;
+  int prefills = 0;
+  for (const ExportedStep& step : data.steps)
+    for (int r = 0; r < data.ranks; ++r) {
+      const ExportedRank& rank = step.ranks[static_cast<std::size_t>(r)];
+      std::vector<SequenceChunk> batch;
+      for (const ExportedChunk& c : rank.chunks) {
+        batch.push_back({c.new_tokens, c.prior_context});
+        prefills += c.new_tokens > 1;
+      }
+      double other = cost.lm_head(rank.logits);
+      for (int layer = 0; layer < data.model.layers; ++layer)
+        if (!std::binary_search(data.model.moe_layers.begin(), data.model.moe_layers.end(), layer))
+          other += cost.attention(layer, batch) + cost.dense_ffn(rank.tokens());
+      EXPECT_NEAR(rank.other_s, other, 1e-9 * other) << "step " << step.index << " rank " << r;
+      for (const ExportedLayer& l : step.layers) {
+        const ExportedExperts& e = l.ranks[static_cast<std::size_t>(r)];
+        const double attention = cost.attention(l.layer, batch) + cost.gate(rank.tokens());
+        const double experts = cost.routed_experts(e.tokens) + cost.shared_experts(rank.tokens());
+        EXPECT_NEAR(e.attention_s, attention, 1e-9 * attention) << "step " << step.index << " rank " << r;
+        EXPECT_NEAR(e.experts_s, experts, 1e-9 * experts) << "step " << step.index << " rank " << r;
+      }
+    }
+  EXPECT_GT(prefills, 0);  // the window holds prefill chunks as well as decodes
 }
 
 TEST(StepExport, RefusesAWindowPastTheRunAndLeavesNoFile) {
