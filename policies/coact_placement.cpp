@@ -139,7 +139,10 @@ PlacementResult coact_placement(const PlacementInput& input, const PolicyChoice&
     device_of_expert.push_back(std::move(part));
     partitioned.finished_one();
   }
-  return {placement_from_devices(device_of_expert, n, input.devices), {}, {}};
+  return {placement_from_devices(device_of_expert, n, input.devices, input.profile,
+                                 physical_slots(choice, n, input.devices) / input.devices),
+          {},
+          {}};
 }
 
 }  // namespace semsim

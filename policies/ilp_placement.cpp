@@ -288,7 +288,8 @@ PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& c
     optimal_layers += s.optimal ? 1 : 0;
     solved.finished_one();
   }
-  result.placement = placement_from_devices(device_of_expert, n, devices);
+  result.placement = placement_from_devices(device_of_expert, n, devices, &profile,
+                                            physical_slots(choice, n, devices) / devices);
   result.solver = {{"objective", objective},
                    {"best_bound", best_bound},
                    {"gap", best_bound > 0 ? (best_bound - objective) / best_bound : 0.0},

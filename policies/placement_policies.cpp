@@ -13,12 +13,13 @@ namespace {
 
 constexpr const char* kRedundantParam = "redundant";
 
-// The placement policies that declare the redundant parameter, in registration order.
-std::vector<std::string> replicating_policies() {
+// The placement policies that place N + R slots however they split over the devices: those that
+// declare the redundant parameter and do not keep N/D experts per device, in registration order.
+std::vector<std::string> uneven_policies() {
   std::vector<std::string> names;
   for (const PolicyEntry& entry : policies_of(PolicyKind::kPlacement))
     for (const ParamSpec& param : entry.params)
-      if (param.name == kRedundantParam) names.push_back(entry.name);
+      if (param.name == kRedundantParam && !entry.requirements.equal_groups) names.push_back(entry.name);
   return names;
 }
 
@@ -38,7 +39,9 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
                                         const std::string& experts_of) {
   const int physical = physical_slots(choice, experts, devices);
   const int redundant = physical - experts;
-  if (physical % devices == 0 && physical / devices <= experts) return {};
+  const bool equal_groups = policy_entry(PolicyKind::kPlacement, choice.name).requirements.equal_groups;
+  if (physical % devices == 0 && physical / devices <= experts && !(equal_groups && experts % devices != 0))
+    return {};
   const std::string routed =
       fmt::format("{} routed experts{}", experts, experts_of.empty() ? "" : " of '" + experts_of + "'");
   const bool one_per_device = choice.params.contains(kRedundantParam) && choice.param(kRedundantParam) < 0;
@@ -56,13 +59,16 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
         -1};
   const std::string give = fmt::format("give {} redundant experts ({} slots per layer, {} per device)", fit,
                                        experts + fit, (experts + fit) / devices);
+  if (equal_groups && experts % devices != 0)
+    return {fmt::format("EP size {} does not divide the {}, and placement policy '{}' puts an equal number of "
+                        "them on every device (its redundant slots only add replicas): {} with one that "
+                        "splits them unevenly ({})",
+                        devices, routed, choice.name, give, fmt::join(uneven_policies(), ", ")),
+            fit, true};
   const std::string split = redundant == 0
                                 ? fmt::format("EP size {} does not divide the {}", devices, routed)
                                 : fmt::format("{} do not split evenly over EP size {}", slots, devices);
-  if (choice.params.contains(kRedundantParam)) return {fmt::format("{}: {}", split, give), fit};
-  return {fmt::format("{}, and placement policy '{}' places no replicas: {} with one that does ({})", split,
-                      choice.name, give, fmt::join(replicating_policies(), ", ")),
-          fit};
+  return {fmt::format("{}: {}", split, give), fit};
 }
 
 PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& choice) {

@@ -40,20 +40,21 @@ PlacementResult place_experts(const PlacementInput& input, const PolicyChoice& c
 ParamSpec redundant_experts(double default_value);
 
 // The physical expert slots per layer a policy fills: the logical experts plus its `redundant`
-// parameter (EPLB's -1: one per device); the experts alone for a policy without the parameter,
-// which places no replicas.
+// parameter (EPLB's -1: one per device); the experts alone for a policy without the parameter.
 int physical_slots(const PolicyChoice& choice, int experts, int devices);
 
 struct PhysicalSlotsCheck {
   std::string problem;           // "" when the devices can hold the slots
   int redundant_that_fits = -1;  // the fewest redundant experts, at least the policy's count (1 for -1,
                                  // one per device), that would; -1: none
+  bool another_policy = false;   // they would with another policy only (this one keeps N/D per device)
 };
 
 // Whether `devices` can hold the policy's physical slots: they must split evenly over the devices,
-// at most one slot per expert on each (so an EP size that divides the experts needs no redundancy).
-// The problem is a sentence naming the redundant experts that would fit and, for a policy that
-// places no replicas, the policies that do. `experts_of` names the experts' model, "" for none.
+// at most one slot per expert on each (so an EP size that divides the experts needs no redundancy),
+// and for a policy of equal groups (coact, ilp) the EP size must divide the experts. The problem is
+// a sentence naming the redundant experts that would fit and, where this policy cannot place them,
+// the policies that can. `experts_of` names the experts' model, "" for none.
 PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts, int devices,
                                         const std::string& experts_of);
 

@@ -60,6 +60,7 @@ std::unique_ptr<TokenScheduler> make_semmoe_tp(const PolicyChoice&, const Placem
 }
 
 constexpr PolicyRequirements kProfile{.needs_profile = true};
+constexpr PolicyRequirements kProfileEqualGroups{.needs_profile = true, .equal_groups = true};
 constexpr PolicyRequirements kDataParallel{.only_in = AttentionMode::kDataParallel};
 constexpr PolicyRequirements kProfileTablesDataParallel{.needs_profile_tables = true,
                                                         .only_in = AttentionMode::kDataParallel};
@@ -101,17 +102,19 @@ const std::vector<PolicyEntry>& registry() {
        "the experts of most load per replica on the devices whose tokens use them most",
        semmoe_param_specs(), kProfile, place_semmoe},
       {"coact",
-       "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device (no replicas)",
-       {{"seed", 1, "METIS random seed"}},
-       kProfile,
+       "METIS k-way cut of each layer's expert co-activation graph, N/D experts per device; redundant slots "
+       "replicate the experts of most load per replica where their co-activated experts are",
+       {{"seed", 1, "METIS random seed"}, redundant_experts(0)},
+       kProfileEqualGroups,
        coact_placement},
       {"ilp",
        "exact token-expert co-clustering of the most frequent tokens with CBC, N/D experts per device (small "
-       "instances; a profile without token identities: coact's cut)",
+       "instances; a profile without token identities: coact's cut); redundant slots as coact's",
        {{"tokens", 64, "most frequent profiled tokens modelled per layer"},
         {"balance", 1.10, "token load per device at most balance x mean"},
-        {"time_limit", 10, "wall-clock seconds of CBC per layer (root LP included); the gap is reported"}},
-       kProfile,
+        {"time_limit", 10, "wall-clock seconds of CBC per layer (root LP included); the gap is reported"},
+        redundant_experts(0)},
+       kProfileEqualGroups,
        ilp_placement},
 
       // Request scheduling (policies/request_scheduling.hpp).

@@ -267,8 +267,8 @@ void check_expert_slots(const YamlInput& root, const Scenario& s) {
                            ? placement.required("redundant")
                            : root.required("parallelism").required("ep");
   if (slots.redundant_that_fits < 0) at.fail(slots.problem);
-  // A policy that places no replicas is told of one that does and reads what the scenario has.
-  const bool replicates = s.placement.params.contains("redundant");
+  // A policy that cannot place them is told of one that can and reads what the scenario has.
+  const bool replicates = s.placement.params.contains("redundant") && !slots.another_policy;
   const std::string suggested = replicates ? s.placement.name : s.profile.empty() ? "contiguous" : "eplb";
   at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", slots.problem,
                       replicates ? "as" : "e.g.", suggested, slots.redundant_that_fits));

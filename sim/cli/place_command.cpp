@@ -167,7 +167,9 @@ void check_expert_slots(const PlaceOptions& options, const PolicyChoice& choice,
   if (slots.problem.empty()) return;
   if (slots.redundant_that_fits < 0) throw InputError(fmt::format("--ep {}: {}", options.ep, slots.problem));
   throw InputError(fmt::format("--ep {}: {}, {}--param redundant={}", options.ep, slots.problem,
-                               choice.params.contains("redundant") ? "as " : "e.g. --policy contiguous ",
+                               choice.params.contains("redundant") && !slots.another_policy
+                                   ? "as "
+                                   : "e.g. --policy contiguous ",
                                slots.redundant_that_fits));
 }
 

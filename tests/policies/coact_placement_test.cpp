@@ -98,6 +98,30 @@ TEST(CoactPlacement, BalancedPartitionRepairsByLeastLoss) {
   EXPECT_NE(part[0], part[2]);
 }
 
+// With redundant slots every device keeps its group of the cut and adds replicas: each device its
+// N/D experts first (the cut without redundancy), then distinct replicas, the most loaded expert
+// among them.
+TEST(CoactPlacement, RedundantSlotsHoldReplicasAfterTheCut) {
+  const RoutingTrace trace = test::random_trace(2, 16, 4, 6, 20, 30, 3);
+  const RoutingProfile profile = RoutingProfile::build(trace, {});
+  const PlacementInput input{profile.moe_layers(), profile.experts(), 4, 0, 1, &profile};
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "coact");
+  const Placement cut = place_experts(input, choice).placement;
+  choice.params["redundant"] = 8;
+  const Placement replicated = place_experts(input, choice).placement;
+  for (int layer = 0; layer < 2; ++layer) {
+    for (int d = 0; d < 4; ++d) {  // 4 experts of the cut, then 2 replicas
+      const std::vector<int>& slots = replicated.slots[layer][d];
+      ASSERT_EQ(slots.size(), 6u);
+      EXPECT_EQ(std::vector<int>(slots.begin(), slots.begin() + 4), cut.slots[layer][d]);
+      EXPECT_EQ(std::set<int>(slots.begin(), slots.end()).size(), 6u);
+    }
+    const std::span<const long long> load = profile.expert_load(layer);
+    const int busiest = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
+    EXPECT_GE(replicated.replica_count(layer, busiest), 2) << layer;
+  }
+}
+
 TEST(CoactPlacement, RejectsUnevenSplits) {
   const RoutingProfile profile = RoutingProfile::build(test::random_trace(1, 10, 2, 2, 5, 5, 1), {});
   EXPECT_THROW(place(profile, 4), InputError);

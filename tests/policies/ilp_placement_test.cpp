@@ -74,6 +74,21 @@ TEST(IlpPlacement, FindsTheKnownOptimumWithZeroGap) {
   EXPECT_DOUBLE_EQ(brute_force_optimum(profile, 3, 2.0), 14);
 }
 
+// Redundant slots keep the optimum's {0, 1} | {2, 3} and add replicas by load per replica (loads
+// 5, 5, 3, 5 of 18): expert 0 to the device without it; expert 1 next finds no device with room
+// that lacks it; expert 3 to device 0.
+TEST(IlpPlacement, RedundantSlotsHoldReplicasAfterThePartition) {
+  const RoutingProfile profile = tiny_profile();
+  PolicyChoice choice = default_policy_choice(PolicyKind::kPlacement, "ilp");
+  choice.params["tokens"] = 3;
+  choice.params["balance"] = 2.0;
+  choice.params["redundant"] = 2;
+  const Placement p = place_experts({1, 4, 2, 0, 1, &profile}, choice).placement;
+  EXPECT_EQ(p.slots[0], (std::vector<std::vector<int>>{{0, 1, 3}, {2, 3, 0}}));
+  EXPECT_EQ(p.replica_count(0, 0), 2);
+  EXPECT_EQ(p.replica_count(0, 2), 1);
+}
+
 TEST(IlpPlacement, InfeasibleBalanceIsAnInputError) {
   // Token loads 4, 3, 2 cannot be split into two halves of at most 4.5.
   EXPECT_THROW(solve(tiny_profile(), 3, 1.0), InputError);

@@ -139,19 +139,22 @@ TEST(RedundantSlots, SemMoeAtEp144AndEp72ReplicatesTheHottestExperts) {
 }
 
 // Placements that partition N/D experts per device (METIS, CBC) place no replicas: refused by name.
-TEST(RedundantSlots, PoliciesWithoutReplicasAreRefusedByName) {
+TEST(RedundantSlots, EqualGroupPoliciesNeedAnEpSizeThatDividesTheExperts) {
   for (const std::string policy : {"coact", "ilp"}) {
     try {
-      place_experts(deepseek_input(144), default_policy_choice(PolicyKind::kPlacement, policy));
+      place_experts(deepseek_input(144), with_redundant(policy, 32));
       ADD_FAILURE() << policy;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(
                     "EP size 144 does not divide the 256 routed experts, and placement policy '" + policy +
-                    "' places no replicas: give 32 redundant experts (288 slots per layer, 2 per device) "
-                    "with one that does (contiguous, round_robin, random, eplb, semmoe)"),
+                    "' puts an equal number of them on every device (its redundant slots only add replicas): "
+                    "give 32 redundant experts (288 slots per layer, 2 per device) with one that splits them "
+                    "unevenly (contiguous, round_robin, random, eplb, semmoe)"),
                 std::string::npos)
           << e.what();
     }
+    EXPECT_TRUE(check_physical_slots(with_redundant(policy, 32), 256, 144, "").another_policy);
+    EXPECT_EQ(check_physical_slots(with_redundant(policy, 32), 256, 32, "").problem, "");
   }
 }
 
