@@ -20,6 +20,7 @@ int experts_per_device(const std::string& policy, int experts, int devices);
 // replica, each where the experts it is co-activated with are (the demand of device d for expert e:
 // e's co-activations with d's experts, over all activations).
 Placement placement_from_devices(const std::vector<std::vector<int>>& device_of_expert, int experts,
-                                 int devices, const RoutingProfile* profile = nullptr, int slots_per_device = 0);
+                                 int devices, const RoutingProfile* profile = nullptr,
+                                 int slots_per_device = 0);
 
 }  // namespace semsim

@@ -60,11 +60,12 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
   const std::string give = fmt::format("give {} redundant experts ({} slots per layer, {} per device)", fit,
                                        experts + fit, (experts + fit) / devices);
   if (equal_groups && experts % devices != 0)
-    return {fmt::format("EP size {} does not divide the {}, and placement policy '{}' puts an equal number of "
-                        "them on every device (its redundant slots only add replicas): {} with one that "
-                        "splits them unevenly ({})",
-                        devices, routed, choice.name, give, fmt::join(uneven_policies(), ", ")),
-            fit, true};
+    return {
+        fmt::format("EP size {} does not divide the {}, and placement policy '{}' puts an equal number of "
+                    "them on every device (its redundant slots only add replicas): {} with one that "
+                    "splits them unevenly ({})",
+                    devices, routed, choice.name, give, fmt::join(uneven_policies(), ", ")),
+        fit, true};
   const std::string split = redundant == 0
                                 ? fmt::format("EP size {} does not divide the {}", devices, routed)
                                 : fmt::format("{} do not split evenly over EP size {}", slots, devices);

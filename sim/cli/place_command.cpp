@@ -166,11 +166,10 @@ void check_expert_slots(const PlaceOptions& options, const PolicyChoice& choice,
   const PhysicalSlotsCheck slots = check_physical_slots(choice, experts, options.ep, "");
   if (slots.problem.empty()) return;
   if (slots.redundant_that_fits < 0) throw InputError(fmt::format("--ep {}: {}", options.ep, slots.problem));
-  throw InputError(fmt::format("--ep {}: {}, {}--param redundant={}", options.ep, slots.problem,
-                               choice.params.contains("redundant") && !slots.another_policy
-                                   ? "as "
-                                   : "e.g. --policy contiguous ",
-                               slots.redundant_that_fits));
+  throw InputError(fmt::format(
+      "--ep {}: {}, {}--param redundant={}", options.ep, slots.problem,
+      choice.params.contains("redundant") && !slots.another_policy ? "as " : "e.g. --policy contiguous ",
+      slots.redundant_that_fits));
 }
 
 int place_command(const PlaceOptions& options) {

@@ -172,11 +172,12 @@ TEST_F(cliPlace, BadPolicyOrParameterExitsTwoAndWritesNothing) {
             {"--policy", "random", "--ep", "7"},
             "--ep 7: EP size 7 does not divide the 64 routed experts: give 6 redundant experts (70 slots per "
             "layer, 10 per device), as --param redundant=6"},
-        Case{{"--policy", "coact", "--ep", "7"},
-             "and placement policy 'coact' puts an equal number of them on every device (its redundant "
-             "slots only add replicas): give 6 redundant experts (70 slots per layer, 10 per device) with one "
-             "that splits them unevenly (contiguous, round_robin, random, eplb, semmoe), e.g. --policy "
-             "contiguous --param redundant=6"}}) {
+        Case{
+            {"--policy", "coact", "--ep", "7"},
+            "and placement policy 'coact' puts an equal number of them on every device (its redundant "
+            "slots only add replicas): give 6 redundant experts (70 slots per layer, 10 per device) with one "
+            "that splits them unevenly (contiguous, round_robin, random, eplb, semmoe), e.g. --policy "
+            "contiguous --param redundant=6"}}) {
     std::vector<std::string> args{"place", "--profile", dir_ / "prof", "--out", plan};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     if (std::find(args.begin(), args.end(), "--ep") == args.end()) args.insert(args.end(), {"--ep", "8"});
