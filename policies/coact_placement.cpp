@@ -123,8 +123,7 @@ std::vector<int> balanced_graph_partition(const std::vector<long long>& weight, 
 }
 
 PlacementResult coact_placement(const PlacementInput& input, const PolicyChoice& choice) {
-  const int n = input.experts;
-  experts_per_device("coact", n, input.devices);
+  const int n = input.experts;  // a multiple of the devices: policy_registry's equal_groups
   const int seed = static_cast<int>(choice.whole_param("seed", 0, 1 << 30));
   std::vector<std::vector<int>> device_of_expert;
   std::vector<long long> weight(static_cast<std::size_t>(n) * n);

@@ -232,8 +232,7 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
 
 PlacementResult ilp_placement(const PlacementInput& input, const PolicyChoice& choice) {
   const RoutingProfile& profile = *input.profile;
-  const int n = input.experts, devices = input.devices;
-  experts_per_device("ilp", n, devices);
+  const int n = input.experts, devices = input.devices;  // n a multiple of devices (equal_groups)
   const int wanted = static_cast<int>(choice.whole_param("tokens", 1, 1 << 20));
   const double balance = choice.param("balance"), time_limit = choice.param("time_limit");
   if (balance < 1) throw InputError("placement policy 'ilp': balance must be at least 1");

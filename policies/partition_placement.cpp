@@ -1,22 +1,11 @@
 #include "policies/partition_placement.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <numeric>
 
-#include "models/input_error.hpp"
 #include "policies/spare_slot_replicas.hpp"
 
 namespace semsim {
-
-int experts_per_device(const std::string& policy, int experts, int devices) {
-  if (devices <= 0 || experts <= 0 || experts % devices != 0)
-    throw InputError(
-        fmt::format("placement policy '{}' needs the {} experts to split evenly over the {} devices", policy,
-                    experts, devices));
-  return experts / devices;
-}
 
 Placement placement_from_devices(const std::vector<std::vector<int>>& device_of_expert, int experts,
                                  int devices, const RoutingProfile* profile, int slots_per_device) {

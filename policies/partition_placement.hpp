@@ -1,18 +1,13 @@
 #pragma once
-// Helpers shared by the policies that partition each layer's experts into equal device groups
-// (coact, ilp): the shape check and the conversion of an expert -> device map into slots, with
-// replicas in the spare slots of redundant experts.
-#include <string>
+// What the policies that partition each layer's experts into equal device groups share (coact,
+// ilp): the conversion of an expert -> device map into slots, with replicas in the spare slots of
+// redundant experts. That N/D is whole is the registry's rule (equal_groups).
 #include <vector>
 
 #include "policies/placement.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
-
-// Experts per device; InputError naming `policy` unless `experts` is a positive multiple of
-// `devices`.
-int experts_per_device(const std::string& policy, int experts, int devices);
 
 // Sealed placement from device_of_expert[layer][expert]; each device's slots are in increasing
 // expert id. With `slots_per_device` above experts / devices, each device's spare slots hold

@@ -39,9 +39,10 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
                                         const std::string& experts_of) {
   const int physical = physical_slots(choice, experts, devices);
   const int redundant = physical - experts;
-  const bool equal_groups = policy_entry(PolicyKind::kPlacement, choice.name).requirements.equal_groups;
-  if (physical % devices == 0 && physical / devices <= experts && !(equal_groups && experts % devices != 0))
-    return {};
+  // Equal groups of N/D experts per device need an EP size that divides the experts, whatever R.
+  const bool unequal_groups = policy_entry(PolicyKind::kPlacement, choice.name).requirements.equal_groups &&
+                              experts % devices != 0;
+  if (physical % devices == 0 && physical / devices <= experts && !unequal_groups) return {};
   const std::string routed =
       fmt::format("{} routed experts{}", experts, experts_of.empty() ? "" : " of '" + experts_of + "'");
   const bool one_per_device = choice.params.contains(kRedundantParam) && choice.param(kRedundantParam) < 0;
@@ -59,7 +60,7 @@ PhysicalSlotsCheck check_physical_slots(const PolicyChoice& choice, int experts,
         -1};
   const std::string give = fmt::format("give {} redundant experts ({} slots per layer, {} per device)", fit,
                                        experts + fit, (experts + fit) / devices);
-  if (equal_groups && experts % devices != 0)
+  if (unequal_groups)
     return {
         fmt::format("EP size {} does not divide the {}, and placement policy '{}' puts an equal number of "
                     "them on every device (its redundant slots only add replicas): {} with one that "

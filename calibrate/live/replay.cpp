@@ -2,7 +2,6 @@
 // phase with its timing loop (calibrate/bench/timing.hpp).
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
 #include "calibrate/bench/attention.hpp"
 #include "calibrate/bench/check.hpp"
@@ -42,21 +41,26 @@ class WeightPool {
   DeviceBuffer memory_;
 };
 
+namespace {
+DType weight_type(const ExportedModel& m) {
+  return m.weights == "fp8" ? DType::kFp8 : DType::kBf16;
+}
+}  // namespace
+
 // The buffers every kernel of one rank's phase uses, sized by the footprint of the launches the
 // replay runs; the routed experts' weights once for all layers, each layer's launch on its own
 // rotation of them (the replay measures time, not the model's numbers).
 struct RankBuffers {
   RankBuffers(const BenchContext& c, const ExportedModel& m, const ReplayFootprint& f)
       : experts(c, std::max(m.routed_experts, f.active_experts), m.hidden, m.expert_ffn, f.routed_rows,
-                m.weights == "fp8" ? DType::kFp8 : DType::kBf16),
+                weight_type(m)),
         permutation(static_cast<int>(f.routed_rows), std::max(m.routed_experts, f.active_experts), 1,
                     m.hidden),
-        weights(c, f.gemm_weights, m.weights == "fp8" ? DType::kFp8 : DType::kBf16, 21),
+        weights(c, f.gemm_weights, weight_type(m), 21),
         gate_weights(c, f.gemm_weights, DType::kBf16, 26) {
-    const DType weight_type = m.weights == "fp8" ? DType::kFp8 : DType::kBf16;
     const auto elements = [](long long n) { return static_cast<std::size_t>(n); };
     const std::size_t bf16 = 2, word = 4;
-    input = random_buffer(elements(f.gemm_inputs), weight_type, 22, 1.0f, c.stream);
+    input = random_buffer(elements(f.gemm_inputs), weight_type(m), 22, 1.0f, c.stream);
     gate_input = random_buffer(elements(f.gemm_inputs), DType::kBf16, 27, 1.0f, c.stream);
     output = DeviceBuffer(elements(f.gemm_outputs) * word);  // BF16, or the gate's FP32 logits
     activated = DeviceBuffer(elements(f.activated) * bf16);

@@ -132,25 +132,23 @@ bool expect_same_schedule(const Topology& topology, int layers, int burst, unsig
   return true;
 }
 
-TEST(LinkSharing, TwoBatchOverlapMatchesSimGridOnTwoNodesOfTwo) {
-  const Topology topology = test::build_topology(2, FabricKind::kFatTree, 2);
+// Random two-batch steps of `layers` layers from seeds 1..`seeds`, links shared in at least one.
+void expect_same_two_batch_schedules(const Topology& topology, int layers, unsigned seeds) {
   int shared = 0;
-  for (unsigned seed = 1; seed <= 6; ++seed) shared += expect_same_schedule(topology, 6, 0, seed);
+  for (unsigned seed = 1; seed <= seeds; ++seed) shared += expect_same_schedule(topology, layers, 0, seed);
   EXPECT_GT(shared, 0);
+}
+
+TEST(LinkSharing, TwoBatchOverlapMatchesSimGridOnTwoNodesOfTwo) {
+  expect_same_two_batch_schedules(test::build_topology(2, FabricKind::kFatTree, 2), 6, 6);
 }
 
 TEST(LinkSharing, TwoBatchOverlapMatchesSimGridOnTwoNodesOfEight) {
-  const Topology topology = test::build_topology(2, FabricKind::kFatTree);
-  int shared = 0;
-  for (unsigned seed = 1; seed <= 4; ++seed) shared += expect_same_schedule(topology, 6, 0, seed);
-  EXPECT_GT(shared, 0);
+  expect_same_two_batch_schedules(test::build_topology(2, FabricKind::kFatTree), 6, 4);
 }
 
 TEST(LinkSharing, TwoBatchOverlapMatchesSimGridOnRailsOfFourNodes) {
-  const Topology topology = test::build_topology(4, FabricKind::kRail, 4);
-  int shared = 0;
-  for (unsigned seed = 1; seed <= 3; ++seed) shared += expect_same_schedule(topology, 4, 0, seed);
-  EXPECT_GT(shared, 0);
+  expect_same_two_batch_schedules(test::build_topology(4, FabricKind::kRail, 4), 4, 3);
 }
 
 // Many transfers at once: several rounds of the fair-bottleneck solver, transfers saturated in one
