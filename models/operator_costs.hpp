@@ -9,6 +9,12 @@
 
 namespace semsim {
 
+// Bytes per element of the number formats tensors are stored or sent in.
+inline constexpr double kBf16Bytes = 2.0;
+inline constexpr double kFp8Bytes = 1.0;
+// FP8 with one 4-byte (FP32) scale per block of 128 elements, as DeepSeek's FP8 dispatch sends it.
+inline constexpr double kFp8BlockScaledBytes = kFp8Bytes + 4.0 / 128;
+
 struct Precision {
   double weight_bytes = 2.0;      // bytes per weight element (BF16 2, FP8 1)
   double kv_bytes = 2.0;          // bytes per KV-cache element

@@ -191,10 +191,6 @@ const std::vector<PolicyEntry>& registry() {
   return entries;
 }
 
-const char* attention_name(AttentionMode mode) {
-  return mode == AttentionMode::kDataParallel ? "dp" : "tp";
-}
-
 std::vector<std::string> names_of(PolicyKind kind) {
   std::vector<std::string> names;
   for (const PolicyEntry& entry : policies_of(kind)) names.push_back(entry.name);

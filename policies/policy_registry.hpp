@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "models/parallel_layout.hpp"
 #include "models/yaml_input.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/placement.hpp"
@@ -33,8 +34,6 @@ struct PolicyKindInfo {
 
 const std::vector<PolicyKindInfo>& policy_kinds();  // every kind, in PolicyKind's order
 const PolicyKindInfo& policy_kind(PolicyKind kind);
-
-enum class AttentionMode { kDataParallel, kTensorParallel };
 
 struct PolicyRequirements {
   bool needs_profile = false;         // a routing profile to place from

@@ -13,8 +13,9 @@
 #include "models/topology.hpp"
 #include "policies/contiguous_placement.hpp"
 #include "policies/dispatch.hpp"
+#include "policies/policy_registry.hpp"
 #include "sim/collectives.hpp"
-#include "sim/ep_kernels.hpp"
+#include "sim/dispatch_timing.hpp"
 #include "sim/nccl_collectives.hpp"
 #include "sim/network.hpp"
 #include "workloads/alias_table.hpp"
@@ -23,16 +24,6 @@
 
 namespace semsim {
 namespace {
-
-struct DispatchKernel {
-  const char* name;
-  DispatchMode mode;
-};
-constexpr DispatchKernel kDispatchKernels[] = {{"dedup", DispatchMode::kDedup},
-                                               {"per_expert", DispatchMode::kPerExpert},
-                                               {"allgather", DispatchMode::kAllGather},
-                                               {"normal", DispatchMode::kHierarchical},
-                                               {"low_latency", DispatchMode::kLowLatency}};
 
 struct NcclKernel {
   const char* name;
@@ -131,29 +122,30 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   const CalibrationProfile& profile = *spec.profile;
   const Topology topology = Topology::build(spec.cluster, spec.ep);
   const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep, spec.redundant);
-  const double dispatch_copy = spec.model.hidden * (spec.fp8_dispatch ? 1.0 + 4.0 / 128 : 2.0);
-  const double combine_copy = spec.model.hidden * 2.0;
+  const double dispatch_copy = spec.model.hidden * (spec.fp8_dispatch ? kFp8BlockScaledBytes : kBf16Bytes);
+  const double combine_copy = spec.model.hidden * kBf16Bytes;
 
   CollectiveBenchResult r;
-  std::optional<DeepepTimes> deepep;
-  std::string why_not;
+  DispatchTiming timing(mode);
   if (spec.measured_tables) {
     const KernelLibrary library(profile, spec.cluster.device, false);
     const DeepepChoice choice{is_deepep(mode) ? EpKernel::kAuto : EpKernel::kNccl, spec.sms, spec.link_model,
                               spec.link_model};
-    deepep = DeepepTimes::make(library, profile, spec.model, spec.cluster, spec.ep, mode, choice, why_not);
+    timing = DispatchTiming::resolve(library, profile, spec.model, spec.cluster, spec.ep, mode, choice);
   }
-  r.timed_by = deepep                  ? deepep->description()
+  r.timed_by = timing.measured()       ? timing.description()
                : !spec.measured_tables ? "the copies over the topology (--timing topology)"
-               : is_deepep(mode)       ? why_not
+               : is_deepep(mode)       ? timing.description()
                                        : "NCCL-style copies over the topology";
-  const EpKernel kernel = mode == DispatchMode::kLowLatency ? EpKernel::kLowLatency : EpKernel::kNormal;
+  // One call is one step's dispatch: DeepEP's auto mode runs a decode-only one as low_latency.
+  const StepExchange step = timing.for_step(mode == DispatchMode::kLowLatency ||
+                                            (mode == DispatchMode::kDeepepAuto && spec.decode_step));
   LoneCollectiveTime lone(topology, BandwidthFactors(profile, topology));
   const double overhead = all_to_all_overhead(profile, topology, profile.collective_overhead);
   const auto seconds = [&](const std::vector<long long>& copies, bool combine) {
-    if (deepep) return deepep->seconds(kernel, combine, copies, mode, combine ? combine_copy : dispatch_copy);
-    return overhead +
-           lone.seconds(CopyTraffic{copies, spec.ep, combine ? combine_copy : dispatch_copy, combine});
+    const double bytes_per_copy = combine ? combine_copy : dispatch_copy;
+    if (timing.measured()) return timing.measured_seconds(step, combine, copies, bytes_per_copy);
+    return overhead + lone.seconds(CopyTraffic{copies, spec.ep, bytes_per_copy, combine});
   };
 
   const std::vector<double> weights = popularity(spec.model.routed_experts, spec.zipf, spec.seed);
@@ -166,7 +158,7 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   for (int call = 0; call < spec.repeat; ++call) {
     router.route(spec.ep, spec.tokens, static_cast<std::uint64_t>(call), token_device, experts);
     dispatch.clear();
-    account_dispatch(placement, 0, mode, token_device, experts, spec.model.top_k, dispatch);
+    account_dispatch(placement, 0, step.traffic, token_device, experts, spec.model.top_k, dispatch);
     r.dispatch_seconds += seconds(dispatch.copies, false);
     r.combine_seconds += seconds(dispatch.copies, true);
     const LevelBytes moved =
@@ -236,7 +228,7 @@ CollectiveBenchResult bench_nccl(const CollectiveBenchSpec& spec, const NcclKern
 const std::vector<std::string>& collective_kernel_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
-    for (const DispatchKernel& k : kDispatchKernels) all.emplace_back(k.name);
+    for (const PolicyEntry& dispatch : policies_of(PolicyKind::kDispatch)) all.push_back(dispatch.name);
     for (const NcclKernel& k : kNcclKernels) all.emplace_back(k.name);
     return all;
   }();
@@ -245,8 +237,8 @@ const std::vector<std::string>& collective_kernel_names() {
 
 CollectiveBenchResult bench_collective(const CollectiveBenchSpec& spec) {
   check_group(spec);
-  for (const DispatchKernel& k : kDispatchKernels)
-    if (spec.kernel == k.name) return bench_dispatch(spec, k.mode);
+  for (const PolicyEntry& dispatch : policies_of(PolicyKind::kDispatch))
+    if (spec.kernel == dispatch.name) return bench_dispatch(spec, std::get<DispatchMode>(dispatch.factory));
   for (const NcclKernel& k : kNcclKernels)
     if (spec.kernel == k.name) return bench_nccl(spec, k);
   throw InputError(fmt::format("--kernel '{}': expected one of {}", spec.kernel,

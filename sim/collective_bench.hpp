@@ -17,8 +17,8 @@
 
 namespace semsim {
 
-// dedup, per_expert, allgather, normal, low_latency, auto (the dispatch modes), then NCCL's
-// all_reduce, all_gather and reduce_scatter.
+// The dispatch modes as policies.dispatch names them (dedup, per_expert, allgather, normal,
+// low_latency, auto), then NCCL's all_reduce, all_gather and reduce_scatter.
 const std::vector<std::string>& collective_kernel_names();
 
 struct CollectiveBenchSpec {
@@ -35,9 +35,10 @@ struct CollectiveBenchSpec {
   // Physical expert slots beyond the logical experts: SGLang's trivial layout (experts 0..R-1 get a
   // second slot; policies/contiguous_placement.hpp), replicas chosen round robin as a run does.
   int redundant = 0;
-  int repeat = 1;   // calls, each with freshly drawn routing
+  int repeat = 1;  // calls, each with freshly drawn routing
   std::uint64_t seed = 1;
   int sms = 0;                  // DeepEP normal's SMs (0: the device's communication_units)
+  bool decode_step = false;     // `auto` times a decode-only step (low_latency), else one with prefill
   bool fp8_dispatch = true;     // dispatch payload FP8 (1 B + a 4 B scale per 128), else BF16
   bool measured_tables = true;  // false: never DeepEP's or NCCL's tables, always the topology
   // DeepEP's link model even where its tables measure the group, fit without the model's own shape:

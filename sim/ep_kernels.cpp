@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "calibrate/shape_words.hpp"
+#include "models/operator_costs.hpp"
 
 namespace semsim {
 namespace {
@@ -25,17 +26,12 @@ double miss_probability(int experts, int top_k, int ranks) {
 
 }  // namespace
 
-const std::vector<std::string>& ep_kernel_names() {
-  static const std::vector<std::string> names{"auto", "normal", "low_latency", "nccl"};
-  return names;
-}
-
 std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& profile,
                                                      const std::string& kernel, int sms,
                                                      const std::string& leave_out_shape) {
   const bool normal = kernel.starts_with("deepep_normal");
   const bool combine = kernel.ends_with("combine");
-  const double payload = combine ? 2.0 : 1.0 + 4.0 / 128;
+  const double payload = combine ? kBf16Bytes : kFp8BlockScaledBytes;
   // Weighted least squares on relative error: weights 1 / t^2 in t = latency + bytes * per_byte.
   double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
   int samples = 0;
@@ -138,11 +134,6 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
   t.per_expert_copies_per_token_ = model.top_k * remote_ranks / ep;
   t.all_gather_copies_per_token_ = remote_ranks;
   return t;
-}
-
-EpKernel DeepepTimes::kernel_for(bool decode_only) const {
-  if (choice_ != EpKernel::kAuto) return choice_;
-  return decode_only ? EpKernel::kLowLatency : EpKernel::kNormal;
 }
 
 double DeepepTimes::link_seconds(const DeepepLinkModel& link, std::span<const long long> copies,

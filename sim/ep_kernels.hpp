@@ -18,6 +18,7 @@
 #include <string>
 
 #include "calibrate/kernel_library.hpp"
+#include "models/choice_names.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "policies/dispatch.hpp"
@@ -26,7 +27,10 @@ namespace semsim {
 
 // serving.ep_kernel.
 enum class EpKernel { kAuto, kNormal, kLowLatency, kNccl };
-const std::vector<std::string>& ep_kernel_names();  // auto, normal, low_latency, nccl (enum order)
+inline constexpr ChoiceNames<EpKernel, 4> kEpKernelNames{{{EpKernel::kAuto, "auto"},
+                                                          {EpKernel::kNormal, "normal"},
+                                                          {EpKernel::kLowLatency, "low_latency"},
+                                                          {EpKernel::kNccl, "nccl"}}};
 
 // t = latency + bytes / bandwidth for one DeepEP kernel, fit by least squares on relative error
 // over the measured rows of every shape of `kernel` (normal kernels: at `sms` SMs) but
@@ -58,8 +62,8 @@ class DeepepTimes {
                                          const MoeModel& model, const Cluster& cluster, int ep,
                                          DispatchMode mode, const DeepepChoice& choice, std::string& why_not);
 
-  // The kernel a step runs: low-latency for decode-only steps under auto.
-  EpKernel kernel_for(bool decode_only) const;
+  // The kernel it times: normal, low_latency, or auto (sim/dispatch_timing.hpp resolves auto per step).
+  EpKernel kernel() const { return choice_; }
   // Seconds of one dispatch (or combine) whose copies, moved as `traffic` counts them, are
   // `copies[src * ep + dst]`, of `bytes_per_copy` each (what the link model reads).
   double seconds(EpKernel kernel, bool combine, std::span<const long long> copies, DispatchMode traffic,

@@ -10,6 +10,7 @@
 
 #include "calibrate/interpolation.hpp"
 #include "calibrate/profile.hpp"
+#include "models/choice_names.hpp"
 #include "models/topology.hpp"
 
 namespace semsim {
@@ -91,6 +92,8 @@ class BandwidthFactors {
 double all_to_all_overhead(const CalibrationProfile& profile, const Topology& topology, double within_node);
 
 enum class NetworkFidelity { kFlow, kBottleneck };
+inline constexpr ChoiceNames<NetworkFidelity, 2> kNetworkFidelityNames{
+    {{NetworkFidelity::kFlow, "flow"}, {NetworkFidelity::kBottleneck, "bottleneck"}}};
 
 // The time of a collective that runs alone: max route latency over the pairs that move bytes + max
 // over (link, direction) of its load / bandwidth. SimGrid's max-min sharing of one parallel task

@@ -1,9 +1,86 @@
 #include "sim/run_plan.hpp"
 
+#include <fmt/format.h>
+
 #include "policies/policy_registry.hpp"
+#include "sim/scenario_checks.hpp"
+#include "sim/scenario_overrides.hpp"
+#include "workloads/synthetic_routing.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
+namespace {
+
+// The scenario's routing profile (`profile: DIR`), checked against the model; none without the key.
+std::optional<RoutingProfile> load_profile(const YamlInput& root, const Scenario& s) {
+  if (s.profile.empty()) return std::nullopt;
+  RoutingProfile profile = RoutingProfile::load(s.profile);
+  if (profile.moe_layers() != s.model.moe_layers() || profile.experts() != s.model.routed_experts)
+    root.required("profile").fail(fmt::format(
+        "the routing profile has {} MoE layers of {} experts, model '{}' {} of {}", profile.moe_layers(),
+        profile.experts(), s.model.name, s.model.moe_layers(), s.model.routed_experts));
+  return profile;
+}
+
+// The vocabulary the run's tokens are identified by: the replayed trace's, or the synthetic
+// generator's token types (texts "": keyed by id).
+std::vector<std::string> routed_vocabulary(const Scenario& s) {
+  if (s.workload.trace) return s.workload.trace->vocabulary();
+  return std::vector<std::string>(
+      static_cast<std::size_t>(make_synthetic_routing(s.workload, s.model).vocabulary()));
+}
+
+// Which requests of the trace file a run replays: the held-out ones (or all), the first
+// workload.requests of them (request i replays the i-th, mod their count).
+std::vector<bool> replayed_requests(const WorkloadSpec& w) {
+  std::vector<bool> replayed(w.trace_requests, false);
+  long long left = w.requests;
+  for (std::size_t r = 0; r < w.trace_requests && left > 0; ++r)
+    if (w.replayed.empty() || w.replayed[r]) replayed[r] = true, --left;
+  return replayed;
+}
+
+// Runs the placement policy (the plan of a placement file is the scenario's own).
+std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s,
+                                           const std::optional<RoutingProfile>& profile) {
+  if (s.placement_from_file) return s.placement_from_file;
+  const PlacementInput input{
+      s.model.moe_layers(),          s.model.routed_experts, s.ep,
+      placement_devices_per_node(s), s.model.expert_groups,  profile ? &*profile : nullptr};
+  std::shared_ptr<const PlacementPlan> plan;
+  try {
+    plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
+  } catch (const InputError& e) {
+    policy_key(root, PolicyKind::kPlacement).fail(e.what());
+  }
+  check_policies_on_plan(root, s, *plan);
+  return plan;
+}
+
+// The planning stage: the placement (with its token table matched to the routed vocabulary), the
+// memory it leaves, and what the run's notes say of the plan against the replayed trace.
+void plan_placement_and_memory(const Scenario& s, RunPlan& run) {
+  const YamlInput& root = *s.document;
+  const std::optional<RoutingProfile> profile = load_profile(root, s);
+  run.placement = place(root, s, profile);
+  if (!run.placement->token_devices.empty()) {
+    TokenTableMatch match;
+    run.placement = plan_for_vocabulary(run.placement, routed_vocabulary(s), match);
+    run.notes.token_table = match;
+  }
+  run.memory = plan_memory(root, s, run.placement->placement);
+  check_run_memory(root, s);
+  if (run.placement->profiled_on && s.workload.trace)
+    run.notes.profile_overlap = profile_overlap(*run.placement->profiled_on, s.workload.trace_hash,
+                                                replayed_requests(s.workload), s.workload.trace_requests);
+  // A replayed trace against the profile the placement came from: is the placement stale?
+  if (profile && s.workload.trace)
+    run.notes.routing_drift = routing_drift(RoutingCounts::of(*profile), *s.workload.trace);
+  if (s.workload.trace && s.model.group_limited())
+    run.notes.group_limit = check_group_limit(*s.workload.trace, ExpertGroupLimit::of(s.model));
+}
+
+}  // namespace
 
 Topology effective_topology(const Cluster& cluster, int devices, const CalibrationProfile& calibration) {
   Topology topology = Topology::build(cluster, devices);
@@ -22,14 +99,12 @@ DisaggregatedPlan build_disaggregated_run(const Scenario& scenario) {
 }
 
 RunPlan build_run(const Scenario& scenario) {
-  ScenarioPlan planned = plan_scenario(scenario);
   RunPlan run;
-  run.placement = std::move(planned.placement);
-  run.memory = planned.memory;
-  run.notes.routing_drift = planned.routing_drift;
-  run.notes.token_table = planned.token_table;
-  run.notes.profile_overlap = planned.profile_overlap;
-  run.notes.group_limit = planned.group_limit;
+  try {
+    plan_placement_and_memory(scenario, run);
+  } catch (const InputError& e) {
+    rethrow_with_origin(e, scenario.overrides);
+  }
   run.topology = effective_topology(scenario);
   run.routing = make_routing_source(scenario.workload, scenario.model);
   run.request_scheduler = make_request_scheduler(scenario.request_scheduling, *run.placement);
@@ -50,10 +125,9 @@ RunPlan build_run(const Scenario& scenario) {
       scenario.calibration_extrapolation, experts_see_whole_batch);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
-  run.deepep =
-      DeepepTimes::make(library, *scenario.calibration, scenario.model, scenario.cluster, scenario.ep,
-                        scenario.dispatch, {scenario.serving.ep_kernel}, run.notes.dispatch_kernel);
-  if (run.deepep) run.notes.dispatch_kernel = run.deepep->description();
+  run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
+                                         scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
+  run.notes.dispatch_kernel = run.dispatch.description();
   if (scenario.attention == AttentionMode::kTensorParallel && scenario.ep > 1) {
     run.nccl = NcclTimes::make(*scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,
                                run.notes.tp_collectives);

@@ -10,7 +10,8 @@
 #include "policies/request_scheduling.hpp"
 #include "policies/token_scheduling.hpp"
 #include "sim/calibrated_cost_model.hpp"
-#include "sim/ep_kernels.hpp"
+#include "sim/dispatch_timing.hpp"
+#include "sim/memory_plan.hpp"
 #include "sim/nccl_collectives.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
@@ -29,8 +30,9 @@ struct RunPlan {
   // (`rank_cost`, over `rank_model`); `cost` prices the MoE layer.
   std::unique_ptr<const MoeModel> rank_model;
   std::unique_ptr<CalibratedCostModel> cost, rank_cost;
-  // DeepEP's kernels time dispatch and combine where the profile measured them for this group.
-  std::optional<DeepepTimes> deepep;
+  // What the dispatch and combine move and what times them (DeepEP's kernels where the profile
+  // measured them for this group).
+  DispatchTiming dispatch;
   // Under Attention-TP, NCCL's measured fits time its collectives where the profile has them.
   std::optional<NcclTimes> nccl;
   RunNotes notes;  // what times dispatch and the collectives; the schedulers' token-identity fallback
@@ -42,8 +44,11 @@ Topology effective_topology(const Scenario& scenario);
 // That of the first `devices` of `cluster`.
 Topology effective_topology(const Cluster& cluster, int devices, const CalibrationProfile& calibration);
 
-// InputError at the scenario's keys when the placement cannot be made or does not fit in memory.
-// The plan refers to `scenario`, which must outlive it.
+// Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its
+// placement file's plan, checks the policies that need the plan, plans memory (weights, with
+// replicas' slots, plus one longest request's KV cache must fit), and makes the rest. InputError at
+// the scenario's keys when the placement cannot be made or does not fit in memory. The plan refers
+// to `scenario`, which must outlive it.
 RunPlan build_run(const Scenario& scenario);
 
 // A disaggregated scenario's pools, each built as build_run builds a scenario.

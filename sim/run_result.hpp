@@ -34,16 +34,32 @@ struct RequestRecord {
   bool arrived() const { return rank >= 0; }  // given a rank at arrival; never, when the run stopped first
 };
 
-struct StepRecord {
+// A step's record is written in three parts, each by one writer: the serving loop (the batch), the
+// step builder's counters (what the batch's routing moves and loads, whatever its timing) and the
+// recorder (the schedule's timing).
+struct StepBatchRecord {
   double start = 0;
   double end = 0;  // simulated time the step finished: when the tokens it yields are out
+  int prefill_tokens = 0;
+  int decode_tokens = 0;
+  // The batch limits that held work back when the step's batches were formed, on any rank: a
+  // waiting request whose KV footprint did not fit, the token budget spent with prompt or decode
+  // tokens left out, serving.max_running_requests running with requests waiting.
+  bool kv_wait = false;
+  bool token_budget_full = false;
+  bool request_cap_full = false;
+  double kv_use = 0;  // the fullest rank's reserved KV tokens / its capacity, once the batch is formed
+};
+
+struct StepTimingRecord {
   // The step's critical path, phase by phase: they add up to the step's duration. Communication
   // that runs under compute (two-batch overlap) is off the critical path: `comm_hidden`.
   PhaseSeconds phases;
   double comm_exposed = 0;  // seconds with a collective in flight and no device computing
   double comm_hidden = 0;   // seconds with a collective in flight while some device computes
-  int prefill_tokens = 0;
-  int decode_tokens = 0;
+};
+
+struct StepTrafficRecord {
   double a2a_scale_up_bytes = 0;  // dispatch + combine, over all MoE layers
   double a2a_scale_out_bytes = 0;
   double a2a_forwarded_bytes = 0;  // of the scale-up bytes: DeepEP normal's forwarding inside nodes
@@ -55,14 +71,9 @@ struct StepRecord {
   // ratio is what uneven expert loads cost in time (the load imbalance counts activations).
   double experts_slowest_seconds = 0;
   double experts_mean_seconds = 0;
-  // The batch limits that held work back when the step's batches were formed, on any rank: a
-  // waiting request whose KV footprint did not fit, the token budget spent with prompt or decode
-  // tokens left out, serving.max_running_requests running with requests waiting.
-  bool kv_wait = false;
-  bool token_budget_full = false;
-  bool request_cap_full = false;
-  double kv_use = 0;  // the fullest rank's reserved KV tokens / its capacity, once the batch is formed
 };
+
+struct StepRecord : StepBatchRecord, StepTimingRecord, StepTrafficRecord {};
 
 // One MoE layer over the whole run: its phase times (summed over steps; `other` unused) and the
 // routed activations each device served (its expert-side load).

@@ -10,6 +10,7 @@
 
 #include "calibrate/profile.hpp"
 #include "calibrate/topology_check.hpp"
+#include "models/choice_names.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "models/operator_costs.hpp"
@@ -18,6 +19,7 @@
 #include "policies/policy_registry.hpp"
 #include "sim/ep_kernels.hpp"
 #include "sim/network.hpp"
+#include "sim/scenario_overrides.hpp"
 #include "workloads/routing_drift.hpp"
 #include "workloads/workload.hpp"
 
@@ -26,6 +28,8 @@ namespace semsim {
 // serving.overlap: two_batch splits each rank's batch into two micro-batches whose communication
 // runs under each other's compute (SGLang's two-batch overlap).
 enum class Overlap { kNone, kTwoBatch };
+inline constexpr ChoiceNames<Overlap, 2> kOverlapNames{
+    {{Overlap::kNone, "none"}, {Overlap::kTwoBatch, "two_batch"}}};
 
 // serving.pool: which part of serving the ranks run. A colocated server prefills and decodes; a
 // prefill pool's requests end at their first token (their KV cache would leave for a decode pool);
@@ -33,7 +37,12 @@ enum class Overlap { kNone, kTwoBatch };
 // KV cache and decode every output token. The two single-pool modes are how disaggregated
 // deployments measure each pool's steady-state throughput per node.
 enum class ServingPool { kColocated, kPrefill, kDecode };
-const char* serving_pool_name(ServingPool pool);  // as serving.pool spells it
+inline constexpr ChoiceNames<ServingPool, 3> kServingPoolNames{{{ServingPool::kColocated, "colocated"},
+                                                                {ServingPool::kPrefill, "prefill"},
+                                                                {ServingPool::kDecode, "decode"}}};
+inline const char* serving_pool_name(ServingPool pool) {
+  return name_of(kServingPoolNames, pool);
+}
 
 // The KV-cache tokens a request reserves on its rank from admission to completion: a prefill pool's
 // request keeps only its prompt's.
@@ -52,15 +61,6 @@ struct ServingLimits {
   EpKernel ep_kernel = EpKernel::kAuto;
 };
 
-// A value for a key path ("workload.arrival.rate"), applied to the scenario document before
-// validation. `origin` says where it was given ("--set k=v", "sweep.yaml:7:30"): errors about the
-// key end with "(value set by ORIGIN)", since the value has no line in the scenario file.
-struct ScenarioOverride {
-  std::string key_path;
-  YAML::Node value;
-  std::string origin;
-};
-
 struct Disaggregation;
 
 struct Scenario {
@@ -69,7 +69,7 @@ struct Scenario {
   MoeModel model;
   Cluster cluster;
   Precision precision;
-  double dispatch_bytes_per_element = 1.0 + 4.0 / 128;  // FP8 with a 4-byte scale per 128 elements
+  double dispatch_bytes_per_element = kFp8BlockScaledBytes;
   int ep = 8;
   AttentionMode attention = AttentionMode::kDataParallel;
   int dp = 8;  // Attention-TP: 1, one group whose TP size is the EP size
@@ -100,7 +100,7 @@ struct Scenario {
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
   std::shared_ptr<const Disaggregation> disaggregation;  // none: one colocated or single-pool server
 
-  // Where the values came from, for the errors plan_scenario() can still raise at their keys.
+  // Where the values came from, for the errors build_run() can still raise at their keys.
   std::optional<YamlInput> document;
   std::vector<ScenarioOverride> overrides;
   std::string base_dir;  // what its relative paths resolve against
@@ -110,6 +110,8 @@ struct Scenario {
 // layer by layer as its last prompt chunk computes it (from that step's start; it lands no earlier
 // than the step's end plus one layer's share), or whole once the step ends.
 enum class KvTransferMode { kLayerwise, kWhole };
+inline constexpr ChoiceNames<KvTransferMode, 2> kKvTransferModeNames{
+    {{KvTransferMode::kLayerwise, "layerwise"}, {KvTransferMode::kWhole, "whole"}}};
 
 // `disaggregation:` a prefill pool on the cluster's first nodes and a decode pool on the nodes after
 // them. Each pool is the scenario with the keys its `set:` gives (parallelism, serving, policies,
@@ -125,47 +127,6 @@ struct Disaggregation {
 // relative paths that name existing files made absolute, so that `semsim run` of it runs it again
 // from anywhere (on this machine).
 std::string resolved_scenario_yaml(const Scenario& scenario);
-
-// What a scenario's placement costs in memory.
-struct MemoryPlan {
-  // KV-cache capacity of one DP rank in tokens, after weights (validated > one longest request).
-  // Attention-TP: of the group, each device holding its shard of every token's KV.
-  long long kv_capacity_tokens = 0;
-  double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
-  double dispatch_buffer_bytes_per_device = 0;  // DeepEP's low-latency buffers (policies/dispatch.hpp)
-  int physical_slots_per_layer = 0;             // expert slots of the fullest MoE layer, replicas included
-  int redundant_experts = 0;                    // ... beyond the logical experts
-  int most_slots_per_device = 0;                // the fullest device's slots in one MoE layer
-};
-
-struct ScenarioPlan {
-  std::shared_ptr<const PlacementPlan> placement;
-  MemoryPlan memory;
-  // With both a profile and a replayed trace: how far the replayed routing is from the profiled.
-  std::optional<RoutingDrift> routing_drift;
-  // With a token table: how it matched the routed tokens' vocabulary (it was made from another's).
-  std::optional<TokenTableMatch> token_table;
-  // With a plan that names its profile's trace, replaying a trace: how many replayed requests it saw.
-  std::optional<ProfileOverlap> profile_overlap;
-  // A replayed trace for a group-limited model: its routings that span more groups than the model allows.
-  std::optional<GroupLimitCheck> group_limit;
-};
-
-// Runs the scenario's placement policy (CBC, METIS, co-clustering: possibly seconds) or takes its
-// placement file's plan, checks the policies that need the plan, and checks that weights (replicas
-// cost slots) plus one longest request's KV cache fit. Errors are InputErrors at the scenario's
-// keys. Called once per run, inside the run's own process (see build_run in sim/run_plan.hpp).
-ScenarioPlan plan_scenario(const Scenario& scenario);
-
-// Parses a --set "key.path=value" string; `file` names the scenario in errors.
-ScenarioOverride parse_override(const std::string& assignment, const std::string& file);
-// `--nodes N`: an override of cluster.nodes, checked where the scenario's own value would be.
-ScenarioOverride nodes_override(const std::string& nodes);
-// Sets the value (a copy) in `document`, creating maps on the way; returns the key path of the first
-// map it created ("" when the path's maps all existed). A key below `cluster: NAME` turns it into
-// `cluster: {preset: NAME}` first.
-std::string apply_override(YAML::Node document, const ScenarioOverride& override_value,
-                           const std::string& file);
 
 // `text` is the YAML; `file` names it in errors; relative paths resolve against `base_dir`.
 // `overrides` are "key.path=value" strings applied before validation; `seed` (if >= 0) replaces

@@ -1,17 +1,22 @@
 #include "sim/step_builder.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <span>
 
 #include "policies/inter_layer_table.hpp"
-#include "policies/routing_metrics.hpp"
 
 namespace semsim {
 namespace {
 
 double max_of(const std::vector<double>& per_rank) {
   return per_rank.empty() ? 0.0 : *std::max_element(per_rank.begin(), per_rank.end());
+}
+
+std::vector<int> moe_layer_ids(const MoeModel& model) {
+  std::vector<int> ids;
+  for (int layer = 0; layer < model.layers; ++layer)
+    if (model.is_moe_layer(layer)) ids.push_back(layer);
+  return ids;
 }
 
 }  // namespace
@@ -31,28 +36,21 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers, in
 
 StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
                          const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
-                         TokenScheduler& token_scheduler, const DeepepTimes* deepep, const NcclTimes* nccl)
+                         TokenScheduler& token_scheduler, const DispatchTiming& dispatch,
+                         const NcclTimes* nccl)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
       cost_(cost),
       rank_cost_(rank_cost),
-      topology_(topology),
       token_scheduler_(token_scheduler),
-      deepep_(deepep),
-      nccl_(nccl),
+      pricing_(scenario, topology, cost.collective_overhead(), dispatch, nccl),
       tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
       reshuffle_(tensor_parallel_ && token_scheduler.reshuffles()),
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
-      // A group of one device has no collective at all; any larger group launches each one.
-      collective_overhead_(
-          scenario.ep > 1 ? all_to_all_overhead(*scenario.calibration, topology, cost.collective_overhead())
-                          : 0.0),
-      every_pair_(every_pair(scenario.ep)),
+      moe_layer_ids_(moe_layer_ids(scenario.model)),
+      counters_(scenario, topology, static_cast<int>(moe_layer_ids_.size())),
       layer_tokens_(scenario.ep) {
-  for (int layer = 0; layer < scenario.model.layers; ++layer)
-    if (scenario.model.is_moe_layer(layer)) moe_layer_ids_.push_back(layer);
-  layer_loads_.assign(moe_layer_ids_.size(), std::vector<long long>(scenario.ep, 0));
   // The scenario checked that a DeepEP dispatch's EP group fills whole nodes.
   const int devices_per_node =
       is_deepep(scenario.dispatch) ? std::min(topology.devices_per_node, scenario.ep) : scenario.ep;
@@ -169,32 +167,20 @@ const std::vector<int>& StepBuilder::scheduled_ranks(MicroBatch& mb, int moe) {
   return mb.scheduled;
 }
 
-Collective StepBuilder::slice_collective(const MicroBatch& mb, ShardCollective kind, StepRecord& record) {
+Collective StepBuilder::slice_collective(const MicroBatch& mb, ShardCollective kind) {
   // NCCL's collectives move equal shards: slices are padded to the largest one.
   const double shard_bytes =
       static_cast<double>(*std::max_element(mb.rank_tokens.begin(), mb.rank_tokens.end())) *
       scenario_.model.hidden * scenario_.precision.activation_bytes;
-  const Collective collective =
-      equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, collective_overhead_);
-  const LevelBytes moved = level_bytes(collective.traffic, topology_);
-  // An all-reduce moves a reduce-scatter's bytes and then an all-gather's.
-  record.tp_collective_bytes +=
-      (kind == ShardCollective::kAllReduce ? 2 : 1) * (moved.scale_up + moved.scale_out);
-  // NCCL's measured time is the whole collective: no bytes of its own cross the topology.
-  if (nccl_ != nullptr) {
-    Collective measured =
-        equal_shard_exchange(every_pair_, scenario_.ep, 0.0, nccl_->seconds(kind, shard_bytes));
-    measured.payload_bytes_per_copy = (kind == ShardCollective::kAllReduce ? 2 : 1) * shard_bytes;
-    return measured;
-  }
-  return collective;
+  counters_.count_shard_collective(pricing_.shard_bytes_moved(kind, shard_bytes));
+  return pricing_.shard(kind, shard_bytes);
 }
 
 // Dense layers: attention then a dense FFN on each rank, and the LM head; under Attention-TP both
 // outputs of each dense layer are partial sums over the shards, each all-reduced: NCCL's measured
 // all-reduce where the profile has one, else a reduce-scatter then an all-gather over positional
 // slices.
-void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record) {
+void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph) {
   const MoeModel& model = scenario_.model;
   double other = max_of(mb.head);
   if (keep_for_export_) kept_rank_other_ = mb.head;
@@ -218,10 +204,10 @@ void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, 
   static constexpr ShardCollective kWhole[] = {ShardCollective::kAllReduce};
   static constexpr ShardCollective kHalves[] = {ShardCollective::kReduceScatter, ShardCollective::kAllGather};
   const std::span<const ShardCollective> all_reduce =
-      nccl_ != nullptr && nccl_->has_all_reduce() ? std::span<const ShardCollective>(kWhole) : kHalves;
+      pricing_.has_all_reduce() ? std::span<const ShardCollective>(kWhole) : kHalves;
   for (int output = 0; output < 2 * dense_layers; ++output)
     for (const ShardCollective kind : all_reduce) {
-      graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, kind, record), {mb.last});
+      graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, kind), {mb.last});
       mb.last = graph.last();
     }
 }
@@ -237,7 +223,7 @@ void StepBuilder::add_permute(MicroBatch& mb, int index, int layer, StepGraph& g
   mb.last = graph.last();
 }
 
-void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
+void StepBuilder::route_layer(MicroBatch& mb, int moe) {
   const int k = scenario_.model.top_k;
   const int ranks = scenario_.ep;
   // Ranks that do not reshuffle hold for every layer of the step.
@@ -257,16 +243,11 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
       mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
   LayerDispatch& dispatch = mb.dispatch;
   dispatch.clear();
-  account_dispatch(placement_, moe, step_dispatch_, *mb.moe_rank, mb.experts, k, dispatch,
+  account_dispatch(placement_, moe, pricing_.traffic(), *mb.moe_rank, mb.experts, k, dispatch,
                    scenario_.replica_choice);
-  record.a2a_forwarded_bytes += static_cast<double>(dispatch.forwarded) * scenario_.model.hidden *
-                                (scenario_.dispatch_bytes_per_element + scenario_.precision.activation_bytes);
-  record.activations += dispatch.activations;
-  record.local_activations += dispatch.local_activations;
   for (int device = 0; device < ranks; ++device) {
     mb.device_experts[device] = mb.shared[device];
     mb.active_experts[device] = 0;
-    layer_loads_[moe][device] += dispatch.device_tokens[device];
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
     local_counts_.clear();
     for (int expert : placement_.slots[moe][device]) {
@@ -283,21 +264,12 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe, StepRecord& record) {
   // The executor reads this layer's copies after every layer is built: keep them, and give the
   // dispatch accounting the previous step's storage to clear.
   std::swap(dispatch.copies, mb.copies[moe]);
-
-  const double dispatch_copy_bytes = scenario_.model.hidden * scenario_.dispatch_bytes_per_element;
-  const double combine_copy_bytes = scenario_.model.hidden * scenario_.precision.activation_bytes;
-  const LevelBytes dispatched =
-      level_bytes(CopyTraffic{mb.copies[moe], ranks, dispatch_copy_bytes, false}, topology_);
-  // Combine mirrors dispatch (same pairs, reversed), so its level split scales with the payload.
-  const double both = 1.0 + combine_copy_bytes / dispatch_copy_bytes;
-  record.a2a_scale_up_bytes += dispatched.scale_up * both;
-  record.a2a_scale_out_bytes += dispatched.scale_out * both;
+  counters_.count_dispatch(moe, dispatch, mb.copies[moe]);
 }
 
 // The gate runs on each rank's own tokens: under Attention-TP after the reduce-scatter, but every
 // rank waits for the slowest at the next collective either way.
-void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph,
-                                             StepRecord& record) {
+void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph) {
   const int layer = moe_layer_ids_[moe];
   Activity& attention = graph.add_compute(Phase::kAttention, layer, index, {mb.last});
   for (int r = 0; r < scenario_.ep; ++r)
@@ -307,15 +279,14 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
   if (tensor_parallel_) {
     add_permute(mb, index, layer, graph);
     graph.add_collective(Phase::kReduceScatter, layer, index,
-                         slice_collective(mb, ShardCollective::kReduceScatter, record), {mb.last});
+                         slice_collective(mb, ShardCollective::kReduceScatter), {mb.last});
     mb.last = graph.last();
   }
-  graph.add_collective(Phase::kDispatch, layer, index, exchange(mb.copies[moe], false), {mb.last});
+  graph.add_collective(Phase::kDispatch, layer, index, pricing_.exchange(mb.copies[moe], false), {mb.last});
   mb.last = graph.last();
 }
 
-void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph,
-                                          StepRecord& record) {
+void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph) {
   const int layer = moe_layer_ids_[moe];
   Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
   experts.seconds = mb.device_experts;
@@ -324,15 +295,13 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
     experts.work[device].activations = mb.dispatch.device_tokens[device];
     experts.work[device].active_experts = mb.active_experts[device];
   }
-  record.experts_slowest_seconds += *std::max_element(experts.seconds.begin(), experts.seconds.end());
-  record.experts_mean_seconds += std::accumulate(experts.seconds.begin(), experts.seconds.end(), 0.0) /
-                                 static_cast<double>(experts.seconds.size());
+  counters_.count_experts(experts.seconds);
   mb.last = graph.last();
-  graph.add_collective(Phase::kCombine, layer, index, exchange(mb.copies[moe], true), {mb.last});
+  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe], true), {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
-  graph.add_collective(Phase::kAllGather, layer, index,
-                       slice_collective(mb, ShardCollective::kAllGather, record), {mb.last});
+  graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, ShardCollective::kAllGather),
+                       {mb.last});
   mb.last = graph.last();
 }
 
@@ -342,30 +311,14 @@ void StepBuilder::count_batch_tokens(const MicroBatch& mb, Activity& activity) c
     activity.work[r].tokens = (*mb.batches)[tensor_parallel_ ? 0 : r].tokens;
 }
 
-Collective StepBuilder::exchange(const std::vector<long long>& copies, bool combine) const {
-  const double bytes_per_copy = scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes
-                                                                  : scenario_.dispatch_bytes_per_element);
-  if (deepep_ == nullptr)
-    return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, collective_overhead_);
-  // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
-  // traffic counters still count them).
-  Collective measured =
-      all_to_allv(copies, scenario_.ep, 0.0, combine,
-                  deepep_->seconds(step_kernel_, combine, copies, step_dispatch_, bytes_per_copy));
-  measured.payload_bytes_per_copy = bytes_per_copy;
-  return measured;
-}
-
 void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
-                        const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record) {
+                        const std::vector<int>& token_rank, StepGraph& graph, StepTrafficRecord& record) {
   graph.clear();
+  counters_.start_step(record);
   bool decode_only = true;
   for (const RankBatch& batch : batches)
     for (const SequenceChunk& chunk : batch.chunks) decode_only = decode_only && chunk.new_tokens <= 1;
-  if (deepep_ != nullptr) step_kernel_ = deepep_->kernel_for(decode_only);
-  step_dispatch_ = scenario_.dispatch != DispatchMode::kDeepepAuto ? scenario_.dispatch
-                   : decode_only                                   ? DispatchMode::kLowLatency
-                                                                   : DispatchMode::kHierarchical;
+  pricing_.start_step(decode_only);
   // Each token's vocabulary id, once: on the micro-batch's copy, or (two micro-batches, routed as one
   // step) on the step's copy the micro-batches are split from.
   if (micro_batches_ == 1) {
@@ -385,28 +338,26 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
     }
     if (reshuffle_) mb.majority.resize(mb.tokens.size() * moe_layer_ids_.size());
     price_ranks(mb);
-    add_dense_layers(mb, m, graph, record);
+    add_dense_layers(mb, m, graph);
   }
-  imbalance_sum_ = 0;
   for (std::size_t moe = 0; moe < moe_layer_ids_.size(); ++moe) {
     const int l = static_cast<int>(moe);
     if (micro_batches_ > 1) routing_.route(l, tokens_, experts_);
     std::fill(layer_tokens_.begin(), layer_tokens_.end(), 0);
     for (int m = 0; m < micro_batches_; ++m) {
       MicroBatch& mb = micro_[m];
-      route_layer(mb, l, record);
+      route_layer(mb, l);
       for (int device = 0; device < scenario_.ep; ++device)
         layer_tokens_[device] += mb.dispatch.device_tokens[device];
     }
-    imbalance_sum_ += load_imbalance(micro_batches_ == 1 ? micro_[0].dispatch.device_tokens : layer_tokens_);
+    counters_.count_layer_load(micro_batches_ == 1 ? micro_[0].dispatch.device_tokens : layer_tokens_);
     // Each stage for every micro-batch before the next stage: the order of compute on each device.
-    for (int m = 0; m < micro_batches_; ++m) add_attention_and_dispatch(micro_[m], m, l, graph, record);
-    for (int m = 0; m < micro_batches_; ++m) add_experts_and_combine(micro_[m], m, l, graph, record);
+    for (int m = 0; m < micro_batches_; ++m) add_attention_and_dispatch(micro_[m], m, l, graph);
+    for (int m = 0; m < micro_batches_; ++m) add_experts_and_combine(micro_[m], m, l, graph);
     if (tensor_parallel_)
       for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
   }
-  record.imbalance =
-      moe_layer_ids_.empty() ? 1.0 : imbalance_sum_ / static_cast<double>(moe_layer_ids_.size());
+  counters_.end_step();
 }
 
 }  // namespace semsim

@@ -11,7 +11,8 @@
 // all-gather). With two-batch overlap (serving.overlap: two_batch) each rank's batch is split in
 // two micro-batches of balanced tokens, interleaved on each device's compute stream so that one
 // micro-batch's dispatch and combine run under the other's attention and experts (as SGLang's TBO).
-// The builder also counts what does not depend on timing: activations, LAR, bytes, imbalance.
+// Its collectives are priced by sim/collective_pricing.hpp; what does not depend on timing
+// (activations, LAR, bytes, imbalance) is counted by sim/step_counters.hpp.
 #include <cstdint>
 #include <vector>
 
@@ -19,11 +20,13 @@
 #include "policies/dispatch.hpp"
 #include "policies/placement.hpp"
 #include "policies/token_scheduling.hpp"
+#include "sim/collective_pricing.hpp"
 #include "sim/cost_model.hpp"
-#include "sim/ep_kernels.hpp"
+#include "sim/dispatch_timing.hpp"
 #include "sim/nccl_collectives.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
+#include "sim/step_counters.hpp"
 #include "sim/step_graph.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -41,13 +44,12 @@ class StepBuilder {
  public:
   // `rank_cost` prices each rank's attention, dense FFN and LM head: `cost` itself under
   // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP.
-  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP. With
-  // `deepep`, DeepEP's measured kernels time dispatch and combine; without, their copies cross the
-  // topology. With `nccl`, NCCL's measured fits time Attention-TP's collectives; without, their shards
-  // cross the topology.
+  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP. `dispatch`
+  // says what the dispatch and combine move and what times them. With `nccl`, NCCL's measured fits
+  // time Attention-TP's collectives; without, their shards cross the topology.
   StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
               const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
-              TokenScheduler& token_scheduler, const DeepepTimes* deepep = nullptr,
+              TokenScheduler& token_scheduler, const DispatchTiming& dispatch,
               const NcclTimes* nccl = nullptr);
 
   // Attention-DP: `tokens[i]` runs on rank `token_rank[i]`, `batches` holds one batch per rank.
@@ -55,10 +57,10 @@ class StepBuilder {
   // scheduling policy decides each token's rank per MoE layer. Fills `graph` and the record's
   // counters; the timing is the executor's.
   void build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
-             const std::vector<int>& token_rank, StepGraph& graph, StepRecord& record);
+             const std::vector<int>& token_rank, StepGraph& graph, StepTrafficRecord& record);
 
   // Per MoE layer, the routed activations each device served so far.
-  const std::vector<std::vector<long long>>& layer_loads() const { return layer_loads_; }
+  const std::vector<std::vector<long long>>& layer_loads() const { return counters_.layer_loads(); }
 
   // With `keep`, each build keeps for the step export (one micro-batch only) the tokens every
   // device's expert replicas served per MoE layer, expert_tokens(moe)[device * routed experts +
@@ -71,9 +73,6 @@ class StepBuilder {
   const std::vector<double>& rank_other_seconds() const { return kept_rank_other_; }
 
  private:
-  // A dispatch (or combine) of `copies`: DeepEP's measured time, or the copies over the topology.
-  Collective exchange(const std::vector<long long>& copies, bool combine) const;
-
   // One micro-batch's tokens and working memory.
   struct MicroBatch {
     const std::vector<RankBatch>* batches = nullptr;  // the step's, or own_batches after a split
@@ -106,12 +105,12 @@ class StepBuilder {
   void price_rank_tokens(MicroBatch& mb);
   const std::vector<int>& scheduled_ranks(MicroBatch& mb, int moe);
   // A reduce-scatter, all-gather or all-reduce over the slices of `mb.rank_tokens`.
-  Collective slice_collective(const MicroBatch& mb, ShardCollective kind, StepRecord& record);
-  void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph, StepRecord& record);
+  Collective slice_collective(const MicroBatch& mb, ShardCollective kind);
+  void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph);
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
-  void route_layer(MicroBatch& mb, int moe, StepRecord& record);
-  void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph, StepRecord& record);
-  void add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph, StepRecord& record);
+  void route_layer(MicroBatch& mb, int moe);
+  void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph);
+  void add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph);
   void add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph);
   // Per device, the tokens of the rank batch it runs (Attention-TP: the group's one batch).
   void count_batch_tokens(const MicroBatch& mb, Activity& activity) const;
@@ -122,25 +121,18 @@ class StepBuilder {
   const RoutingSource& routing_;
   const CostModel& cost_;
   const CostModel& rank_cost_;
-  const Topology& topology_;
   TokenScheduler& token_scheduler_;
-  const DeepepTimes* deepep_;
-  const NcclTimes* nccl_;
-  EpKernel step_kernel_ = EpKernel::kNormal;           // DeepEP's kernel this step (auto: decode-only or not)
-  DispatchMode step_dispatch_ = DispatchMode::kDedup;  // the copies this step moves (auto resolved)
+  CollectivePricing pricing_;
   bool tensor_parallel_;
   bool reshuffle_;
   int micro_batches_;
-  double collective_overhead_;
   std::vector<int> moe_layer_ids_;  // model layer index of each MoE layer
-  std::vector<long long> every_pair_;
+  StepCounters counters_;
   std::vector<MicroBatch> micro_;
   std::vector<TokenRef> tokens_;  // the step's tokens with their vocabulary ids
   std::vector<ExpertId> experts_;
   std::vector<int> local_counts_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
-  std::vector<std::vector<long long>> layer_loads_;
-  double imbalance_sum_ = 0;
   bool keep_for_export_ = false;
   std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_for_export_
   std::vector<double> kept_rank_other_;               // [rank], while keep_for_export_

@@ -140,7 +140,7 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
   }
 }
 
-bool StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step) {
+bool StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, StepTimingRecord& step) {
   const auto activities = graph.activities();
   if (schedule.chain) {
     record_chain(activities, schedule, step);
@@ -155,7 +155,7 @@ bool StepRecorder::record(const StepGraph& graph, const StepSchedule& schedule, 
   return recorded;
 }
 
-void StepRecorder::add(const Activity& a, double seconds, StepRecord& step) {
+void StepRecorder::add(const Activity& a, double seconds, StepTimingRecord& step) {
   step.phases[a.phase] += seconds;
   if (a.layer >= 0 && a.layer < static_cast<int>(moe_index_.size()) && moe_index_[a.layer] >= 0)
     layers_[moe_index_[a.layer]].phases[a.phase] += seconds;
@@ -164,7 +164,7 @@ void StepRecorder::add(const Activity& a, double seconds, StepRecord& step) {
 
 // A chain's critical path is every activity, each for its slowest device's seconds; nothing is hidden.
 void StepRecorder::record_chain(std::span<const Activity> activities, const StepSchedule& schedule,
-                                StepRecord& step) {
+                                StepTimingRecord& step) {
   for (std::size_t i = 0; i < activities.size(); ++i) {
     const Activity& a = activities[i];
     const ActivityTiming& t = schedule.activities[i];
@@ -175,7 +175,7 @@ void StepRecorder::record_chain(std::span<const Activity> activities, const Step
   }
 }
 
-void StepRecorder::record_path(std::span<const Activity> activities, StepRecord& step) {
+void StepRecorder::record_path(std::span<const Activity> activities, StepTimingRecord& step) {
   for (const Segment& s : critical_) add(activities[s.activity], s.seconds, step);
 }
 

@@ -22,7 +22,7 @@ class StepRecorder {
   StepRecorder(const MoeModel& model, int devices, StepWindow timeline);
 
   // Returns whether the step is one of the timeline window's (its spans recorded).
-  bool record(const StepGraph& graph, const StepSchedule& schedule, StepRecord& step);
+  bool record(const StepGraph& graph, const StepSchedule& schedule, StepTimingRecord& step);
 
   // Per MoE layer, summed over the steps so far (phases only; the builder counts device loads).
   const std::vector<LayerTotals>& layer_totals() const { return layers_; }
@@ -34,10 +34,11 @@ class StepRecorder {
     double seconds;  // attributed to the activity's phase
     double start, end;
   };
-  void add(const Activity& a, double seconds, StepRecord& step);
-  void record_chain(std::span<const Activity> activities, const StepSchedule& schedule, StepRecord& step);
+  void add(const Activity& a, double seconds, StepTimingRecord& step);
+  void record_chain(std::span<const Activity> activities, const StepSchedule& schedule,
+                    StepTimingRecord& step);
   void walk_critical_path(const StepGraph& graph, const StepSchedule& schedule);
-  void record_path(std::span<const Activity> activities, StepRecord& step);
+  void record_path(std::span<const Activity> activities, StepTimingRecord& step);
   double hidden_communication(const StepGraph& graph, const StepSchedule& schedule);
   bool in_window(double step_start);
   void add_spans(const StepGraph& graph, const StepSchedule& schedule);

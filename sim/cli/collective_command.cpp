@@ -26,6 +26,7 @@ struct CollectiveOptions {
   std::string calibration = "measured";
   std::string routing = "uniform";
   std::string fidelity = "bottleneck";
+  std::string step = "prefill";
   std::string timing = "tables";
   std::string dispatch_dtype = "fp8";
   bool json = false;
@@ -63,6 +64,7 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
   if (o.json) {
     nlohmann::ordered_json j;
     j["kernel"] = spec.kernel;
+    j["step"] = o.step;
     j["model"] = spec.model.name;
     j["cluster"] = spec.cluster.name;
     j["ep"] = spec.ep;
@@ -132,6 +134,7 @@ int collective(CollectiveOptions& o) {
     throw InputError(
         fmt::format("--top-k {} exceeds the {} routed experts", spec.model.top_k, spec.model.routed_experts));
   spec.fp8_dispatch = o.dispatch_dtype == "fp8";
+  spec.decode_step = o.step == "decode";
   for (const int tokens : o.tokens) {
     spec.tokens = tokens;
     print_result(o, bench_collective(spec));
@@ -161,6 +164,11 @@ void add_collective_command(CommandLine& cli) {
       ->check(CLI::Range(1, 1 << 30));
   command->add_option("--kernel", o->spec.kernel, "dispatch mode or NCCL collective (default normal)")
       ->check(CLI::IsMember(collective_kernel_names()));
+  command
+      ->add_option("--step", o->step,
+                   "prefill | decode: the step a dispatch runs in, which picks DeepEP's kernel under "
+                   "--kernel auto (SGLang's rule: low_latency for decode-only steps; default prefill)")
+      ->check(CLI::IsMember({"prefill", "decode"}));
   command->add_option("--routing", o->routing, "uniform | zipf:S: expert popularity (default uniform)");
   command->add_flag("--group-limited", o->spec.group_limited,
                     "keep each token's experts to the model's best topk_group of n_group expert groups");

@@ -70,10 +70,6 @@ nlohmann::ordered_json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
 }
 
-std::string attention_name(AttentionMode mode) {
-  return mode == AttentionMode::kDataParallel ? "dp" : "tp";
-}
-
 }  // namespace
 
 nlohmann::ordered_json routing_drift_json(const std::optional<RoutingDrift>& drift) {

@@ -63,6 +63,20 @@ TEST(cliCollective, OneNodeNormalMovesDedupsBytesAndTheTablesTimeIt) {
                    all_reduce["algbw_gbps"].get<double>() * 2 * 7 / 8);
 }
 
+// DeepEP's auto mode runs what SGLang's rule picks for the step: normal with prefill, low-latency
+// for a decode-only step (the same resolver a run asks).
+TEST(cliCollective, AutoRunsTheKernelOfItsStep) {
+  const auto timed = [](const std::vector<std::string>& options) {
+    const auto result = collective_json(options);
+    return std::pair(result["dispatch_us"], result["timed_by"]);
+  };
+  EXPECT_EQ(timed({"--kernel", "auto"}).first, timed({"--kernel", "normal"}).first);
+  EXPECT_EQ(timed({"--kernel", "auto", "--step", "decode"}).first, timed({"--kernel", "low_latency"}).first);
+  EXPECT_NE(timed({"--kernel", "normal"}).first, timed({"--kernel", "low_latency"}).first);
+  EXPECT_EQ(timed({"--kernel", "auto"}).second,
+            "deepep auto (low_latency for decode-only steps, normal otherwise)");
+}
+
 // DeepSeek-V3's 8 expert groups are 8 nodes' experts at EP64: its gate's 4 groups bound the nodes a
 // token reaches, so a rank sends at most 4 RDMA copies per token (one per node but its own).
 TEST(cliCollective, GroupLimitedRoutingBoundsTheNodesATokenReaches) {
@@ -93,7 +107,8 @@ TEST(cliCollective, BadOptionsExit2WithOneMessage) {
       {{"--ep", "12", "--cluster", "h200-2x8"}, "--ep 12 does not divide the 64 routed experts"},
       {{"--ep", "16"}, "the cluster 'h200-1x8' holds groups of 2 to 8 GPUs"},
       {{"--routing", "zipf:x"}, "--routing 'zipf:x': expected uniform or zipf:S"},
-      {{"--kernel", "auto"}, "--kernel"},
+      {{"--kernel", "nccl"}, "--kernel"},
+      {{"--step", "mixed"}, "--step"},
       {{"--tokens", "4194304"}, "a dispatch routes at most 16777216 tokens per call"},
       {{"--cluster", "h200-9x9"}, "h200-9x9"},
       {{"--cluster", "h200-2x8", "--ep", "12", "--redundant", "4"},

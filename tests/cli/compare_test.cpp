@@ -14,6 +14,7 @@
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
 #include "sim/cli/comparison.hpp"
+#include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
 
 namespace semsim::cli_test {
@@ -189,7 +190,7 @@ std::string one_device_memory_fraction_for(double tokens) {
   const Scenario s =
       load_scenario(default_scenario_text(), "<default>", "", std::vector<std::string>{"parallelism.ep=1"});
   const double bytes =
-      plan_scenario(s).memory.weight_bytes_per_device + tokens * kv_bytes_per_token(s.model, s.precision);
+      build_run(s).memory.weight_bytes_per_device + tokens * kv_bytes_per_token(s.model, s.precision);
   return std::to_string(bytes / s.cluster.device.hbm_bytes);
 }
 

@@ -298,7 +298,7 @@ TEST(AttentionTp, WeightsAndKvCacheAreThoseOfOneRanksShard) {
   const Scenario tp = tp_scenario(trace_file, {});
   fs::remove(trace_file);
   const MoeModel shard = attention_tp_shard(tp.model, kRanks);
-  const ScenarioPlan plan = plan_scenario(tp);
+  const RunPlan plan = build_run(tp);
   const long long slots = plan.placement->placement.max_slots_per_device();
   EXPECT_EQ(plan.memory.weight_bytes_per_device, weight_bytes_per_device(shard, slots, tp.precision));
   EXPECT_LT(plan.memory.weight_bytes_per_device, weight_bytes_per_device(tp.model, slots, tp.precision));

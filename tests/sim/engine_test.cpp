@@ -126,13 +126,13 @@ TEST(Engine, FullKvCacheMakesRequestsWait) {
   // Capacity of the single rank in tokens, then allow exactly two 1,000-token requests at a time.
   const Scenario probe = scenario_with({"parallelism.ep=1"});
   const double kv_per_token = kv_bytes_per_token(probe.model, probe.precision);
-  const double fraction = (plan_scenario(probe).memory.weight_bytes_per_device + 2.5 * 1000 * kv_per_token) /
+  const double fraction = (build_run(probe).memory.weight_bytes_per_device + 2.5 * 1000 * kv_per_token) /
                           probe.cluster.device.hbm_bytes;
   const Scenario s = scenario_with({"parallelism.ep=1", "serving.memory_fraction=" + std::to_string(fraction),
                                     "workload.input_len.value=500", "workload.output_len.value=500",
                                     "workload.arrival.rate=1000", "workload.requests=6"});
-  ASSERT_EQ(plan_scenario(s).memory.kv_capacity_tokens / 1000, 2);
-  const double two_requests = 2000.0 / static_cast<double>(plan_scenario(s).memory.kv_capacity_tokens);
+  ASSERT_EQ(build_run(s).memory.kv_capacity_tokens / 1000, 2);
+  const double two_requests = 2000.0 / static_cast<double>(build_run(s).memory.kv_capacity_tokens);
   const Json r = simulate_isolated(s, [](const RunResult& run) {
     int most_decoding = 0;
     Json kv_wait = Json::array(), kv_use = Json::array();
@@ -203,7 +203,7 @@ TEST(Engine, PrefillPoolEndsRequestsAtTheirFirstTokenAndDecodePoolDecodesEveryTo
 TEST(Engine, PrefillPoolReservesOnlyThePromptsKv) {
   const Scenario probe = scenario_with({"parallelism.ep=1"});
   const double kv_per_token = kv_bytes_per_token(probe.model, probe.precision);
-  const double fraction = (plan_scenario(probe).memory.weight_bytes_per_device + 2.7 * 1000 * kv_per_token) /
+  const double fraction = (build_run(probe).memory.weight_bytes_per_device + 2.7 * 1000 * kv_per_token) /
                           probe.cluster.device.hbm_bytes;
   Json most_running = Json::array();
   for (const char* pool : {"serving.pool=colocated", "serving.pool=prefill"}) {
@@ -225,7 +225,7 @@ TEST(Engine, PrefillPoolReservesOnlyThePromptsKv) {
 TEST(Engine, LowLatencyBuffersTakeTheirBytesFromTheKvCache) {
   const Scenario dedup = scenario_with({"serving.max_running_requests=128"});
   const Scenario deepep = scenario_with({"serving.max_running_requests=128", "policies.dispatch=auto"});
-  const MemoryPlan without = plan_scenario(dedup).memory, with = plan_scenario(deepep).memory;
+  const MemoryPlan without = build_run(dedup).memory, with = build_run(deepep).memory;
   const double buffers = low_latency_buffer_bytes(128, 2048, 64, 8);
   EXPECT_EQ(without.dispatch_buffer_bytes_per_device, 0.0);
   EXPECT_DOUBLE_EQ(with.dispatch_buffer_bytes_per_device, buffers);
@@ -340,7 +340,7 @@ TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
   const Scenario contiguous = scenario_with({});
   const Scenario eplb =
       scenario_with({"profile=" + profile, "policies.placement={name: eplb, redundant: 8}"});
-  const ScenarioPlan eplb_plan = plan_scenario(eplb), contiguous_plan = plan_scenario(contiguous);
+  const RunPlan eplb_plan = build_run(eplb), contiguous_plan = build_run(contiguous);
   // 64 + 8 slots per layer over 8 devices: 9 expert slots per device per layer instead of 8.
   EXPECT_EQ(eplb_plan.placement->placement.max_slots_per_device(), 26 * 9);
   EXPECT_EQ(eplb_plan.memory.weight_bytes_per_device,
@@ -355,7 +355,7 @@ TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
   write_placement_file(*eplb_plan.placement, file.string());
   const Scenario from_file = scenario_with({"policies.placement={file: " + file.string() + "}"});
   EXPECT_EQ(from_file.placement.name, "eplb");
-  const ScenarioPlan file_plan = plan_scenario(from_file);
+  const RunPlan file_plan = build_run(from_file);
   EXPECT_EQ(file_plan.placement->placement, eplb_plan.placement->placement);
   EXPECT_EQ(file_plan.memory.weight_bytes_per_device, eplb_plan.memory.weight_bytes_per_device);
 
@@ -371,7 +371,7 @@ TEST(Engine, EplbReplicasCostWeightsAndAPlacementFileRunsLikeThePolicyInline) {
 TEST(Engine, RedundantSlotsReachAnEpSizeThatDoesNotDivideTheExperts) {
   const Scenario s =
       scenario_with({"parallelism.ep=6", "policies.placement={name: contiguous, redundant: 2}"});
-  const ScenarioPlan plan = plan_scenario(s);
+  const RunPlan plan = build_run(s);
   EXPECT_EQ(plan.memory.physical_slots_per_layer, 66);
   EXPECT_EQ(plan.memory.redundant_experts, 2);
   EXPECT_EQ(plan.memory.most_slots_per_device, 11);
@@ -383,7 +383,7 @@ TEST(Engine, RedundantSlotsReachAnEpSizeThatDoesNotDivideTheExperts) {
   write_placement_file(*plan.placement, file.string());
   const Scenario from_file =
       scenario_with({"parallelism.ep=6", "policies.placement={file: " + file.string() + "}"});
-  EXPECT_EQ(plan_scenario(from_file).placement->placement, plan.placement->placement);
+  EXPECT_EQ(build_run(from_file).placement->placement, plan.placement->placement);
   std::filesystem::remove(file);
 }
 
@@ -393,7 +393,7 @@ TEST(Engine, LoadingValidatesAndBuildingTheRunPlaces) {
   const std::string profile = write_v2_lite_profile();
   const Scenario s = scenario_with({"model=qwen3-30b-a3b", "profile=" + profile, "policies.placement=eplb"});
   try {
-    plan_scenario(s);
+    build_run(s);
     FAIL() << "a DeepSeek-V2-Lite profile cannot place Qwen3-30B-A3B";
   } catch (const InputError& e) {
     EXPECT_EQ(e.key_path(), "profile");
@@ -409,7 +409,7 @@ TEST(Engine, PlacementFileOfAnotherShapeIsRejectedAtItsKey) {
   const Scenario eplb = scenario_with({"parallelism.ep=4"});
   const auto file =
       std::filesystem::temp_directory_path() / fmt::format("semsim-engine-{}-ep4.txt", getpid());
-  write_placement_file(*plan_scenario(eplb).placement, file.string());
+  write_placement_file(*build_run(eplb).placement, file.string());
   try {
     scenario_with({"policies.placement={file: " + file.string() + "}"});
     FAIL();

@@ -40,11 +40,12 @@ struct StepBuilderFixture {
 
   StepGraph build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
                   const std::vector<int>& token_rank) {
-    const ScenarioPlan plan = plan_scenario(scenario);
+    const RunPlan plan = build_run(scenario);
     const auto token_scheduler =
         make_token_scheduler(scenario.token_scheduling, *plan.placement, scenario.ep);
+    const DispatchTiming over_the_topology(scenario.dispatch);
     StepBuilder builder(scenario, plan.placement->placement, *routing, cost, rank_cost, topology,
-                        *token_scheduler);
+                        *token_scheduler, over_the_topology);
     StepGraph graph(scenario.ep);
     StepRecord record;
     builder.build(batches, tokens, token_rank, graph, record);

@@ -1,0 +1,30 @@
+#include "sim/dispatch_timing.hpp"
+
+namespace semsim {
+
+DispatchTiming DispatchTiming::resolve(const KernelLibrary& library, const CalibrationProfile& profile,
+                                       const MoeModel& model, const Cluster& cluster, int ep,
+                                       DispatchMode mode, const DeepepChoice& choice) {
+  DispatchTiming timing(mode);
+  timing.deepep_ = DeepepTimes::make(library, profile, model, cluster, ep, mode, choice, timing.description_);
+  if (timing.deepep_) timing.description_ = timing.deepep_->description();
+  return timing;
+}
+
+StepExchange DispatchTiming::for_step(bool decode_only) const {
+  StepExchange step;
+  step.traffic = mode_ != DispatchMode::kDeepepAuto ? mode_
+                 : decode_only                      ? DispatchMode::kLowLatency
+                                                    : DispatchMode::kHierarchical;
+  if (!deepep_) return step;
+  const EpKernel chosen = deepep_->kernel();
+  step.kernel = chosen != EpKernel::kAuto ? chosen : decode_only ? EpKernel::kLowLatency : EpKernel::kNormal;
+  return step;
+}
+
+double DispatchTiming::measured_seconds(const StepExchange& step, bool combine,
+                                        std::span<const long long> copies, double bytes_per_copy) const {
+  return deepep_->seconds(step.kernel, combine, copies, step.traffic, bytes_per_copy);
+}
+
+}  // namespace semsim

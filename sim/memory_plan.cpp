@@ -1,0 +1,77 @@
+#include "sim/memory_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "models/memory_budget.hpp"
+#include "models/operator_costs.hpp"
+#include "policies/dispatch.hpp"
+#include "sim/run_result.hpp"
+
+namespace semsim {
+
+// Under Attention-TP every rank holds its shard of the attention, dense FFN and vocabulary weights
+// and of every token's KV cache (attention_tp_shard: GQA/MHA KV split by min(tp, kv_heads), MLA's
+// latent KV replicated), so the group's token capacity is what one rank's share allows.
+MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement& placement) {
+  const MoeModel rank_model =
+      s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model;
+  MemoryPlan m;
+  m.weight_bytes_per_device =
+      weight_bytes_per_device(rank_model, placement.max_slots_per_device(), s.precision);
+  m.physical_slots_per_layer = placement.most_slots_per_layer();
+  m.redundant_experts = m.physical_slots_per_layer - placement.experts;
+  for (const auto& layer : placement.slots)
+    for (const auto& device : layer)
+      m.most_slots_per_device = std::max(m.most_slots_per_device, static_cast<int>(device.size()));
+  const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
+  const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
+  const long long longest =
+      kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound());
+  if (s.low_latency_buffer_tokens > 0)  // DeepEP's experts are the group's slots, replicas included
+    m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,
+                                                                  m.physical_slots_per_layer, s.ep);
+  const double fixed = m.weight_bytes_per_device + m.dispatch_buffer_bytes_per_device;
+  m.kv_capacity_tokens = static_cast<long long>((usable - fixed) / kv_per_token);
+  if (m.kv_capacity_tokens < longest) {
+    std::ostringstream msg;
+    msg.precision(3);
+    msg << "model '" << s.model.name << "' does not fit: " << m.weight_bytes_per_device / 1e9
+        << " GB of weights per device at EP" << s.ep
+        << (m.dispatch_buffer_bytes_per_device > 0
+                ? fmt::format(" and {:.3g} GB of DeepEP low-latency buffers",
+                              m.dispatch_buffer_bytes_per_device / 1e9)
+                : "")
+        << " plus the KV cache of one longest request (" << longest << " tokens, "
+        << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9 << " GB usable ("
+        << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9 << " GB on "
+        << s.cluster.device.name << ")";
+    (root.has("model") ? root.required("model") : root).fail(msg.str());
+  }
+  return m;
+}
+
+// The least a run holds in memory: per request its arrival, its record and its latencies (with the
+// copy a percentile sorts); per step its record and inter-token gap, with every rank's batch as full
+// as serving.max_running_requests allows (fewer steps than any run of these requests can take).
+// Refused at workload.requests when even that exceeds the machine's memory.
+void check_run_memory(const YamlInput& root, const Scenario& s) {
+  const auto requests = static_cast<double>(s.workload.requests);
+  const double output_tokens = requests * s.workload.output_len.mean();
+  const double steps = output_tokens / (static_cast<double>(s.dp) * s.serving.max_running_requests);
+  const double bytes =
+      requests * static_cast<double>(sizeof(Request) + sizeof(RequestRecord) + 8 * sizeof(double)) +
+      steps * static_cast<double>(sizeof(StepRecord) + 3 * sizeof(long long));
+  const YamlInput workload = root.required("workload");
+  try {
+    check_memory_need(bytes,
+                      fmt::format("a run of {} requests (~{:.3g} output tokens, at least {:.3g} steps)",
+                                  s.workload.requests, output_tokens, steps));
+  } catch (const InputError& e) {
+    (workload.has("requests") ? workload.required("requests") : workload).fail(e.what());
+  }
+}
+
+}  // namespace semsim

@@ -1,0 +1,143 @@
+#include "sim/scenario_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "policies/placement_file.hpp"
+#include "policies/placement_policies.hpp"
+
+namespace semsim {
+namespace {
+
+// The placement file's plan, checked against the scenario at the `file` key.
+PlacementPlan read_scenario_placement_file(const YamlInput& file_key, const Scenario& s,
+                                           int devices_per_node) {
+  PlacementPlan plan = read_placement_file(s.placement_file);  // its own FILE:LINE errors
+  const Placement& p = plan.placement;
+  auto check = [&](int in_file, int wanted, const std::string& what) {
+    if (in_file != wanted)
+      file_key.fail(fmt::format("placement file '{}' has {} {}, the scenario needs {}", s.placement_file,
+                                in_file, what, wanted));
+  };
+  check(p.moe_layers, s.model.moe_layers(), "MoE layers");
+  check(p.experts, s.model.routed_experts, "experts per layer");
+  check(p.devices, s.ep, "devices (the EP size)");
+  check(p.devices_per_node, devices_per_node, "devices per node");
+  return plan;
+}
+
+PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
+  return {s.attention, !s.profile.empty(), plan != nullptr && plan->profiled()};
+}
+
+}  // namespace
+
+// Where errors about a policy kind are reported: its key under `policies`, or where it would be.
+YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
+  const auto policies = root.optional("policies");
+  const auto node = policies ? policies->optional(policy_kind(kind).key) : std::nullopt;
+  return node ? *node : policies ? *policies : root;
+}
+
+// The EP devices must split the placement policy's physical slots evenly (policies/placement_policies.hpp):
+// checked at its `redundant` key when the scenario gives one, else at parallelism.ep, and told how to
+// write the redundant experts that fit. A placement file's slots are its own.
+void check_expert_slots(const YamlInput& root, const Scenario& s) {
+  const YamlInput placement = policy_key(root, PolicyKind::kPlacement);
+  PhysicalSlotsCheck slots;
+  try {
+    slots = check_physical_slots(s.placement, s.model.routed_experts, s.ep, s.model.name);
+  } catch (const InputError& e) {
+    placement.fail(e.what());  // a redundant count that is no whole number
+  }
+  if (slots.problem.empty()) return;
+  const YamlInput at = placement.is_map() && placement.has("redundant")
+                           ? placement.required("redundant")
+                           : root.required("parallelism").required("ep");
+  if (slots.redundant_that_fits < 0) at.fail(slots.problem);
+  // A policy that cannot place them is told of one that can and reads what the scenario has.
+  const bool replicates = s.placement.params.contains("redundant") && !slots.another_policy;
+  const std::string suggested = replicates ? s.placement.name : s.profile.empty() ? "contiguous" : "eplb";
+  at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", slots.problem,
+                      replicates ? "as" : "e.g.", suggested, slots.redundant_that_fits));
+}
+
+// A DeepEP dispatch names its kernel: serving.ep_kernel may only leave its time to the measured
+// tables (auto) or price it over the topology (nccl). Across nodes its EP group fills whole nodes
+// (a copy is forwarded to the GPU of its source's local index).
+void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
+  if (!is_deepep(s.dispatch)) return;
+  if (s.ep > s.cluster.gpus_per_node && s.ep % s.cluster.gpus_per_node != 0)
+    policy_key(root, PolicyKind::kDispatch)
+        .fail(fmt::format("DeepEP's dispatch '{}' forwards over nodes of {} GPUs: the EP size {} must fill "
+                          "whole nodes",
+                          s.dispatch_name, s.cluster.gpus_per_node, s.ep));
+  if (s.serving.ep_kernel == EpKernel::kNormal || s.serving.ep_kernel == EpKernel::kLowLatency)
+    root.required("serving")
+        .required("ep_kernel")
+        .fail(fmt::format("policies.dispatch '{}' names DeepEP's kernel itself: give serving.ep_kernel "
+                          "auto (the measured tables time it) or nccl (priced over the topology)",
+                          s.dispatch_name));
+  // Its low-latency buffers hold a fixed number of tokens per rank: every step that runs
+  // low_latency (all of them; with auto, the decode-only ones) must fit.
+  if (s.low_latency_buffer_tokens == 0) return;
+  const bool every_step = s.dispatch == DispatchMode::kLowLatency;
+  const int most = every_step ? s.serving.max_batch_tokens : s.serving.max_running_requests;
+  if (most > s.low_latency_buffer_tokens) {
+    const char* key = every_step ? "max_batch_tokens" : "max_running_requests";
+    const YamlInput serving = root.optional("serving") ? root.required("serving") : root;
+    (serving.has(key) ? serving.required(key) : policy_key(root, PolicyKind::kDispatch))
+        .fail(fmt::format("serving.{} {} exceeds the {} tokens per rank DeepEP's low-latency buffers hold "
+                          "(policies.dispatch '{}', max_dispatch_tokens_per_rank): lower it, or raise "
+                          "max_dispatch_tokens_per_rank (buffer memory grows with it)",
+                          key, most, s.low_latency_buffer_tokens, s.dispatch_name));
+  }
+}
+
+// Placements give every node an EP group spans the same number of devices (after the DeepEP check,
+// which says why its kernels need that).
+void check_whole_nodes(const YamlInput& root, const Scenario& s) {
+  const int per_node = s.cluster.gpus_per_node;
+  if (s.ep > per_node && s.ep % per_node != 0)
+    root.required("parallelism")
+        .required("ep")
+        .fail(fmt::format("EP size {} spans {} nodes of {} devices of cluster '{}', the last one partly: an "
+                          "EP group larger than a node fills whole nodes (a multiple of {})",
+                          s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
+}
+
+// The requirements of every policy but the placement, from their registry entries, once the plan
+// says whether it was made from a profile.
+void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan) {
+  const std::pair<PolicyKind, const std::string&> chosen[] = {
+      {PolicyKind::kRequestScheduling, s.request_scheduling.name},
+      {PolicyKind::kTokenScheduling, s.token_scheduling.name},
+      {PolicyKind::kDispatch, s.dispatch_name},
+      {PolicyKind::kReplicaChoice, s.replica_choice_name},
+  };
+  for (const auto& [kind, name] : chosen)
+    check_requirements(policy_entry(kind, name), policy_context(s, &plan), policy_key(root, kind));
+}
+
+// Replicas in the token's node are preferred; an EP group smaller than a node is one node.
+int placement_devices_per_node(const Scenario& s) {
+  return std::min(s.cluster.gpus_per_node, s.ep);
+}
+
+// A placement file is an input: read and checked when the scenario is loaded.
+void read_placement_input(const YamlInput& root, Scenario& s) {
+  if (s.placement_file.empty()) {
+    // Checked before it runs, on what it reads; a placement file's policy ran where its inputs were.
+    check_requirements(policy_entry(PolicyKind::kPlacement, s.placement.name), policy_context(s, nullptr),
+                       policy_key(root, PolicyKind::kPlacement));
+    return;
+  }
+  PlacementPlan plan = read_scenario_placement_file(
+      root.required("policies").required("placement").required("file"), s, placement_devices_per_node(s));
+  s.placement = plan.policy;
+  check_policies_on_plan(root, s, plan);
+  s.placement_from_file = std::make_shared<const PlacementPlan>(std::move(plan));
+}
+
+}  // namespace semsim
