@@ -42,6 +42,69 @@ namespace {
 constexpr int kPackedDevices = 16;
 constexpr int kPackedTopK = 15;
 
+// Each helper below is given the devices serving one token's remote experts, one per remote expert
+// (`remote`), and with kPacked their counts per device as 4-bit counters (`packed`: bits 4d..4d+3
+// for device d).
+
+// kDedup: one copy per remote device. Packed counters are added for every device: a fixed,
+// branch-free loop, where walking the remote copies would end after a data-dependent count (a
+// misprediction about once per token) and chain each copy's stamp through a store and a reload.
+template <bool kPacked>
+void add_dedup_copies(std::span<const int> remote, std::uint64_t packed, int devices, std::size_t stamp,
+                      std::vector<std::size_t>& last_token, long long* copies_from_src) {
+  if (kPacked) {
+    for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += (packed >> (4 * dst) & 15) != 0;
+    return;
+  }
+  for (const int dst : remote) {
+    const bool first = last_token[dst] != stamp;
+    last_token[dst] = stamp;
+    copies_from_src[dst] += first ? 1 : 0;
+  }
+}
+
+// kPerExpert: one copy per remote expert.
+template <bool kPacked>
+void add_per_expert_copies(std::span<const int> remote, std::uint64_t packed, int devices,
+                           long long* copies_from_src) {
+  if (kPacked) {
+    for (int dst = 0; dst < devices; ++dst)
+      copies_from_src[dst] += static_cast<long long>(packed >> (4 * dst) & 15);
+    return;
+  }
+  for (const int dst : remote) ++copies_from_src[dst];
+}
+
+// kHierarchical: one copy per remote device in the source's node; one RDMA copy per remote node, to
+// the device of the source's local index there, which forwards it over NVLink to the others.
+void add_forwarded_copies(std::span<const int> remote, int src, std::size_t stamp, LayerDispatch& out) {
+  const int devices = out.devices, per_node = out.devices_per_node;
+  long long* copies = out.copies.data();
+  long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
+  std::vector<std::size_t>& last_token = out.last_token_scratch;
+  std::vector<std::size_t>& last_node = out.last_node_scratch;
+  const int src_node = src / per_node;
+  const int local_index = src - src_node * per_node;
+  for (const int dst : remote) {
+    if (last_token[dst] == stamp) continue;
+    last_token[dst] = stamp;
+    const int node = dst / per_node;
+    if (node == src_node) {
+      ++copies_from_src[dst];
+      continue;
+    }
+    const int forwarder = node * per_node + local_index;
+    if (last_node[node] != stamp) {
+      last_node[node] = stamp;
+      ++copies_from_src[forwarder];
+    }
+    if (dst != forwarder) {
+      ++copies[static_cast<std::size_t>(forwarder) * devices + dst];
+      ++out.forwarded;
+    }
+  }
+}
+
 // The per-token loop, instantiated once per way of finding a token's serving device, so that the
 // unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed,
 // and once per way of deduplicating a token's copies. Returns the local activations.
@@ -57,77 +120,38 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   std::vector<std::size_t>& last_token = out.last_token_scratch;
   if (!kPacked || mode == DispatchMode::kHierarchical) last_token.assign(devices, 0);
   // kHierarchical: last_node[n] == token + 1 once this token has sent its RDMA copy to node n.
-  const int per_node = out.devices_per_node;
-  std::vector<std::size_t>& last_node = out.last_node_scratch;
-  if (mode == DispatchMode::kHierarchical) last_node.assign(devices / per_node, 0);
+  if (mode == DispatchMode::kHierarchical) out.last_node_scratch.assign(devices / out.devices_per_node, 0);
   constexpr int kMaxTopK = 64;
   int remote[kMaxTopK];
   long long local = 0;
   for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
     const int src = token_device[token];
     int remote_count = 0;
-    std::uint64_t remote_experts = 0;  // kPacked: bits 4d..4d+3 count the experts served on remote d
+    std::uint64_t packed = 0;
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
-      if (kPacked) remote_experts += std::uint64_t{dst != src} << (4 * dst);
+      if (kPacked) packed += std::uint64_t{dst != src} << (4 * dst);
     }
     local += top_k - remote_count;
+    const std::span<const int> remote_devices(remote, static_cast<std::size_t>(remote_count));
     long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
     switch (mode) {
       case DispatchMode::kDedup:
-        // Packed counters are added for every device: a fixed, branch-free loop, where walking the
-        // remote copies would end after a data-dependent count (a misprediction about once per
-        // token) and chain each copy's stamp through a store and a reload.
-        if (kPacked) {
-          for (int dst = 0; dst < devices; ++dst)
-            copies_from_src[dst] += (remote_experts >> (4 * dst) & 15) != 0;
-          break;
-        }
-        for (int i = 0; i < remote_count; ++i) {
-          const bool first = last_token[remote[i]] != token + 1;
-          last_token[remote[i]] = token + 1;
-          copies_from_src[remote[i]] += first ? 1 : 0;
-        }
+        add_dedup_copies<kPacked>(remote_devices, packed, devices, token + 1, last_token, copies_from_src);
         break;
       case DispatchMode::kPerExpert:
-        if (kPacked) {
-          for (int dst = 0; dst < devices; ++dst)
-            copies_from_src[dst] += static_cast<long long>(remote_experts >> (4 * dst) & 15);
-          break;
-        }
-        for (int i = 0; i < remote_count; ++i) ++copies_from_src[remote[i]];
+        add_per_expert_copies<kPacked>(remote_devices, packed, devices, copies_from_src);
         break;
       case DispatchMode::kAllGather:
         for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
         break;
-      case DispatchMode::kHierarchical: {
-        const int src_node = src / per_node;
-        const int local_index = src - src_node * per_node;
-        for (int i = 0; i < remote_count; ++i) {
-          const int dst = remote[i];
-          if (last_token[dst] == token + 1) continue;
-          last_token[dst] = token + 1;
-          const int node = dst / per_node;
-          if (node == src_node) {
-            ++copies_from_src[dst];
-            continue;
-          }
-          const int forwarder = node * per_node + local_index;
-          if (last_node[node] != token + 1) {
-            last_node[node] = token + 1;
-            ++copies_from_src[forwarder];
-          }
-          if (dst != forwarder) {
-            ++copies[static_cast<std::size_t>(forwarder) * devices + dst];
-            ++out.forwarded;
-          }
-        }
+      case DispatchMode::kHierarchical:
+        add_forwarded_copies(remote_devices, src, token + 1, out);
         break;
-      }
       case DispatchMode::kLowLatency:  // as kPerExpert (account_dispatch maps it)
       case DispatchMode::kDeepepAuto:
         throw std::logic_error("account_dispatch: DeepEP's auto mode is resolved per step by the engine");

@@ -137,54 +137,66 @@ std::vector<double> greedy_start(int experts, int devices, const std::vector<dou
   return start;
 }
 
-LayerSolution solve_layer(int experts, int devices, const std::vector<double>& occurrences,
-                          const std::vector<Entry>& entries, double balance, double time_limit) {
-  const int per_device = experts / devices, tokens = static_cast<int>(occurrences.size());
-  Model model;
-  auto x = [&](int k, int d) { return k * devices + d; };
-  auto y = [&](int j, int d) { return (experts + j) * devices + d; };
-  auto v = [&](int j, int d) { return (experts + tokens + j) * devices + d; };
-  for (int c = 0; c < (experts + tokens) * devices; ++c) model.add_column(0);
-  // v[j,d] <= token j's activations by the experts on d, and 0 unless j is on d (header).
-  std::vector<double> activations(tokens, 0.0);
-  std::vector<std::vector<std::pair<int, double>>> uses(tokens);
+// The model's columns, device-minor: x[k,d] expert k on device d, y[j,d] token j on device d (both
+// binary), v[j,d] token j's activations served on d.
+struct IlpColumns {
+  int experts, tokens, devices;
+  int x(int k, int d) const { return k * devices + d; }
+  int y(int j, int d) const { return (experts + j) * devices + d; }
+  int v(int j, int d) const { return (experts + tokens + j) * devices + d; }
+};
+
+// v[j,d] <= token j's activations by the experts on d, and 0 unless j is on d (header).
+void add_served_activations(const IlpColumns& c, const std::vector<Entry>& entries, Model& model) {
+  std::vector<double> activations(c.tokens, 0.0);
+  std::vector<std::vector<std::pair<int, double>>> uses(c.tokens);
   for (const Entry& e : entries)
     activations[e.token] += e.count, uses[e.token].push_back({e.expert, e.count});
-  for (int j = 0; j < tokens; ++j)
-    for (int d = 0; d < devices; ++d) {
+  for (int j = 0; j < c.tokens; ++j)
+    for (int d = 0; d < c.devices; ++d) {
       model.add_column(1, activations[j], false);
-      std::vector<std::pair<int, double>> row{{v(j, d), 1}};
-      for (const auto& [k, count] : uses[j]) row.push_back({x(k, d), -count});
+      std::vector<std::pair<int, double>> row{{c.v(j, d), 1}};
+      for (const auto& [k, count] : uses[j]) row.push_back({c.x(k, d), -count});
       model.add_row(row, -COIN_DBL_MAX, 0);
-      model.add_row({{v(j, d), 1}, {y(j, d), -activations[j]}}, -COIN_DBL_MAX, 0);
+      model.add_row({{c.v(j, d), 1}, {c.y(j, d), -activations[j]}}, -COIN_DBL_MAX, 0);
     }
-  for (int k = 0; k < experts; ++k) {
+}
+
+// Each expert on one device, N/D experts per device, each token on one device, at most `capacity`
+// token occurrences per device.
+void add_assignment_rows(const IlpColumns& c, const std::vector<double>& occurrences, double capacity,
+                         Model& model) {
+  const int per_device = c.experts / c.devices;
+  for (int k = 0; k < c.experts; ++k) {
     std::vector<std::pair<int, double>> row;
-    for (int d = 0; d < devices; ++d) row.push_back({x(k, d), 1});
+    for (int d = 0; d < c.devices; ++d) row.push_back({c.x(k, d), 1});
     model.add_row(row, 1, 1);
   }
-  for (int d = 0; d < devices; ++d) {
+  for (int d = 0; d < c.devices; ++d) {
     std::vector<std::pair<int, double>> row;
-    for (int k = 0; k < experts; ++k) row.push_back({x(k, d), 1});
+    for (int k = 0; k < c.experts; ++k) row.push_back({c.x(k, d), 1});
     model.add_row(row, per_device, per_device);
   }
-  for (int j = 0; j < tokens; ++j) {
+  for (int j = 0; j < c.tokens; ++j) {
     std::vector<std::pair<int, double>> row;
-    for (int d = 0; d < devices; ++d) row.push_back({y(j, d), 1});
+    for (int d = 0; d < c.devices; ++d) row.push_back({c.y(j, d), 1});
     model.add_row(row, 1, 1);
   }
-  const double total = std::accumulate(occurrences.begin(), occurrences.end(), 0.0);
-  const double capacity =
-      std::max(balance * total / devices, *std::max_element(occurrences.begin(), occurrences.end()));
-  for (int d = 0; d < devices; ++d) {
+  for (int d = 0; d < c.devices; ++d) {
     std::vector<std::pair<int, double>> row;
-    for (int j = 0; j < tokens; ++j) row.push_back({y(j, d), occurrences[j]});
+    for (int j = 0; j < c.tokens; ++j) row.push_back({c.y(j, d), occurrences[j]});
     model.add_row(row, -COIN_DBL_MAX, capacity);
   }
+}
 
-  const std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)> cbc(Cbc_newModel(), Cbc_deleteModel);
+using CbcModel = std::unique_ptr<Cbc_Model, void (*)(Cbc_Model*)>;
+
+// CBC on `model`, maximising, within `time_limit` seconds, from the greedy start.
+CbcModel cbc_model(const Model& model, const IlpColumns& c, double time_limit,
+                   const std::vector<double>& start) {
+  CbcModel cbc(Cbc_newModel(), Cbc_deleteModel);
   model.load(cbc.get());
-  Cbc_setColLower(cbc.get(), x(0, 0), 1);  // devices are interchangeable
+  Cbc_setColLower(cbc.get(), c.x(0, 0), 1);  // devices are interchangeable
   Cbc_setObjSense(cbc.get(), -1);
   Cbc_setLogLevel(cbc.get(), 0);
   Cbc_setParameter(cbc.get(), "seconds", fmt::format("{}", time_limit).c_str());
@@ -195,10 +207,45 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
   // CBC 2.10's preprocessing crashes in CglPreProcess::postProcess when the time limit stops the
   // search on these models (seen at EP8 with 16 tokens); solve without it.
   Cbc_setParameter(cbc.get(), "preprocess", "off");
-  const std::vector<double> start = greedy_start(experts, devices, occurrences, entries, capacity);
   std::vector<int> all_columns(start.size());
   std::iota(all_columns.begin(), all_columns.end(), 0);
   Cbc_setMIPStartI(cbc.get(), static_cast<int>(start.size()), all_columns.data(), start.data());
+  return cbc;
+}
+
+// The devices of CBC's best solution, and its objective once rounded (z = 1 exactly where expert
+// and token share a device).
+LayerSolution read_solution(Cbc_Model* cbc, const double* solution, const IlpColumns& c,
+                            const std::vector<Entry>& entries) {
+  LayerSolution out;
+  out.device_of_expert.assign(c.experts, 0);
+  out.device_of_token.assign(c.tokens, 0);
+  for (int d = 0; d < c.devices; ++d) {
+    for (int k = 0; k < c.experts; ++k)
+      if (solution[c.x(k, d)] > 0.5) out.device_of_expert[k] = d;
+    for (int j = 0; j < c.tokens; ++j)
+      if (solution[c.y(j, d)] > 0.5) out.device_of_token[j] = d;
+  }
+  for (const Entry& e : entries)
+    if (out.device_of_expert[e.expert] == out.device_of_token[e.token]) out.objective += e.count;
+  out.optimal = Cbc_isProvenOptimal(cbc) != 0;
+  out.best_bound = out.optimal ? out.objective : std::max(out.objective, Cbc_getBestPossibleObjValue(cbc));
+  return out;
+}
+
+LayerSolution solve_layer(int experts, int devices, const std::vector<double>& occurrences,
+                          const std::vector<Entry>& entries, double balance, double time_limit) {
+  const IlpColumns columns{experts, static_cast<int>(occurrences.size()), devices};
+  Model model;
+  for (int c = 0; c < (experts + columns.tokens) * devices; ++c) model.add_column(0);
+  add_served_activations(columns, entries, model);
+  const double total = std::accumulate(occurrences.begin(), occurrences.end(), 0.0);
+  const double capacity =
+      std::max(balance * total / devices, *std::max_element(occurrences.begin(), occurrences.end()));
+  add_assignment_rows(columns, occurrences, capacity, model);
+
+  const CbcModel cbc =
+      cbc_model(model, columns, time_limit, greedy_start(experts, devices, occurrences, entries, capacity));
   Cbc_solve(cbc.get());
   const double* solution = Cbc_bestSolution(cbc.get());
   if (solution == nullptr) {
@@ -206,26 +253,10 @@ LayerSolution solve_layer(int experts, int devices, const std::vector<double>& o
       throw InputError(
           fmt::format("placement policy 'ilp': the {} modelled tokens cannot be spread over {} devices "
                       "within balance {}; raise balance",
-                      tokens, devices, balance));
+                      columns.tokens, devices, balance));
     throw std::runtime_error("placement policy 'ilp': CBC found no feasible placement within the time limit");
   }
-
-  LayerSolution out;
-  out.device_of_expert.assign(experts, 0);
-  out.device_of_token.assign(tokens, 0);
-  for (int d = 0; d < devices; ++d) {
-    for (int k = 0; k < experts; ++k)
-      if (solution[x(k, d)] > 0.5) out.device_of_expert[k] = d;
-    for (int j = 0; j < tokens; ++j)
-      if (solution[y(j, d)] > 0.5) out.device_of_token[j] = d;
-  }
-  // The objective of the rounded solution (z = 1 exactly where expert and token share a device).
-  for (const Entry& e : entries)
-    if (out.device_of_expert[e.expert] == out.device_of_token[e.token]) out.objective += e.count;
-  out.optimal = Cbc_isProvenOptimal(cbc.get()) != 0;
-  out.best_bound =
-      out.optimal ? out.objective : std::max(out.objective, Cbc_getBestPossibleObjValue(cbc.get()));
-  return out;
+  return read_solution(cbc.get(), solution, columns, entries);
 }
 
 }  // namespace

@@ -72,10 +72,9 @@ const ParamSpec kLowLatencyBuffer{"max_dispatch_tokens_per_rank", 128,
                                   "tokens per rank the low-latency buffers hold (their memory; no step "
                                   "that runs low_latency may send more)"};
 
-// Grouped by kind, in PolicyKind's order.
-const std::vector<PolicyEntry>& registry() {
-  static const std::vector<PolicyEntry> entries = {
-      // Placement (policies/placement_policies.hpp, one file per policy).
+// Placement (policies/placement_policies.hpp, one file per policy).
+std::vector<PolicyEntry> placement_policies() {
+  return {
       {"contiguous",
        "expert e on device floor(e*D/N) (vanilla EP); with redundant slots, slot p holds expert p mod N "
        "on device floor(p*D/P) (SGLang's trivial layout)",
@@ -116,8 +115,12 @@ const std::vector<PolicyEntry>& registry() {
         redundant_experts(0)},
        kProfileEqualGroups,
        ilp_placement},
+  };
+}
 
-      // Request scheduling (policies/request_scheduling.hpp).
+// Request scheduling (policies/request_scheduling.hpp).
+std::vector<PolicyEntry> request_schedulers() {
+  return {
       {"round_robin",
        "request i to rank i mod D (SGLang default)",
        {},
@@ -138,16 +141,24 @@ const std::vector<PolicyEntry>& registry() {
        {{"load_weight", 1.0, "weight of a rank's outstanding tokens above the mean, relative to the mean"}},
        kProfileTablesDataParallel,
        make_semmoe_dp_balanced},
+  };
+}
 
-      // Token scheduling (policies/token_scheduling.hpp).
+// Token scheduling (policies/token_scheduling.hpp).
+std::vector<PolicyEntry> token_schedulers() {
+  return {
       {"positional", "equal contiguous slices by position (vanilla Attention-TP)", {}, {}, make_positional},
       {"semmoe_tp",
        "Sem-MoE: per token T if T_p > A_p else A, aligned to equal slices (shuffled reduce-scatter)",
        {},
        kProfileTablesTensorParallel,
        make_semmoe_tp},
+  };
+}
 
-      // Dispatch (policies/dispatch.hpp).
+// Dispatch (policies/dispatch.hpp).
+std::vector<PolicyEntry> dispatch_modes() {
+  return {
       {"dedup",
        "one copy per token and remote device (high-throughput EP kernels)",
        {},
@@ -175,8 +186,12 @@ const std::vector<PolicyEntry>& registry() {
        {kLowLatencyBuffer},
        {},
        DispatchMode::kDeepepAuto},
+  };
+}
 
-      // Replica choice (policies/placement.hpp).
+// Replica choice (policies/placement.hpp).
+std::vector<PolicyEntry> replica_choices() {
+  return {
       {"round_robin",
        "rotate over the replicas (one turn counter per layer and expert)",
        {},
@@ -188,6 +203,14 @@ const std::vector<PolicyEntry>& registry() {
        {},
        ReplicaChoice::kUniform},
   };
+}
+
+// Every policy, grouped by kind in PolicyKind's order.
+std::vector<PolicyEntry> registry() {
+  std::vector<PolicyEntry> entries;
+  for (const std::vector<PolicyEntry>& kind :
+       {placement_policies(), request_schedulers(), token_schedulers(), dispatch_modes(), replica_choices()})
+    entries.insert(entries.end(), kind.begin(), kind.end());
   return entries;
 }
 

@@ -368,23 +368,21 @@ CoClustering co_cluster_layer(const CoClusterProblem& p, const SemMoeParams& par
   return best;
 }
 
-PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams& params) {
-  const RoutingProfile& profile = *input.profile;
-  const int layers = input.moe_layers, devices = input.devices;
-  const int physical = input.experts + params.redundant;
+namespace {
+
+// Every device holds (N + redundant) / D slots, at most one copy of an expert each.
+void check_semmoe_slots(const PlacementInput& input, const SemMoeParams& params) {
+  const int devices = input.devices, physical = input.experts + params.redundant;
   if (devices < 1 || params.redundant < 0 || physical % devices != 0 || physical / devices > input.experts)
     throw InputError(
         fmt::format("semmoe: the {} experts + {} redundant do not split evenly over {} devices "
                     "(at most one copy of an expert each)",
                     input.experts, params.redundant, devices));
-  std::vector<CoClusterProblem> problems(layers);
-  std::vector<CoClustering> results(layers);
-  std::vector<int> consensus;  // empty in the first pass
-  // Every pass solves every layer, and so does every shared-token step.
-  ProgressCounter solved(
-      input.progress, "layer solve",
-      static_cast<long long>(layers) * (params.passes + (params.shared_tokens ? params.steps : 0)));
-  const ForEachLayer for_each_layer = [&](const std::function<void(int)>& fn) {
+}
+
+// Runs fn(layer) for every layer on as many threads as the machine has, counting each in `solved`.
+ForEachLayer in_parallel(int layers, ProgressCounter& solved) {
+  return [layers, &solved](const std::function<void(int)>& fn) {
     std::atomic<int> next{0};
     auto work = [&] {
       for (int layer = next++; layer < layers; layer = next++) {
@@ -398,9 +396,28 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
     for (int t = 1; t < threads; ++t) pool.emplace_back(work);
     work();
   };
+}
+
+struct CoClusteredLayers {
+  std::vector<CoClusterProblem> problems;
+  std::vector<CoClustering> results;
+};
+
+// Every layer co-clustered, in params.passes passes (and the shared-token steps).
+CoClusteredLayers co_cluster_layers(const PlacementInput& input, const SemMoeParams& params) {
+  const int layers = input.moe_layers, devices = input.devices;
+  CoClusteredLayers solved{std::vector<CoClusterProblem>(layers), std::vector<CoClustering>(layers)};
+  std::vector<CoClusterProblem>& problems = solved.problems;
+  std::vector<CoClustering>& results = solved.results;
+  std::vector<int> consensus;  // empty in the first pass
+  // Every pass solves every layer, and so does every shared-token step.
+  ProgressCounter solves(
+      input.progress, "layer solve",
+      static_cast<long long>(layers) * (params.passes + (params.shared_tokens ? params.steps : 0)));
+  const ForEachLayer for_each_layer = in_parallel(layers, solves);
   auto solve_all = [&](int pass) {
     for_each_layer([&](int layer) {
-      if (pass == 0) problems[layer] = CoClusterProblem::from_profile(profile, layer, devices);
+      if (pass == 0) problems[layer] = CoClusterProblem::from_profile(*input.profile, layer, devices);
       results[layer] =
           co_cluster_layer(problems[layer], params, hash_keys(params.seed, 0x5e3, layer, pass), consensus);
     });
@@ -417,6 +434,58 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
     align_layers(results, problems[0].frequency, devices);
     share_token_devices(problems, params, results, for_each_layer);
   }
+  return solved;
+}
+
+// What the solver reports, summed over the layers.
+struct SemMoeTotals {
+  double local = 0, objective = 0, worst_load = 0;
+};
+
+// One layer's slots: each expert on its device, then (with redundant slots) replicas in the spare
+// slots.
+std::vector<std::vector<int>> layer_slots(const CoClusterProblem& p, const CoClustering& c,
+                                          const SemMoeParams& params, int slots_per_device) {
+  std::vector<std::vector<int>> slots(p.devices);
+  for (int e = 0; e < p.experts; ++e) slots[c.expert_device[e]].push_back(e);
+  if (params.redundant > 0)
+    slots =
+        fill_spare_slots(std::move(slots), slots_per_device, p.expert_load, token_demand(p, c.token_device));
+  return slots;
+}
+
+// Each profiled token's device at `layer`, with the share of its activations served there
+// (replicas included: a token is served by a copy on its own device), into `table`; adds to the
+// local share and the worst token load.
+void record_token_devices(const CoClusterProblem& p, const CoClustering& c,
+                          const std::vector<std::vector<int>>& slots, int layer, TokenDeviceTable& table,
+                          SemMoeTotals& totals) {
+  const int devices = p.devices, n = p.experts;
+  std::vector<unsigned char> hosted(static_cast<std::size_t>(devices) * n, 0);  // [device * n + expert]
+  for (int d = 0; d < devices; ++d)
+    for (const int e : slots[d]) hosted[static_cast<std::size_t>(d) * n + e] = 1;
+  std::vector<double> load(devices, 0.0);
+  for (std::size_t j = 0; j < p.tokens.size(); ++j) {
+    double share = 0;
+    for (std::int64_t e = p.row_begin[j]; e < p.row_begin[j + 1]; ++e)
+      if (hosted[static_cast<std::size_t>(c.token_device[j]) * n + p.row_expert[e]]) share += p.row_share[e];
+    table.device[layer][p.tokens[j]] = static_cast<std::int16_t>(c.token_device[j]);
+    table.confidence[layer][p.tokens[j]] = static_cast<float>(share);
+    totals.local += p.frequency[j] * share;
+    load[c.token_device[j]] += p.frequency[j];
+  }
+  const double total = std::accumulate(load.begin(), load.end(), 0.0);
+  if (total > 0)
+    totals.worst_load =
+        std::max(totals.worst_load, *std::max_element(load.begin(), load.end()) * devices / total);
+}
+
+}  // namespace
+
+PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams& params) {
+  check_semmoe_slots(input, params);
+  const int layers = input.moe_layers, devices = input.devices;
+  CoClusteredLayers solved = co_cluster_layers(input, params);
 
   PlacementResult out;
   Placement& placement = out.placement;
@@ -429,42 +498,22 @@ PlacementResult semmoe_placement(const PlacementInput& input, const SemMoeParams
     return out;
   }
   // Every layer has the same profiled tokens (each profiled token is routed at every layer).
-  align_layers(results, problems[0].frequency, devices);
-  out.token_devices.device.assign(layers, std::vector<std::int16_t>(profile.vocabulary(), -1));
-  out.token_devices.confidence.assign(layers, std::vector<float>(profile.vocabulary(), 0.0f));
-  double local = 0, objective = 0, worst_load = 0;
-  const int n = input.experts;
+  align_layers(solved.results, solved.problems[0].frequency, devices);
+  const std::size_t vocabulary = input.profile->vocabulary();
+  out.token_devices.device.assign(layers, std::vector<std::int16_t>(vocabulary, -1));
+  out.token_devices.confidence.assign(layers, std::vector<float>(vocabulary, 0.0f));
+  SemMoeTotals totals;
   for (int layer = 0; layer < layers; ++layer) {
-    const CoClusterProblem& p = problems[layer];
-    const CoClustering& c = results[layer];
-    auto& slots = placement.slots[layer];
-    for (int e = 0; e < n; ++e) slots[c.expert_device[e]].push_back(e);
-    if (params.redundant > 0)
-      slots = fill_spare_slots(std::move(slots), physical / devices, p.expert_load,
-                               token_demand(p, c.token_device));
-    std::vector<unsigned char> hosted(static_cast<std::size_t>(devices) * n, 0);  // [device * n + expert]
-    for (int d = 0; d < devices; ++d)
-      for (const int e : slots[d]) hosted[static_cast<std::size_t>(d) * n + e] = 1;
-    std::vector<double> load(devices, 0.0);
-    for (std::size_t j = 0; j < p.tokens.size(); ++j) {
-      double share = 0;  // replicas included: a token is served by a copy on its own device
-      for (std::int64_t e = p.row_begin[j]; e < p.row_begin[j + 1]; ++e)
-        if (hosted[static_cast<std::size_t>(c.token_device[j]) * n + p.row_expert[e]])
-          share += p.row_share[e];
-      out.token_devices.device[layer][p.tokens[j]] = static_cast<std::int16_t>(c.token_device[j]);
-      out.token_devices.confidence[layer][p.tokens[j]] = static_cast<float>(share);
-      local += p.frequency[j] * share;
-      load[c.token_device[j]] += p.frequency[j];
-    }
-    const double total = std::accumulate(load.begin(), load.end(), 0.0);
-    if (total > 0)
-      worst_load = std::max(worst_load, *std::max_element(load.begin(), load.end()) * devices / total);
-    objective += c.objective;
+    const CoClusterProblem& p = solved.problems[layer];
+    const CoClustering& c = solved.results[layer];
+    placement.slots[layer] = layer_slots(p, c, params, (input.experts + params.redundant) / devices);
+    record_token_devices(p, c, placement.slots[layer], layer, out.token_devices, totals);
+    totals.objective += c.objective;
   }
   placement.seal();
-  out.solver["objective"] = objective / layers;
-  out.solver["profiled_local_share"] = local / layers;
-  out.solver["profiled_max_token_load"] = worst_load;
+  out.solver["objective"] = totals.objective / layers;
+  out.solver["profiled_local_share"] = totals.local / layers;
+  out.solver["profiled_max_token_load"] = totals.worst_load;
   out.solver["steps"] = params.steps;
   return out;
 }

@@ -89,11 +89,11 @@ SglangExpertLocation sglang_expert_location(const Placement& placement, const Mo
   return location;
 }
 
-Placement placement_from_sglang(std::string_view json_text, const std::string& file, const MoeModel& model,
-                                int gpus, int devices_per_node) {
-  if (gpus < 1 || devices_per_node < 1 || gpus % devices_per_node != 0)
-    throw InputError(fmt::format("{} GPUs do not form nodes of {}", gpus, devices_per_node));
-  const nlohmann::json document = parse_json_file(json_text, file);
+namespace {
+
+// The rows of SGLang's file, one per decoder layer, checked to be that alone.
+const nlohmann::json& sglang_rows(const nlohmann::json& document, const std::string& file,
+                                  const MoeModel& model) {
   if (!document.is_object())
     fail(file, "",
          fmt::format("expected a JSON object {{\"{}\": [[...], ...]}} (SGLang's --init-expert-location file)",
@@ -115,7 +115,12 @@ Placement placement_from_sglang(std::string_view json_text, const std::string& f
          fmt::format("{} rows, but {} has {} decoder layers ({} of them MoE): SGLang indexes the rows by "
                      "decoder layer, dense layers included",
                      rows.size(), model.name, model.layers, model.moe_layers()));
+  return rows;
+}
 
+// The physical experts of the first row, which every row must have: at least the logical ones, an
+// equal number per GPU.
+int physical_experts(const nlohmann::json& rows, const std::string& file, const MoeModel& model, int gpus) {
   const int experts = model.routed_experts;
   if (!rows[0].is_array()) fail(file, fmt::format("{}[0]", kMapKey), "expected a row of logical expert ids");
   const auto physical = static_cast<int>(rows[0].size());
@@ -127,46 +132,73 @@ Placement placement_from_sglang(std::string_view json_text, const std::string& f
     fail(file, fmt::format("{}[0]", kMapKey),
          fmt::format("{} physical experts do not divide over {} GPUs (SGLang gives each GPU the same number)",
                      physical, gpus));
-  const int slots_per_gpu = physical / gpus;
+  return physical;
+}
+
+// The file's rows as every one must be: `physical` logical expert ids, `slots_per_gpu` per GPU.
+struct SglangRows {
+  const std::string& file;
+  const MoeModel& model;
+  int physical = 0, slots_per_gpu = 0;
+};
+
+// Decoder layer `layer`'s row: checked whatever the layer, placed into `slots` (its GPUs' experts)
+// when it is MoE layer `moe`, where every logical expert must have a slot, on a GPU at most once.
+void read_sglang_row(const nlohmann::json& row, int layer, int moe, const SglangRows& shape,
+                     std::vector<std::vector<int>>* slots) {
+  const std::string& file = shape.file;
+  const MoeModel& model = shape.model;
+  const int experts = model.routed_experts, physical = shape.physical, slots_per_gpu = shape.slots_per_gpu;
+  const std::string row_key = fmt::format("{}[{}]", kMapKey, layer);
+  if (!row.is_array() || row.size() != static_cast<std::size_t>(physical))
+    fail(file, row_key, fmt::format("expected a row of {} logical expert ids, as row 0", physical));
+  std::vector<int> last_slot(experts, -1);  // per logical expert, its latest physical slot in the row
+  for (int p = 0; p < physical; ++p) {
+    const std::string key = fmt::format("{}[{}]", row_key, p);
+    const long long expert = json_integer(row[p], file + ": " + key, "a logical expert id");
+    if (expert < 0 || expert >= experts)
+      fail(file, key,
+           fmt::format("logical expert {} out of range [0, {}) of {}", expert, experts, model.name));
+    if (slots == nullptr) continue;  // SGLang keeps a dense layer's row but places no experts by it
+    const int gpu = p / slots_per_gpu;
+    const int earlier = last_slot[expert];
+    if (earlier >= 0 && earlier / slots_per_gpu == gpu)
+      fail(file, key,
+           fmt::format("GPU {} holds logical expert {} in two slots (physical experts {} and {}); semsim's "
+                       "placements hold an expert at most once per device",
+                       gpu, expert, earlier, p));
+    last_slot[expert] = p;
+    (*slots)[gpu].push_back(static_cast<int>(expert));
+  }
+  if (slots == nullptr) return;
+  const auto unplaced = std::find(last_slot.begin(), last_slot.end(), -1);
+  if (unplaced != last_slot.end())
+    fail(file, row_key,
+         fmt::format("logical expert {} has no physical slot (decoder layer {} is MoE layer {} of {})",
+                     unplaced - last_slot.begin(), layer, moe, model.name));
+}
+
+}  // namespace
+
+Placement placement_from_sglang(std::string_view json_text, const std::string& file, const MoeModel& model,
+                                int gpus, int devices_per_node) {
+  if (gpus < 1 || devices_per_node < 1 || gpus % devices_per_node != 0)
+    throw InputError(fmt::format("{} GPUs do not form nodes of {}", gpus, devices_per_node));
+  const nlohmann::json document = parse_json_file(json_text, file);
+  const nlohmann::json& rows = sglang_rows(document, file, model);
+  const int physical = physical_experts(rows, file, model, gpus);
 
   Placement placement;
   placement.moe_layers = model.moe_layers();
-  placement.experts = experts;
+  placement.experts = model.routed_experts;
   placement.devices = gpus;
   placement.devices_per_node = devices_per_node;
   placement.slots.assign(placement.moe_layers, std::vector<std::vector<int>>(gpus));
-  std::vector<int> last_slot(experts);  // per logical expert, its latest physical slot in the row
+  const SglangRows shape{file, model, physical, physical / gpus};
   for (int layer = 0, moe = 0; layer < model.layers; ++layer) {
-    const std::string row_key = fmt::format("{}[{}]", kMapKey, layer);
-    const nlohmann::json& row = rows[layer];
-    if (!row.is_array() || row.size() != static_cast<std::size_t>(physical))
-      fail(file, row_key, fmt::format("expected a row of {} logical expert ids, as row 0", physical));
     const bool is_moe = model.is_moe_layer(layer);
-    std::fill(last_slot.begin(), last_slot.end(), -1);
-    for (int p = 0; p < physical; ++p) {
-      const std::string key = fmt::format("{}[{}]", row_key, p);
-      const long long expert = json_integer(row[p], file + ": " + key, "a logical expert id");
-      if (expert < 0 || expert >= experts)
-        fail(file, key,
-             fmt::format("logical expert {} out of range [0, {}) of {}", expert, experts, model.name));
-      if (!is_moe) continue;  // SGLang keeps a dense layer's row but places no experts by it
-      const int gpu = p / slots_per_gpu;
-      const int earlier = last_slot[expert];
-      if (earlier >= 0 && earlier / slots_per_gpu == gpu)
-        fail(file, key,
-             fmt::format("GPU {} holds logical expert {} in two slots (physical experts {} and {}); semsim's "
-                         "placements hold an expert at most once per device",
-                         gpu, expert, earlier, p));
-      last_slot[expert] = p;
-      placement.slots[moe][gpu].push_back(static_cast<int>(expert));
-    }
-    if (!is_moe) continue;
-    const auto unplaced = std::find(last_slot.begin(), last_slot.end(), -1);
-    if (unplaced != last_slot.end())
-      fail(file, row_key,
-           fmt::format("logical expert {} has no physical slot (decoder layer {} is MoE layer {} of {})",
-                       unplaced - last_slot.begin(), layer, moe, model.name));
-    ++moe;
+    read_sglang_row(rows[layer], layer, moe, shape, is_moe ? &placement.slots[moe] : nullptr);
+    moe += is_moe ? 1 : 0;
   }
   placement.seal();
   return placement;

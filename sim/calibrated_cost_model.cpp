@@ -77,6 +77,119 @@ std::unique_ptr<Operator> operator_table(const KernelLibrary& library, const Moe
   return std::make_unique<Operator>(name, std::vector<Part>{curve_part(kernel, std::move(curve))});
 }
 
+// The dtypes of the tables that price the operators. Weight GEMMs run in FP8 where the roofline
+// prices them at FP8 peak: with 128-wide block scales (DeepGEMM, as SGLang serves FP8 checkpoints)
+// where the profile measured those.
+struct OperatorDtypes {
+  std::string weights;           // weight GEMMs composed from GEMM tables
+  std::string operator_weights;  // operator tables of operators with weights
+  std::string kv;                // attention cores
+};
+
+OperatorDtypes operator_dtypes(const Precision& precision, const Device& device,
+                               const KernelLibrary& library) {
+  const bool fp8 = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
+  OperatorDtypes dtypes;
+  dtypes.weights = !fp8 ? "bf16" : library.has("gemm", "fp8_block") ? "fp8_block" : "fp8";
+  dtypes.operator_weights = fp8 ? "fp8" : "bf16";
+  dtypes.kv = precision.kv_bytes < 2.0 ? "fp8" : "bf16";
+  return dtypes;
+}
+
+// Each operator from the profile's tables where it has them, else from the roofline or nothing.
+class OperatorBuilder {
+ public:
+  OperatorBuilder(const MoeModel& model, const KernelLibrary& library, const RooflineCostModel& roofline,
+                  OperatorDtypes dtypes, double activation_bytes)
+      : model_(model),
+        library_(library),
+        roofline_(roofline),
+        dtypes_(std::move(dtypes)),
+        activation_bytes_(activation_bytes) {}
+
+  const OperatorDtypes& dtypes() const { return dtypes_; }
+
+  // The operator's own table, else its GEMMs (when the profile has GEMM tables), else nothing.
+  std::unique_ptr<Operator> composed(const char* kernel, const char* name, const std::string& table_dtype,
+                                     const std::vector<GemmShape>& gemms, const std::string& dtype,
+                                     double bytes_per_weight) const {
+    if (auto table = operator_table(library_, model_, kernel, table_dtype, name)) return table;
+    if (gemms.empty() || !library_.has("gemm", dtype)) return nullptr;
+    std::vector<Part> parts;
+    for (const GemmShape& g : gemms) parts.push_back(gemm_part(g, dtype, bytes_per_weight));
+    return std::make_unique<Operator>(name, std::move(parts));
+  }
+
+  // The operator table (plus permutes when measured), else the fused MoE kernel over a balanced
+  // histogram.
+  std::unique_ptr<Operator> routed_experts(bool experts_see_whole_batch) const {
+    const std::string& table_dtype = dtypes_.operator_weights;
+    if (operator_table(library_, model_, "routed_experts", table_dtype, "routed experts")) {
+      std::vector<Part> parts;
+      for (const char* kernel : {"routed_experts", "token_permute", "token_unpermute"}) {
+        const std::string shape = kernel_shape(kernel, model_);
+        std::shared_ptr<KernelCurve> curve =
+            library_.curve(kernel, shape, kernel == std::string("routed_experts") ? table_dtype : "bf16");
+        if (!curve) continue;
+        Part part = curve_part(kernel, curve);
+        if (kernel != std::string("routed_experts"))
+          part.seconds = [curve](double, double rows) { return curve->seconds(rows); };
+        parts.push_back(std::move(part));
+      }
+      return std::make_unique<Operator>("routed experts", std::move(parts));
+    }
+    // The table's rows of fewer experts are EP ranks that were given the group's whole batch
+    // (SGLang's EP without DeepEP: a rank computes every top-k slot of each token reaching it): they
+    // price the allgather dispatch. Under any other a rank is given only its own tokens' copies.
+    const std::string shape =
+        fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model_.hidden,
+                    model_.expert_ffn, model_.routed_experts, model_.top_k);
+    if (std::shared_ptr<KernelCurve> curve = experts_see_whole_batch
+                                                 ? library_.curve("moe_experts", shape, dtypes_.weights)
+                                                 : library_.moe_experts_without_ep(shape, dtypes_.weights))
+      return std::make_unique<Operator>("routed experts",
+                                        std::vector<Part>{curve_part("moe_experts", curve)});
+    return nullptr;
+  }
+
+  // An attention core: its operator table, else the MLA or GQA kernel at this rank's heads.
+  std::unique_ptr<Operator> attention_core(const char* kernel, const char* family, const char* name) const {
+    if (auto table = operator_table(library_, model_, kernel, dtypes_.kv, name)) return table;
+    const AttentionShape& a = model_.attention;
+    const bool mla = a.kind == AttentionKind::kMla;
+    const std::string core_shape = mla ? fmt::format("heads={}", a.heads)
+                                       : fmt::format("heads={} kv_heads={} head_dim={} window=0", a.heads,
+                                                     std::max(1, a.kv_heads), a.head_dim);
+    std::shared_ptr<KernelCurve> curve =
+        library_.curve(fmt::format("{}_{}", mla ? "mla" : "gqa", family), core_shape, dtypes_.kv);
+    if (!curve) return nullptr;
+    return std::make_unique<Operator>(name, std::vector<Part>{curve_part(family, curve)});
+  }
+
+ private:
+  // A GEMM's table, else the roofline's GEMM.
+  Part gemm_part(const GemmShape& g, const std::string& dtype, double bytes_per_weight) const {
+    const std::string shape = fmt::format("n={} k={}", g.n, g.k);
+    if (std::shared_ptr<KernelCurve> curve = library_.curve("gemm", shape, dtype))
+      return curve_part("gemm " + shape, std::move(curve));
+    Part part{"gemm " + shape, Coverage::kRoofline, "efficiency.gemm", {}};
+    part.seconds = [roofline = &roofline_, g, bytes_per_weight, activation_bytes = activation_bytes_](
+                       double tokens, double) {
+      const double n = static_cast<double>(g.n), k = static_cast<double>(g.k);
+      return roofline->seconds(
+          {2 * tokens * n * k, n * k * bytes_per_weight + tokens * (n + k) * activation_bytes},
+          KernelKind::kGemm);
+    };
+    return part;
+  }
+
+  const MoeModel& model_;
+  const KernelLibrary& library_;
+  const RooflineCostModel& roofline_;
+  OperatorDtypes dtypes_;
+  double activation_bytes_;
+};
+
 }  // namespace
 
 CalibratedCostModel::~CalibratedCostModel() = default;
@@ -88,97 +201,29 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
       precision_(precision),
       roofline_(model, device, profile, precision),
       library_(profile, device, allow_extrapolation) {
-  // Weight GEMMs run in FP8 where the roofline prices them at FP8 peak: with 128-wide block scales
-  // (DeepGEMM, as SGLang serves FP8 checkpoints) where the profile measured those. Composed from
-  // GEMM tables, the router and the LM head stay in BF16 as SGLang runs them; an operator table of
-  // the LM head is of the weights' precision (the project's microbenchmarks time it so).
-  const bool fp8 = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
-  const std::string weights = !fp8 ? "bf16" : library_.has("gemm", "fp8_block") ? "fp8_block" : "fp8";
-  const std::string operator_weights = fp8 ? "fp8" : "bf16";
-  const std::string kv = precision.kv_bytes < 2.0 ? "fp8" : "bf16";
-  const double weight_bytes = precision.weight_bytes, activation_bytes = precision.activation_bytes;
-
-  auto gemm_part = [&](const GemmShape& g, const std::string& dtype, double bytes_per_weight) {
-    const std::string shape = fmt::format("n={} k={}", g.n, g.k);
-    if (std::shared_ptr<KernelCurve> curve = library_.curve("gemm", shape, dtype))
-      return curve_part("gemm " + shape, std::move(curve));
-    Part part{"gemm " + shape, Coverage::kRoofline, "efficiency.gemm", {}};
-    part.seconds = [this, g, bytes_per_weight, activation_bytes](double tokens, double) {
-      const double n = static_cast<double>(g.n), k = static_cast<double>(g.k);
-      return roofline_.seconds(
-          {2 * tokens * n * k, n * k * bytes_per_weight + tokens * (n + k) * activation_bytes},
-          KernelKind::kGemm);
-    };
-    return part;
-  };
-  // The operator's own table, else its GEMMs (when the profile has GEMM tables), else nothing.
-  auto composed = [&](const char* kernel, const char* name, const std::string& table_dtype,
-                      const std::vector<GemmShape>& gemms, const std::string& dtype,
-                      double bytes_per_weight) -> std::unique_ptr<Operator> {
-    if (auto table = operator_table(library_, model, kernel, table_dtype, name)) return table;
-    if (gemms.empty() || !library_.has("gemm", dtype)) return nullptr;
-    std::vector<Part> parts;
-    for (const GemmShape& g : gemms) parts.push_back(gemm_part(g, dtype, bytes_per_weight));
-    return std::make_unique<Operator>(name, std::move(parts));
-  };
-
-  projections_ = composed("attention_projections", "attention projections", operator_weights,
-                          attention_projection_gemms(model), weights, weight_bytes);
-  gate_ = composed("gate", "router", "bf16", {gate_gemm(model)}, "bf16", 2.0);
-  head_ = composed("lm_head", "LM head", operator_weights, {lm_head_gemm(model)}, "bf16", 2.0);
+  const OperatorBuilder build(model, library_, roofline_, operator_dtypes(precision, device, library_),
+                              precision.activation_bytes);
+  const OperatorDtypes& dtype = build.dtypes();
+  const double weight_bytes = precision.weight_bytes;
+  projections_ = build.composed("attention_projections", "attention projections", dtype.operator_weights,
+                                attention_projection_gemms(model), dtype.weights, weight_bytes);
+  // Composed from GEMM tables, the router and the LM head stay in BF16 as SGLang runs them; an
+  // operator table of the LM head is of the weights' precision (the project's microbenchmarks time
+  // it so).
+  gate_ = build.composed("gate", "router", "bf16", {gate_gemm(model)}, "bf16", 2.0);
+  head_ = build.composed("lm_head", "LM head", dtype.operator_weights, {lm_head_gemm(model)}, "bf16", 2.0);
   if (model.shared_experts > 0)
-    shared_ =
-        composed("shared_experts", "shared experts", operator_weights,
-                 swiglu_gemms(model, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn),
-                 weights, weight_bytes);
+    shared_ = build.composed(
+        "shared_experts", "shared experts", dtype.operator_weights,
+        swiglu_gemms(model, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn),
+        dtype.weights, weight_bytes);
   if (model.moe_layers() < model.layers && model.dense_ffn > 0)
-    dense_ = composed("dense_ffn", "dense FFN", operator_weights, swiglu_gemms(model, model.dense_ffn),
-                      weights, weight_bytes);
-
-  // Routed experts: the operator table (plus permutes when measured), else the fused MoE kernel
-  // over a balanced histogram.
-  if (operator_table(library_, model, "routed_experts", operator_weights, "routed experts")) {
-    std::vector<Part> parts;
-    for (const char* kernel : {"routed_experts", "token_permute", "token_unpermute"}) {
-      const std::string shape = kernel_shape(kernel, model);
-      std::shared_ptr<KernelCurve> curve =
-          library_.curve(kernel, shape, kernel == std::string("routed_experts") ? operator_weights : "bf16");
-      if (!curve) continue;
-      Part part = curve_part(kernel, curve);
-      if (kernel != std::string("routed_experts"))
-        part.seconds = [curve](double, double rows) { return curve->seconds(rows); };
-      parts.push_back(std::move(part));
-    }
-    routed_ = std::make_unique<Operator>("routed experts", std::move(parts));
-  } else {
-    // The table's rows of fewer experts are EP ranks that were given the group's whole batch
-    // (SGLang's EP without DeepEP: a rank computes every top-k slot of each token reaching it): they
-    // price the allgather dispatch. Under any other a rank is given only its own tokens' copies.
-    const std::string shape = fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced",
-                                          model.hidden, model.expert_ffn, model.routed_experts, model.top_k);
-    if (std::shared_ptr<KernelCurve> curve = experts_see_whole_batch
-                                                 ? library_.curve("moe_experts", shape, weights)
-                                                 : library_.moe_experts_without_ep(shape, weights))
-      routed_ =
-          std::make_unique<Operator>("routed experts", std::vector<Part>{curve_part("moe_experts", curve)});
-  }
-
-  // Attention cores: the operator tables, else the MLA or GQA kernel at this rank's heads.
-  const AttentionShape& a = model.attention;
-  const bool mla = a.kind == AttentionKind::kMla;
-  const std::string core_shape = mla ? fmt::format("heads={}", a.heads)
-                                     : fmt::format("heads={} kv_heads={} head_dim={} window=0", a.heads,
-                                                   std::max(1, a.kv_heads), a.head_dim);
-  auto core = [&](const char* kernel, const char* family, const char* name) -> std::unique_ptr<Operator> {
-    if (auto table = operator_table(library_, model, kernel, kv, name)) return table;
-    std::shared_ptr<KernelCurve> curve =
-        library_.curve(fmt::format("{}_{}", mla ? "mla" : "gqa", family), core_shape, kv);
-    if (!curve) return nullptr;
-    return std::make_unique<Operator>(name, std::vector<Part>{curve_part(family, curve)});
-  };
-  decode_ = core("attention_decode", "decode", "attention decode");
-  prefill_ = core("attention_prefill", "prefill", "attention prefill");
-  prefill_from_prompts_ = prefill_ && !operator_table(library_, model, "attention_prefill", kv, "");
+    dense_ = build.composed("dense_ffn", "dense FFN", dtype.operator_weights,
+                            swiglu_gemms(model, model.dense_ffn), dtype.weights, weight_bytes);
+  routed_ = build.routed_experts(experts_see_whole_batch);
+  decode_ = build.attention_core("attention_decode", "decode", "attention decode");
+  prefill_ = build.attention_core("attention_prefill", "prefill", "attention prefill");
+  prefill_from_prompts_ = prefill_ && !operator_table(library_, model, "attention_prefill", dtype.kv, "");
 }
 
 double CalibratedCostModel::prefill_chunk(int new_tokens, long long visible_prior) const {

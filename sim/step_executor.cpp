@@ -1,220 +1,16 @@
 #include "sim/step_executor.hpp"
 
-#include <simgrid/s4u/Actor.hpp>
-#include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Exec.hpp>
-#include <xbt/config.hpp>
-
 #include <algorithm>
-#include <limits>
 #include <functional>
-#include <queue>
 #include <stdexcept>
 #include <utility>
 
-#include "sim/link_sharing.hpp"
-#include "sim/platform.hpp"
+#include "sim/step_transfers.hpp"
 
 namespace semsim {
-namespace sg4 = simgrid::s4u;
 namespace {
 
-constexpr double kNever = std::numeric_limits<double>::infinity();
-
-struct TransferEnd {
-  double time = kNever;
-  int activity = -1;   // -1: none ended by the time asked
-  double seconds = 0;  // how long its bytes moved
-};
-
-// How the transfers in flight share the network. A model records in the schedule when each
-// transfer's bytes start to move and which transfer it waited for.
-class TransferModel {
- public:
-  virtual ~TransferModel() = default;
-  virtual void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) = 0;
-  // The earliest transfer end no later than `until`; {until, -1} when none ends by then.
-  virtual TransferEnd next_end(double until, StepSchedule& schedule) = 0;
-};
-
-// Every transfer takes its lone closed-form time, whatever else is in flight; notes whether two
-// transfers that move bytes were ever in flight at once (then the times are not exact).
-class LoneTransfers final : public TransferModel {
- public:
-  explicit LoneTransfers(LoneCollectiveTime& network) : network_(network) {}
-  void clear() {
-    in_flight_.clear();
-    overlapped_ = false;
-  }
-  bool overlapped() const { return overlapped_; }
-
-  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
-    const double seconds = network_.seconds(traffic);
-    schedule.activities[activity].transfer_start = now;
-    if (seconds > 0)
-      for (const TransferEnd& other : in_flight_)
-        overlapped_ = overlapped_ || (other.seconds > 0 && other.time > now);
-    in_flight_.push_back({now + seconds, activity, seconds});
-  }
-
-  TransferEnd next_end(double until, StepSchedule&) override {
-    auto first = std::min_element(in_flight_.begin(), in_flight_.end(),
-                                  [](const TransferEnd& a, const TransferEnd& b) {
-                                    return std::pair(a.time, a.activity) < std::pair(b.time, b.activity);
-                                  });
-    if (first == in_flight_.end() || first->time > until) return {until, -1};
-    const TransferEnd ended = *first;
-    in_flight_.erase(first);
-    return ended;
-  }
-
- private:
-  LoneCollectiveTime& network_;
-  std::vector<TransferEnd> in_flight_;
-  bool overlapped_ = false;
-};
-
-// The network carries one transfer at a time, in the order they become ready, each for its lone
-// closed-form time.
-class QueuedTransfers final : public TransferModel {
- public:
-  explicit QueuedTransfers(LoneCollectiveTime& network) : network_(network) {}
-
-  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) override {
-    queue_.push({activity, network_.seconds(traffic)});
-    if (queue_.size() == 1) begin_head(now, -1, schedule);
-  }
-
-  TransferEnd next_end(double until, StepSchedule& schedule) override {
-    if (queue_.empty() || head_end_ > until) return {until, -1};
-    const TransferEnd ended{head_end_, queue_.front().activity, queue_.front().seconds};
-    queue_.pop();
-    if (!queue_.empty()) begin_head(ended.time, ended.activity, schedule);
-    return ended;
-  }
-
- private:
-  struct Pending {
-    int activity;
-    double seconds;
-  };
-  void begin_head(double now, int behind, StepSchedule& schedule) {
-    ActivityTiming& t = schedule.activities[queue_.front().activity];
-    t.transfer_start = now;
-    t.queued_behind = behind;
-    head_end_ = now + queue_.front().seconds;
-  }
-
-  LoneCollectiveTime& network_;
-  std::queue<Pending> queue_;
-  double head_end_ = kNever;
-};
-
-// Transfers sharing every link direction as SimGrid's parallel tasks (ptask_L07) do, one per
-// transfer; one with no byte to move ends as it starts.
-class SharingTransfers : public TransferModel {
- public:
-  explicit SharingTransfers(LoneCollectiveTime& network) : network_(network) {}
-
-  void start(int activity, const CopyTraffic& traffic, double now, StepSchedule& schedule) final {
-    schedule.activities[activity].transfer_start = now;
-    const TrafficMatrix& bytes = network_.task_bytes(traffic);
-    if (std::none_of(bytes.bytes.begin(), bytes.bytes.end(), [](double b) { return b > 0; })) {
-      finished_.push_back({now, activity});
-      return;
-    }
-    start_moving(activity, bytes, now);
-  }
-
-  TransferEnd next_end(double until, StepSchedule&) final {
-    if (finished_.empty()) return next_moving_end(until);
-    const auto [start, activity] = finished_.back();
-    finished_.pop_back();
-    return {clock(start), activity, 0.0};
-  }
-
- protected:
-  virtual void start_moving(int activity, const TrafficMatrix& bytes, double now) = 0;
-  virtual TransferEnd next_moving_end(double until) = 0;
-  // The time now, when the event loop last gave it as `known`.
-  virtual double clock(double known) const = 0;
-
- private:
-  LoneCollectiveTime& network_;
-  std::vector<std::pair<double, int>> finished_;  // (start, activity) with nothing to move
-};
-
-// The tasks themselves, in SimGrid. Blocks in simulated time: the SimGrid clock follows the step.
-class SimGridTransfers final : public SharingTransfers {
- public:
-  SimGridTransfers(LoneCollectiveTime& network, const Topology& topology, int first_device)
-      : SharingTransfers(network),
-        hosts_(platform_hosts(topology, first_device)),
-        no_flops_(hosts_.size(), 0.0) {}
-
- private:
-  void start_moving(int activity, const TrafficMatrix& bytes, double now) override {
-    task_start_.push_back(now);
-    const sg4::ExecPtr task =
-        sg4::Exec::init()->set_hosts(hosts_)->set_flops_amounts(no_flops_)->set_bytes_amounts(bytes.bytes);
-    task->start();
-    tasks_.push_back(task);
-    task_activity_.push_back(activity);
-  }
-
-  double clock(double) const override { return sg4::Engine::get_clock(); }
-
-  TransferEnd next_moving_end(double until) override {
-    const double now = sg4::Engine::get_clock();
-    if (tasks_.empty()) {
-      if (until == kNever) return {until, -1};
-      if (until > now) sg4::this_actor::sleep_for(until - now);
-      return {until, -1};
-    }
-    const double timeout = until == kNever ? -1.0 : std::max(0.0, until - now);
-    const ssize_t index = sg4::Exec::wait_any_for(tasks_, timeout);
-    if (index < 0) return {until, -1};
-    const double end = sg4::Engine::get_clock();
-    const TransferEnd ended{end, task_activity_[index], end - task_start_[index]};
-    tasks_.erase(tasks_.begin() + index);
-    task_activity_.erase(task_activity_.begin() + index);
-    task_start_.erase(task_start_.begin() + index);
-    return ended;
-  }
-
-  std::vector<sg4::Host*> hosts_;
-  std::vector<double> no_flops_;
-  std::vector<sg4::ExecPtr> tasks_;
-  std::vector<int> task_activity_;
-  std::vector<double> task_start_;
-};
-
-// The same sharing worked out without SimGrid (sim/link_sharing.hpp), for transfers that have the
-// platform to themselves: the step's own, with no other actor's traffic on it.
-class ModelledSharingTransfers final : public SharingTransfers {
- public:
-  ModelledSharingTransfers(LoneCollectiveTime& network, const Topology& topology)
-      : SharingTransfers(network), links_(topology, simgrid_settings()) {}
-
- private:
-  static SharingSettings simgrid_settings() {
-    return {simgrid::config::get_value<double>("network/TCP-gamma"),
-            simgrid::config::get_value<double>("maxmin/precision"),
-            simgrid::config::get_value<double>("surf/precision")};
-  }
-
-  void start_moving(int activity, const TrafficMatrix& bytes, double now) override {
-    links_.start(activity, bytes, now);
-  }
-  double clock(double known) const override { return known; }
-
-  TransferEnd next_moving_end(double until) override {
-    const LinkSharing::End ended = links_.next_end(until);
-    return {ended.time, ended.id, ended.seconds};
-  }
-
-  LinkSharing links_;
-};
+constexpr double kNever = TransferEnd::kNever;
 
 // The event loop both executors share (see the header). Working memory is kept between steps.
 class EventLoop {
@@ -457,12 +253,11 @@ class FlowExecutor final : public StepExecutor {
  public:
   FlowExecutor(LoneCollectiveTime network, ComputeUnits units, const Topology& topology,
                FlowPlatform platform)
-      : network_(std::move(network)), lone_(network_), loop_(units), platform_shared_(platform.shared) {
-    if (platform_shared_)
-      sharing_ = std::make_unique<SimGridTransfers>(network_, topology, platform.first_device);
-    else
-      sharing_ = std::make_unique<ModelledSharingTransfers>(network_, topology);
-  }
+      : network_(std::move(network)),
+        lone_(network_),
+        sharing_(make_sharing_transfers(network_, topology, platform)),
+        loop_(units),
+        platform_shared_(platform.shared) {}
 
   void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
     if (platform_shared_) {
@@ -482,7 +277,7 @@ class FlowExecutor final : public StepExecutor {
  private:
   LoneCollectiveTime network_;
   LoneTransfers lone_;
-  std::unique_ptr<SharingTransfers> sharing_;
+  std::unique_ptr<TransferModel> sharing_;
   EventLoop loop_;
   bool platform_shared_;
 };

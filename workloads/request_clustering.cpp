@@ -194,6 +194,102 @@ KMeansRun spherical_kmeans(const std::vector<SparseVector>& x, std::vector<Dense
   return run;
 }
 
+// The best of options.restarts seedings (k-means++, then Lloyd's): the highest objective.
+KMeansRun best_kmeans(const std::vector<SparseVector>& x, std::size_t words,
+                      const ClusteringOptions& options) {
+  KMeansRun best;
+  best.objective = -std::numeric_limits<double>::infinity();
+  for (int restart = 0; restart < options.restarts; ++restart) {
+    std::mt19937_64 rng(hash_keys(options.seed, 0xc105e2, static_cast<std::uint64_t>(restart)));
+    KMeansRun run =
+        spherical_kmeans(x, seed_centroids(x, options.clusters, words, rng), options.max_iterations);
+    if (run.objective > best.objective) best = std::move(run);
+  }
+  return best;
+}
+
+// label[c] of each of the k clusters: clusters numbered by decreasing size, ties by their first
+// request.
+std::vector<int> labels_by_size(const std::vector<int>& cluster, int k) {
+  std::vector<int> sizes(k, 0), first(k, static_cast<int>(cluster.size()));
+  for (std::size_t r = 0; r < cluster.size(); ++r) {
+    ++sizes[cluster[r]];
+    first[cluster[r]] = std::min(first[cluster[r]], static_cast<int>(r));
+  }
+  std::vector<int> order(k);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : first[a] < first[b]; });
+  std::vector<int> label(k);
+  for (int c = 0; c < k; ++c) label[order[c]] = c;
+  return label;
+}
+
+// Per cluster: the sum of its requests' vectors, and of their squared norms (1, or 0 for a request
+// without words).
+struct ClusterSums {
+  std::vector<DenseVector> vectors;
+  std::vector<double> squared_norms;
+};
+
+ClusterSums cluster_sums(const std::vector<SparseVector>& x, const std::vector<int>& cluster, int k,
+                         std::size_t words) {
+  ClusterSums sums{std::vector<DenseVector>(k, DenseVector(words, 0.0)), std::vector<double>(k, 0.0)};
+  for (std::size_t r = 0; r < x.size(); ++r) {
+    add(sums.vectors[cluster[r]], x[r]);
+    for (const double w : x[r].weights) sums.squared_norms[cluster[r]] += w * w;
+  }
+  return sums;
+}
+
+// Pairwise similarities from the clusters' sums: |S_c|^2 = sum |x|^2 + 2 sum over pairs x_i.x_j.
+void add_pair_similarities(const ClusterSums& sums, RequestClusters& result) {
+  const auto k = static_cast<int>(result.sizes.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double within_sum = 0, within_pairs = 0, between_sum = 0, between_pairs = 0;
+  for (int c = 0; c < k; ++c) {
+    const double pairs = 0.5 * result.sizes[c] * (result.sizes[c] - 1.0);
+    const double sum = 0.5 * (dot(sums.vectors[c], sums.vectors[c]) - sums.squared_norms[c]);
+    result.within_cluster_similarity.push_back(pairs > 0 ? sum / pairs : nan);
+    within_sum += sum;
+    within_pairs += pairs;
+    for (int d = c + 1; d < k; ++d) {
+      between_sum += dot(sums.vectors[c], sums.vectors[d]);
+      between_pairs += static_cast<double>(result.sizes[c]) * result.sizes[d];
+    }
+  }
+  result.within_similarity = within_pairs > 0 ? within_sum / within_pairs : nan;
+  result.between_similarity = between_pairs > 0 ? between_sum / between_pairs : nan;
+}
+
+// Characteristic words: the largest components of each cluster's mean vector.
+void add_top_words(const TfIdf& tfidf, const ClusterSums& sums, int top_words, RequestClusters& result) {
+  const std::vector<SparseVector>& x = tfidf.requests;
+  const auto k = static_cast<int>(result.sizes.size());
+  const std::size_t words = tfidf.document_frequency.size();
+  std::vector<std::vector<int>> contained(k, std::vector<int>(words, 0));
+  for (std::size_t r = 0; r < x.size(); ++r)
+    for (const std::int32_t word : x[r].words) ++contained[result.cluster[r]][word];
+  result.top_words.resize(k);
+  for (int c = 0; c < k; ++c) {
+    const DenseVector& sum = sums.vectors[c];
+    std::vector<std::int32_t> present;
+    for (std::size_t t = 0; t < words; ++t)
+      if (sum[t] > 0) present.push_back(static_cast<std::int32_t>(t));
+    const std::size_t listed = std::min(present.size(), static_cast<std::size_t>(std::max(0, top_words)));
+    std::partial_sort(
+        present.begin(), present.begin() + static_cast<std::ptrdiff_t>(listed), present.end(),
+        [&](std::int32_t a, std::int32_t b) { return sum[a] != sum[b] ? sum[a] > sum[b] : a < b; });
+    const double elsewhere = static_cast<double>(x.size()) - result.sizes[c];
+    for (std::size_t i = 0; i < listed; ++i) {
+      const std::int32_t t = present[i];
+      const int in = contained[c][t];
+      result.top_words[c].push_back({t, sum[t] / result.sizes[c], static_cast<double>(in) / result.sizes[c],
+                                     elsewhere > 0 ? (tfidf.document_frequency[t] - in) / elsewhere : 0.0});
+    }
+  }
+}
+
 }  // namespace
 
 RequestClusters cluster_requests(const std::vector<std::vector<std::int32_t>>& word_sets, std::size_t words,
@@ -210,86 +306,23 @@ RequestClusters cluster_requests(const std::vector<std::vector<std::int32_t>>& w
                                  options.restarts, options.max_iterations));
   const TfIdf tfidf = tfidf_vectors(word_sets, words, options);
   const std::vector<SparseVector>& x = tfidf.requests;
-
-  KMeansRun best;
-  best.objective = -std::numeric_limits<double>::infinity();
-  for (int restart = 0; restart < options.restarts; ++restart) {
-    std::mt19937_64 rng(hash_keys(options.seed, 0xc105e2, static_cast<std::uint64_t>(restart)));
-    KMeansRun run = spherical_kmeans(x, seed_centroids(x, k, words, rng), options.max_iterations);
-    if (run.objective > best.objective) best = std::move(run);
-  }
-
-  // Clusters numbered by decreasing size, ties by their first request.
-  std::vector<int> sizes(k, 0), first(k, static_cast<int>(n));
-  for (std::size_t r = 0; r < n; ++r) {
-    ++sizes[best.cluster[r]];
-    first[best.cluster[r]] = std::min(first[best.cluster[r]], static_cast<int>(r));
-  }
-  std::vector<int> order(k);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : first[a] < first[b]; });
-  std::vector<int> label(k);
-  for (int c = 0; c < k; ++c) label[order[c]] = c;
+  const KMeansRun best = best_kmeans(x, words, options);
+  const std::vector<int> label = labels_by_size(best.cluster, k);
 
   RequestClusters result;
   result.cluster.resize(n);
   result.similarity.resize(n);
   result.sizes.assign(k, 0);
-  std::vector<DenseVector> sums(k, DenseVector(words, 0.0));
-  std::vector<double> squared_norms(k, 0.0);  // sum over a cluster's requests of |x|^2 (1, or 0)
   for (std::size_t r = 0; r < n; ++r) {
-    const int c = label[best.cluster[r]];
-    result.cluster[r] = c;
+    result.cluster[r] = label[best.cluster[r]];
     result.similarity[r] = dot(x[r], best.centroids[best.cluster[r]]);
-    ++result.sizes[c];
-    add(sums[c], x[r]);
-    for (const double w : x[r].weights) squared_norms[c] += w * w;
+    ++result.sizes[result.cluster[r]];
   }
   result.objective = best.objective / static_cast<double>(n);
   result.iterations = best.iterations;
-
-  // Pairwise similarities from the clusters' sums: |S_c|^2 = sum |x|^2 + 2 sum over pairs x_i.x_j.
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  double within_sum = 0, within_pairs = 0, between_sum = 0, between_pairs = 0;
-  for (int c = 0; c < k; ++c) {
-    const double pairs = 0.5 * result.sizes[c] * (result.sizes[c] - 1.0);
-    const double sum = 0.5 * (dot(sums[c], sums[c]) - squared_norms[c]);
-    result.within_cluster_similarity.push_back(pairs > 0 ? sum / pairs : nan);
-    within_sum += sum;
-    within_pairs += pairs;
-    for (int d = c + 1; d < k; ++d) {
-      between_sum += dot(sums[c], sums[d]);
-      between_pairs += static_cast<double>(result.sizes[c]) * result.sizes[d];
-    }
-  }
-  result.within_similarity = within_pairs > 0 ? within_sum / within_pairs : nan;
-  result.between_similarity = between_pairs > 0 ? between_sum / between_pairs : nan;
-
-  // Characteristic words: the largest components of each cluster's mean vector.
-  std::vector<std::vector<int>> contained(k, std::vector<int>(words, 0));
-  for (std::size_t r = 0; r < n; ++r)
-    for (const std::int32_t word : x[r].words) ++contained[result.cluster[r]][word];
-  result.top_words.resize(k);
-  for (int c = 0; c < k; ++c) {
-    std::vector<std::int32_t> present;
-    for (std::size_t t = 0; t < words; ++t)
-      if (sums[c][t] > 0) present.push_back(static_cast<std::int32_t>(t));
-    const std::size_t listed =
-        std::min(present.size(), static_cast<std::size_t>(std::max(0, options.top_words)));
-    std::partial_sort(present.begin(), present.begin() + static_cast<std::ptrdiff_t>(listed), present.end(),
-                      [&](std::int32_t a, std::int32_t b) {
-                        return sums[c][a] != sums[c][b] ? sums[c][a] > sums[c][b] : a < b;
-                      });
-    const double elsewhere = static_cast<double>(n) - result.sizes[c];
-    for (std::size_t i = 0; i < listed; ++i) {
-      const std::int32_t t = present[i];
-      const int in = contained[c][t];
-      result.top_words[c].push_back({t, sums[c][t] / result.sizes[c],
-                                     static_cast<double>(in) / result.sizes[c],
-                                     elsewhere > 0 ? (tfidf.document_frequency[t] - in) / elsewhere : 0.0});
-    }
-  }
+  const ClusterSums sums = cluster_sums(x, result.cluster, k, words);
+  add_pair_similarities(sums, result);
+  add_top_words(tfidf, sums, options.top_words, result);
   return result;
 }
 

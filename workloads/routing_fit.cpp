@@ -4,6 +4,7 @@
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -256,44 +257,51 @@ void fit_token_model(const RoutingTrace& trace, const std::vector<bool>& held_ou
   }
 }
 
-}  // namespace
+// The fit's schedule of evaluations, counted ahead for the progress report.
+constexpr int kLayerIterations = 9, kRefitIterations = 5, kCorrelationIterations = 8;
+constexpr std::array<std::pair<int, double>, 8> kTopicCandidates{
+    {{4, 2.0}, {4, 8.0}, {4, 32.0}, {16, 2.0}, {16, 8.0}, {16, 32.0}, {64, 8.0}, {64, 32.0}}};
 
-RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bool>& held_out,
-                                 std::uint64_t seed, const ProgressCallback& progress) {
-  const TraceHeader& h = trace.header();
-  const int layers = h.moe_layers;
-  RoutingFit fit;
-  fit.real = measure_routing(trace, held_out);
-  const RoutingStatistics& real = fit.real;
+// The per-layer parameters of the evaluations so far that came closest to both targets, per layer.
+struct BestLayers {
+  std::vector<double> error;
+  SyntheticRoutingParams params;
+};
 
-  // The fit's schedule of evaluations, counted ahead for the progress report.
-  constexpr int kLayerIterations = 9, kRefitIterations = 5, kCorrelationIterations = 8;
-  const std::vector<std::pair<int, double>> topic_candidates{{4, 2.0},  {4, 8.0},   {4, 32.0}, {16, 2.0},
-                                                             {16, 8.0}, {16, 32.0}, {64, 8.0}, {64, 32.0}};
-  // fit_layers: two bisections of the skew and, with token ids, one of the overlap, then one more.
-  auto fit_layers_evaluations = [&](int iterations) { return iterations * (real.has_token_ids ? 3 : 2) + 1; };
-  long long planned =
-      fit_layers_evaluations(kLayerIterations) + 1 + static_cast<long long>(topic_candidates.size()) +
-      fit_layers_evaluations(kRefitIterations) + (real.has_token_ids ? kCorrelationIterations : 0) + 1;
-  auto evaluate = [&](const SyntheticRoutingParams& params) {
-    RoutingStatistics s = measure_routing(
-        synthesize_trace(trace, SyntheticRouting(params, layers, h.experts, h.top_k, seed)), held_out);
-    ++fit.evaluations;
-    if (progress) progress("evaluation", fit.evaluations, planned);
-    return s;
-  };
-  if (progress) progress("evaluation", 0, planned);
+// The fit's steps, each evaluating candidate generators against the trace's statistics (`real`) and
+// leaving the best parameters in the fit.
+class RoutingFitter {
+ public:
+  RoutingFitter(const RoutingTrace& trace, const std::vector<bool>& held_out, std::uint64_t seed,
+                const ProgressCallback& progress)
+      : trace_(trace),
+        held_out_(held_out),
+        seed_(seed),
+        progress_(progress),
+        layers_(trace.header().moe_layers),
+        real_(fit_.real = measure_routing(trace, held_out)),
+        real_tokens_(token_stream_statistics(trace.token_ids(), trace, held_out, trace.vocabulary().size())),
+        planned_(fit_layers_evaluations(kLayerIterations) + 1 +
+                 static_cast<long long>(kTopicCandidates.size()) + fit_layers_evaluations(kRefitIterations) +
+                 (real_.has_token_ids ? kCorrelationIterations : 0) + 1) {
+    if (progress_) progress_("evaluation", 0, planned_);
+  }
 
-  SyntheticRoutingParams& p = fit.params;
-  p.load_balance = 1.0;  // trained routers balance their load; skew then comes from expert_skew
-  p.expert_skew.assign(layers, 0.3);
-  p.variant_overlap.assign(layers, 0.5);
-  p.token_affinity.assign(layers, 0.0);
-  const TokenStreamStatistics real_tokens =
-      token_stream_statistics(trace.token_ids(), trace, held_out, trace.vocabulary().size());
-  if (real.has_token_ids) {
-    for (int layer = 0; layer < layers; ++layer)
-      p.token_affinity[layer] = std::max(0.0, real.exact_share[layer] - std::pow(0.5, h.top_k));
+  // The starting point: one topic, the same skew and overlap at every layer, the token affinity
+  // that the trace's share of exact predictions leaves; with token ids, the token model.
+  void start() {
+    SyntheticRoutingParams& p = fit_.params;
+    p.load_balance = 1.0;  // trained routers balance their load; skew then comes from expert_skew
+    p.expert_skew.assign(layers_, 0.3);
+    p.variant_overlap.assign(layers_, 0.5);
+    p.token_affinity.assign(layers_, 0.0);
+    if (real_.has_token_ids) {
+      for (int layer = 0; layer < layers_; ++layer)
+        p.token_affinity[layer] = std::max(0.0, real_.exact_share[layer] - std::pow(0.5, top_k()));
+    }
+    p.topics = 1;
+    p.topic_boost = 0;
+    if (real_.has_token_ids) fit_token_model(trace_, held_out_, real_tokens_, seed_, p);
   }
 
   // Per layer: popularity skew to the load skew, then variant overlap to the (grouped) median
@@ -301,100 +309,153 @@ RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bo
   // narrower bracket (the overlap moves load a little). Each is a bisection, every statistic
   // increasing in its parameter; layers are independent (each has its own random stream) and each
   // keeps the evaluated parameters that came closest to both targets.
-  auto layer_error = [&](const RoutingStatistics& s, int layer) {  // in units of 10% load skew, 0.05 F1
-    double error = std::abs(s.load_skew[layer] / real.load_skew[layer] - 1) / 0.10;
-    // The grouped median steers; the plain median (on the 1/k grid) is the target itself.
-    if (real.has_token_ids)
-      error += (std::abs(s.f1_grouped_median[layer] - real.f1_grouped_median[layer]) +
-                std::abs(s.f1_p50[layer] - real.f1_p50[layer])) /
-               0.05;
-    return error;
-  };
-  auto fit_layers = [&](double skew_radius, double overlap_radius, int iterations) {
-    std::vector<double> best_error(layers, INFINITY);
-    SyntheticRoutingParams best_layers = p;
-    auto evaluate_and_track = [&] {
-      for (int layer = 0; layer < layers && real.has_token_ids; ++layer)
-        p.token_affinity[layer] =
-            std::max(0.0, real.exact_share[layer] - std::pow(p.variant_overlap[layer], h.top_k));
-      RoutingStatistics s = evaluate(p);
-      for (int layer = 0; layer < layers; ++layer)
-        if (const double error = layer_error(s, layer); error < best_error[layer]) {
-          best_error[layer] = error;
-          best_layers.expert_skew[layer] = p.expert_skew[layer];
-          best_layers.variant_overlap[layer] = p.variant_overlap[layer];
-          best_layers.token_affinity[layer] = p.token_affinity[layer];
-        }
-      return s;
-    };
-    auto bisect = [&](std::vector<double>& parameter, double radius, double limit,
-                      const std::vector<double> RoutingStatistics::*statistic) {
-      std::vector<double> low(layers), high(layers);
-      for (int layer = 0; layer < layers; ++layer) {
-        low[layer] = std::max(0.0, parameter[layer] - radius);
-        high[layer] = std::min(limit, parameter[layer] + radius);
-      }
-      for (int iteration = 0; iteration < iterations; ++iteration) {
-        for (int layer = 0; layer < layers; ++layer) parameter[layer] = (low[layer] + high[layer]) / 2;
-        const RoutingStatistics s = evaluate_and_track();
-        for (int layer = 0; layer < layers; ++layer)
-          ((s.*statistic)[layer] < (real.*statistic)[layer] ? low : high)[layer] = parameter[layer];
-      }
-      for (int layer = 0; layer < layers; ++layer) parameter[layer] = (low[layer] + high[layer]) / 2;
-    };
-    bisect(p.expert_skew, skew_radius, 4.0, &RoutingStatistics::load_skew);
-    if (real.has_token_ids)
-      bisect(p.variant_overlap, overlap_radius, 1.0, &RoutingStatistics::f1_grouped_median);
-    bisect(p.expert_skew, skew_radius / 8, 4.0, &RoutingStatistics::load_skew);
-    evaluate_and_track();
-    p.expert_skew = best_layers.expert_skew;
-    p.variant_overlap = best_layers.variant_overlap;
-    p.token_affinity = best_layers.token_affinity;
-  };
-
-  p.topics = 1;
-  p.topic_boost = 0;
-  if (real.has_token_ids) fit_token_model(trace, held_out, real_tokens, seed, p);
-  fit_layers(4.0, 1.0, kLayerIterations);
+  void fit_layers(double skew_radius, double overlap_radius, int iterations) {
+    SyntheticRoutingParams& p = fit_.params;
+    BestLayers best{std::vector<double>(layers_, INFINITY), p};
+    bisect(p.expert_skew, skew_radius, 4.0, &RoutingStatistics::load_skew, iterations, best);
+    if (real_.has_token_ids)
+      bisect(p.variant_overlap, overlap_radius, 1.0, &RoutingStatistics::f1_grouped_median, iterations, best);
+    bisect(p.expert_skew, skew_radius / 8, 4.0, &RoutingStatistics::load_skew, iterations, best);
+    evaluate_and_track(best);
+    p.expert_skew = best.params.expert_skew;
+    p.variant_overlap = best.params.variant_overlap;
+    p.token_affinity = best.params.token_affinity;
+  }
 
   // Topic structure: with the per-layer parameters in place, the (topics, boost) whose requests
   // concentrate their activations, and whose co-activation spectrum is, closest to the trace's
-  // without moving load skew and F1 off their targets (each candidate with its own token model).
-  auto topic_gap = [&](const RoutingStatistics& s) {
-    double gap = std::abs(s.request_concentration - real.request_concentration);
-    for (std::size_t i = 0; i < s.coactivation_spectrum.size(); ++i)
-      gap += std::abs(s.coactivation_spectrum[i] - real.coactivation_spectrum[i]);
-    for (int layer = 0; layer < layers; ++layer) gap += layer_error(s, layer) / layers;
-    return gap;
-  };
-  double best_gap = topic_gap(evaluate(p));
-  SyntheticRoutingParams best = p;
-  for (const auto& [topics, boost] : topic_candidates) {
-    SyntheticRoutingParams candidate = p;
-    candidate.topics = topics;
-    candidate.topic_boost = boost;
-    candidate.vocabulary = std::max(candidate.vocabulary, topics);
-    if (real.has_token_ids) fit_token_model(trace, held_out, real_tokens, seed, candidate);
-    if (const double gap = topic_gap(evaluate(candidate)); gap < best_gap) best_gap = gap, best = candidate;
-  }
-  if (best.topics != p.topics) {
-    p = best;
-    fit_layers(0.5, 0.2, kRefitIterations);
-  } else {
-    planned -= fit_layers_evaluations(kRefitIterations);
+  // without moving load skew and F1 off their targets (each candidate with its own token model);
+  // the layers fitted again for it.
+  void fit_topics() {
+    SyntheticRoutingParams& p = fit_.params;
+    double best_gap = topic_gap(evaluate(p));
+    SyntheticRoutingParams best = p;
+    for (const auto& [topics, boost] : kTopicCandidates) {
+      SyntheticRoutingParams candidate = p;
+      candidate.topics = topics;
+      candidate.topic_boost = boost;
+      candidate.vocabulary = std::max(candidate.vocabulary, topics);
+      if (real_.has_token_ids) fit_token_model(trace_, held_out_, real_tokens_, seed_, candidate);
+      if (const double gap = topic_gap(evaluate(candidate)); gap < best_gap) best_gap = gap, best = candidate;
+    }
+    if (best.topics != p.topics) {
+      p = best;
+      fit_layers(0.5, 0.2, kRefitIterations);
+    } else {
+      planned_ -= fit_layers_evaluations(kRefitIterations);
+    }
   }
 
   // Inter-layer correlation: how often a layer reuses the occurrence's shared draw.
-  if (real.has_token_ids) {
+  void fit_layer_correlation() {
+    if (!real_.has_token_ids) return;
+    SyntheticRoutingParams& p = fit_.params;
     double low = 0.0, high = 1.0;
     for (int iteration = 0; iteration < kCorrelationIterations; ++iteration) {
       p.layer_correlation = (low + high) / 2;
-      (evaluate(p).layer_hit_correlation < real.layer_hit_correlation ? low : high) = p.layer_correlation;
+      (evaluate(p).layer_hit_correlation < real_.layer_hit_correlation ? low : high) = p.layer_correlation;
     }
     p.layer_correlation = (low + high) / 2;
   }
-  fit.synthetic = evaluate(p);
-  return fit;
+
+  RoutingFit finish() {
+    fit_.synthetic = evaluate(fit_.params);
+    return std::move(fit_);
+  }
+
+ private:
+  int top_k() const { return trace_.header().top_k; }
+
+  // fit_layers: two bisections of the skew and, with token ids, one of the overlap, then one more.
+  long long fit_layers_evaluations(int iterations) const {
+    return iterations * (real_.has_token_ids ? 3 : 2) + 1;
+  }
+
+  RoutingStatistics evaluate(const SyntheticRoutingParams& params) {
+    const TraceHeader& h = trace_.header();
+    RoutingStatistics s = measure_routing(
+        synthesize_trace(trace_, SyntheticRouting(params, layers_, h.experts, h.top_k, seed_)), held_out_);
+    ++fit_.evaluations;
+    if (progress_) progress_("evaluation", fit_.evaluations, planned_);
+    return s;
+  }
+
+  // In units of 10% load skew, 0.05 F1.
+  double layer_error(const RoutingStatistics& s, int layer) const {
+    double error = std::abs(s.load_skew[layer] / real_.load_skew[layer] - 1) / 0.10;
+    // The grouped median steers; the plain median (on the 1/k grid) is the target itself.
+    if (real_.has_token_ids)
+      error += (std::abs(s.f1_grouped_median[layer] - real_.f1_grouped_median[layer]) +
+                std::abs(s.f1_p50[layer] - real_.f1_p50[layer])) /
+               0.05;
+    return error;
+  }
+
+  double topic_gap(const RoutingStatistics& s) const {
+    double gap = std::abs(s.request_concentration - real_.request_concentration);
+    for (std::size_t i = 0; i < s.coactivation_spectrum.size(); ++i)
+      gap += std::abs(s.coactivation_spectrum[i] - real_.coactivation_spectrum[i]);
+    for (int layer = 0; layer < layers_; ++layer) gap += layer_error(s, layer) / layers_;
+    return gap;
+  }
+
+  // Evaluates the parameters as they stand (token affinity following the overlap) and keeps each
+  // layer's that came closer than before.
+  RoutingStatistics evaluate_and_track(BestLayers& best) {
+    SyntheticRoutingParams& p = fit_.params;
+    for (int layer = 0; layer < layers_ && real_.has_token_ids; ++layer)
+      p.token_affinity[layer] =
+          std::max(0.0, real_.exact_share[layer] - std::pow(p.variant_overlap[layer], top_k()));
+    RoutingStatistics s = evaluate(p);
+    for (int layer = 0; layer < layers_; ++layer)
+      if (const double error = layer_error(s, layer); error < best.error[layer]) {
+        best.error[layer] = error;
+        best.params.expert_skew[layer] = p.expert_skew[layer];
+        best.params.variant_overlap[layer] = p.variant_overlap[layer];
+        best.params.token_affinity[layer] = p.token_affinity[layer];
+      }
+    return s;
+  }
+
+  // Per layer, `parameter` bisected in [value - radius, value + radius] ∩ [0, limit] so that
+  // `statistic` meets the trace's.
+  void bisect(std::vector<double>& parameter, double radius, double limit,
+              const std::vector<double> RoutingStatistics::*statistic, int iterations, BestLayers& best) {
+    std::vector<double> low(layers_), high(layers_);
+    for (int layer = 0; layer < layers_; ++layer) {
+      low[layer] = std::max(0.0, parameter[layer] - radius);
+      high[layer] = std::min(limit, parameter[layer] + radius);
+    }
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+      for (int layer = 0; layer < layers_; ++layer) parameter[layer] = (low[layer] + high[layer]) / 2;
+      const RoutingStatistics s = evaluate_and_track(best);
+      for (int layer = 0; layer < layers_; ++layer)
+        ((s.*statistic)[layer] < (real_.*statistic)[layer] ? low : high)[layer] = parameter[layer];
+    }
+    for (int layer = 0; layer < layers_; ++layer) parameter[layer] = (low[layer] + high[layer]) / 2;
+  }
+
+  const RoutingTrace& trace_;
+  const std::vector<bool>& held_out_;
+  const std::uint64_t seed_;
+  const ProgressCallback& progress_;
+  const int layers_;
+  RoutingFit fit_;
+  const RoutingStatistics& real_;  // fit_.real
+  const TokenStreamStatistics real_tokens_;
+  long long planned_;
+};
+
+}  // namespace
+
+RoutingFit fit_synthetic_routing(const RoutingTrace& trace, const std::vector<bool>& held_out,
+                                 std::uint64_t seed, const ProgressCallback& progress) {
+  RoutingFitter fitter(trace, held_out, seed, progress);
+  fitter.start();
+  fitter.fit_layers(4.0, 1.0, kLayerIterations);
+  fitter.fit_topics();
+  fitter.fit_layer_correlation();
+  return fitter.finish();
 }
 
 void write_fit_report(const RoutingFit& fit, const std::string& csv_path, const std::string& json_path) {

@@ -563,11 +563,15 @@ void for_each_row(const std::string& path, const std::string& header, char separ
   }
 }
 
-}  // namespace
+// profile.json: the counts, checked against the limits and the memory their tables need, and the
+// source.
+struct ProfileMeta {
+  int moe_layers = 0, experts = 0, top_k = 0;
+  long long vocabulary = 0, identified_occurrences = 0;
+  std::optional<ProfileSource> source;
+};
 
-RoutingProfile RoutingProfile::load(const std::string& dir) {
-  const std::filesystem::path folder(dir);
-  const std::string meta_path = (folder / "profile.json").string();
+ProfileMeta read_profile_meta(const std::string& dir, const std::string& meta_path) {
   if (!path_exists(meta_path)) throw InputError(dir + ": not a routing profile folder (no profile.json)");
   const nlohmann::json meta = parse_json_file(read_text_file(meta_path), meta_path);
   if (!meta.is_object() || !meta.contains("format") || meta["format"] != "semsim-routing-profile" ||
@@ -579,97 +583,143 @@ RoutingProfile RoutingProfile::load(const std::string& dir) {
     return json_integer(meta[key], meta_path, key);
   };
   const long long layers = count("moe_layers"), expert_count = count("experts"), top_k = count("top_k");
-  const long long vocabulary_size = count("vocabulary");
-  RoutingProfile p;
-  p.identified_occurrences_ = count("identified_occurrences");
+  ProfileMeta m;
+  m.vocabulary = count("vocabulary");
+  m.identified_occurrences = count("identified_occurrences");
   try {
     if (meta.contains("source")) {
       const nlohmann::json& s = meta["source"];
-      p.source_ = ProfileSource{s.at("trace").get<std::string>(),  s.at("trace_hash").get<std::string>(),
-                                s.at("split").get<double>(),       s.at("seed").get<std::uint64_t>(),
-                                s.at("requests").get<long long>(), s.at("profiled").get<long long>()};
-      if (!(p.source_->split >= 0 && p.source_->split < 1) || p.source_->requests < 0)
+      m.source = ProfileSource{s.at("trace").get<std::string>(),  s.at("trace_hash").get<std::string>(),
+                               s.at("split").get<double>(),       s.at("seed").get<std::uint64_t>(),
+                               s.at("requests").get<long long>(), s.at("profiled").get<long long>()};
+      if (!(m.source->split >= 0 && m.source->split < 1) || m.source->requests < 0)
         throw InputError(meta_path + ": source: split outside [0, 1) or a negative request count");
     }
   } catch (const nlohmann::json::exception& e) {
     throw InputError(meta_path + ": source: " + e.what(), "source");
   }
   if (layers < 1 || layers > limits::kLayers || expert_count < 1 || expert_count > limits::kExperts ||
-      top_k < 1 || top_k > expert_count || vocabulary_size < 0 || vocabulary_size > limits::kVocabulary)
+      top_k < 1 || top_k > expert_count || m.vocabulary < 0 || m.vocabulary > limits::kVocabulary)
     throw InputError(
         fmt::format("{}: impossible counts: {} MoE layers, {} experts, top-{}, vocabulary {} (at most {} "
                     "layers, {} experts, "
                     "a vocabulary of {})",
-                    meta_path, layers, expert_count, top_k, vocabulary_size, limits::kLayers,
-                    limits::kExperts, limits::kVocabulary));
-  p.moe_layers_ = static_cast<int>(layers);
-  p.experts_ = static_cast<int>(expert_count);
-  p.top_k_ = static_cast<int>(top_k);
-  check_memory_need(dense_table_bytes(p.moe_layers_, p.experts_, vocabulary_size),
+                    meta_path, layers, expert_count, top_k, m.vocabulary, limits::kLayers, limits::kExperts,
+                    limits::kVocabulary));
+  m.moe_layers = static_cast<int>(layers);
+  m.experts = static_cast<int>(expert_count);
+  m.top_k = static_cast<int>(top_k);
+  check_memory_need(dense_table_bytes(m.moe_layers, m.experts, m.vocabulary),
                     fmt::format("routing profile '{}' ({} MoE layers, {} experts, a vocabulary of {})", dir,
-                                p.moe_layers_, p.experts_, vocabulary_size));
-  p.texts_.resize(static_cast<std::size_t>(vocabulary_size));
-  const auto vocabulary = static_cast<long long>(p.texts_.size());
-  p.occurrences_.assign(p.texts_.size(), 0);
-  for_each_row((folder / "tokens.tsv").string(), "token\toccurrences\tfrequency\ttext", '\t',
+                                m.moe_layers, m.experts, m.vocabulary));
+  return m;
+}
+
+// tokens.tsv: each token's occurrences and text, tokens in increasing order.
+void read_profile_tokens(const std::string& path, std::vector<long long>& occurrences,
+                         std::vector<std::string>& texts) {
+  const auto vocabulary = static_cast<long long>(texts.size());
+  for_each_row(path, "token\toccurrences\tfrequency\ttext", '\t',
                [&, last = -1LL](const auto& f, const std::string& where) mutable {
                  const auto token = integer_field(f[0], 0, vocabulary - 1, where);
                  if (token <= last) throw InputError(where + ": token ids must be in increasing order");
                  last = token;
-                 p.occurrences_[token] = integer_field(f[1], 0, 1LL << 50, where);
-                 p.texts_[token] = unescape_token_text(f[3], where);
+                 occurrences[token] = integer_field(f[1], 0, 1LL << 50, where);
+                 texts[token] = unescape_token_text(f[3], where);
                });
+}
+
+// A token_experts.tsv list "expert:count,...", appended to `entries`; returns the counts' sum.
+long long read_expert_counts(std::string_view list, int experts, const std::string& where,
+                             std::vector<ExpertCount>& entries) {
+  long long counted = 0;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    const auto colon = item.find(':');
+    if (colon == std::string_view::npos) throw InputError(where + ": expected expert:count items");
+    entries.push_back(
+        {static_cast<ExpertId>(integer_field(item.substr(0, colon), 0, experts - 1, where)),
+         static_cast<std::int32_t>(integer_field(item.substr(colon + 1), 1, 1LL << 30, where))});
+    counted += entries.back().count;
+    list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
+  }
+  return counted;
+}
+
+// token_experts.tsv: per layer, each token's row of expert counts (tokens in increasing order), as
+// `entries[layer]` and the rows' starts in it (`row_begin[layer]`, sized vocabulary + 1).
+void read_profile_token_experts(const std::string& path, int experts,
+                                std::vector<std::vector<std::int64_t>>& row_begin,
+                                std::vector<std::vector<ExpertCount>>& entries) {
+  const auto layers = static_cast<int>(row_begin.size());
+  const auto vocabulary = static_cast<long long>(row_begin.front().size()) - 1;
+  std::vector<long long> last_token(layers, -1);
+  for_each_row(path, "layer\ttoken\tactivations\texperts", '\t',
+               [&](const auto& f, const std::string& where) {
+                 const auto layer = integer_field(f[0], 0, layers - 1, where);
+                 const auto token = integer_field(f[1], 0, vocabulary - 1, where);
+                 if (token <= last_token[layer])
+                   throw InputError(where + ": tokens must be in increasing order per layer");
+                 for (long long t = last_token[layer] + 1; t <= token; ++t)
+                   row_begin[layer][t] = static_cast<std::int64_t>(entries[layer].size());
+                 last_token[layer] = token;
+                 const auto activations = integer_field(f[2], 1, 1LL << 50, where);
+                 const long long counted = read_expert_counts(f[3], experts, where, entries[layer]);
+                 if (counted != activations)
+                   throw InputError(fmt::format("{}: activations {}, but the expert counts add up to {}",
+                                                where, activations, counted));
+               });
+  for (int layer = 0; layer < layers; ++layer)
+    for (long long t = last_token[layer] + 1; t <= vocabulary; ++t)
+      row_begin[layer][t] = static_cast<std::int64_t>(entries[layer].size());
+}
+
+// expert_load.csv: each (layer, expert)'s activations into load[layer][expert].
+void read_profile_expert_load(const std::string& path, int experts,
+                              std::vector<std::vector<long long>>& load) {
+  const auto layers = static_cast<int>(load.size());
+  for_each_row(path, "layer,expert,activations,share", ',', [&](const auto& f, const std::string& where) {
+    load[integer_field(f[0], 0, layers - 1, where)][integer_field(f[1], 0, experts - 1, where)] =
+        integer_field(f[2], 0, 1LL << 50, where);
+  });
+}
+
+// coactivation.csv: each (layer, a < b)'s tokens into coactivation[layer][a * experts + b].
+void read_profile_coactivation(const std::string& path, int experts,
+                               std::vector<std::vector<long long>>& coactivation) {
+  const auto layers = static_cast<int>(coactivation.size());
+  const auto n = static_cast<std::size_t>(experts);
+  for_each_row(path, "layer,expert_a,expert_b,tokens", ',', [&](const auto& f, const std::string& where) {
+    const auto a = integer_field(f[1], 0, experts - 1, where);
+    const auto b = integer_field(f[2], a + 1, experts - 1, where);
+    coactivation[integer_field(f[0], 0, layers - 1, where)][a * n + b] =
+        integer_field(f[3], 1, 1LL << 50, where);
+  });
+}
+
+}  // namespace
+
+RoutingProfile RoutingProfile::load(const std::string& dir) {
+  const std::filesystem::path folder(dir);
+  ProfileMeta meta = read_profile_meta(dir, (folder / "profile.json").string());
+  RoutingProfile p;
+  p.identified_occurrences_ = meta.identified_occurrences;
+  p.source_ = std::move(meta.source);
+  p.moe_layers_ = meta.moe_layers;
+  p.experts_ = meta.experts;
+  p.top_k_ = meta.top_k;
+  p.texts_.resize(static_cast<std::size_t>(meta.vocabulary));
+  p.occurrences_.assign(p.texts_.size(), 0);
+  read_profile_tokens((folder / "tokens.tsv").string(), p.occurrences_, p.texts_);
   p.row_begin_.assign(p.moe_layers_, std::vector<std::int64_t>(p.texts_.size() + 1, 0));
   p.entries_.assign(p.moe_layers_, {});
-  std::vector<std::vector<std::int64_t>> row_end = p.row_begin_;
-  std::vector<long long> last_token(p.moe_layers_, -1);
-  for_each_row(
-      (folder / "token_experts.tsv").string(), "layer\ttoken\tactivations\texperts", '\t',
-      [&](const auto& f, const std::string& where) {
-        const auto layer = integer_field(f[0], 0, p.moe_layers_ - 1, where);
-        const auto token = integer_field(f[1], 0, vocabulary - 1, where);
-        if (token <= last_token[layer])
-          throw InputError(where + ": tokens must be in increasing order per layer");
-        auto& entries = p.entries_[layer];
-        for (long long t = last_token[layer] + 1; t <= token; ++t)
-          p.row_begin_[layer][t] = static_cast<std::int64_t>(entries.size());
-        last_token[layer] = token;
-        const auto activations = integer_field(f[2], 1, 1LL << 50, where);
-        long long counted = 0;
-        std::string_view list = f[3];
-        while (!list.empty()) {
-          const auto comma = list.find(',');
-          const std::string_view item = list.substr(0, comma);
-          const auto colon = item.find(':');
-          if (colon == std::string_view::npos) throw InputError(where + ": expected expert:count items");
-          entries.push_back(
-              {static_cast<ExpertId>(integer_field(item.substr(0, colon), 0, p.experts_ - 1, where)),
-               static_cast<std::int32_t>(integer_field(item.substr(colon + 1), 1, 1LL << 30, where))});
-          counted += entries.back().count;
-          list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
-        }
-        if (counted != activations)
-          throw InputError(fmt::format("{}: activations {}, but the expert counts add up to {}", where,
-                                       activations, counted));
-      });
-  for (int layer = 0; layer < p.moe_layers_; ++layer)
-    for (long long t = last_token[layer] + 1; t <= vocabulary; ++t)
-      p.row_begin_[layer][t] = static_cast<std::int64_t>(p.entries_[layer].size());
+  read_profile_token_experts((folder / "token_experts.tsv").string(), p.experts_, p.row_begin_, p.entries_);
   p.load_.assign(p.moe_layers_, std::vector<long long>(p.experts_, 0));
-  for_each_row((folder / "expert_load.csv").string(), "layer,expert,activations,share", ',',
-               [&](const auto& f, const std::string& where) {
-                 p.load_[integer_field(f[0], 0, p.moe_layers_ - 1, where)][integer_field(
-                     f[1], 0, p.experts_ - 1, where)] = integer_field(f[2], 0, 1LL << 50, where);
-               });
+  read_profile_expert_load((folder / "expert_load.csv").string(), p.experts_, p.load_);
   const auto experts = static_cast<std::size_t>(p.experts_);
   p.coactivation_.assign(p.moe_layers_, std::vector<long long>(experts * experts, 0));
-  for_each_row((folder / "coactivation.csv").string(), "layer,expert_a,expert_b,tokens", ',',
-               [&](const auto& f, const std::string& where) {
-                 const auto a = integer_field(f[1], 0, p.experts_ - 1, where);
-                 const auto b = integer_field(f[2], a + 1, p.experts_ - 1, where);
-                 p.coactivation_[integer_field(f[0], 0, p.moe_layers_ - 1, where)][a * experts + b] =
-                     integer_field(f[3], 1, 1LL << 50, where);
-               });
+  read_profile_coactivation((folder / "coactivation.csv").string(), p.experts_, p.coactivation_);
   if (const auto paths = folder / "paths.semtrace"; path_exists(paths)) {
     auto trace = load_trace(paths.string());
     const TraceHeader& h = trace.header();

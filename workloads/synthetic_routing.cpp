@@ -114,6 +114,66 @@ TopicGroups topic_groups(const std::vector<double>& weights, const ExpertGroupLi
   return out;
 }
 
+// Per topic at one layer: the layer's popularity (Zipf(skew) over the experts in a random order)
+// times the topic's boost on experts of its own random choice, as weights, as an alias table and,
+// under a group limit, split by group.
+struct TopicTables {
+  std::vector<std::vector<double>> weights;
+  std::vector<AliasTable> experts;
+  std::vector<TopicGroups> groups;  // empty without a group limit
+};
+
+TopicTables topic_tables(int experts, int topics, double skew, double boost, const ExpertGroupLimit* groups,
+                         std::mt19937_64& rng) {
+  const int boosted = std::max(1, experts / topics);
+  std::vector<int> order(experts);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<double> popularity(experts);
+  for (int rank = 0; rank < experts; ++rank) popularity[order[rank]] = 1.0 / std::pow(rank + 1, skew);
+  TopicTables out;
+  for (int topic = 0; topic < topics; ++topic) {
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<double> weights = popularity;
+    for (int i = 0; i < boosted; ++i) weights[order[i]] *= 1.0 + boost;
+    out.experts.emplace_back(weights);
+    if (groups) out.groups.push_back(topic_groups(weights, *groups));
+    out.weights.push_back(std::move(weights));
+  }
+  return out;
+}
+
+// A type's sets at one layer: its canonical set, then `variants` alternatives that keep each of its
+// experts with probability `overlap`; k experts each, the alternatives one after another.
+struct SetShape {
+  int k, variants;
+  double overlap;
+};
+
+void draw_type_sets(const AliasTable& table, const SetShape& shape, std::mt19937_64& rng, ExpertId* canonical,
+                    ExpertId* alternatives) {
+  draw_distinct(table, shape.k, rng, canonical);
+  for (int variant = 0; variant < shape.variants; ++variant)
+    draw_variant(table, canonical, shape.k, shape.overlap, rng, alternatives + variant * shape.k);
+}
+
+// The same within the group limit, each group's experts proposed by its own table.
+void draw_grouped_type_sets(GroupLimitedDraw& grouped, const std::vector<double>& weights,
+                            const TopicGroups& split, int group_size, const SetShape& shape,
+                            SplitMix64& draws, ExpertId* canonical, ExpertId* alternatives) {
+  auto propose = [&](int group, std::uint64_t bits) {
+    return group * group_size + split.tables[group].draw(bits);
+  };
+  grouped.fill(weights, split.weights, canonical, 0, draws, propose);
+  for (int variant = 0; variant < shape.variants; ++variant) {
+    ExpertId* set = alternatives + variant * shape.k;
+    int kept = 0;
+    for (int j = 0; j < shape.k; ++j)
+      if (unit_interval(draws()) < shape.overlap) set[kept++] = canonical[j];
+    grouped.fill(weights, split.weights, set, kept, draws, propose);
+  }
+}
+
 }  // namespace
 
 SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe_layers, int experts,
@@ -129,72 +189,41 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
   const int types = types_per_topic_ * params_.topics;
   canonical_.resize(canonical_offset(0, types));
   variants_.resize(variant_offset(0, types, 0));
-  const int boosted = std::max(1, experts / params_.topics);
   if (groups_.limits() && groups_.experts != experts)
     throw std::invalid_argument("synthetic routing: the group limit is of another expert count");
   std::optional<GroupLimitedDraw> grouped;
   if (groups_.limits()) grouped.emplace(groups_, top_k);
-  std::vector<int> order(experts);
-  for (int layer = 0; layer < moe_layers; ++layer) {
-    std::mt19937_64 rng(hash_keys(seed, 0x5e3f, static_cast<std::uint64_t>(layer) + 1));
-    affinity_.push_back(value_at_layer(params_.token_affinity, layer, moe_layers));
-    const double skew = value_at_layer(params_.expert_skew, layer, moe_layers);
-    const double overlap = value_at_layer(params_.variant_overlap, layer, moe_layers);
-    // Per topic: the layer's popularity times the topic's boost.
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    std::vector<double> popularity(experts);
-    for (int rank = 0; rank < experts; ++rank) popularity[order[rank]] = 1.0 / std::pow(rank + 1, skew);
-    std::vector<AliasTable> topic_experts;
-    std::vector<std::vector<double>> topic_weights;
-    std::vector<TopicGroups> topic_group_tables;
-    for (int topic = 0; topic < params_.topics; ++topic) {
-      std::shuffle(order.begin(), order.end(), rng);
-      std::vector<double> weights = popularity;
-      for (int i = 0; i < boosted; ++i) weights[order[i]] *= 1.0 + params_.topic_boost;
-      topic_experts.emplace_back(weights);
-      if (grouped) topic_group_tables.push_back(topic_groups(weights, groups_));
-      topic_weights.push_back(std::move(weights));
-    }
-    if (params_.load_balance > 0)
-      draw_balanced_sets(layer, topic_weights, overlap, rng, grouped ? &*grouped : nullptr);
-    // The group-limited draws of the other types take dozens of values a set: from a cheaper stream.
-    std::optional<SplitMix64> group_draws;
-    if (grouped) group_draws.emplace(rng());
-    for (int type = 0; type < types; ++type) {
-      if (params_.load_balance > 0 && type % types_per_topic_ < kBalancedTypesPerTopic)
-        continue;  // done above
-      const int topic = type / types_per_topic_;
-      const AliasTable& table = topic_experts[topic];
-      ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
-      if (!grouped) {
-        draw_distinct(table, top_k, rng, canonical);
-        for (int variant = 0; variant < params_.variants; ++variant)
-          draw_variant(table, canonical, top_k, overlap, rng,
-                       &variants_[variant_offset(layer, type, variant)]);
-        continue;
-      }
-      const TopicGroups& split = topic_group_tables[topic];
-      SplitMix64& draws = *group_draws;
-      const int group_size = groups_.group_size();
-      auto propose = [&](int group, std::uint64_t bits) {
-        return group * group_size + split.tables[group].draw(bits);
-      };
-      grouped->fill(topic_weights[topic], split.weights, canonical, 0, draws, propose);
-      for (int variant = 0; variant < params_.variants; ++variant) {
-        ExpertId* set = &variants_[variant_offset(layer, type, variant)];
-        int kept = 0;
-        for (int j = 0; j < top_k; ++j)
-          if (unit_interval(draws()) < overlap) set[kept++] = canonical[j];
-        grouped->fill(topic_weights[topic], split.weights, set, kept, draws, propose);
-      }
-    }
-  }
+  for (int layer = 0; layer < moe_layers; ++layer) draw_layer_sets(layer, grouped ? &*grouped : nullptr);
   if (experts <= 256) {
     canonical_bytes_.assign(canonical_.begin(), canonical_.end());
     variants_bytes_.assign(variants_.begin(), variants_.end());
     canonical_ = {};
     variants_ = {};
+  }
+}
+
+void SyntheticRouting::draw_layer_sets(int layer, GroupLimitedDraw* grouped) {
+  std::mt19937_64 rng(hash_keys(seed_, 0x5e3f, static_cast<std::uint64_t>(layer) + 1));
+  affinity_.push_back(value_at_layer(params_.token_affinity, layer, moe_layers_));
+  const double skew = value_at_layer(params_.expert_skew, layer, moe_layers_);
+  const SetShape shape{top_k_, params_.variants, value_at_layer(params_.variant_overlap, layer, moe_layers_)};
+  const TopicTables topics =
+      topic_tables(experts_, params_.topics, skew, params_.topic_boost, grouped ? &groups_ : nullptr, rng);
+  if (params_.load_balance > 0) draw_balanced_sets(layer, topics.weights, shape.overlap, rng, grouped);
+  // The group-limited draws of the other types take dozens of values a set: from a cheaper stream.
+  std::optional<SplitMix64> group_draws;
+  if (grouped) group_draws.emplace(rng());
+  const int types = types_per_topic_ * params_.topics;
+  for (int type = 0; type < types; ++type) {
+    if (params_.load_balance > 0 && type % types_per_topic_ < kBalancedTypesPerTopic) continue;  // done above
+    const int topic = type / types_per_topic_;
+    ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
+    ExpertId* alternatives = &variants_[variant_offset(layer, type, 0)];
+    if (grouped)
+      draw_grouped_type_sets(*grouped, topics.weights[topic], topics.groups[topic], groups_.group_size(),
+                             shape, *group_draws, canonical, alternatives);
+    else
+      draw_type_sets(topics.experts[topic], shape, rng, canonical, alternatives);
   }
 }
 

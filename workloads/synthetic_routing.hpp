@@ -122,6 +122,8 @@ class SyntheticRouting final : public RoutingSource {
   // `grouped`: the group-limited draw, or null without a group limit.
   void draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights, double overlap,
                           std::mt19937_64& rng, GroupLimitedDraw* grouped);
+  // Every type's canonical and alternative sets at `layer`, from the layer's own random stream.
+  void draw_layer_sets(int layer, GroupLimitedDraw* grouped);
 
   std::vector<ExpertId> variants_;  // [type][layer][variant][k]
   // The same tables in one byte per id when every expert fits (up to 256), and then the two above

@@ -88,6 +88,201 @@ double equal_slice_balance(long long tokens, int tp_batch_tokens, int devices) {
   return static_cast<double>(most) * devices / static_cast<double>(tokens);
 }
 
+namespace {
+
+// The evaluated requests and their routed tokens, in trace order.
+struct EvaluatedTokens {
+  std::vector<std::size_t> requests;
+  std::vector<std::int64_t> tokens;     // global indexes of the evaluated tokens
+  std::vector<std::size_t> request_of;  // per evaluated token: its index in `requests`
+};
+
+EvaluatedTokens evaluated_tokens(const RoutingTrace& trace, const std::vector<bool>& evaluate) {
+  EvaluatedTokens out;
+  for (std::size_t r = 0; r < trace.requests(); ++r) {
+    if (!evaluate.empty() && !evaluate[r]) continue;
+    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
+      out.tokens.push_back(t);
+      out.request_of.push_back(out.requests.size());
+    }
+    out.requests.push_back(r);
+  }
+  return out;
+}
+
+// Majority device of each evaluated token at each layer: what A is keyed by online.
+// [token * layers + layer]
+std::vector<int> majority_devices(const Placement& placement, const RoutingTrace& trace,
+                                  const std::vector<std::int64_t>& tokens) {
+  const int layers = placement.moe_layers, k = trace.header().top_k;
+  std::vector<int> majority(tokens.size() * layers);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    for (int layer = 0; layer < layers; ++layer)
+      majority[i * layers + layer] = majority_device(placement, layer, trace.experts_of(tokens[i], layer), k);
+  return majority;
+}
+
+// DP style: each evaluated request on the rank the scheduler gives it, with all its tokens.
+struct DpAssignment {
+  std::vector<int> request_device;
+  std::vector<int> token_device;
+  std::vector<long long> load;          // [device] tokens
+  std::vector<long long> request_size;  // tokens
+};
+
+DpAssignment assign_requests(const PlacementPlan& plan, const RoutingTrace& trace,
+                             const std::vector<std::size_t>& requests, const PolicyChoice& choice) {
+  DpAssignment dp;
+  dp.request_device = schedule_requests(plan, trace, requests, choice);
+  dp.load.assign(plan.placement.devices, 0);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto size = trace.first_token(requests[i] + 1) - trace.first_token(requests[i]);
+    dp.token_device.insert(dp.token_device.end(), static_cast<std::size_t>(size), dp.request_device[i]);
+    dp.load[dp.request_device[i]] += size;
+    dp.request_size.push_back(size);
+  }
+  return dp;
+}
+
+// Both styles evaluated layer by layer over the same tokens; what they count is summed over the
+// layers, then summarized.
+class LayerByLayerEvaluation {
+ public:
+  LayerByLayerEvaluation(const PlacementPlan& plan, const RoutingTrace& trace, EvaluatedTokens selected,
+                         const EvaluationOptions& options)
+      : plan_(plan),
+        placement_(plan.placement),
+        trace_(trace),
+        selected_(std::move(selected)),
+        layers_(placement_.moe_layers),
+        k_(trace.header().top_k),
+        devices_(placement_.devices),
+        batch_(static_cast<std::size_t>(options.tp_batch_tokens > 0 ? options.tp_batch_tokens
+                                                                    : selected_.tokens.size())),
+        majority_(majority_devices(placement_, trace, selected_.tokens)),
+        dp_(assign_requests(plan, trace, selected_.requests, options.request_scheduling)),
+        request_local_(selected_.requests.size() * devices_, 0),
+        dispatch_(devices_, placement_.experts) {
+    const std::size_t n = selected_.tokens.size();
+    predicted_.resize(n);
+    tp_device_.resize(n);
+    previous_.resize(n * 4);
+    token_ids_.resize(n);
+    experts_.resize(n * k_);
+    tp_load_.resize(devices_);
+    unaligned_load_.resize(devices_);
+    for (std::size_t i = 0; i < n; ++i) token_ids_[i] = trace.token_ids()[selected_.tokens[i]];
+    positional_.resize(n);
+    for (std::size_t first = 0; first < n; first += batch_)
+      positional_token_ranks(devices_, std::span(positional_).subspan(first, std::min(batch_, n - first)));
+  }
+
+  void evaluate_layer(int layer, PlacementEvaluation& out) {
+    const std::size_t n = selected_.tokens.size();
+    const int history = std::min(layer, 4);
+    route_layer(layer, history);
+    for (std::size_t first = 0; first < n; first += batch_) evaluate_batch(layer, first, history);
+    // Unaligned: tokens without a prediction spread round-robin.
+    for (std::size_t i = 0, unpredicted = 0; i < n; ++i)
+      if (predicted_[i] < 0) predicted_[i] = static_cast<int>(unpredicted++ % devices_);
+    std::fill(tp_load_.begin(), tp_load_.end(), 0);
+    std::fill(unaligned_load_.begin(), unaligned_load_.end(), 0);
+    for (std::size_t i = 0; i < n; ++i) ++tp_load_[tp_device_[i]], ++unaligned_load_[predicted_[i]];
+    imbalance_sum_ += load_imbalance(tp_load_);
+    unaligned_imbalance_sum_ += load_imbalance(unaligned_load_);
+    out.imbalance_tp_max = std::max(out.imbalance_tp_max, load_imbalance(tp_load_));
+    account_layer(placement_, layer, tp_device_, experts_, k_, dispatch_, tp_);
+    account_layer(placement_, layer, predicted_, experts_, k_, dispatch_, tp_unaligned_);
+    account_layer(placement_, layer, positional_, experts_, k_, dispatch_, tp_positional_);
+    account_layer(placement_, layer, dp_.token_device, experts_, k_, dispatch_, dp_totals_);
+  }
+
+  void summarize(const EvaluationOptions& options, PlacementEvaluation& out) const {
+    const long long token_layers = out.tokens * layers_;
+    out.activations = tp_.activations;
+    out.lar_tp = share(tp_.local, tp_.activations);
+    out.lar_dp = share(dp_totals_.local, dp_totals_.activations);
+    out.imbalance_tp = imbalance_sum_ / layers_;
+    out.lar_tp_unaligned = share(tp_unaligned_.local, tp_unaligned_.activations);
+    out.lar_tp_positional = share(tp_positional_.local, tp_positional_.activations);
+    out.lar_tp_hindsight = share(tp_hindsight_local_, tp_.activations);
+    const std::vector<int> hindsight = hindsight_request_assignment(
+        request_local_, dp_.request_size, devices_,
+        options.dp_balance * static_cast<double>(out.tokens) / devices_, dp_.request_device);
+    long long dp_hindsight_local = 0;
+    for (std::size_t r = 0; r < selected_.requests.size(); ++r)
+      dp_hindsight_local += request_local_[r * devices_ + hindsight[r]];
+    out.lar_dp_hindsight = share(dp_hindsight_local, dp_totals_.activations);
+    out.imbalance_tp_unaligned = unaligned_imbalance_sum_ / layers_;
+    out.imbalance_dp = load_imbalance(dp_.load);
+    out.expert_imbalance = tp_.expert_imbalance_sum / layers_;
+    out.remote_copies_tp = tp_.remote_copies;
+    out.remote_copies_dp = dp_totals_.remote_copies;
+    out.tp_by_token_table = share(by_table_, token_layers);
+    out.tp_by_inter_layer = share(by_inter_layer_, token_layers);
+    out.tp_unpredicted = share(spread_, token_layers);
+  }
+
+ private:
+  // Each token's experts at `layer`, and its majority devices at the `history` layers before.
+  void route_layer(int layer, int history) {
+    for (std::size_t i = 0; i < selected_.tokens.size(); ++i) {
+      const ExpertId* routed = trace_.experts_of(selected_.tokens[i], layer);
+      std::copy(routed, routed + k_, experts_.begin() + static_cast<std::ptrdiff_t>(i * k_));
+      for (int back = 1; back <= history; ++back)
+        previous_[i * history + back - 1] = majority_[i * layers_ + layer - back];
+    }
+  }
+
+  // TP style on the batch from token `first`: predicted and aligned ranks, with the hindsight
+  // assignment's local activations beside; the requests' local activations for DP's hindsight.
+  void evaluate_batch(int layer, std::size_t first, int history) {
+    const std::size_t size = std::min(batch_, selected_.tokens.size() - first);
+    reshuffle_tokens(plan_, layer, std::span(token_ids_).subspan(first, size),
+                     std::span(previous_).subspan(first * history, size * history), history, devices_,
+                     reshuffle_);
+    std::copy(reshuffle_.rank.begin(), reshuffle_.rank.end(),
+              tp_device_.begin() + static_cast<std::ptrdiff_t>(first));
+    std::copy(reshuffle_.predicted.begin(), reshuffle_.predicted.end(),
+              predicted_.begin() + static_cast<std::ptrdiff_t>(first));
+    local_activations(placement_, layer, std::span(experts_).subspan(first * k_, size * k_), k_, local_);
+    tp_hindsight_local_ +=
+        best_capacitated_assignment(local_, devices_, ceil_div(static_cast<long long>(size), devices_));
+    for (std::size_t i = 0; i < size; ++i)
+      for (int d = 0; d < devices_; ++d)
+        request_local_[selected_.request_of[first + i] * devices_ + d] += local_[i * devices_ + d];
+    for (DeviceBasis basis : reshuffle_.basis) {
+      by_table_ += basis == DeviceBasis::kTokenTable ? 1 : 0;
+      by_inter_layer_ += basis == DeviceBasis::kInterLayer ? 1 : 0;
+      spread_ += basis == DeviceBasis::kNone ? 1 : 0;
+    }
+  }
+
+  const PlacementPlan& plan_;
+  const Placement& placement_;
+  const RoutingTrace& trace_;
+  const EvaluatedTokens selected_;
+  const int layers_, k_, devices_;
+  const std::size_t batch_;          // tokens aligned together
+  const std::vector<int> majority_;  // [token * layers + layer]
+  const DpAssignment dp_;
+  std::vector<long long> request_local_;  // hindsight DP: all layers, [request * devices + device]
+  // Per layer, per token.
+  std::vector<ExpertId> experts_;
+  std::vector<int> previous_, predicted_, tp_device_, positional_;
+  std::vector<std::int32_t> token_ids_;
+  std::vector<int> local_;
+  std::vector<long long> tp_load_, unaligned_load_;
+  LayerDispatch dispatch_;
+  TokenReshuffle reshuffle_;
+  // Summed over the layers.
+  LayerTotals tp_, tp_unaligned_, tp_positional_, dp_totals_;
+  long long tp_hindsight_local_ = 0, by_table_ = 0, by_inter_layer_ = 0, spread_ = 0;
+  double imbalance_sum_ = 0, unaligned_imbalance_sum_ = 0;
+};
+
+}  // namespace
+
 PlacementEvaluation evaluate_placement(const PlacementPlan& profiled_plan, const RoutingTrace& trace,
                                        const std::vector<bool>& evaluate, const EvaluationOptions& options) {
   PlacementEvaluation out;
@@ -95,134 +290,24 @@ PlacementEvaluation evaluate_placement(const PlacementPlan& profiled_plan, const
   const std::shared_ptr<const PlacementPlan> keyed =
       plan_for_vocabulary(std::shared_ptr<const PlacementPlan>(std::shared_ptr<void>(), &profiled_plan),
                           trace.vocabulary(), out.token_table);
-  const PlacementPlan& plan = *keyed;
-  const Placement& placement = plan.placement;
+  const Placement& placement = keyed->placement;
   const TraceHeader& h = trace.header();
   if (h.moe_layers != placement.moe_layers || h.experts != placement.experts)
     throw InputError("the trace has " + std::to_string(h.moe_layers) + " MoE layers of " +
                      std::to_string(h.experts) + " experts, the placement " +
                      std::to_string(placement.moe_layers) + " of " + std::to_string(placement.experts));
-  const int layers = h.moe_layers, k = h.top_k, devices = placement.devices;
+  EvaluatedTokens selected = evaluated_tokens(trace, evaluate);
+  out.requests = static_cast<long long>(selected.requests.size());
+  out.tokens = static_cast<long long>(selected.tokens.size());
+  if (selected.tokens.empty()) return out;
 
-  std::vector<std::size_t> requests;
-  std::vector<std::int64_t> tokens;     // global indexes of the evaluated tokens
-  std::vector<std::size_t> request_of;  // per evaluated token: its index in `requests`
-  for (std::size_t r = 0; r < trace.requests(); ++r) {
-    if (!evaluate.empty() && !evaluate[r]) continue;
-    for (std::int64_t t = trace.first_token(r); t < trace.first_token(r + 1); ++t) {
-      tokens.push_back(t);
-      request_of.push_back(requests.size());
-    }
-    requests.push_back(r);
-  }
-  out.requests = static_cast<long long>(requests.size());
-  out.tokens = static_cast<long long>(tokens.size());
-  if (tokens.empty()) return out;
-
-  // Majority device of each evaluated token at each layer: what A is keyed by online.
-  std::vector<int> majority(tokens.size() * layers);
-  for (std::size_t i = 0; i < tokens.size(); ++i)
-    for (int layer = 0; layer < layers; ++layer)
-      majority[i * layers + layer] = majority_device(placement, layer, trace.experts_of(tokens[i], layer), k);
-
-  const std::vector<int> request_device =
-      schedule_requests(plan, trace, requests, options.request_scheduling);
-  std::vector<int> dp_device;
-  std::vector<long long> dp_load(devices, 0), request_size;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    const auto size = trace.first_token(requests[i] + 1) - trace.first_token(requests[i]);
-    dp_device.insert(dp_device.end(), static_cast<std::size_t>(size), request_device[i]);
-    dp_load[request_device[i]] += size;
-    request_size.push_back(size);
-  }
-  std::vector<long long> request_local(requests.size() * devices, 0);  // hindsight DP: all layers
-  std::vector<int> local;
-  long long tp_hindsight_local = 0;
-
-  LayerDispatch dispatch(devices, placement.experts);
-  LayerTotals tp, tp_unaligned, tp_positional, dp;
-  std::vector<int> predicted(tokens.size()), tp_device(tokens.size()), previous(tokens.size() * 4);
-  std::vector<std::int32_t> token_ids(tokens.size());
-  std::vector<ExpertId> experts(tokens.size() * k);
-  std::vector<long long> tp_load(devices), unaligned_load(devices);
-  long long by_table = 0, by_inter_layer = 0, spread = 0;
-  double imbalance_sum = 0, unaligned_imbalance_sum = 0;
-  for (std::size_t i = 0; i < tokens.size(); ++i) token_ids[i] = trace.token_ids()[tokens[i]];
-  const auto batch =
-      static_cast<std::size_t>(options.tp_batch_tokens > 0 ? options.tp_batch_tokens : tokens.size());
-  TokenReshuffle reshuffle;
-  std::vector<int> positional(tokens.size());
-  for (std::size_t first = 0; first < tokens.size(); first += batch)
-    positional_token_ranks(devices,
-                           std::span(positional).subspan(first, std::min(batch, tokens.size() - first)));
-  ProgressCounter evaluated(options.progress, "evaluation, layer", layers);
-  for (int layer = 0; layer < layers; ++layer) {
-    const int history = std::min(layer, 4);
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      const ExpertId* routed = trace.experts_of(tokens[i], layer);
-      std::copy(routed, routed + k, experts.begin() + static_cast<std::ptrdiff_t>(i * k));
-      for (int back = 1; back <= history; ++back)
-        previous[i * history + back - 1] = majority[i * layers + layer - back];
-    }
-    for (std::size_t first = 0; first < tokens.size(); first += batch) {
-      const std::size_t size = std::min(batch, tokens.size() - first);
-      reshuffle_tokens(plan, layer, std::span(token_ids).subspan(first, size),
-                       std::span(previous).subspan(first * history, size * history), history, devices,
-                       reshuffle);
-      std::copy(reshuffle.rank.begin(), reshuffle.rank.end(),
-                tp_device.begin() + static_cast<std::ptrdiff_t>(first));
-      std::copy(reshuffle.predicted.begin(), reshuffle.predicted.end(),
-                predicted.begin() + static_cast<std::ptrdiff_t>(first));
-      local_activations(placement, layer, std::span(experts).subspan(first * k, size * k), k, local);
-      tp_hindsight_local +=
-          best_capacitated_assignment(local, devices, ceil_div(static_cast<long long>(size), devices));
-      for (std::size_t i = 0; i < size; ++i)
-        for (int d = 0; d < devices; ++d)
-          request_local[request_of[first + i] * devices + d] += local[i * devices + d];
-      for (DeviceBasis basis : reshuffle.basis) {
-        by_table += basis == DeviceBasis::kTokenTable ? 1 : 0;
-        by_inter_layer += basis == DeviceBasis::kInterLayer ? 1 : 0;
-        spread += basis == DeviceBasis::kNone ? 1 : 0;
-      }
-    }
-    // Unaligned: tokens without a prediction spread round-robin.
-    for (std::size_t i = 0, unpredicted = 0; i < tokens.size(); ++i)
-      if (predicted[i] < 0) predicted[i] = static_cast<int>(unpredicted++ % devices);
-    std::fill(tp_load.begin(), tp_load.end(), 0);
-    std::fill(unaligned_load.begin(), unaligned_load.end(), 0);
-    for (std::size_t i = 0; i < tokens.size(); ++i) ++tp_load[tp_device[i]], ++unaligned_load[predicted[i]];
-    imbalance_sum += load_imbalance(tp_load);
-    unaligned_imbalance_sum += load_imbalance(unaligned_load);
-    out.imbalance_tp_max = std::max(out.imbalance_tp_max, load_imbalance(tp_load));
-    account_layer(placement, layer, tp_device, experts, k, dispatch, tp);
-    account_layer(placement, layer, predicted, experts, k, dispatch, tp_unaligned);
-    account_layer(placement, layer, positional, experts, k, dispatch, tp_positional);
-    account_layer(placement, layer, dp_device, experts, k, dispatch, dp);
+  LayerByLayerEvaluation evaluation(*keyed, trace, std::move(selected), options);
+  ProgressCounter evaluated(options.progress, "evaluation, layer", h.moe_layers);
+  for (int layer = 0; layer < h.moe_layers; ++layer) {
+    evaluation.evaluate_layer(layer, out);
     evaluated.finished_one();
   }
-  const long long token_layers = out.tokens * layers;
-  out.activations = tp.activations;
-  out.lar_tp = share(tp.local, tp.activations);
-  out.lar_dp = share(dp.local, dp.activations);
-  out.imbalance_tp = imbalance_sum / layers;
-  out.lar_tp_unaligned = share(tp_unaligned.local, tp_unaligned.activations);
-  out.lar_tp_positional = share(tp_positional.local, tp_positional.activations);
-  out.lar_tp_hindsight = share(tp_hindsight_local, tp.activations);
-  const std::vector<int> hindsight = hindsight_request_assignment(
-      request_local, request_size, devices, options.dp_balance * static_cast<double>(out.tokens) / devices,
-      request_device);
-  long long dp_hindsight_local = 0;
-  for (std::size_t r = 0; r < requests.size(); ++r)
-    dp_hindsight_local += request_local[r * devices + hindsight[r]];
-  out.lar_dp_hindsight = share(dp_hindsight_local, dp.activations);
-  out.imbalance_tp_unaligned = unaligned_imbalance_sum / layers;
-  out.imbalance_dp = load_imbalance(dp_load);
-  out.expert_imbalance = tp.expert_imbalance_sum / layers;
-  out.remote_copies_tp = tp.remote_copies;
-  out.remote_copies_dp = dp.remote_copies;
-  out.tp_by_token_table = share(by_table, token_layers);
-  out.tp_by_inter_layer = share(by_inter_layer, token_layers);
-  out.tp_unpredicted = share(spread, token_layers);
+  evaluation.summarize(options, out);
   return out;
 }
 
