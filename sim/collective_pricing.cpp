@@ -16,22 +16,17 @@ CollectivePricing::CollectivePricing(const Scenario& scenario, const Topology& t
 Collective CollectivePricing::exchange(std::span<const long long> copies, bool combine) const {
   const double bytes_per_copy = scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes
                                                                   : scenario_.dispatch_bytes_per_element);
-  if (!dispatch_.measured()) return all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, overhead_);
-  // DeepEP's time is the measured kernel's: no bytes of its own cross the topology (the step's
-  // traffic counters still count them).
-  Collective measured = all_to_allv(copies, scenario_.ep, 0.0, combine,
-                                    dispatch_.measured_seconds(step_, combine, copies, bytes_per_copy));
-  measured.payload_bytes_per_copy = bytes_per_copy;
-  return measured;
+  const Collective exchange = all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, overhead_);
+  if (!dispatch_.measured()) return exchange;
+  return timed(exchange, dispatch_.measured_seconds(step_, combine, copies, bytes_per_copy));
 }
 
 Collective CollectivePricing::shard(ShardCollective kind, double shard_bytes) const {
   if (nccl_ == nullptr) return equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, overhead_);
-  // NCCL's measured time is the whole collective: no bytes of its own cross the topology.
-  Collective measured =
-      equal_shard_exchange(every_pair_, scenario_.ep, 0.0, nccl_->seconds(kind, shard_bytes));
-  measured.payload_bytes_per_copy = (kind == ShardCollective::kAllReduce ? 2 : 1) * shard_bytes;
-  return measured;
+  // An all-reduce moves a reduce-scatter's shards and then an all-gather's.
+  const double moved = (kind == ShardCollective::kAllReduce ? 2 : 1) * shard_bytes;
+  return timed(equal_shard_exchange(every_pair_, scenario_.ep, moved, overhead_),
+               nccl_->seconds(kind, shard_bytes));
 }
 
 double CollectivePricing::shard_bytes_moved(ShardCollective kind, double shard_bytes) const {

@@ -4,7 +4,7 @@ namespace semsim {
 
 Collective all_to_allv(std::span<const long long> copies, int devices, double bytes_per_copy, bool reverse,
                        double overhead) {
-  return {CopyTraffic{copies, devices, bytes_per_copy, reverse}, overhead, bytes_per_copy};
+  return {CopyTraffic{copies, devices, bytes_per_copy, reverse}, overhead, std::nullopt};
 }
 
 std::vector<long long> every_pair(int devices) {
@@ -16,7 +16,7 @@ std::vector<long long> every_pair(int devices) {
 
 Collective equal_shard_exchange(std::span<const long long> pairs, int devices, double shard_bytes,
                                 double overhead) {
-  return {CopyTraffic{pairs, devices, shard_bytes, false}, overhead, shard_bytes};
+  return {CopyTraffic{pairs, devices, shard_bytes, false}, overhead, std::nullopt};
 }
 
 }  // namespace semsim

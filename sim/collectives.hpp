@@ -4,6 +4,7 @@
 // here, from whole copies of one payload per (source, destination) pair; the executors price and
 // run them (sim/step_executor.hpp). Algorithms: direct (every pair its own transfer); ring and
 // hierarchical variants belong here too.
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,12 +13,19 @@
 namespace semsim {
 
 struct Collective {
-  CopyTraffic traffic;  // copies per pair; its storage must outlive the step's execution
+  CopyTraffic traffic;  // copies per pair and their bytes; its storage must outlive the step's execution
   double overhead = 0;  // launch and synchronisation seconds before any byte moves
-  // Bytes one copy carries as the step's byte counters count them; `traffic` carries 0 instead where
-  // a measured time (DeepEP, NCCL) prices the whole collective.
-  double payload_bytes_per_copy = 0;
+  // The whole collective's time where a measured kernel gives it (DeepEP's, NCCL's tables); its
+  // traffic then loads no link (StepGraph adds it as a timed collective).
+  std::optional<double> measured_seconds;
 };
+
+// The collective as its measured kernel takes it: `seconds` in all, its traffic only counted.
+inline Collective timed(Collective collective, double seconds) {
+  collective.overhead = 0;
+  collective.measured_seconds = seconds;
+  return collective;
+}
 
 // Dispatch: `copies[src * devices + dst]` token copies of `bytes_per_copy` each. Combine returns
 // every dispatched copy to its sender (`reverse`), possibly at another precision.

@@ -27,19 +27,22 @@ class EventLoop {
       if (pending_[a] == 0) release(a, start, -1);
     while (completed_ < pending_.size()) {
       const double compute_next = ends_.empty() ? kNever : ends_.front().first;
-      const auto overhead_next = std::min_element(overheads_.begin(), overheads_.end());
-      const double overhead_time = overhead_next == overheads_.end() ? kNever : overhead_next->first;
-      const double analytic_next = std::min(compute_next, overhead_time);
+      const auto wait_next = std::min_element(waits_.begin(), waits_.end());
+      const double wait_time = wait_next == waits_.end() ? kNever : wait_next->first;
+      const double analytic_next = std::min(compute_next, wait_time);
       const TransferEnd transfer = transfers.next_end(analytic_next, *schedule_);
       if (transfer.activity >= 0) {
         schedule.activities[transfer.activity].transfer_seconds = transfer.seconds;
         end_transfer(transfer.activity, transfer.time);
       } else if (analytic_next == kNever) {
         throw std::logic_error("step executor: activities wait on each other");
-      } else if (overhead_time <= compute_next) {
-        const int activity = overhead_next->second;
-        overheads_.erase(overhead_next);
-        transfers.start(activity, activities_[activity].collective.traffic, overhead_time, *schedule_);
+      } else if (wait_time <= compute_next) {
+        const int activity = wait_next->second;
+        waits_.erase(wait_next);
+        if (activities_[activity].kind == ActivityKind::kTimedCollective)
+          end_transfer(activity, wait_time);
+        else
+          transfers.start(activity, activities_[activity].collective.traffic, wait_time, *schedule_);
       } else {
         std::pop_heap(ends_.begin(), ends_.end(), std::greater<>{});
         const int device = ends_.back().second;
@@ -97,7 +100,7 @@ class EventLoop {
     done_.assign(devices_, 0.0);
     previous_end_.assign(devices_, start);
     ends_.clear();
-    overheads_.clear();
+    waits_.clear();
     in_flight_ = 0;
     rate_ = 1.0;
     completed_ = 0;
@@ -120,6 +123,10 @@ class EventLoop {
         for (const double seconds : activity.seconds) slowest = std::max(slowest, seconds);
         t.slowest_device_seconds = slowest;
         now += slowest;  // the slowest device's end: max(now + s) is now + max(s), rounding included
+      } else if (activity.kind == ActivityKind::kTimedCollective) {
+        t.transfer_start = now;
+        t.transfer_seconds = *activity.collective.measured_seconds;
+        now += t.transfer_seconds;
       } else {
         t.transfer_start = now + activity.collective.overhead;
         t.transfer_seconds = network.seconds(activity.collective.traffic);
@@ -136,10 +143,19 @@ class EventLoop {
     ActivityTiming& t = schedule_->activities[activity];
     t.release = now;
     t.released_by = by;
-    if (activities_[activity].kind == ActivityKind::kCollective) {
+    const Activity& a = activities_[activity];
+    if (a.kind == ActivityKind::kCollective) {
       ++in_flight_;
       set_rate(now);
-      overheads_.emplace_back(now + activities_[activity].collective.overhead, activity);
+      waits_.emplace_back(now + a.collective.overhead, activity);
+      return;
+    }
+    if (a.kind == ActivityKind::kTimedCollective) {  // its kernels hold their SMs for its measured time
+      ++in_flight_;
+      set_rate(now);
+      t.transfer_start = now;
+      t.transfer_seconds = *a.collective.measured_seconds;
+      waits_.emplace_back(now + t.transfer_seconds, activity);
       return;
     }
     for (int device = 0; device < devices_; ++device) try_start(device, now);
@@ -225,7 +241,8 @@ class EventLoop {
   std::vector<double> previous_end_;   // [device] when its previous compute activity ended
   // (projected end, device) of the running compute, a min-heap kept in a vector that keeps its storage.
   std::vector<std::pair<double, int>> ends_;
-  std::vector<std::pair<double, int>> overheads_;  // (end, collective) paying their overhead
+  // (end, collective): a collective paying its overhead, or a timed one running its measured time.
+  std::vector<std::pair<double, int>> waits_;
   int in_flight_ = 0;
   double rate_ = 1.0;
   std::size_t completed_ = 0;

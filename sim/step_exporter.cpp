@@ -117,7 +117,7 @@ void StepExporter::record(long long index, const std::vector<RankBatch>& batches
     if (a.layer < 0) continue;  // dense layers and LM head: each rank's own, below
     ExportedLayer& layer = step.layers[static_cast<std::size_t>(moe_index_[a.layer])];
     layer.layer = a.layer;
-    if (a.kind == ActivityKind::kCollective) {
+    if (a.is_collective()) {
       std::vector<double>& bytes = a.phase == Phase::kDispatch ? layer.dispatch_bytes : layer.combine_bytes;
       (a.phase == Phase::kDispatch ? layer.dispatch_s : layer.combine_s) +=
           device_seconds(a, schedule, activity, 0);
@@ -126,7 +126,7 @@ void StepExporter::record(long long index, const std::vector<RankBatch>& batches
       for (int src = 0; src < ranks; ++src)
         for (int dst = 0; dst < ranks; ++dst)
           bytes[static_cast<std::size_t>(src) * ranks + dst] =
-              static_cast<double>(traffic.copies_at(src, dst)) * a.collective.payload_bytes_per_copy;
+              static_cast<double>(traffic.copies_at(src, dst)) * traffic.bytes_per_copy;
       continue;
     }
     for (int r = 0; r < ranks; ++r) {

@@ -6,7 +6,11 @@
 //   compute stream: compute activities of a device run one after another in the order they were
 //   added (as kernels on one CUDA stream), each also after its dependencies.
 // - A collective activity (sim/collectives.hpp) involves every device: it starts once all its
-//   dependencies have ended on every device, and ends at one time for all.
+//   dependencies have ended on every device, pays its overhead, moves its traffic over the network
+//   and ends at one time for all.
+// - A timed collective is one a measured kernel times (DeepEP's, NCCL's tables): it involves every
+//   device as a collective does and lasts its measured seconds; its traffic, what it moves, is counted
+//   (timeline, export) but loads no link.
 // Dependencies name earlier activities only, so the order of addition is a topological order.
 #include <algorithm>
 #include <array>
@@ -20,7 +24,7 @@
 
 namespace semsim {
 
-enum class ActivityKind { kCompute, kCollective };
+enum class ActivityKind { kCompute, kCollective, kTimedCollective };
 
 struct Activity {
   ActivityKind kind = ActivityKind::kCompute;
@@ -28,12 +32,13 @@ struct Activity {
   int layer = -1;                // model layer index; -1: not one layer's
   int micro_batch = 0;           // two-batch overlap: 0 or 1
   std::vector<double> seconds;   // compute: per device, with every compute unit (SM) of the device
-  Collective collective;         // collective: its traffic and fixed overhead
+  Collective collective;         // collective: its traffic, fixed overhead or measured seconds
   std::vector<DeviceWork> work;  // compute: per device, where the builder counts it; else empty
   // Earlier activities that must end first (a step's activities are rebuilt every step: kept inline).
   static constexpr int kMaxDependencies = 4;
   std::array<int, kMaxDependencies> dependencies{};
   int dependency_count = 0;
+  bool is_collective() const { return kind != ActivityKind::kCompute; }
   std::span<const int> after() const {
     return {dependencies.data(), static_cast<std::size_t>(dependency_count)};
   }
@@ -54,7 +59,9 @@ class StepGraph {
   }
   Activity& add_collective(Phase phase, int layer, int micro_batch, const Collective& collective,
                            std::initializer_list<int> after) {
-    Activity& a = add(ActivityKind::kCollective, phase, layer, micro_batch, after);
+    Activity& a =
+        add(collective.measured_seconds ? ActivityKind::kTimedCollective : ActivityKind::kCollective, phase,
+            layer, micro_batch, after);
     a.collective = collective;
     return a;
   }

@@ -62,7 +62,7 @@ double StepRecorder::hidden_communication(const StepGraph& graph, const StepSche
   const auto activities = graph.activities();
   communicating_.clear();
   for (std::size_t a = 0; a < activities.size(); ++a)
-    if (activities[a].kind == ActivityKind::kCollective)
+    if (activities[a].is_collective())
       communicating_.emplace_back(schedule.activities[a].release, schedule.activities[a].end);
   if (communicating_.empty()) return 0;
   std::sort(communicating_.begin(), communicating_.end());
@@ -94,7 +94,7 @@ bool StepRecorder::in_window(double step_start) {
 
 double device_seconds(const Activity& a, const StepSchedule& schedule, int activity, int device) {
   const ActivityTiming& t = schedule.activities[static_cast<std::size_t>(activity)];
-  if (a.kind == ActivityKind::kCollective) return t.end - t.release;
+  if (a.is_collective()) return t.end - t.release;
   if (schedule.chain) return a.seconds[static_cast<std::size_t>(device)];
   const std::size_t cell = schedule.at(activity, device);
   return schedule.device_end[cell] - schedule.device_start[cell];
@@ -110,10 +110,9 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
     const Activity& a = activities[i];
     const ActivityTiming& t = schedule.activities[i];
     spans.micro_batches = std::max(spans.micro_batches, a.micro_batch + 1);
-    ActivitySpan span{
-        a.phase, a.kind == ActivityKind::kCollective, a.layer, a.micro_batch, 0, t.release, t.end - t.release,
-        {}};
-    if (a.kind == ActivityKind::kCollective) {
+    ActivitySpan span{a.phase, a.is_collective(), a.layer,           a.micro_batch,
+                      0,       t.release,         t.end - t.release, {}};
+    if (a.is_collective()) {
       const CopyTraffic& traffic = a.collective.traffic;
       for (int device = 0; device < devices_; ++device) {
         long long sent = 0, received = 0;
@@ -123,8 +122,8 @@ void StepRecorder::add_spans(const StepGraph& graph, const StepSchedule& schedul
           received += traffic.copies_at(other, device);
         }
         span.device = device;
-        span.work.bytes_sent = static_cast<double>(sent) * a.collective.payload_bytes_per_copy;
-        span.work.bytes_received = static_cast<double>(received) * a.collective.payload_bytes_per_copy;
+        span.work.bytes_sent = static_cast<double>(sent) * traffic.bytes_per_copy;
+        span.work.bytes_received = static_cast<double>(received) * traffic.bytes_per_copy;
         spans.spans.push_back(span);
       }
       continue;
@@ -159,7 +158,7 @@ void StepRecorder::add(const Activity& a, double seconds, StepTimingRecord& step
   step.phases[a.phase] += seconds;
   if (a.layer >= 0 && a.layer < static_cast<int>(moe_index_.size()) && moe_index_[a.layer] >= 0)
     layers_[moe_index_[a.layer]].phases[a.phase] += seconds;
-  if (a.kind == ActivityKind::kCollective) step.comm_exposed += seconds;
+  if (a.is_collective()) step.comm_exposed += seconds;
 }
 
 // A chain's critical path is every activity, each for its slowest device's seconds; nothing is hidden.

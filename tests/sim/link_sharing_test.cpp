@@ -51,7 +51,7 @@ void build_random_step(RandomStep& step, int devices, int layers, int burst, uns
   int next_collective = 0;
   const auto collective = [&] {
     return Collective{CopyTraffic{step.copies[next_collective++], devices, kBytesPerCopy, false},
-                      uniform(0, 20e-6)};
+                      uniform(0, 20e-6), std::nullopt};
   };
   const auto compute = [&](Phase phase, int layer, int micro_batch, std::initializer_list<int> after) {
     Activity& a = g.add_compute(phase, layer, micro_batch, after);

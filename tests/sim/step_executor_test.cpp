@@ -30,7 +30,7 @@ struct PointToPoint {
     copies[static_cast<std::size_t>(src) * devices + dst] = 1;
   }
   Collective collective(double overhead = 0) const {
-    return {CopyTraffic{copies, 8, kCopyBytes, false}, overhead};
+    return {CopyTraffic{copies, 8, kCopyBytes, false}, overhead, std::nullopt};
   }
 };
 
@@ -140,6 +140,29 @@ TEST(StepExecutor, SmsHeldByACollectiveSlowTheComputeBesideIt) {
   const double expected = one + (10 * one - 0.8 * one);
   EXPECT_NEAR(r["end"].get<double>(), expected, 1e-12 * expected);
   EXPECT_NEAR(r["total"].get<double>(), expected, 1e-12 * expected);
+}
+
+// A collective a measured kernel times lasts its measured seconds, holds its SMs as any collective
+// does (20 of 100: the compute beside it runs at 0.8), and loads no link: a transfer on the same
+// link does not wait for it, even in bottleneck's one-at-a-time network.
+TEST(StepExecutor, ATimedCollectiveLastsItsMeasuredTimeAndLoadsNoLink) {
+  const double one = lone_seconds();
+  const PointToPoint measured(8, 0, 1), moved(8, 0, 2);  // both would leave device 0 on its up-link
+  for (const NetworkFidelity fidelity : {NetworkFidelity::kBottleneck, NetworkFidelity::kFlow}) {
+    const Json r = execute(fidelity, {100, 20}, [&](StepGraph& g) {
+      fill(g.add_compute(Phase::kExperts, -1, 0, {}), 10 * one);
+      g.add_collective(Phase::kDispatch, -1, 1, timed(measured.collective(), 5 * one), {});
+      g.add_collective(Phase::kCombine, -1, 1, moved.collective(), {});
+      EXPECT_EQ(g.activities()[1].kind, ActivityKind::kTimedCollective);
+      EXPECT_EQ(g.activities()[2].kind, ActivityKind::kCollective);
+    });
+    EXPECT_DOUBLE_EQ(r["ends"][1].get<double>(), 5 * one) << static_cast<int>(fidelity);
+    EXPECT_NEAR(r["ends"][2].get<double>(), one, 1e-9 * one) << static_cast<int>(fidelity);
+    // Both collectives hold SMs over [0, T], the timed one alone over [T, 5T]: the compute does
+    // 0.6 T of work in the first T, 3.2 T in the next 4 T, the rest (6.2 T) at full speed.
+    const double compute_end = one + 4 * one + (10 * one - 0.6 * one - 3.2 * one);
+    EXPECT_NEAR(r["ends"][0].get<double>(), compute_end, 1e-12 * compute_end) << static_cast<int>(fidelity);
+  }
 }
 
 // A chain: compute, collective (with overhead), compute; each starts when the last one ends on
