@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.hpp"
+#include "calibrate/format/profile.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 
@@ -35,7 +35,7 @@ struct CollectiveBenchSpec {
   // Physical expert slots beyond the logical experts: SGLang's trivial layout (experts 0..R-1 get a
   // second slot; policies/contiguous_placement.hpp), replicas chosen round robin as a run does.
   int redundant = 0;
-  int repeat = 1;   // calls, each with freshly drawn routing
+  int repeat = 1;  // calls, each with freshly drawn routing
   std::uint64_t seed = 1;
   int sms = 0;                  // DeepEP normal's SMs (0: the device's communication_units)
   bool fp8_dispatch = true;     // dispatch payload FP8 (1 B + a 4 B scale per 128), else BF16
