@@ -374,6 +374,44 @@ void emit_collective_fit(YAML::Emitter& out, const CollectiveFit& f) {
   out << YAML::EndMap;
 }
 
+void emit_provenance(YAML::Emitter& out, const ProfileProvenance& provenance) {
+  out << YAML::BeginMap;
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"date", &provenance.date}, {"gpu", &provenance.gpu},       {"driver", &provenance.driver},
+      {"cuda", &provenance.cuda}, {"cublas", &provenance.cublas}, {"nccl", &provenance.nccl}};
+  for (const auto& [key, value] : fields)
+    out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << *value;
+  out << YAML::Key << "gpus" << YAML::Value << provenance.gpus;
+  if (!provenance.database.empty())
+    out << YAML::Key << "database" << YAML::Value << YAML::DoubleQuoted << provenance.database;
+  if (!provenance.frameworks.empty())
+    out << YAML::Key << "frameworks" << YAML::Value << YAML::DoubleQuoted << provenance.frameworks;
+  if (!provenance.tables.empty()) {
+    out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
+    for (const SourceTable& t : provenance.tables) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << t.file << YAML::Key
+          << "rows" << YAML::Value << t.rows << YAML::Key << "used" << YAML::Value << t.used;
+      if (t.repeats > 0) out << YAML::Key << "repeats" << YAML::Value << t.repeats;
+      if (!t.skipped.empty()) {
+        out << YAML::Key << "skipped" << YAML::Value << YAML::BeginMap;
+        for (const auto& [reason, rows] : t.skipped) out << YAML::Key << reason << YAML::Value << rows;
+        out << YAML::EndMap;
+      }
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (const auto& t = provenance.topology) {
+    out << YAML::Key << "topology" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "nodes"
+        << YAML::Value << t->nodes << YAML::Key << "gpus_per_node" << YAML::Value << t->gpus_per_node
+        << YAML::Key << "nics_per_node" << YAML::Value << t->nics_per_node << YAML::Key << "hosts"
+        << YAML::Value << YAML::BeginSeq;
+    for (const std::string& host : t->hosts) out << YAML::DoubleQuoted << host;
+    out << YAML::EndSeq << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device,
@@ -397,41 +435,8 @@ std::string CalibrationProfile::to_yaml() const {
   out << YAML::Key << "source" << YAML::Value << source;
   out << YAML::Key << "device" << YAML::Value << device;
   if (provenance) {
-    out << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap;
-    const std::pair<const char*, const std::string*> fields[] = {
-        {"date", &provenance->date}, {"gpu", &provenance->gpu},       {"driver", &provenance->driver},
-        {"cuda", &provenance->cuda}, {"cublas", &provenance->cublas}, {"nccl", &provenance->nccl}};
-    for (const auto& [key, value] : fields)
-      out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << *value;
-    out << YAML::Key << "gpus" << YAML::Value << provenance->gpus;
-    if (!provenance->database.empty())
-      out << YAML::Key << "database" << YAML::Value << YAML::DoubleQuoted << provenance->database;
-    if (!provenance->frameworks.empty())
-      out << YAML::Key << "frameworks" << YAML::Value << YAML::DoubleQuoted << provenance->frameworks;
-    if (!provenance->tables.empty()) {
-      out << YAML::Key << "tables" << YAML::Value << YAML::BeginSeq;
-      for (const SourceTable& t : provenance->tables) {
-        out << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << t.file << YAML::Key
-            << "rows" << YAML::Value << t.rows << YAML::Key << "used" << YAML::Value << t.used;
-        if (t.repeats > 0) out << YAML::Key << "repeats" << YAML::Value << t.repeats;
-        if (!t.skipped.empty()) {
-          out << YAML::Key << "skipped" << YAML::Value << YAML::BeginMap;
-          for (const auto& [reason, rows] : t.skipped) out << YAML::Key << reason << YAML::Value << rows;
-          out << YAML::EndMap;
-        }
-        out << YAML::EndMap;
-      }
-      out << YAML::EndSeq;
-    }
-    if (const auto& t = provenance->topology) {
-      out << YAML::Key << "topology" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "nodes"
-          << YAML::Value << t->nodes << YAML::Key << "gpus_per_node" << YAML::Value << t->gpus_per_node
-          << YAML::Key << "nics_per_node" << YAML::Value << t->nics_per_node << YAML::Key << "hosts"
-          << YAML::Value << YAML::BeginSeq;
-      for (const std::string& host : t->hosts) out << YAML::DoubleQuoted << host;
-      out << YAML::EndSeq << YAML::EndMap;
-    }
-    out << YAML::EndMap;
+    out << YAML::Key << "provenance" << YAML::Value;
+    emit_provenance(out, *provenance);
   }
   out << YAML::Key << "efficiency" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "gemm" << YAML::Value << number(gemm_efficiency);

@@ -128,41 +128,41 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device,
   }
 }
 
-}  // namespace
+using CollectiveGroups = std::map<std::pair<std::string, int>, std::vector<PointRef>>;  // (collective, ranks)
+using SkippedRows = std::vector<std::vector<std::string>>;  // per table: why each row is left out ("" = used)
 
-bool preferred_implementation(const std::string& a, const std::string& b) {
-  auto rank = [](const std::string& name) { return name == "fa3" ? 0 : name.starts_with("triton") ? 2 : 1; };
-  return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
-}
-
-CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tables, const Device& device,
-                                          const ImportOptions& options) {
-  check_device(tables, device);
-  CalibrationProfile profile = CalibrationProfile::datasheet(device);
-  profile.name = options.name.empty() ? device.name + "-measured" : options.name;
-  profile.source = "measured";
-  profile.kernels.clear();
-  profile.collectives.clear();
-
+// The tables' points by the kernel table or collective fit they measure.
+struct GroupedPoints {
   KernelGroups kernels;
-  std::map<std::pair<std::string, int>, std::vector<PointRef>> collectives;  // (collective, ranks)
-  std::vector<std::vector<std::string>> skipped(tables.size());  // per table: reason per row ("" = used)
+  CollectiveGroups collectives;
+  SkippedRows skipped;
+};
+
+GroupedPoints group_points(const std::vector<MeasuredTable>& tables) {
+  GroupedPoints g;
+  g.skipped.resize(tables.size());
   for (std::size_t t = 0; t < tables.size(); ++t) {
-    skipped[t].resize(tables[t].rows.size());
+    g.skipped[t].resize(tables[t].rows.size());
     for (std::size_t r = 0; r < tables[t].rows.size(); ++r) {
       const MeasuredRow& row = tables[t].rows[r];
-      skipped[t][r] = row.skipped;
+      g.skipped[t][r] = row.skipped;
       for (const MeasuredPoint& p : row.points) {
         if (p.kernel.starts_with("nccl_"))
-          collectives[{p.kernel.substr(5), p.ranks}].push_back({&p, t, r});
+          g.collectives[{p.kernel.substr(5), p.ranks}].push_back({&p, t, r});
         else
-          kernels[{p.kernel, p.shape, p.dtype}][p.implementation].push_back({&p, t, r});
+          g.kernels[{p.kernel, p.shape, p.dtype}][p.implementation].push_back({&p, t, r});
       }
     }
   }
+  return g;
+}
 
+// Per kernel, shape and dtype, the table of the preferred implementation's points (the other
+// implementations' rows are skipped); the shapes that made one.
+std::vector<FittedShape> fit_kernel_groups(CalibrationProfile& profile, const KernelGroups& kernels,
+                                           SkippedRows& skipped, int folds) {
   std::vector<FittedShape> fitted;
-  for (auto& [key, implementations] : kernels) {
+  for (const auto& [key, implementations] : kernels) {
     const auto& [kernel, shape, dtype] = key;
     const std::string* kept = nullptr;
     for (const auto& [implementation, points] : implementations)
@@ -172,19 +172,23 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
         for (const PointRef& ref : points)
           skipped[ref.table][ref.row] = "another implementation of the shape kept";
     FittedShape f{kernel, shape, dtype, {}, {}};
-    for (const PointRef& ref : implementations[*kept])
+    for (const PointRef& ref : implementations.at(*kept))
       f.samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
     const KernelSpec& spec = *find_kernel_spec(kernel);
-    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, f.samples, options.folds, &f.own)) {
+    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, f.samples, folds, &f.own)) {
       profile.kernels.push_back(std::move(*table));
       fitted.push_back(std::move(f));
     } else {
-      for (const PointRef& ref : implementations[*kept])
+      for (const PointRef& ref : implementations.at(*kept))
         skipped[ref.table][ref.row] = "too few points for a curve";
     }
   }
-  blend_across_shapes(profile, device, fitted);
+  return fitted;
+}
 
+// A scale-up fit per collective and rank count whose points make one (the others' rows are skipped).
+void fit_collective_groups(CalibrationProfile& profile, const CollectiveGroups& collectives,
+                           SkippedRows& skipped, const Device& device) {
   for (const auto& [key, points] : collectives) {
     const auto& [collective, ranks] = key;
     std::vector<CollectiveSample> samples;
@@ -199,33 +203,38 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     }
     profile.collectives.push_back(std::move(*fit));
   }
+}
 
-  if (!profile.collectives.empty()) {
-    std::vector<double> errors;
-    for (const auto& [key, points] : collectives) {
-      const auto fit = std::find_if(profile.collectives.begin(), profile.collectives.end(),
-                                    [&key = key](const CollectiveFit& f) {
-                                      return f.collective == key.first && f.ranks == key.second;
-                                    });
-      if (fit == profile.collectives.end()) continue;
-      for (std::size_t skip = 0; skip < fit->factor_bytes.size(); ++skip) {
-        if (skip == 0 || skip + 1 == fit->factor_bytes.size()) continue;  // ends are not interpolated
-        CollectiveFit without = *fit;
-        without.factor_bytes.erase(without.factor_bytes.begin() + static_cast<std::ptrdiff_t>(skip));
-        without.factor.erase(without.factor.begin() + static_cast<std::ptrdiff_t>(skip));
-        for (const PointRef& ref : points) {
-          const double message = nccl_message_bytes(key.first, key.second, ref.point->x);
-          if (message != fit->factor_bytes[skip]) continue;
-          const double predicted =
-              collective_seconds(without, nccl_bus_bytes(key.first, key.second, ref.point->x), message);
-          errors.push_back(std::abs(predicted - ref.point->seconds) / ref.point->seconds);
-        }
+// The "nccl" family's residuals, when there are fits: every point at an interior size of its fit,
+// predicted with that size's bandwidth factor left out.
+void add_collective_residuals(CalibrationProfile& profile, const CollectiveGroups& collectives) {
+  if (profile.collectives.empty()) return;
+  std::vector<double> errors;
+  for (const auto& [key, points] : collectives) {
+    const auto fit = std::find_if(
+        profile.collectives.begin(), profile.collectives.end(),
+        [&key = key](const CollectiveFit& f) { return f.collective == key.first && f.ranks == key.second; });
+    if (fit == profile.collectives.end()) continue;
+    for (std::size_t skip = 0; skip < fit->factor_bytes.size(); ++skip) {
+      if (skip == 0 || skip + 1 == fit->factor_bytes.size()) continue;  // ends are not interpolated
+      CollectiveFit without = *fit;
+      without.factor_bytes.erase(without.factor_bytes.begin() + static_cast<std::ptrdiff_t>(skip));
+      without.factor.erase(without.factor.begin() + static_cast<std::ptrdiff_t>(skip));
+      for (const PointRef& ref : points) {
+        const double message = nccl_message_bytes(key.first, key.second, ref.point->x);
+        if (message != fit->factor_bytes[skip]) continue;
+        const double predicted =
+            collective_seconds(without, nccl_bus_bytes(key.first, key.second, ref.point->x), message);
+        errors.push_back(std::abs(predicted - ref.point->seconds) / ref.point->seconds);
       }
     }
-    profile.residuals.push_back({"nccl", residuals_of(errors), {}});
   }
+  profile.residuals.push_back({"nccl", residuals_of(errors), {}});
+}
 
-  // The roofline's figures, for operators no table covers, from the same rows.
+// The roofline's figures, for operators no table covers, from the same rows; what was derived.
+std::vector<std::string> set_roofline_figures(CalibrationProfile& profile, const KernelGroups& kernels,
+                                              const Device& device) {
   double best_gemm = 0, fastest_kernel = 1;
   for (const auto& [key, implementations] : kernels) {
     const auto& [kernel, shape, dtype] = key;
@@ -256,7 +265,14 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     derived.push_back(
         fmt::format("efficiency.scaleup and overhead.collective (the {}-GPU all-to-all)", all_to_all->ranks));
   }
+  return derived;
+}
 
+// Where the profile came from: the database, frameworks, NCCL and GPU the tables name, and per
+// table its rows, those used and why the others were not.
+ProfileProvenance import_provenance(const std::vector<MeasuredTable>& tables, const ImportOptions& options,
+                                    const SkippedRows& skipped,
+                                    const std::vector<CollectiveFit>& collectives) {
   ProfileProvenance provenance;
   provenance.database = options.database;
   provenance.date = options.collected;
@@ -271,7 +287,7 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
       for (const std::string& version : versions->second) frameworks.insert(name + " " + version);
   }
   provenance.frameworks = fmt::format("{}", fmt::join(frameworks, ", "));
-  for (const CollectiveFit& fit : profile.collectives) provenance.gpus = std::max(provenance.gpus, fit.ranks);
+  for (const CollectiveFit& fit : collectives) provenance.gpus = std::max(provenance.gpus, fit.ranks);
   for (std::size_t t = 0; t < tables.size(); ++t) {
     SourceTable source;
     // The folder and file names only: a profile's bytes do not depend on where the tables were.
@@ -282,7 +298,33 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
     for (const std::string& reason : skipped[t]) reason.empty() ? ++source.used : ++source.skipped[reason];
     provenance.tables.push_back(std::move(source));
   }
-  profile.provenance = std::move(provenance);
+  return provenance;
+}
+
+}  // namespace
+
+bool preferred_implementation(const std::string& a, const std::string& b) {
+  auto rank = [](const std::string& name) { return name == "fa3" ? 0 : name.starts_with("triton") ? 2 : 1; };
+  return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
+}
+
+CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tables, const Device& device,
+                                          const ImportOptions& options) {
+  check_device(tables, device);
+  CalibrationProfile profile = CalibrationProfile::datasheet(device);
+  profile.name = options.name.empty() ? device.name + "-measured" : options.name;
+  profile.source = "measured";
+  profile.kernels.clear();
+  profile.collectives.clear();
+
+  GroupedPoints points = group_points(tables);
+  const std::vector<FittedShape> fitted =
+      fit_kernel_groups(profile, points.kernels, points.skipped, options.folds);
+  blend_across_shapes(profile, device, fitted);
+  fit_collective_groups(profile, points.collectives, points.skipped, device);
+  add_collective_residuals(profile, points.collectives);
+  const std::vector<std::string> derived = set_roofline_figures(profile, points.kernels, device);
+  profile.provenance = import_provenance(tables, options, points.skipped, profile.collectives);
   profile.notes = fmt::format(
       "Imported from {} measured tables{}. Kernel tables are smoothed fits of the rows used; residuals "
       "are on rows left out of each fit. Derived from the rows: {}; the other efficiencies and overheads "

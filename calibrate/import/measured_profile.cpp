@@ -114,6 +114,153 @@ const CollectiveFit* largest_all_to_all(const CalibrationProfile& p, const std::
   return largest;
 }
 
+// Where the samples came from: the run's environment (rank 0's) and the machines it ran on.
+ProfileProvenance provenance_of(const RawResults& raw) {
+  auto env = [&](const char* key) {
+    const auto it = raw.environment.find(key);
+    return it == raw.environment.end() ? std::string() : it->second;
+  };
+  return ProfileProvenance{
+      env("date"),
+      env("gpu"),
+      raw.ranks > 1 ? raw.ranks : static_cast<int>(parse_number(env("gpus")).value_or(0)),
+      env("driver"),
+      env("cuda"),
+      env("cublas"),
+      env("nccl"),
+      "",
+      "",
+      {},
+      raw.topology};
+}
+
+// The names of the correctness checks that did not pass, space-separated.
+std::string failed_checks_of(const RawTable& checks) {
+  std::string failed;
+  if (checks.rows().empty()) return failed;
+  const std::size_t name = checks.column("check"), passed = checks.column("passed");
+  for (const auto& row : checks.rows())
+    if (row.fields[passed] != "true") failed += (failed.empty() ? "" : " ") + row.fields[name];
+  return failed;
+}
+
+using TableKey = std::tuple<std::string, std::string, std::string>;  // kernel, shape, dtype
+
+// The kernel samples that ran, per table; `derived` takes the roofline's figures from them.
+std::map<TableKey, KernelSamples> kernel_samples(const RawTable& kernels, Derived& derived) {
+  std::map<TableKey, KernelSamples> by_table;
+  if (kernels.rows().empty()) return by_table;
+  const std::size_t kernel = kernels.column("kernel"), shape = kernels.column("shape"),
+                    dtype = kernels.column("dtype"), implementation = kernels.column("implementation"),
+                    variant = kernels.column("variant"), x = kernels.column("x"), y = kernels.column("y"),
+                    seconds = kernels.column("seconds"), status = kernels.column("status");
+  for (const auto& row : kernels.rows()) {
+    if (row.fields[status] != "ok") continue;
+    const std::string& name = row.fields[kernel];
+    if (!find_kernel_spec(name))
+      throw InputError(fmt::format("{}: unknown kernel '{}'{}", kernels.where(row), name,
+                                   did_you_mean(name, kernel_names())));
+    const KernelSample sample{kernels.number(row, x), kernels.number(row, y), kernels.number(row, seconds)};
+    KernelSamples& samples = by_table[{name, row.fields[shape], row.fields[dtype]}];
+    samples.implementation = row.fields[implementation];
+    (row.fields[variant] == "grid" ? samples.grid : samples.held_out).push_back(sample);
+    derived.fastest_kernel =
+        derived.fastest_kernel > 0 ? std::min(derived.fastest_kernel, sample.seconds) : sample.seconds;
+    // Kernel-scope tables (a plain GEMM at n, k; the MoE kernel; ...) price themselves: they add
+    // nothing to the roofline's figures, which are for the operators no table covers.
+    if (find_kernel_spec(name)->scope == KernelScope::kKernel) continue;
+    const double flops = grid_point_flops(name, row.fields[shape], sample.x, sample.y) / sample.seconds;
+    if (name == "attention_prefill")
+      derived.attention_flops = std::max(derived.attention_flops, flops);
+    else if (row.fields[dtype] == "bf16")
+      derived.gemm_flops = std::max(derived.gemm_flops, flops);
+    if (name == "copy" && sample.x >= (64 << 20))  // large copies: read once, written once
+      derived.copy_bandwidth = std::max(derived.copy_bandwidth, 2 * sample.x / sample.seconds);
+  }
+  return by_table;
+}
+
+// A table per kernel, shape and dtype whose samples make one.
+void add_kernel_tables(CalibrationProfile& p, const std::map<TableKey, KernelSamples>& by_table) {
+  for (const auto& [key, samples] : by_table) {
+    const auto& [kernel, shape, dtype] = key;
+    const KernelSpec& spec = *find_kernel_spec(kernel);
+    // Kernel-scope samples go through the fitter a database's tables go through, so that the same
+    // measurements make the same profile whichever source they come from.
+    std::optional<KernelTable> table;
+    if (spec.scope == KernelScope::kKernel) {
+      std::vector<KernelSample> all = samples.grid;
+      all.insert(all.end(), samples.held_out.begin(), samples.held_out.end());
+      table = fit_scattered_table(spec, shape, dtype, samples.implementation, all);
+    } else {
+      table = fit_kernel_table(spec, shape, dtype, samples.implementation, samples.grid, samples.held_out);
+    }
+    if (table) p.kernels.push_back(std::move(*table));
+  }
+}
+
+// A fit per collective, link level and rank count whose samples make one.
+void add_collective_fits(CalibrationProfile& p, const RawTable& collectives, const Device& device) {
+  std::map<std::tuple<std::string, std::string, int>, std::vector<CollectiveSample>> by_fit;
+  if (!collectives.rows().empty()) {
+    const std::size_t collective = collectives.column("collective"), ranks = collectives.column("ranks"),
+                      level = collectives.column("level"), message = collectives.column("message_bytes"),
+                      bus = collectives.column("bus_bytes"), seconds = collectives.column("seconds"),
+                      status = collectives.column("status");
+    // Point-to-point pairs across rails (pair = cross_rail) stay in the raw results: the engine's
+    // scale-out is rail-aligned, as NCCL routes it.
+    const bool has_pair = collectives.has_column("pair");
+    const std::size_t pair = has_pair ? collectives.column("pair") : 0;
+    for (const auto& row : collectives.rows()) {
+      const auto rank_count = static_cast<int>(collectives.number(row, ranks));
+      if (row.fields[status] != "ok" || rank_count < 2) continue;  // one rank moves nothing over a link
+      if (has_pair && row.fields[pair] == "cross_rail") continue;
+      by_fit[{row.fields[collective], row.fields[level], rank_count}].push_back(
+          {collectives.number(row, bus), collectives.number(row, message), collectives.number(row, seconds)});
+    }
+  }
+  for (const auto& [key, samples] : by_fit) {
+    const auto& [collective, level, ranks] = key;
+    if (std::find(collective_names().begin(), collective_names().end(), collective) ==
+            collective_names().end() ||
+        std::find(link_level_names().begin(), link_level_names().end(), level) == link_level_names().end())
+      continue;
+    const double link = level == "scaleup" ? device.scaleup_bandwidth : device.nic_bandwidth;
+    if (auto fit = fit_collective(collective, level, ranks, samples, link))
+      p.collectives.push_back(std::move(*fit));
+  }
+}
+
+// Sets the efficiencies and overheads the samples measured (`derived`, the largest all-to-alls);
+// the names of the efficiencies set.
+std::vector<std::string> set_measured_figures(CalibrationProfile& p, const Derived& derived,
+                                              const Device& device) {
+  std::vector<std::string> measured;
+  if (derived.gemm_flops > 0) {
+    p.gemm_efficiency = std::clamp(derived.gemm_flops / device.bf16_flops, 0.01, 1.0);
+    measured.push_back("gemm");
+  }
+  if (derived.attention_flops > 0) {
+    p.attention_efficiency = std::clamp(derived.attention_flops / device.bf16_flops, 0.01, 1.0);
+    measured.push_back("attention");
+  }
+  if (derived.copy_bandwidth > 0) {
+    p.memory_efficiency = std::clamp(derived.copy_bandwidth / device.hbm_bandwidth, 0.01, 1.0);
+    measured.push_back("memory");
+  }
+  if (const CollectiveFit* scaleup = largest_all_to_all(p, "scaleup")) {
+    p.scaleup_efficiency = std::clamp(scaleup->efficiency, 0.01, 1.0);
+    p.collective_overhead = std::min(scaleup->alpha, 1e-2);
+    measured.push_back("scaleup");
+  }
+  if (const CollectiveFit* scaleout = largest_all_to_all(p, "scaleout")) {
+    p.scaleout_efficiency = std::clamp(scaleout->efficiency, 0.01, 1.0);
+    measured.push_back("scaleout");
+  }
+  if (derived.fastest_kernel > 0) p.kernel_overhead = std::min(derived.fastest_kernel, 1e-2);
+  return measured;
+}
+
 }  // namespace
 
 std::string raw_gpu_name(const std::string& raw_dir) {
@@ -143,140 +290,18 @@ std::string device_preset_for_gpu(const std::string& gpu_name) {
 
 CalibrationProfile fit_measured_profile(const std::string& raw_dir, const Device& device) {
   const RawResults raw = read_raw_results(raw_dir);
-  auto env = [&](const char* key) {
-    const auto it = raw.environment.find(key);
-    return it == raw.environment.end() ? std::string() : it->second;
-  };
   CalibrationProfile p = CalibrationProfile::datasheet(device);
   p.name = device.name + "-measured";
   p.source = "measured";
-  p.provenance =
-      ProfileProvenance{env("date"),
-                        env("gpu"),
-                        raw.ranks > 1 ? raw.ranks : static_cast<int>(parse_number(env("gpus")).value_or(0)),
-                        env("driver"),
-                        env("cuda"),
-                        env("cublas"),
-                        env("nccl"),
-                        "",
-                        "",
-                        {},
-                        raw.topology};
-
-  std::string failed_checks;
-  const RawTable& checks = raw.checks;
-  if (!checks.rows().empty()) {
-    const std::size_t name = checks.column("check"), passed = checks.column("passed");
-    for (const auto& row : checks.rows())
-      if (row.fields[passed] != "true")
-        failed_checks += (failed_checks.empty() ? "" : " ") + row.fields[name];
-  }
-
-  const RawTable& kernels = raw.kernels;
-  const RawTable& collectives = raw.collectives;
-  if (kernels.rows().empty() && collectives.rows().empty())
+  p.provenance = provenance_of(raw);
+  const std::string failed_checks = failed_checks_of(raw.checks);
+  if (raw.kernels.rows().empty() && raw.collectives.rows().empty())
     throw InputError(raw_dir + ": no kernel or collective results (" + kRawKernels + ", " + kRawCollectives +
                      ")");
-
   Derived derived;
-  std::map<std::tuple<std::string, std::string, std::string>, KernelSamples> by_table;
-  if (!kernels.rows().empty()) {
-    const std::size_t kernel = kernels.column("kernel"), shape = kernels.column("shape"),
-                      dtype = kernels.column("dtype"), implementation = kernels.column("implementation"),
-                      variant = kernels.column("variant"), x = kernels.column("x"), y = kernels.column("y"),
-                      seconds = kernels.column("seconds"), status = kernels.column("status");
-    for (const auto& row : kernels.rows()) {
-      if (row.fields[status] != "ok") continue;
-      const std::string& name = row.fields[kernel];
-      if (!find_kernel_spec(name))
-        throw InputError(fmt::format("{}: unknown kernel '{}'{}", kernels.where(row), name,
-                                     did_you_mean(name, kernel_names())));
-      const KernelSample sample{kernels.number(row, x), kernels.number(row, y), kernels.number(row, seconds)};
-      KernelSamples& samples = by_table[{name, row.fields[shape], row.fields[dtype]}];
-      samples.implementation = row.fields[implementation];
-      (row.fields[variant] == "grid" ? samples.grid : samples.held_out).push_back(sample);
-      derived.fastest_kernel =
-          derived.fastest_kernel > 0 ? std::min(derived.fastest_kernel, sample.seconds) : sample.seconds;
-      // Kernel-scope tables (a plain GEMM at n, k; the MoE kernel; ...) price themselves: they add
-      // nothing to the roofline's figures, which are for the operators no table covers.
-      if (find_kernel_spec(name)->scope == KernelScope::kKernel) continue;
-      const double flops = grid_point_flops(name, row.fields[shape], sample.x, sample.y) / sample.seconds;
-      if (name == "attention_prefill")
-        derived.attention_flops = std::max(derived.attention_flops, flops);
-      else if (row.fields[dtype] == "bf16")
-        derived.gemm_flops = std::max(derived.gemm_flops, flops);
-      if (name == "copy" && sample.x >= (64 << 20))  // large copies: read once, written once
-        derived.copy_bandwidth = std::max(derived.copy_bandwidth, 2 * sample.x / sample.seconds);
-    }
-  }
-  for (const auto& [key, samples] : by_table) {
-    const auto& [kernel, shape, dtype] = key;
-    const KernelSpec& spec = *find_kernel_spec(kernel);
-    // Kernel-scope samples go through the fitter a database's tables go through, so that the same
-    // measurements make the same profile whichever source they come from.
-    std::optional<KernelTable> table;
-    if (spec.scope == KernelScope::kKernel) {
-      std::vector<KernelSample> all = samples.grid;
-      all.insert(all.end(), samples.held_out.begin(), samples.held_out.end());
-      table = fit_scattered_table(spec, shape, dtype, samples.implementation, all);
-    } else {
-      table = fit_kernel_table(spec, shape, dtype, samples.implementation, samples.grid, samples.held_out);
-    }
-    if (table) p.kernels.push_back(std::move(*table));
-  }
-
-  std::map<std::tuple<std::string, std::string, int>, std::vector<CollectiveSample>> by_fit;
-  if (!collectives.rows().empty()) {
-    const std::size_t collective = collectives.column("collective"), ranks = collectives.column("ranks"),
-                      level = collectives.column("level"), message = collectives.column("message_bytes"),
-                      bus = collectives.column("bus_bytes"), seconds = collectives.column("seconds"),
-                      status = collectives.column("status");
-    // Point-to-point pairs across rails (pair = cross_rail) stay in the raw results: the engine's
-    // scale-out is rail-aligned, as NCCL routes it.
-    const bool has_pair = collectives.has_column("pair");
-    const std::size_t pair = has_pair ? collectives.column("pair") : 0;
-    for (const auto& row : collectives.rows()) {
-      const auto rank_count = static_cast<int>(collectives.number(row, ranks));
-      if (row.fields[status] != "ok" || rank_count < 2) continue;  // one rank moves nothing over a link
-      if (has_pair && row.fields[pair] == "cross_rail") continue;
-      by_fit[{row.fields[collective], row.fields[level], rank_count}].push_back(
-          {collectives.number(row, bus), collectives.number(row, message), collectives.number(row, seconds)});
-    }
-  }
-  for (const auto& [key, samples] : by_fit) {
-    const auto& [collective, level, ranks] = key;
-    if (std::find(collective_names().begin(), collective_names().end(), collective) ==
-            collective_names().end() ||
-        std::find(link_level_names().begin(), link_level_names().end(), level) == link_level_names().end())
-      continue;
-    const double link = level == "scaleup" ? device.scaleup_bandwidth : device.nic_bandwidth;
-    if (auto fit = fit_collective(collective, level, ranks, samples, link))
-      p.collectives.push_back(std::move(*fit));
-  }
-
-  std::vector<std::string> measured;
-  if (derived.gemm_flops > 0) {
-    p.gemm_efficiency = std::clamp(derived.gemm_flops / device.bf16_flops, 0.01, 1.0);
-    measured.push_back("gemm");
-  }
-  if (derived.attention_flops > 0) {
-    p.attention_efficiency = std::clamp(derived.attention_flops / device.bf16_flops, 0.01, 1.0);
-    measured.push_back("attention");
-  }
-  if (derived.copy_bandwidth > 0) {
-    p.memory_efficiency = std::clamp(derived.copy_bandwidth / device.hbm_bandwidth, 0.01, 1.0);
-    measured.push_back("memory");
-  }
-  if (const CollectiveFit* scaleup = largest_all_to_all(p, "scaleup")) {
-    p.scaleup_efficiency = std::clamp(scaleup->efficiency, 0.01, 1.0);
-    p.collective_overhead = std::min(scaleup->alpha, 1e-2);
-    measured.push_back("scaleup");
-  }
-  if (const CollectiveFit* scaleout = largest_all_to_all(p, "scaleout")) {
-    p.scaleout_efficiency = std::clamp(scaleout->efficiency, 0.01, 1.0);
-    measured.push_back("scaleout");
-  }
-  if (derived.fastest_kernel > 0) p.kernel_overhead = std::min(derived.fastest_kernel, 1e-2);
+  add_kernel_tables(p, kernel_samples(raw.kernels, derived));
+  add_collective_fits(p, raw.collectives, device);
+  const std::vector<std::string> measured = set_measured_figures(p, derived, device);
   p.notes = summary_of(p, failed_checks, measured);
   return p;
 }

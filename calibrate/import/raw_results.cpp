@@ -6,7 +6,6 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <tuple>
 
 #include "models/csv.hpp"
@@ -77,14 +76,19 @@ void keep_slowest_rank(RawTable& collectives) {
   collectives.keep_rows(std::move(kept));
 }
 
+// Appends the checks, kernels and collectives of `folder` to those of `r`.
+void append_tables(RawResults& r, const fs::path& folder) {
+  r.checks.append(RawTable((folder / kRawChecks).string(), false));
+  r.kernels.append(RawTable((folder / kRawKernels).string(), false));
+  r.collectives.append(RawTable((folder / kRawCollectives).string(), false));
+}
+
 RawResults read_one_process(const std::string& raw_dir) {
   const fs::path dir(raw_dir);
   RawResults r;
   r.environment_file = (dir / kRawEnvironment).string();
   r.environment = read_environment(r.environment_file);
-  r.checks = RawTable((dir / kRawChecks).string(), false);
-  r.kernels = RawTable((dir / kRawKernels).string(), false);
-  r.collectives = RawTable((dir / kRawCollectives).string(), false);
+  append_tables(r, dir);
   r.topology.nodes = 1;
   r.topology.gpus_per_node =
       static_cast<int>(parse_number(environment_text(r.environment, "gpus")).value_or(0));
@@ -95,7 +99,8 @@ RawResults read_one_process(const std::string& raw_dir) {
   return r;
 }
 
-RawResults read_per_rank(const std::string& raw_dir) {
+// The rank-R folders of `raw_dir` by rank; an InputError when two are of one rank.
+std::map<int, fs::path> rank_folders(const std::string& raw_dir) {
   std::vector<fs::path> entries;  // in name order: the same error whatever order the folder lists them
   for (const auto& entry : fs::directory_iterator(raw_dir))
     if (entry.is_directory()) entries.push_back(entry.path());
@@ -107,6 +112,52 @@ RawResults read_per_rank(const std::string& raw_dir) {
     if (const auto [it, inserted] = folders.emplace(*rank, entry); !inserted)
       throw InputError(fmt::format("{} and {} are both rank {}", it->second.string(), entry.string(), *rank));
   }
+  return folders;
+}
+
+// Checks rank `rank`'s environment (read from `path`) against rank 0's in `r`: of one run, on the
+// same GPU and software, placed by node (`per_node` ranks to a node), each node on a host of its
+// own, which joins r.topology at the node's first rank.
+void check_rank_environment(RawResults& r, int per_node, int rank, const std::string& path,
+                            const Environment& environment) {
+  auto must_match = [&](const std::string& key, const std::string& wanted, const std::string& what) {
+    const std::string got = environment_text(environment, key);
+    if (got != wanted)
+      throw InputError(fmt::format("{}: {}: '{}', but {} says '{}' ({})", path, key, got, r.environment_file,
+                                   wanted, what),
+                       key);
+  };
+  if (environment_integer(environment, path, "rank") != rank)
+    throw InputError(fmt::format("{}: rank: {}, but the folder is rank {}", path,
+                                 environment_text(environment, "rank"), rank),
+                     "rank");
+  for (const char* key : {"ranks", "local_ranks", "run"})
+    must_match(key, environment_text(r.environment, key), "every rank must be of one run");
+  for (const char* key : {"gpu", "driver", "cuda", "cublas", "nccl"})
+    must_match(key, environment_text(r.environment, key), "every rank must run the same GPU and software");
+  if (environment_integer(environment, path, "node") != rank / per_node ||
+      environment_integer(environment, path, "local_rank") != rank % per_node)
+    throw InputError(
+        fmt::format("{}: rank {} is at node {}, local rank {}; expected node {}, local rank {} "
+                    "(the launcher must place ranks by node: rank r on node r / {})",
+                    path, rank, environment_text(environment, "node"),
+                    environment_text(environment, "local_rank"), rank / per_node, rank % per_node, per_node),
+        "node");
+  const std::string host = environment_text(environment, "host");
+  std::vector<std::string>& hosts = r.topology.hosts;
+  if (rank % per_node != 0) {
+    must_match("host", hosts.back(), "ranks of one node run on one host");
+  } else if (std::find(hosts.begin(), hosts.end(), host) != hosts.end()) {
+    throw InputError(fmt::format("{}: host '{}' is also an earlier node's: nodes {} share it", path, host,
+                                 rank / per_node),
+                     "host");
+  } else {
+    hosts.push_back(host);
+  }
+}
+
+RawResults read_per_rank(const std::string& raw_dir) {
+  const std::map<int, fs::path> folders = rank_folders(raw_dir);
   RawResults r;
   const fs::path first = folders.begin()->second;
   r.environment_file = (first / kRawEnvironment).string();
@@ -131,53 +182,10 @@ RawResults read_per_rank(const std::string& raw_dir) {
   r.topology.nics_per_node =
       static_cast<int>(parse_number(environment_text(r.environment, "nics")).value_or(0));
   // Rank 0 first, so that the merged tables keep its columns and provenance.
-  std::set<std::string> hosts_seen;
   for (const auto& [rank, folder] : folders) {
     const std::string path = (folder / kRawEnvironment).string();
-    const Environment environment = rank == 0 ? r.environment : read_environment(path);
-    auto must_match = [&](const std::string& key, const std::string& wanted, const std::string& what) {
-      const std::string got = environment_text(environment, key);
-      if (got != wanted)
-        throw InputError(fmt::format("{}: {}: '{}', but {} says '{}' ({})", path, key, got,
-                                     r.environment_file, wanted, what),
-                         key);
-    };
-    if (environment_integer(environment, path, "rank") != rank)
-      throw InputError(fmt::format("{}: rank: {}, but the folder is rank {}", path,
-                                   environment_text(environment, "rank"), rank),
-                       "rank");
-    for (const char* key : {"ranks", "local_ranks", "run"})
-      must_match(key, environment_text(r.environment, key), "every rank must be of one run");
-    for (const char* key : {"gpu", "driver", "cuda", "cublas", "nccl"})
-      must_match(key, environment_text(r.environment, key), "every rank must run the same GPU and software");
-    if (environment_integer(environment, path, "node") != rank / per_node ||
-        environment_integer(environment, path, "local_rank") != rank % per_node)
-      throw InputError(
-          fmt::format("{}: rank {} is at node {}, local rank {}; expected node {}, local rank {} "
-                      "(the launcher must place ranks by node: rank r on node r / {})",
-                      path, rank, environment_text(environment, "node"),
-                      environment_text(environment, "local_rank"), rank / per_node, rank % per_node,
-                      per_node),
-          "node");
-    const std::string host = environment_text(environment, "host");
-    if (rank % per_node == 0) {
-      if (!hosts_seen.insert(host).second)
-        throw InputError(fmt::format("{}: host '{}' is also an earlier node's: nodes {} share it", path, host,
-                                     rank / per_node),
-                         "host");
-      r.topology.hosts.push_back(host);
-    } else {
-      must_match("host", r.topology.hosts.back(), "ranks of one node run on one host");
-    }
-    if (rank == 0) {
-      r.checks = RawTable((folder / kRawChecks).string(), false);
-      r.kernels = RawTable((folder / kRawKernels).string(), false);
-      r.collectives = RawTable((folder / kRawCollectives).string(), false);
-    } else {
-      r.checks.append(RawTable((folder / kRawChecks).string(), false));
-      r.kernels.append(RawTable((folder / kRawKernels).string(), false));
-      r.collectives.append(RawTable((folder / kRawCollectives).string(), false));
-    }
+    check_rank_environment(r, per_node, rank, path, rank == 0 ? r.environment : read_environment(path));
+    append_tables(r, folder);
   }
   keep_slowest_rank(r.collectives);
   return r;
