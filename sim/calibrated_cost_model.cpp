@@ -7,7 +7,7 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "calibrate/kernels.hpp"
+#include "calibrate/format/kernels.hpp"
 
 namespace semsim {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/kernel_library.hpp"
+#include "calibrate/fit/kernel_library.hpp"
 #include "sim/cost_model.hpp"
 
 namespace semsim {

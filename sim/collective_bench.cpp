@@ -8,7 +8,7 @@
 #include <optional>
 #include <random>
 
-#include "calibrate/kernel_library.hpp"
+#include "calibrate/fit/kernel_library.hpp"
 #include "models/input_error.hpp"
 #include "models/topology.hpp"
 #include "policies/contiguous_placement.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.hpp"
+#include "calibrate/format/profile.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 

@@ -4,7 +4,7 @@
 // (sim/calibrated_cost_model.hpp) uses a profile's measured tables where it has them.
 #include <span>
 
-#include "calibrate/profile.hpp"
+#include "calibrate/format/profile.hpp"
 #include "models/device.hpp"
 #include "models/operator_costs.hpp"
 

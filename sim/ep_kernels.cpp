@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "calibrate/shape_words.hpp"
+#include "calibrate/format/shape_words.hpp"
 #include "models/operator_costs.hpp"
 
 namespace semsim {

@@ -17,7 +17,7 @@
 #include <span>
 #include <string>
 
-#include "calibrate/kernel_library.hpp"
+#include "calibrate/fit/kernel_library.hpp"
 #include "models/choice_names.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "calibrate/fit.hpp"
+#include "calibrate/fit/fit.hpp"
 
 namespace semsim {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // The time of Attention-TP's collectives as NCCL takes them, from a profile's measured NCCL fits
-// (calibrate/fit.hpp: alpha + bus bytes over the bus bandwidth at the message's size), where the
+// (calibrate/fit/fit.hpp: alpha + bus bytes over the bus bandwidth at the message's size), where the
 // profile measured the group's rank count: within one node (scale-up fits), or across nodes for a group
 // that spans them (scale-out fits, measured by a multi-node calibration). The measured time is the
 // collective's whole: it replaces the topology's pricing of the shards as direct copies, which knows neither
@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "calibrate/interpolation.hpp"
-#include "calibrate/profile.hpp"
+#include "calibrate/fit/interpolation.hpp"
+#include "calibrate/format/profile.hpp"
 
 namespace semsim {
 

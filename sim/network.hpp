@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/interpolation.hpp"
-#include "calibrate/profile.hpp"
+#include "calibrate/fit/interpolation.hpp"
+#include "calibrate/format/profile.hpp"
 #include "models/choice_names.hpp"
 #include "models/topology.hpp"
 

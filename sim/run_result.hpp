@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "policies/token_device_table.hpp"
 #include "sim/phase.hpp"
 #include "workloads/expert_groups.hpp"

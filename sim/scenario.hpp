@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.hpp"
-#include "calibrate/topology_check.hpp"
+#include "calibrate/format/profile.hpp"
+#include "calibrate/format/topology_check.hpp"
 #include "models/choice_names.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"

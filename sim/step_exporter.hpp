@@ -1,10 +1,10 @@
 #pragma once
 // `semsim run --export-steps`: for a window of steps, the work every rank ran and the simulator's
-// phase times beside it, as the step export format holds them (calibrate/step_export.hpp), read off
+// phase times beside it, as the step export format holds them (calibrate/replay/step_export.hpp), read off
 // each step's graph and schedule as the executor ran it.
 #include <vector>
 
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "policies/placement.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"

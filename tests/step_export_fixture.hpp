@@ -1,7 +1,7 @@
 #pragma once
 // A step export small enough to check by hand, for the tests of the format (calibrate/) and of the
 // commands that read it (cli/).
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 
 namespace semsim::test {
 

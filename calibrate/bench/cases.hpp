@@ -36,7 +36,7 @@ struct BenchContext {
 
 // One row of kernels.csv.
 struct CaseInfo {
-  std::string kernel;          // a name from calibrate/kernels.hpp
+  std::string kernel;          // a name from calibrate/format/kernels.hpp
   std::string shape;           // as in the plan
   std::string dtype = "bf16";  // bf16 | fp8
   std::string implementation;
@@ -83,7 +83,7 @@ std::shared_ptr<SharedState<T>> shared_state(std::function<std::unique_ptr<T>()>
   return std::make_shared<SharedState<T>>(std::move(make));
 }
 
-// One line of the plan: a kernel and its shape ("kind key=value ...", see calibrate/kernels.hpp).
+// One line of the plan: a kernel and its shape ("kind key=value ...", see calibrate/format/kernels.hpp).
 struct PlanLine {
   std::string kernel;
   std::string shape;

@@ -11,8 +11,8 @@
 #include "calibrate/bench/check.hpp"
 #include "calibrate/bench/memory.hpp"
 #include "calibrate/bench/patterns.hpp"
-#include "calibrate/rank_layout.hpp"
-#include "calibrate/rendezvous.hpp"
+#include "calibrate/runtime/rank_layout.hpp"
+#include "calibrate/runtime/rendezvous.hpp"
 
 namespace semsim::bench {
 

@@ -17,7 +17,7 @@
 
 #include "calibrate/bench/memory.hpp"
 #include "calibrate/bench/report.hpp"
-#include "calibrate/launcher.hpp"
+#include "calibrate/runtime/launcher.hpp"
 
 namespace semsim::bench {
 

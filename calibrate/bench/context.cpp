@@ -5,7 +5,7 @@
 
 #include "calibrate/bench/cases.hpp"
 #include "calibrate/bench/check.hpp"
-#include "calibrate/shape_words.hpp"
+#include "calibrate/format/shape_words.hpp"
 
 namespace semsim::bench {
 

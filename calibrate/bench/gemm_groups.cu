@@ -8,7 +8,7 @@
 #include "calibrate/bench/experts.hpp"
 #include "calibrate/bench/gemm.hpp"
 #include "calibrate/bench/tokens.hpp"
-#include "calibrate/expert_histogram.hpp"
+#include "calibrate/runtime/expert_histogram.hpp"
 
 namespace semsim::bench {
 namespace {

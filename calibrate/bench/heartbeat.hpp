@@ -1,15 +1,16 @@
 #pragma once
-// A rank's heartbeat in a multi-process run: a thread writes it every second (rendezvous.hpp) with
-// the count of points measured; rank 0's also watches every rank's and, at the first fault, asks
-// every rank to stop (the abort file), which each rank's thread sees within a second.
+// A rank's heartbeat in a multi-process run: a thread writes it every second
+// (calibrate/runtime/rendezvous.hpp) with the count of points measured; rank 0's also watches every
+// rank's and, at the first fault, asks every rank to stop (the abort file), which each rank's thread
+// sees within a second.
 #include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
-#include "calibrate/launcher.hpp"
-#include "calibrate/rendezvous.hpp"
+#include "calibrate/runtime/launcher.hpp"
+#include "calibrate/runtime/rendezvous.hpp"
 
 namespace semsim::bench {
 

@@ -3,11 +3,11 @@
 //   checks.csv       correctness of every timed path against CPU references, and of every collective
 //   kernels.csv      one row per kernel grid point (seconds per launch, median of trials)
 //   collectives.csv  one row per collective, rank count and size (nccl-tests conventions)
-// and progress on stderr. Started by a launcher (srun, mpirun; launcher.hpp), each process is one
-// rank driving one GPU: it writes under --out/rank-R/ (plus its heartbeat and status), measures the
-// collectives over nodes with the others first, and rank 0 then measures the kernels. Exit codes: 0
-// done, 1 the device faulted or a rank failed (the files hold what was measured before), 2 bad
-// usage or launcher environment, 3 no CUDA device.
+// and progress on stderr. Started by a launcher (srun, mpirun; calibrate/runtime/launcher.hpp), each
+// process is one rank driving one GPU: it writes under --out/rank-R/ (plus its heartbeat and status),
+// measures the collectives over nodes with the others first, and rank 0 then measures the kernels.
+// Exit codes: 0 done, 1 the device faulted or a rank failed (the files hold what was measured
+// before), 2 bad usage or launcher environment, 3 no CUDA device.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@
 #include "calibrate/bench/check.hpp"
 #include "calibrate/bench/report.hpp"
 #include "calibrate/bench/runner.hpp"
-#include "calibrate/launcher.hpp"
+#include "calibrate/runtime/launcher.hpp"
 #include "models/input_error.hpp"
 
 // Built without NCCL (none on the machine), the suite measures kernels only.

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "calibrate/bench/check.hpp"
-#include "calibrate/quantile.hpp"
+#include "calibrate/fit/quantile.hpp"
 
 namespace semsim::bench {
 namespace {

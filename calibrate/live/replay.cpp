@@ -1,4 +1,4 @@
-// Runs replay plans (calibrate/replay_plan.hpp) with the calibration suite's kernels and times each
+// Runs replay plans (calibrate/replay/replay_plan.hpp) with the calibration suite's kernels and times each
 // phase with its timing loop (calibrate/bench/timing.hpp).
 #include <algorithm>
 #include <memory>

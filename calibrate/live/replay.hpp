@@ -11,7 +11,7 @@
 #include "calibrate/bench/cases.hpp"
 #include "calibrate/bench/memory.hpp"
 #include "calibrate/bench/timing.hpp"
-#include "calibrate/replay_plan.hpp"
+#include "calibrate/replay/replay_plan.hpp"
 
 namespace semsim::live {
 

@@ -13,10 +13,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "calibrate/kernels.hpp"
-#include "calibrate/launcher.hpp"
-#include "calibrate/measured_profile.hpp"
-#include "calibrate/rendezvous.hpp"
+#include "calibrate/format/kernels.hpp"
+#include "calibrate/import/measured_profile.hpp"
+#include "calibrate/runtime/launcher.hpp"
+#include "calibrate/runtime/rendezvous.hpp"
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"

@@ -7,11 +7,11 @@
 #include <iostream>
 #include <memory>
 
-#include "calibrate/aiconfigurator_tables.hpp"
-#include "calibrate/database_import.hpp"
-#include "calibrate/fit.hpp"
-#include "calibrate/kernel_library.hpp"
-#include "calibrate/nccl_tests_log.hpp"
+#include "calibrate/fit/fit.hpp"
+#include "calibrate/fit/kernel_library.hpp"
+#include "calibrate/import/aiconfigurator_tables.hpp"
+#include "calibrate/import/database_import.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
 #include "models/input_error.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/profile.hpp"
+#include "calibrate/format/profile.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
 #include "models/yaml_input.hpp"

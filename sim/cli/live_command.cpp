@@ -8,7 +8,7 @@
 #include <iostream>
 #include <memory>
 
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "models/input_error.hpp"
 #include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"

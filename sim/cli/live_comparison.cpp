@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "calibrate/quantile.hpp"
-#include "calibrate/raw_results.hpp"
+#include "calibrate/fit/quantile.hpp"
+#include "calibrate/import/raw_results.hpp"
 #include "models/input_error.hpp"
 #include "sim/cli/output_files.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 
 namespace semsim {
 

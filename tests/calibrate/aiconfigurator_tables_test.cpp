@@ -1,6 +1,6 @@
 // aiconfigurator's per-kernel tables, plain and gzip: what each kind's row measures on the
 // simulator's axes, the rows it does not model, and one located error for each malformed table.
-#include "calibrate/aiconfigurator_tables.hpp"
+#include "calibrate/import/aiconfigurator_tables.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // From measured tables to a measured profile: a fixture database of every table kind and an
 // nccl-tests log, imported; what the profile holds and where it says it came from; repeated rows
 // averaged; tables of another GPU refused; the profile's exact round trip through YAML.
-#include "calibrate/database_import.hpp"
+#include "calibrate/import/database_import.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,12 +10,12 @@
 #include <tuple>
 
 #include "../cli/cli_runner.hpp"
-#include "calibrate/fit.hpp"
-#include "calibrate/interpolation.hpp"
-#include "calibrate/kernel_library.hpp"
-#include "calibrate/kernels.hpp"
-#include "calibrate/measured_profile.hpp"
-#include "calibrate/nccl_tests_log.hpp"
+#include "calibrate/fit/fit.hpp"
+#include "calibrate/fit/interpolation.hpp"
+#include "calibrate/fit/kernel_library.hpp"
+#include "calibrate/format/kernels.hpp"
+#include "calibrate/import/measured_profile.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
 #include "models/presets.hpp"
 #include "tests/calibrate/table_fixtures.hpp"
 #include "tests/preset_fixtures.hpp"

@@ -6,8 +6,8 @@
 #include <functional>
 #include <random>
 
-#include "calibrate/fit.hpp"
-#include "calibrate/interpolation.hpp"
+#include "calibrate/fit/fit.hpp"
+#include "calibrate/fit/interpolation.hpp"
 
 namespace semsim {
 namespace {

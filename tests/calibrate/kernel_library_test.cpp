@@ -1,14 +1,14 @@
 // The kernel library: the exact shape's table where the profile has one, else the cross-shape model
 // over the nearest measured shapes, which recovers a shape held out of a synthetic table family
 // whose efficiency is log-linear in the shape.
-#include "calibrate/kernel_library.hpp"
+#include "calibrate/fit/kernel_library.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "calibrate/interpolation.hpp"
+#include "calibrate/fit/interpolation.hpp"
 #include "models/presets.hpp"
 #include "tests/preset_fixtures.hpp"
 

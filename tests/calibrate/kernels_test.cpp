@@ -5,8 +5,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "calibrate/expert_histogram.hpp"
-#include "calibrate/kernels.hpp"
+#include "calibrate/format/kernels.hpp"
+#include "calibrate/runtime/expert_histogram.hpp"
 #include "models/presets.hpp"
 
 namespace semsim {

@@ -1,6 +1,6 @@
 // Launcher environments (Slurm, Open MPI, MPICH-style, none) as fixtures of their variables, the
 // identities they give, and inconsistent values as errors naming the variables.
-#include "calibrate/launcher.hpp"
+#include "calibrate/runtime/launcher.hpp"
 
 #include <gtest/gtest.h>
 

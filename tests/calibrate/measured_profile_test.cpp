@@ -1,7 +1,7 @@
 // From raw microbenchmark results to a measured profile: synthetic CSVs in the benchmark's format
 // (with failed, skipped and unchecked rows mixed in), the fitted tables, fits and efficiencies, the
 // device matched from the GPU's name, malformed files, and `semsim calibrate` end to end.
-#include "calibrate/measured_profile.hpp"
+#include "calibrate/import/measured_profile.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "../cli/cli_runner.hpp"
-#include "calibrate/interpolation.hpp"
-#include "calibrate/kernels.hpp"
+#include "calibrate/fit/interpolation.hpp"
+#include "calibrate/format/kernels.hpp"
 #include "models/presets.hpp"
 #include "tests/calibrate/raw_fixture.hpp"
 #include "tests/preset_fixtures.hpp"

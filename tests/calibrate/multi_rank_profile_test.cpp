@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "calibrate/fit.hpp"
-#include "calibrate/measured_profile.hpp"
-#include "calibrate/raw_results.hpp"
+#include "calibrate/fit/fit.hpp"
+#include "calibrate/import/measured_profile.hpp"
+#include "calibrate/import/raw_results.hpp"
 #include "tests/calibrate/multi_rank_raw.hpp"
 #include "tests/preset_fixtures.hpp"
 #include "tests/unit_test_helpers.hpp"

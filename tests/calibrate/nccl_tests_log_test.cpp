@@ -1,6 +1,6 @@
 // nccl-tests logs as measured tables: the collective from the log or the file name, the ranks and
 // GPU from "Using devices", NCCL's version, one point per message size, and located errors.
-#include "calibrate/nccl_tests_log.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

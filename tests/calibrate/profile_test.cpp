@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "calibrate/profile.hpp"
-#include "calibrate/profile_pack.hpp"
+#include "calibrate/format/profile.hpp"
+#include "calibrate/format/profile_pack.hpp"
 #include "models/presets.hpp"
 #include "tests/preset_fixtures.hpp"
 

@@ -1,6 +1,6 @@
 // Rank layouts against hand-computed cases: node and local index, rails, the pairs measured
 // between nodes and the sub-communicators over 2 .. N nodes.
-#include "calibrate/rank_layout.hpp"
+#include "calibrate/runtime/rank_layout.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "calibrate/kernels.hpp"
+#include "calibrate/format/kernels.hpp"
 #include "models/presets.hpp"
 
 namespace semsim::test {

@@ -1,7 +1,7 @@
 // The file rendezvous of a multi-process calibration: an id published by one thread and read by
 // others, a timeout as a clear error, an earlier run's file never taken, and the heartbeat watch
 // that names a rank that failed, died or hung (on the watcher's clock, given here).
-#include "calibrate/rendezvous.hpp"
+#include "calibrate/runtime/rendezvous.hpp"
 
 #include <gtest/gtest.h>
 

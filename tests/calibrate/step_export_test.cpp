@@ -1,5 +1,5 @@
-// The step export format (calibrate/step_export.hpp): round trip, located errors on corrupt files,
-// and the replay planner (calibrate/replay_plan.hpp) against hand-computed plans.
+// The step export format (calibrate/replay/step_export.hpp): round trip, located errors on corrupt files,
+// and the replay planner (calibrate/replay/replay_plan.hpp) against hand-computed plans.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
-#include "calibrate/replay_plan.hpp"
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/replay_plan.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "models/input_error.hpp"
 #include "tests/step_export_fixture.hpp"
 

@@ -1,7 +1,7 @@
 // A profile's measured topology against a scenario's cluster: which link levels are measured, the
 // hard error (nodes of another GPU count) and the notes (more nodes than measured, scale-out unused,
 // NICs shared by GPUs).
-#include "calibrate/topology_check.hpp"
+#include "calibrate/format/topology_check.hpp"
 
 #include <gtest/gtest.h>
 

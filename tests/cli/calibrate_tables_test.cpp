@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <map>
 
-#include "calibrate/aiconfigurator_tables.hpp"
-#include "calibrate/database_import.hpp"
-#include "calibrate/kernel_library.hpp"
+#include "calibrate/fit/kernel_library.hpp"
+#include "calibrate/import/aiconfigurator_tables.hpp"
+#include "calibrate/import/database_import.hpp"
 #include "cli_runner.hpp"
 #include "models/csv.hpp"
 #include "models/operator_costs.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "cli_runner.hpp"
 #include "tests/calibrate/raw_fixture.hpp"
 

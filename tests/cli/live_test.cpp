@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "cli_runner.hpp"
 #include "sim/run_plan.hpp"
 #include "tests/step_export_fixture.hpp"

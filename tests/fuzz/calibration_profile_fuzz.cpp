@@ -1,5 +1,5 @@
 // Calibration profiles (YAML, format 2) for an H200.
-#include "calibrate/profile.hpp"
+#include "calibrate/format/profile.hpp"
 #include "models/presets.hpp"
 #include "models/yaml_input.hpp"
 #include "tests/fuzz/fuzz_input.hpp"

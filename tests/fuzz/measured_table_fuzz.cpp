@@ -1,7 +1,7 @@
 // Measured kernel tables. The input's first line names the file (its kind comes from the name:
 // gemm_perf.csv, nccl_perf.csv, ...; a name ending in .log is an nccl-tests log), the rest is it.
-#include "calibrate/aiconfigurator_tables.hpp"
-#include "calibrate/nccl_tests_log.hpp"
+#include "calibrate/import/aiconfigurator_tables.hpp"
+#include "calibrate/import/nccl_tests_log.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // Step exports (`semsim run --export-steps`, read by `semsim live` and `semsim compare-live`), read
 // and planned for replay on every rank they hold, as `semsim live` plans them.
-#include "calibrate/replay_plan.hpp"
-#include "calibrate/step_export.hpp"
+#include "calibrate/replay/replay_plan.hpp"
+#include "calibrate/replay/step_export.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "calibrate/kernels.hpp"
+#include "calibrate/format/kernels.hpp"
 #include "models/operator_costs.hpp"
 #include "models/presets.hpp"
 #include "tests/preset_fixtures.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/kernel_library.hpp"
+#include "calibrate/fit/kernel_library.hpp"
 #include "models/presets.hpp"
 #include "sim/ep_kernels.hpp"
 

@@ -1,0 +1,62 @@
+// The profiles embedded in the binary: each device preset's datasheet profile (YAML, a kilobyte) and
+// the measured profiles, packed at build time from calibrate/profiles/*-measured.yaml.
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "calibrate/format/profile.hpp"
+#include "calibrate/format/profile_pack.hpp"
+
+namespace semsim {
+namespace profiles_data {
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
+}
+
+namespace {
+
+// The embedded file `name`, or nothing.
+std::optional<std::string_view> embedded_profile(const std::string& name) {
+  for (const auto& [file, text] : profiles_data::embedded_files())
+    if (file == name) return text;
+  return std::nullopt;
+}
+
+}  // namespace
+
+CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
+  const std::string wanted = device.name + "-datasheet.yaml";
+  if (const auto text = embedded_profile(wanted))
+    return from_yaml(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"), device, {});
+  CalibrationProfile p;
+  p.name = "datasheet:" + device.name;
+  p.device = device.name;
+  return p;
+}
+
+std::shared_ptr<const CalibrationProfile> CalibrationProfile::measured(const Device& device) {
+  const auto packed = embedded_profile(device.name + "-measured.json");
+  if (!packed) return nullptr;
+  // Megabytes, held by every scenario of a sweep: unpacked once per device name and process.
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const CalibrationProfile>> unpacked;
+  const std::lock_guard lock(mutex);
+  auto at = unpacked.find(device.name);
+  if (at == unpacked.end())
+    at = unpacked.emplace(device.name, std::make_shared<const CalibrationProfile>(unpack_profile(*packed)))
+             .first;
+  return at->second;
+}
+
+std::shared_ptr<const CalibrationProfile> CalibrationProfile::standard(const Device& device) {
+  if (auto profile = measured(device)) return profile;
+  return std::make_shared<const CalibrationProfile>(datasheet(device));
+}
+
+CalibrationProfile CalibrationProfile::from_yaml(const YamlInput& in, const Device& device) {
+  return from_yaml(in, device, datasheet(device));
+}
+
+}  // namespace semsim

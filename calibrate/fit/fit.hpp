@@ -1,0 +1,85 @@
+#pragma once
+// The fitter: turns microbenchmark samples into a profile's kernel tables and collective fits, each
+// with the residuals of predicting points the fit did not see.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/format/kernels.hpp"
+#include "calibrate/format/profile.hpp"
+
+namespace semsim {
+
+// Median and 95th percentile (linear between order statistics) of relative errors.
+FitResiduals residuals_of(std::vector<double> relative_errors);
+
+// One measured kernel time at (x[, y]) on its axes.
+struct KernelSample {
+  double x = 0;
+  double y = 0;  // second axis of two-axis kernels
+  double seconds = 0;
+};
+
+// The table of one kernel on one shape: the grid is every distinct coordinate of `grid`; a row keeps
+// its longest run of contiguous measured points (a point that failed to measure is a hole), and a
+// row with fewer than two is dropped. Residuals: each interior grid point predicted from its row
+// without it (leave one out), plus `held_out` samples off the grid (e.g. skewed expert histograms)
+// predicted by the table. Nothing when too little was measured to make a table.
+std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::string& shape,
+                                            const std::string& dtype, const std::string& implementation,
+                                            const std::vector<KernelSample>& grid,
+                                            const std::vector<KernelSample>& held_out = {});
+
+// A kernel's time is a launch floor plus its work: fit_scattered_table fits rows in
+// log(seconds - floor), the floor this share of the row's least time. Bending from flat to steep in log-log,
+// the curve then crosses gaps between measured sizes as the kernels do (prefill attention p95 on rows left
+// out: H100 22.3 %
+// -> 20.9 %, H200 23.2 % -> 21.8 %; the share was chosen on H100's tables, H200's checked it).
+inline constexpr double kLaunchFloorShare = 0.8;
+
+// The table of one kernel on one shape from samples scattered over its axes (a database's rows):
+// rows at every distinct value of the first axis (two-axis kernels), and along the last axis the
+// least-squares piecewise-linear fit of log(seconds - launch floor) over log x with a knot at every
+// distinct value (repeated measurements of one point average), lightly penalised in curvature; the
+// floor is a fixed share of the row's least time. A tiled kernel (KernelSpec::tiled) first rounds x
+// up to whole tiles, of the size (1 to 128) whose tile multiples predict the samples, each left out
+// in turn, best. A row is made non-decreasing (pool adjacent violators) when its measurements never
+// decrease; one whose measurements dip keeps them (kernels switch tile configurations: a larger
+// batch may really run faster). Each row
+// covers its own measured range; a row with fewer than two distinct values is dropped. Residuals:
+// `folds`-fold cross-validation over the samples (each fold predicted by the table fitted without
+// it); `predictions`, when given, gets each sample's held-out prediction (nothing where it lay
+// beyond the rest's reach). folds < 2 leaves both empty. Nothing when no row has two distinct values.
+std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
+                                               const std::string& dtype, const std::string& implementation,
+                                               const std::vector<KernelSample>& samples, int folds = 5,
+                                               std::vector<std::optional<double>>* predictions = nullptr);
+
+// One measured collective, nccl-tests conventions.
+struct CollectiveSample {
+  double bus_bytes = 0;      // bytes over the busiest link direction (algorithm bytes x bus factor)
+  double message_bytes = 0;  // bytes per peer (all_to_all, all_to_allv), per rank otherwise
+  double seconds = 0;
+};
+
+// alpha from the smallest messages, bus bandwidth from the slope over the largest ones (bus bytes at
+// least 1/8 of the largest), and at every measured size the bandwidth factor that makes
+// alpha + bus_bytes / (bus_bandwidth * factor) pass through the sample, capped so that no message
+// beats `link_bandwidth`. Residuals: every interior size predicted with its factor left out.
+// One sample per message size (the first of repeats is kept); nothing with fewer than three sizes.
+std::optional<CollectiveFit> fit_collective(const std::string& collective, const std::string& level,
+                                            int ranks, std::vector<CollectiveSample> samples,
+                                            double link_bandwidth);
+
+// What a fit predicts for one collective.
+double collective_seconds(const CollectiveFit& fit, double bus_bytes, double message_bytes);
+
+// nccl-tests bus bytes of `collective` (all_reduce, all_gather, reduce_scatter, all_to_all) over
+// `ranks` for `bytes` of the collective's size (nccl-tests' size: the whole buffer, every rank's
+// shard together for all_gather and reduce_scatter), and the message size its bandwidth factor is
+// indexed by (the calibration suite's convention: bytes per peer for all-to-all, the buffer for
+// all-reduce, one rank's shard otherwise).
+double nccl_bus_bytes(const std::string& collective, int ranks, double bytes);
+double nccl_message_bytes(const std::string& collective, int ranks, double bytes);
+
+}  // namespace semsim

@@ -1,0 +1,112 @@
+#pragma once
+// Monotone interpolation of measured times (and bandwidth factors) over their grids. Curves are
+// interpolated in log-log space, where kernel times and message-size effects are close to
+// piecewise linear over decades, with Fritsch-Carlson (PCHIP) slopes: monotone wherever the data is,
+// no overshoot between grid points. A step (an interval far shorter than its neighbour: 4096 to 4097
+// rows, a tile boundary) sets no slope beside it: its neighbour leaves it along its own secant. Beyond the
+// grid a curve continues along its trend over the last doubling of x (never downward, at most quadratic); a
+// table refuses queries far outside its grid unless told otherwise.
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "calibrate/format/profile.hpp"
+
+namespace semsim {
+
+class MonotoneCurve {
+ public:
+  // x strictly increasing and positive, y positive, at least two points.
+  MonotoneCurve(std::vector<double> x, std::vector<double> y);
+
+  double operator()(double x) const;
+  double first_x() const { return x_.front(); }
+  double last_x() const { return x_.back(); }
+
+ private:
+  double end_trend(bool last) const;  // d ln y / d ln x beyond the first or last point
+
+  std::vector<double> x_;  // as given (for the range)
+  std::vector<double> u_;  // ln x
+  std::vector<double> v_;  // ln y
+  // dv/du at the start and the end of each interval
+  std::vector<double> start_slope_, end_slope_;
+};
+
+// A collective fit's bandwidth factor by message size: interpolated between measured sizes, held at
+// the end values beyond them (a bandwidth factor is bounded, so flat is the safe continuation), and
+// 1 for a fit without a curve.
+class BandwidthFactor {
+ public:
+  explicit BandwidthFactor(const CollectiveFit& fit);
+  // Memoised: pairs of one step move a few distinct sizes, again and again.
+  double operator()(double message_bytes) const;
+
+ private:
+  struct CacheEntry {
+    double bytes;
+    double factor;
+  };
+  std::optional<MonotoneCurve> curve_;
+  double last_ = 1.0;  // the factor at and beyond the largest size
+  mutable std::vector<CacheEntry> cache_;
+};
+
+// `x` rounded up to whole tiles; unchanged for tile 1 (fractional sizes: the MoE kernel's tokens per
+// expert).
+inline double whole_tiles(double x, double tile) {
+  return tile > 1 ? std::ceil(x / tile) * tile : x;
+}
+
+// How far beyond its measured range a table answers without being told to extrapolate: a query
+// within [first / kNearGridFactor, last * kNearGridFactor] of every axis it uses is near the grid.
+inline constexpr double kNearGridFactor = 2.0;
+
+// How a two-axis table answers beyond the work measured at its row value.
+enum class BeyondWork {
+  kTrend,  // the rows continue along their trends (MonotoneCurve), as near the grid as allowed
+  // The larger of the time at the most work measured there (more work never takes less) and the
+  // work at the rate of the last row (the most units: the fused MoE kernel without EP, every slot
+  // real work) at its largest measured work: a compute-bound kernel's best measured rate. The MoE
+  // table's rows of few experts are EP ranks the collector measured at small loads only; a
+  // DeepEP rank of a wide EP group gives its few experts far more tokens each.
+  kBestRate,
+};
+
+// Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
+// MonotoneCurve along the last axis of every row, then one across the rows that reach the query.
+// Below the measured range of the last axis (the work: tokens, context, bytes) it answers the
+// least work measured: small kernels are launch- or weight-bound. A tiled table's last axis is
+// rounded up to whole tiles first.
+class KernelTableLookup {
+ public:
+  // `label` names the table in errors (profile and kernel); far queries throw InputError unless
+  // `allow_extrapolation`.
+  KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation,
+                    BeyondWork beyond_work = BeyondWork::kTrend);
+
+  // Seconds at `x` on a one-axis table, or at (`x`, `y`) on a two-axis one. Memoised: the engine
+  // asks the same few points again and again.
+  double seconds(double x, double y = 0) const;
+
+ private:
+  double evaluate(double x, double y) const;
+  double interpolate(double x, double y) const;  // y already in whole tiles and at least the least work
+  // kBestRate beyond the work the rows around x measured; nothing within it.
+  std::optional<double> at_best_rate(double x, double y) const;
+  void check_near(std::size_t axis, double value, double first, double last) const;
+
+  std::vector<std::string> axis_names_;
+  std::string label_;
+  bool allow_extrapolation_;
+  BeyondWork beyond_work_;
+  double tile_;
+  std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
+  std::vector<MonotoneCurve> rows_;
+  mutable std::map<std::pair<double, double>, double> memo_;
+};
+
+}  // namespace semsim
