@@ -8,7 +8,7 @@
 
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
-#include "sim/cli/version.hpp"
+#include "sim/outputs/version.hpp"
 #include "sim/scenario.hpp"
 
 namespace semsim {
@@ -96,6 +96,19 @@ CLI::Validator real_range(double min, double max) {
         return "";
       },
       "NUMBER in " + range);
+}
+
+void add_progress_option(CLI::App& command, ProgressMode& mode) {
+  command
+      .add_option_function<std::string>(
+          "--progress",
+          [&mode](const std::string& value) {
+            mode = value == "always"  ? ProgressMode::kAlways
+                   : value == "never" ? ProgressMode::kNever
+                                      : ProgressMode::kAuto;
+          },
+          "progress line on stderr: auto (when stderr is a terminal; the default), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
 Device device_option(const std::string& name) {

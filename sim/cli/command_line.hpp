@@ -11,6 +11,7 @@
 
 #include "models/device.hpp"
 #include "models/moe_model.hpp"
+#include "sim/runs/progress.hpp"
 
 namespace semsim {
 
@@ -53,6 +54,9 @@ void add_scenario_arguments(CLI::App& command, ScenarioArguments& arguments);
 // CLI::Range for real numbers that also refuses NaN and infinities (NaN compares false with either
 // bound, so CLI::Range lets it through).
 CLI::Validator real_range(double min, double max);
+
+// --progress auto|always|never on `command`.
+void add_progress_option(CLI::App& command, ProgressMode& mode);
 
 // The device preset a `--device NAME` option names; an unknown name is an InputError citing the option.
 Device device_option(const std::string& name);

@@ -23,8 +23,8 @@
 #include "policies/policy_registry.hpp"
 #include "policies/sglang_expert_location.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/output_files.hpp"
-#include "sim/cli/progress.hpp"
+#include "sim/outputs/output_files.hpp"
+#include "sim/runs/progress.hpp"
 #include "workloads/routing_drift.hpp"
 #include "workloads/routing_profile.hpp"
 

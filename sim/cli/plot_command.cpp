@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "models/input_error.hpp"
-#include "sim/cli/child_process.hpp"
+#include "sim/runs/child_process.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_scripts.hpp"
 

@@ -11,7 +11,7 @@
 #include <random>
 #include <sstream>
 
-#include "sim/cli/output_files.hpp"
+#include "sim/outputs/output_files.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"

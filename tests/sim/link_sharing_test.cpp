@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "sim/cli/isolated_process.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "sim/platform.hpp"
 #include "sim/step_executor.hpp"
 #include "tests/sim/topology_fixture.hpp"

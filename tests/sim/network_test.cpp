@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/isolated_process.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "sim/platform.hpp"
 #include "tests/sim/topology_fixture.hpp"
 

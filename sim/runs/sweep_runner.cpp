@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_runner.hpp"
+#include "sim/runs/sweep_runner.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,10 +19,10 @@
 #include <string_view>
 
 #include "models/compressed_file.hpp"
-#include "sim/cli/isolated_process.hpp"
-#include "sim/cli/points_csv.hpp"
-#include "sim/cli/progress.hpp"
-#include "sim/cli/staged_run.hpp"
+#include "sim/runs/isolated_process.hpp"
+#include "sim/outputs/points_csv.hpp"
+#include "sim/runs/progress.hpp"
+#include "sim/outputs/staged_run.hpp"
 #include "sim/serving_metrics.hpp"
 
 namespace semsim {

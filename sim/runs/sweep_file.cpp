@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_file.hpp"
+#include "sim/runs/sweep_file.hpp"
 
 #include <string_view>
 

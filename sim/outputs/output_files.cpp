@@ -1,4 +1,4 @@
-#include "sim/cli/output_files.hpp"
+#include "sim/outputs/output_files.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +13,7 @@
 #include "models/input_error.hpp"
 
 #include "policies/routing_metrics.hpp"
-#include "sim/cli/version.hpp"
+#include "sim/outputs/version.hpp"
 
 namespace semsim {
 namespace fs = std::filesystem;

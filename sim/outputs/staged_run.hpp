@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/cli/output_files.hpp"
-#include "sim/cli/timeline.hpp"
+#include "sim/outputs/output_files.hpp"
+#include "sim/outputs/timeline.hpp"
 #include "sim/dp_serving_loop.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/sweep_file.hpp"
+#include "sim/runs/sweep_file.hpp"
 
 namespace semsim {
 

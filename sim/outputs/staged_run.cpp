@@ -1,4 +1,4 @@
-#include "sim/cli/staged_run.hpp"
+#include "sim/outputs/staged_run.hpp"
 
 #include "sim/run_plan.hpp"
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "models/input_error.hpp"
-#include "sim/cli/version.hpp"
+#include "sim/outputs/version.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step_exporter.hpp"

@@ -1,4 +1,4 @@
-#include "sim/cli/live_comparison.hpp"
+#include "sim/outputs/live_comparison.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "calibrate/quantile.hpp"
 #include "calibrate/raw_results.hpp"
 #include "models/input_error.hpp"
-#include "sim/cli/output_files.hpp"
+#include "sim/outputs/output_files.hpp"
 
 namespace semsim {
 namespace {
