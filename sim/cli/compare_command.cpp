@@ -11,8 +11,9 @@
 #include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/comparison.hpp"
-#include "sim/outputs/output_files.hpp"
+#include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/points_csv.hpp"
+#include "sim/outputs/summary_json.hpp"
 #include "sim/runs/sweep_runner.hpp"
 
 namespace semsim {

@@ -14,7 +14,7 @@
 #include "models/csv.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/outputs/output_files.hpp"
+#include "sim/outputs/output_staging.hpp"
 #include "sim/runs/progress.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/expert_groups.hpp"

@@ -19,10 +19,13 @@
 #include <string_view>
 
 #include "models/compressed_file.hpp"
-#include "sim/runs/isolated_process.hpp"
+#include "sim/outputs/disaggregated_summary.hpp"
+#include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/points_csv.hpp"
-#include "sim/runs/progress.hpp"
 #include "sim/outputs/staged_run.hpp"
+#include "sim/outputs/summary_json.hpp"
+#include "sim/runs/isolated_process.hpp"
+#include "sim/runs/progress.hpp"
 #include "sim/serving_metrics.hpp"
 
 namespace semsim {
