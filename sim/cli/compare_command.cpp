@@ -14,7 +14,7 @@
 #include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/points_csv.hpp"
 #include "sim/outputs/summary_json.hpp"
-#include "sim/runs/sweep_runner.hpp"
+#include "sim/runs/sweep_points_csv.hpp"
 
 namespace semsim {
 namespace {
