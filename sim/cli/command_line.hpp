@@ -11,6 +11,7 @@
 
 #include "models/device.hpp"
 #include "models/moe_model.hpp"
+#include "policies/policy_registry.hpp"
 #include "sim/runs/progress.hpp"
 
 namespace semsim {
@@ -62,5 +63,9 @@ void add_progress_option(CLI::App& command, ProgressMode& mode);
 Device device_option(const std::string& name);
 // The model a `--model NAME` option names, citing the option likewise.
 MoeModel model_option(const std::string& name);
+// The `kind` policy an option names (`option`, "--policy") with its defaults, then each key=value of
+// `param_option` ("--param") checked against its parameters.
+PolicyChoice policy_option(const std::string& option, PolicyKind kind, const std::string& name,
+                           const std::string& param_option, const std::vector<std::string>& params);
 
 }  // namespace semsim
