@@ -1,6 +1,6 @@
 #pragma once
 // How far long work got (a placement policy's MoE layers, a fit's evaluations), for a progress
-// display (sim/cli/progress.hpp): `done` of `total` units of the stage `what` ("layer", "bound,
+// display (sim/runs/progress.hpp): `done` of `total` units of the stage `what` ("layer", "bound,
 // layer"); a new `what` starts a new stage. Only reported, never read back: work gives the same
 // results with or without a callback.
 #include <functional>

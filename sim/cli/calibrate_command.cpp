@@ -20,9 +20,9 @@
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
-#include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/output_files.hpp"
+#include "sim/outputs/output_staging.hpp"
+#include "sim/runs/child_process.hpp"
 
 namespace semsim {
 namespace {

@@ -18,7 +18,7 @@
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/output_files.hpp"
+#include "sim/outputs/output_staging.hpp"
 
 namespace semsim {
 namespace {

@@ -23,12 +23,12 @@ void describe(const Scenario& s, const RunPlan& plan) {
       "  workload: {} requests{}, seed {}\n",
       s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
-      s.attention == AttentionMode::kDataParallel ? "dp" : "tp", plan.memory.weight_bytes_per_device / 1e9,
-      plan.memory.kv_capacity_tokens, s.attention == AttentionMode::kDataParallel ? "rank" : "TP group",
-      plan.memory.physical_slots_per_layer, plan.memory.redundant_experts, plan.memory.most_slots_per_device,
-      s.placement.name, s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file),
-      s.request_scheduling.name, s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
-      s.fidelity == NetworkFidelity::kFlow ? "flow" : "bottleneck", s.calibration->name, s.workload.requests,
+      attention_name(s.attention), plan.memory.weight_bytes_per_device / 1e9, plan.memory.kv_capacity_tokens,
+      s.attention == AttentionMode::kDataParallel ? "rank" : "TP group", plan.memory.physical_slots_per_layer,
+      plan.memory.redundant_experts, plan.memory.most_slots_per_device, s.placement.name,
+      s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file), s.request_scheduling.name,
+      s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
+      name_of(kNetworkFidelityNames, s.fidelity), s.calibration->name, s.workload.requests,
       s.workload.request_log
           ? fmt::format(" from {} ({}; arrivals: {})", s.workload.request_log->file,
                         s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())

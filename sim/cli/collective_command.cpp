@@ -14,6 +14,7 @@
 #include "models/yaml_input.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/collective_bench.hpp"
+#include "sim/network.hpp"
 
 namespace semsim {
 namespace {
@@ -178,7 +179,7 @@ void add_collective_command(CommandLine& cli) {
       ->check(CLI::Range(0, 32767));
   command
       ->add_option("--fidelity", o->fidelity, "flow | bottleneck (a lone collective takes the same in both)")
-      ->check(CLI::IsMember({"flow", "bottleneck"}));
+      ->check(CLI::IsMember(names_of(kNetworkFidelityNames)));
   command->add_option("--repeat", o->spec.repeat, "calls, each with fresh routing (default 1)")
       ->check(CLI::Range(1, 1 << 16));
   command->add_option("--seed", o->spec.seed, "routing seed (default 1)");

@@ -1,6 +1,7 @@
 #include "sim/cli/command_line.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <exception>
@@ -8,7 +9,7 @@
 
 #include "models/input_error.hpp"
 #include "models/presets.hpp"
-#include "sim/cli/version.hpp"
+#include "sim/outputs/version.hpp"
 #include "sim/scenario.hpp"
 
 namespace semsim {
@@ -98,6 +99,19 @@ CLI::Validator real_range(double min, double max) {
       "NUMBER in " + range);
 }
 
+void add_progress_option(CLI::App& command, ProgressMode& mode) {
+  command
+      .add_option_function<std::string>(
+          "--progress",
+          [&mode](const std::string& value) {
+            mode = value == "always"  ? ProgressMode::kAlways
+                   : value == "never" ? ProgressMode::kNever
+                                      : ProgressMode::kAuto;
+          },
+          "progress line on stderr: auto (when stderr is a terminal; the default), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
 Device device_option(const std::string& name) {
   return load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--device"), "device"),
                      "");
@@ -105,6 +119,34 @@ Device device_option(const std::string& name) {
 
 MoeModel model_option(const std::string& name) {
   return load_model(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--model"), "model"), "");
+}
+
+PolicyChoice policy_option(const std::string& option, PolicyKind kind, const std::string& name,
+                           const std::string& param_option, const std::vector<std::string>& params) {
+  PolicyChoice choice;
+  try {
+    choice = default_policy_choice(kind, name);
+  } catch (const InputError& e) {
+    throw InputError(option + ": " + e.what());
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : choice.params) keys.push_back(key);
+  for (const std::string& param : params) {
+    const auto eq = param.find('=');
+    const std::string key = param.substr(0, eq);
+    if (eq == std::string::npos)
+      throw InputError(fmt::format("{} {}: expected key=value", param_option, param));
+    if (!choice.params.contains(key))
+      throw InputError(
+          fmt::format("{} {}: policy '{}' has no parameter '{}'{}{}", param_option, param, name, key,
+                      did_you_mean(key, keys),
+                      keys.empty() ? "" : fmt::format("; its parameters: {}", fmt::join(keys, ", "))));
+    const auto value = parse_number(param.substr(eq + 1));
+    if (!value)
+      throw InputError(fmt::format("{} {}: '{}' is not a number", param_option, param, param.substr(eq + 1)));
+    choice.params[key] = *value;
+  }
+  return choice;
 }
 
 }  // namespace semsim

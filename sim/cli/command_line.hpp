@@ -11,6 +11,8 @@
 
 #include "models/device.hpp"
 #include "models/moe_model.hpp"
+#include "policies/policy_registry.hpp"
+#include "sim/runs/progress.hpp"
 
 namespace semsim {
 
@@ -54,9 +56,16 @@ void add_scenario_arguments(CLI::App& command, ScenarioArguments& arguments);
 // bound, so CLI::Range lets it through).
 CLI::Validator real_range(double min, double max);
 
+// --progress auto|always|never on `command`.
+void add_progress_option(CLI::App& command, ProgressMode& mode);
+
 // The device preset a `--device NAME` option names; an unknown name is an InputError citing the option.
 Device device_option(const std::string& name);
 // The model a `--model NAME` option names, citing the option likewise.
 MoeModel model_option(const std::string& name);
+// The `kind` policy an option names (`option`, "--policy") with its defaults, then each key=value of
+// `param_option` ("--param") checked against its parameters.
+PolicyChoice policy_option(const std::string& option, PolicyKind kind, const std::string& name,
+                           const std::string& param_option, const std::vector<std::string>& params);
 
 }  // namespace semsim

@@ -17,6 +17,10 @@ void add_compare_command(CommandLine& cli);     // compare_command.cpp
 void add_live_commands(CommandLine& cli);       // live_command.cpp: live, compare-live
 void add_collective_command(CommandLine& cli);  // collective_command.cpp
 void add_trace_commands(CommandLine& cli);      // trace_commands.cpp: trace import|fit|synth, profile
-void add_place_commands(CommandLine& cli);      // place_command.cpp: place [eval|bound|export|import]
+void add_place_commands(CommandLine& cli);      // place_command.cpp
+// place_eval_command.cpp: place eval | bound, under `place`
+void add_place_eval_commands(CommandLine& cli, CLI::App* place);
+// place_exchange_command.cpp: place export | import, under `place`
+void add_place_exchange_commands(CommandLine& cli, CLI::App* place);
 
 }  // namespace semsim

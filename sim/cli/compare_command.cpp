@@ -1,5 +1,5 @@
 // `semsim compare A B...`: run folders (`semsim run --out`) or sweep folders (`semsim sweep --out`)
-// side by side, the first the baseline, with what bounds each run (sim/cli/comparison.hpp). Every
+// side by side, the first the baseline, with what bounds each run (sim/outputs/comparison.hpp). Every
 // folder is read and checked before anything is written.
 #include <fmt/format.h>
 
@@ -10,10 +10,11 @@
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/comparison.hpp"
-#include "sim/cli/output_files.hpp"
-#include "sim/cli/points_csv.hpp"
-#include "sim/cli/sweep_runner.hpp"
+#include "sim/outputs/comparison.hpp"
+#include "sim/outputs/output_staging.hpp"
+#include "sim/outputs/points_csv.hpp"
+#include "sim/outputs/summary_json.hpp"
+#include "sim/runs/sweep_points_csv.hpp"
 
 namespace semsim {
 namespace {

@@ -10,11 +10,10 @@
 
 #include "calibrate/replay/step_export.hpp"
 #include "models/input_error.hpp"
-#include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/live_comparison.hpp"
-#include "sim/cli/output_files.hpp"
 #include "sim/cli/plot_scripts.hpp"
+#include "sim/outputs/live_comparison.hpp"
+#include "sim/runs/child_process.hpp"
 
 namespace semsim {
 namespace {

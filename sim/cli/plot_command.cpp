@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "models/input_error.hpp"
-#include "sim/cli/child_process.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_scripts.hpp"
+#include "sim/runs/child_process.hpp"
 
 namespace semsim {
 namespace plot_script_data {

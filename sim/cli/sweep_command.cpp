@@ -14,7 +14,7 @@
 
 #include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/sweep_runner.hpp"
+#include "sim/runs/sweep_runner.hpp"
 
 namespace semsim {
 namespace {

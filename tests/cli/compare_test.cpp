@@ -13,7 +13,7 @@
 #include "cli_runner.hpp"
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
-#include "sim/cli/comparison.hpp"
+#include "sim/outputs/comparison.hpp"
 #include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
 

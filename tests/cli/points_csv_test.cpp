@@ -1,5 +1,5 @@
 // points.csv: quoting, atomic appends, repair of a torn last row, header checks, reordering.
-#include "sim/cli/points_csv.hpp"
+#include "sim/outputs/points_csv.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The progress line: what it draws, when (throttled by an injected clock), its ETA per stage, its
 // final state, and that it stays silent unless shown.
-#include "sim/cli/progress.hpp"
+#include "sim/runs/progress.hpp"
 
 #include <gtest/gtest.h>
 

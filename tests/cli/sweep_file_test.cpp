@@ -1,5 +1,5 @@
 // Sweep files: expansion (cartesian, zipped, series), stable point ids, and input errors.
-#include "sim/cli/sweep_file.hpp"
+#include "sim/runs/sweep_file.hpp"
 
 #include <gtest/gtest.h>
 

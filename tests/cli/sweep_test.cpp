@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
-#include "sim/cli/points_csv.hpp"
+#include "sim/outputs/points_csv.hpp"
 
 namespace semsim::cli_test {
 namespace {

@@ -2,7 +2,7 @@
 // `semsim compare-live` reads it: the export is the committed two-rank fixture, the input the CSV.
 #include <filesystem>
 
-#include "sim/cli/live_comparison.hpp"
+#include "sim/outputs/live_comparison.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 #include "tests/step_export_fixture.hpp"
 

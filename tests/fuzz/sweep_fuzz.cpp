@@ -1,5 +1,5 @@
 // Sweep files: load_sweep reads, validates and expands them (every point a validated scenario).
-#include "sim/cli/sweep_file.hpp"
+#include "sim/runs/sweep_file.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 #include "tests/fuzz/yaml_mutator.hpp"
 

@@ -11,8 +11,8 @@
 #include <random>
 #include <sstream>
 
-#include "sim/cli/output_files.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/outputs/run_csvs.hpp"
 #include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"

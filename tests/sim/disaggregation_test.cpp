@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/operator_costs.hpp"
-#include "sim/cli/isolated_process.hpp"
 #include "sim/run_plan.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 

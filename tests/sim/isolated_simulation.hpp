@@ -5,8 +5,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/isolated_process.hpp"
 #include "sim/run_plan.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "sim/cli/isolated_process.hpp"
 #include "sim/platform.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "sim/step_executor.hpp"
 #include "tests/sim/topology_fixture.hpp"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/isolated_process.hpp"
 #include "sim/platform.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "tests/sim/topology_fixture.hpp"
 
 namespace semsim {

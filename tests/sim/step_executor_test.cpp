@@ -9,8 +9,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/isolated_process.hpp"
 #include "sim/platform.hpp"
+#include "sim/runs/isolated_process.hpp"
 #include "sim/step_recorder.hpp"
 #include "tests/sim/topology_fixture.hpp"
 

@@ -1,4 +1,4 @@
-#include "sim/cli/child_process.hpp"
+#include "sim/runs/child_process.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>

@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_runner.hpp"
+#include "sim/runs/sweep_runner.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,101 +13,25 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
-#include <string_view>
 
 #include "models/compressed_file.hpp"
-#include "sim/cli/isolated_process.hpp"
-#include "sim/cli/points_csv.hpp"
-#include "sim/cli/progress.hpp"
-#include "sim/cli/staged_run.hpp"
-#include "sim/serving_metrics.hpp"
+#include "sim/outputs/output_staging.hpp"
+#include "sim/outputs/points_csv.hpp"
+#include "sim/outputs/staged_run.hpp"
+#include "sim/runs/isolated_process.hpp"
+#include "sim/runs/progress.hpp"
+#include "sim/runs/sweep_points_csv.hpp"
 
 namespace semsim {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-// The keys of every summary, or, when some point is disaggregated, of a disaggregated run's (which
-// holds the others' and its pools'): a point that is not has those columns empty. The workload's
-// lengths name their distribution's parameters: `workload` (a point's) gives those keys.
-std::vector<std::string> metric_columns(bool disaggregated = false, const WorkloadSpec* workload = nullptr) {
-  Scenario blank;
-  if (workload) blank.workload = *workload;
-  DisaggregatedPlan plan;
-  if (disaggregated) {
-    auto pools = std::make_shared<Disaggregation>();
-    pools->prefill = std::make_shared<Scenario>();
-    pools->decode = std::make_shared<Scenario>();
-    blank.disaggregation = pools;
-  }
-  const nlohmann::ordered_json summary =
-      disaggregated ? disaggregated_summary_json(blank, plan, DisaggregatedResult{}, {})
-                    : summary_json(blank, MemoryPlan{}, Summary{});
-  std::vector<std::string> names;
-  for (const auto& [name, value] : flatten_summary(summary)) names.push_back(name);
-  return names;
-}
-
-// A summary metric named like a swept key (`model`, `cluster`, `workload.arrival.rate`) gets the
-// column `summary:NAME`, so no two columns share a name and the swept key keeps its own (what plots
-// and `semsim compare` match points by).
-constexpr std::string_view kRenamedMetricPrefix = "summary:";
-
-// The summary keys of every point of the sweep, in the blank summary's order; a key only some points
-// have (a lognormal length's median) follows the key it follows in their summaries.
-std::vector<std::string> sweep_metric_columns(const Sweep& sweep) {
-  const bool disaggregated = std::any_of(sweep.points.begin(), sweep.points.end(), [](const SweepPoint& p) {
-    return p.scenario && p.scenario->disaggregation;
-  });
-  std::vector<std::string> names = metric_columns(disaggregated);
-  for (const SweepPoint& point : sweep.points) {
-    if (!point.scenario) continue;
-    const std::vector<std::string> own = metric_columns(disaggregated, &point.scenario->workload);
-    for (std::size_t i = 0; i < own.size(); ++i) {
-      if (std::find(names.begin(), names.end(), own[i]) != names.end()) continue;
-      const auto after = i == 0 ? names.begin() : std::find(names.begin(), names.end(), own[i - 1]) + 1;
-      names.insert(after, own[i]);
-    }
-  }
-  return names;
-}
-
-std::vector<std::string> header_fields(const Sweep& sweep) {
-  std::vector<std::string> fields{"point_id", "status"};
-  fields.insert(fields.end(), sweep.columns.begin(), sweep.columns.end());
-  for (const std::string& metric : sweep_metric_columns(sweep))
-    fields.push_back(std::find(sweep.columns.begin(), sweep.columns.end(), metric) == sweep.columns.end()
-                         ? metric
-                         : std::string(kRenamedMetricPrefix) + metric);
-  fields.push_back("error");
-  return fields;
-}
-
-// One row: id, status, the point's labels, its metrics (empty when it failed), the error. Metrics go
-// by name into the header's columns, so a summary with a key the header lacks is a bug, not a shift.
-std::vector<std::string> point_row(const std::vector<std::string>& header, const SweepPoint& point,
-                                   const Json* summary, const std::string& error) {
-  std::vector<std::string> row{point.id, summary ? "ok" : "failed"};
-  row.insert(row.end(), point.labels.begin(), point.labels.end());
-  const std::size_t first_metric = row.size();
-  row.resize(header.size() - 1);
-  if (summary)
-    for (const auto& [name, value] : flatten_summary(*summary)) {
-      const auto metrics_begin = header.begin() + static_cast<std::ptrdiff_t>(first_metric);
-      auto column = std::find(metrics_begin, header.end() - 1, name);
-      if (column == header.end() - 1)
-        column = std::find(metrics_begin, header.end() - 1, std::string(kRenamedMetricPrefix) + name);
-      if (column == header.end() - 1)
-        throw std::logic_error("summary key '" + name + "' has no points.csv column");
-      row[static_cast<std::size_t>(column - header.begin())] = metric_field(value);
-    }
-  row.push_back(error);
-  return row;
-}
 
 // One writer per output folder: held for the process's life, released by the kernel however it ends.
 class FolderLock {
@@ -210,20 +134,6 @@ SweepShard SweepShard::parse(const std::string& text) {
   return shard;
 }
 
-std::string points_header(const Sweep& sweep) {
-  return csv_line(header_fields(sweep));
-}
-
-std::optional<PointsColumns> points_columns(const std::string& header) {
-  const std::vector<std::string> fields = split_csv_line(header);
-  if (fields.size() < 4 || fields[0] != "point_id" || fields[1] != "status" || fields.back() != "error")
-    return std::nullopt;
-  // No sweep column is named like the first metric: scenario key paths never are "scenario".
-  const auto first_metric = std::find(fields.begin() + 2, fields.end() - 1, metric_columns().front());
-  if (first_metric == fields.end() - 1) return std::nullopt;
-  return PointsColumns{{fields.begin() + 2, first_metric}, {first_metric, fields.end() - 1}};
-}
-
 namespace {
 
 constexpr const char* kFingerprintFile = "sweep.fingerprint";
@@ -272,6 +182,68 @@ void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
                    [&](const std::string& path) { write_text_file(path, sweep.fingerprint + "\n"); });
 }
 
+// A point simulating in its child process, its outputs staged in the point's folder.
+struct RunningPoint {
+  const SweepPoint* point;
+  std::unique_ptr<StagedRun> staged;
+  IsolatedProcess child;
+  std::chrono::steady_clock::time_point started;
+};
+
+// Records a finished point: its summary, or null and why it failed.
+using RecordPoint =
+    std::function<void(const SweepPoint& point, const Json* summary, const std::string& error)>;
+
+// Starts queued points until `jobs` run; a point that is not a valid scenario is recorded at once.
+void start_points(std::deque<const SweepPoint*>& queue, std::size_t jobs, const fs::path& out,
+                  std::vector<RunningPoint>& running, const RecordPoint& record) {
+  while (running.size() < jobs && !queue.empty()) {
+    const SweepPoint& p = *queue.front();
+    queue.pop_front();
+    if (!p.scenario) {
+      record(p, nullptr, p.error);
+      continue;
+    }
+    const fs::path dir = out / "points" / p.id;
+    remove_leftovers(dir, ".staging-");
+    auto staged = std::make_unique<StagedRun>(*p.scenario, dir.string());
+    IsolatedProcess child =
+        IsolatedProcess::start([run = staged.get()] { return run->simulate_and_write(); });
+    running.push_back({&p, std::move(staged), std::move(child), std::chrono::steady_clock::now()});
+  }
+}
+
+// Waits up to a second for the running points, then records those that finished, and those that
+// ran past `point_timeout` (killed).
+void record_finished(std::vector<RunningPoint>& running, double point_timeout, const RecordPoint& record) {
+  std::vector<pollfd> fds;
+  for (const RunningPoint& r : running) fds.push_back({r.child.result_fd(), POLLIN, 0});
+  if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) throw std::runtime_error("poll() failed");
+  for (std::size_t i = running.size(); i-- > 0;) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - running[i].started).count();
+    const bool timed_out = point_timeout > 0 && seconds > point_timeout;
+    if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0 && !timed_out) continue;
+    RunningPoint finished = std::move(running[i]);
+    running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+    if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+      // Destroying the child kills it, and the staged run discards what it had staged.
+      record(*finished.point, nullptr,
+             fmt::format("timed out: still running after {:g} s (--point-timeout)", point_timeout));
+      continue;
+    }
+    Json summary;
+    std::string error;
+    try {
+      summary = Json::parse(finished.child.wait());
+      finished.staged->commit(summary);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    record(*finished.point, error.empty() ? &summary : nullptr, error);
+  }
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
@@ -304,63 +276,19 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
   }
 
   Progress progress(outcome.points, outcome.already_done, outcome.failed);
-  const std::vector<std::string> header = header_fields(sweep);
+  const std::vector<std::string> header = points_header_fields(sweep);
   auto record = [&](const SweepPoint& p, const Json* summary, const std::string& error) {
     table.append(point_row(header, p, summary, error));
     ++outcome.ran;
     outcome.failed += summary ? 0 : 1;
     progress.point_finished(summary != nullptr);
   };
-  struct Running {
-    const SweepPoint* point;
-    std::unique_ptr<StagedRun> staged;
-    IsolatedProcess child;
-    std::chrono::steady_clock::time_point started;
-  };
-  std::vector<Running> running;
+  std::vector<RunningPoint> running;
   const std::size_t jobs = static_cast<std::size_t>(std::max(1, options.jobs));
   while (!queue.empty() || !running.empty()) {
-    while (running.size() < jobs && !queue.empty()) {
-      const SweepPoint& p = *queue.front();
-      queue.pop_front();
-      if (!p.scenario) {
-        record(p, nullptr, p.error);
-        continue;
-      }
-      const fs::path dir = out / "points" / p.id;
-      remove_leftovers(dir, ".staging-");
-      auto staged = std::make_unique<StagedRun>(*p.scenario, dir.string());
-      IsolatedProcess child =
-          IsolatedProcess::start([run = staged.get()] { return run->simulate_and_write(); });
-      running.push_back({&p, std::move(staged), std::move(child), std::chrono::steady_clock::now()});
-    }
+    start_points(queue, jobs, out, running, record);
     if (running.empty()) continue;
-    std::vector<pollfd> fds;
-    for (const Running& r : running) fds.push_back({r.child.result_fd(), POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) throw std::runtime_error("poll() failed");
-    for (std::size_t i = running.size(); i-- > 0;) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - running[i].started).count();
-      const bool timed_out = options.point_timeout > 0 && seconds > options.point_timeout;
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0 && !timed_out) continue;
-      Running finished = std::move(running[i]);
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
-        // Destroying the child kills it, and the staged run discards what it had staged.
-        record(*finished.point, nullptr,
-               fmt::format("timed out: still running after {:g} s (--point-timeout)", options.point_timeout));
-        continue;
-      }
-      Json summary;
-      std::string error;
-      try {
-        summary = Json::parse(finished.child.wait());
-        finished.staged->commit(summary);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      record(*finished.point, error.empty() ? &summary : nullptr, error);
-    }
+    record_finished(running, options.point_timeout, record);
     progress.tick();
   }
   progress.close();

@@ -1,13 +1,12 @@
 #pragma once
 // Runs the points of a sweep, each simulation in its own process, N at a time, into an output
-// folder that survives being killed: DIR/points.csv (see points_csv.hpp) and DIR/points/ID/ with
-// each point's run outputs. Running again skips the points already in points.csv.
+// folder that survives being killed: DIR/points.csv (see sim/outputs/points_csv.hpp) and
+// DIR/points/ID/ with each point's run outputs. Running again skips the points already in points.csv.
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "sim/cli/sweep_file.hpp"
+#include "sim/runs/sweep_file.hpp"
 
 namespace semsim {
 
@@ -37,18 +36,6 @@ struct SweepOutcome {
   std::size_t ran = 0;
   std::size_t failed = 0;  // of all the shard's recorded points
 };
-
-// The header of points.csv: point_id, status, the sweep's columns, every summary metric
-// (flattened as in summary.json, without wall_seconds so that reruns give identical files), error.
-std::string points_header(const Sweep& sweep);
-
-// The columns of a points.csv header: the sweep's own (series, axis key paths) and the metrics;
-// nullopt when `header` is not a points.csv header. The metrics start at summary.json's first key.
-struct PointsColumns {
-  std::vector<std::string> sweep_columns;
-  std::vector<std::string> metrics;
-};
-std::optional<PointsColumns> points_columns(const std::string& header);
 
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options);
 

@@ -1,4 +1,4 @@
-#include "sim/cli/comparison.hpp"
+#include "sim/outputs/comparison.hpp"
 
 #include <fmt/format.h>
 

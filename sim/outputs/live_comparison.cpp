@@ -1,4 +1,4 @@
-#include "sim/cli/live_comparison.hpp"
+#include "sim/outputs/live_comparison.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "calibrate/fit/quantile.hpp"
 #include "calibrate/import/raw_results.hpp"
 #include "models/input_error.hpp"
-#include "sim/cli/output_files.hpp"
+#include "sim/outputs/output_staging.hpp"
 
 namespace semsim {
 namespace {
@@ -78,7 +78,7 @@ void compare_run(const LiveRun& run, LiveComparison& out) {
   throughput.replayed_ranks = static_cast<int>(replayed.size());
   for (const char* phase : kExportedPhases)
     if (phases_seen.count(phase))
-      throughput.phases += (throughput.phases.empty() ? "" : "+") + std::string(phase);
+      throughput.phases += std::string(throughput.phases.empty() ? "" : "+") + phase;
   std::map<long long, std::pair<double, double>> slowest;  // step -> (sim, live) of its slowest rank
   for (const auto& [key, phases] : measured) {
     PhaseComparison step{data.rate, key.first, key.second, "step", 0, 0};

@@ -1,4 +1,4 @@
-#include "sim/cli/progress.hpp"
+#include "sim/runs/progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,19 +7,6 @@
 #include <chrono>
 
 namespace semsim {
-
-void add_progress_option(CLI::App& command, ProgressMode& mode) {
-  command
-      .add_option_function<std::string>(
-          "--progress",
-          [&mode](const std::string& value) {
-            mode = value == "always"  ? ProgressMode::kAlways
-                   : value == "never" ? ProgressMode::kNever
-                                      : ProgressMode::kAuto;
-          },
-          "progress line on stderr: auto (when stderr is a terminal; the default), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-}
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<long long>(seconds + 0.5);

@@ -1,4 +1,4 @@
-#include "sim/cli/points_csv.hpp"
+#include "sim/outputs/points_csv.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/cli/output_files.hpp"
-#include "sim/cli/timeline.hpp"
 #include "sim/dp_serving_loop.hpp"
+#include "sim/outputs/output_staging.hpp"
+#include "sim/outputs/timeline.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 

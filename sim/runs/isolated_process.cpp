@@ -1,4 +1,4 @@
-#include "sim/cli/isolated_process.hpp"
+#include "sim/runs/isolated_process.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "sim/cli/timeline.hpp"
+#include "sim/outputs/timeline.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,6 @@
 // every kRedrawSeconds, ended by the final state and the time taken on a line of its own. Shown
 // when stderr is a terminal unless --progress says otherwise; never on stdout, so what a command
 // prints and writes is the same with or without it.
-#include <CLI/CLI.hpp>
 #include <concepts>
 #include <cstdio>
 #include <functional>
@@ -16,9 +15,6 @@
 namespace semsim {
 
 enum class ProgressMode { kAuto, kAlways, kNever };  // kAuto: when stderr is a terminal
-
-// --progress auto|always|never on `command`.
-void add_progress_option(CLI::App& command, ProgressMode& mode);
 
 // "45s", "3m07s", "2h05m": whole seconds, rounded.
 std::string format_duration(double seconds);

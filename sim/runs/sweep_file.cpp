@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_file.hpp"
+#include "sim/runs/sweep_file.hpp"
 
 #include <string_view>
 
@@ -162,20 +162,8 @@ class Expander {
   YAML::Node base_document_;
 };
 
-}  // namespace
-
-std::string point_id(const YAML::Node& scenario_document) {
-  return content_hash(canonical(scenario_document).dump());
-}
-
-Sweep load_sweep(const std::string& path) {
-  if (is_folder(path)) throw InputError(path + ": is a directory, not a sweep file");
-  const YamlInput root = YamlInput::load_file(path);
-  if (!root.is_map())
-    root.fail("a sweep file must be a map with sweep, base, and optionally set, series, axes");
-  root.expect_map({"sweep", "base", "set", "series", "axes"});
-  if (root.required("sweep").as_int() != 1)
-    root.required("sweep").fail("unsupported sweep version (this semsim reads 1)");
+// The scenario `base:` names: a file (relative to the sweep file) or 'default'.
+ScenarioSource read_base(const YamlInput& root, const std::string& path) {
   const YamlInput base_ref = root.required("base");
   std::string base_path = base_ref.as_string();
   if (base_path != "default" && std::filesystem::path(base_path).is_relative())
@@ -189,14 +177,12 @@ Sweep load_sweep(const std::string& path) {
   // The embedded scenario has no folder: paths the sweep gives (placement files, traces) are
   // relative to the sweep file, where they were written.
   if (base_path == "default") base.base_dir = std::filesystem::path(path).parent_path().string();
+  return base;
+}
 
-  const std::vector<ScenarioOverride> set =
-      root.has("set") ? read_values(root.required("set")) : std::vector<ScenarioOverride>{};
-  std::vector<Series> series =
-      root.has("series") ? read_series(root.required("series")) : std::vector<Series>{};
-  const std::vector<Axis> axes = root.has("axes") ? read_axes(root.required("axes")) : std::vector<Axis>{};
-  check_keys_given_once(root, set, series, axes);
-  // Counted before anything is expanded or validated: each point costs a scenario's validation.
+// Counted before anything is expanded or validated: each point costs a scenario's validation.
+void check_point_count(const YamlInput& root, const std::vector<Series>& series,
+                       const std::vector<Axis>& axes) {
   double points = std::max<double>(1, static_cast<double>(series.size()));
   for (const Axis& axis : axes) points *= static_cast<double>(axis.steps.size());
   if (points > static_cast<double>(limits::kSweepPoints))
@@ -211,15 +197,11 @@ Sweep load_sweep(const std::string& path) {
   } catch (const InputError& e) {
     root.fail(e.what());
   }
+}
 
-  Sweep sweep;
-  sweep.file = path;
-  if (!series.empty()) sweep.columns.push_back("series");
-  for (const Axis& axis : axes) sweep.columns.insert(sweep.columns.end(), axis.keys.begin(), axis.keys.end());
-
-  const Expander expander(base);
-  const bool labelled = !series.empty();
-  if (series.empty()) series.push_back({"", {}, "set"});
+// Each series' values and each axis value, with `set`, on the base alone (see Expander::check_alone).
+void check_values_alone(const Expander& expander, const std::vector<ScenarioOverride>& set,
+                        const std::vector<Series>& series, const std::vector<Axis>& axes) {
   for (const Series& s : series) {
     std::vector<ScenarioOverride> values = set;
     values.insert(values.end(), s.values.begin(), s.values.end());
@@ -231,7 +213,12 @@ Sweep load_sweep(const std::string& path) {
       values.insert(values.end(), axis.steps[i].begin(), axis.steps[i].end());
       expander.check_alone(values, fmt::format("{} value {}", axis.where, i + 1));
     }
+}
 
+// The points of each series over the product of the axes, into `sweep`; `labelled`: each point's
+// labels start with its series' name.
+void expand(const YamlInput& root, const Expander& expander, const std::vector<ScenarioOverride>& set,
+            const std::vector<Series>& series, const std::vector<Axis>& axes, bool labelled, Sweep& sweep) {
   std::map<std::string, std::size_t> seen;  // point id -> index, to refuse two points that are one scenario
   for (const Series& s : series) {
     std::vector<std::size_t> step(axes.size(), 0);  // an odometer over the axes, last one fastest
@@ -256,6 +243,42 @@ Sweep load_sweep(const std::string& path) {
       if (a == 0) break;
     }
   }
+}
+
+}  // namespace
+
+std::string point_id(const YAML::Node& scenario_document) {
+  return content_hash(canonical(scenario_document).dump());
+}
+
+Sweep load_sweep(const std::string& path) {
+  if (is_folder(path)) throw InputError(path + ": is a directory, not a sweep file");
+  const YamlInput root = YamlInput::load_file(path);
+  if (!root.is_map())
+    root.fail("a sweep file must be a map with sweep, base, and optionally set, series, axes");
+  root.expect_map({"sweep", "base", "set", "series", "axes"});
+  if (root.required("sweep").as_int() != 1)
+    root.required("sweep").fail("unsupported sweep version (this semsim reads 1)");
+  const ScenarioSource base = read_base(root, path);
+
+  const std::vector<ScenarioOverride> set =
+      root.has("set") ? read_values(root.required("set")) : std::vector<ScenarioOverride>{};
+  std::vector<Series> series =
+      root.has("series") ? read_series(root.required("series")) : std::vector<Series>{};
+  const std::vector<Axis> axes = root.has("axes") ? read_axes(root.required("axes")) : std::vector<Axis>{};
+  check_keys_given_once(root, set, series, axes);
+  check_point_count(root, series, axes);
+
+  Sweep sweep;
+  sweep.file = path;
+  if (!series.empty()) sweep.columns.push_back("series");
+  for (const Axis& axis : axes) sweep.columns.insert(sweep.columns.end(), axis.keys.begin(), axis.keys.end());
+
+  const Expander expander(base);
+  const bool labelled = !series.empty();
+  if (series.empty()) series.push_back({"", {}, "set"});
+  check_values_alone(expander, set, series, axes);
+  expand(root, expander, set, series, axes, labelled, sweep);
   std::string expansion = fmt::format("{}\n", fmt::join(sweep.columns, ","));
   for (const SweepPoint& p : sweep.points) expansion += p.id + "\n";
   sweep.fingerprint = content_hash(expansion);

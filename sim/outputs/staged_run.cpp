@@ -1,19 +1,36 @@
-#include "sim/cli/staged_run.hpp"
+#include "sim/outputs/staged_run.hpp"
 
 #include "sim/run_plan.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <sstream>
 
 #include "models/input_error.hpp"
-#include "sim/cli/version.hpp"
+#include "sim/outputs/bench_serving_json.hpp"
+#include "sim/outputs/disaggregated_summary.hpp"
+#include "sim/outputs/run_csvs.hpp"
+#include "sim/outputs/summary_json.hpp"
+#include "sim/outputs/version.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
 #include "sim/step_exporter.hpp"
 
 namespace semsim {
+namespace {
+
+// What `semsim run` writes into --out.
+bool is_run_file(const std::string& file_name) {
+  static const char* const kRunFiles[] = {
+      "summary.json", "scenario.resolved.yaml", "requests.csv",       "steps.csv",
+      "layers.csv",   "prefill_steps.csv",      "prefill_layers.csv", "kv_transfers.csv"};
+  return std::find(std::begin(kRunFiles), std::end(kRunFiles), file_name) != std::end(kRunFiles);
+}
+
+}  // namespace
 
 StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline,
                      BenchServingOptions bench, StepExportOptions exported)

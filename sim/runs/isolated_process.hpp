@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "sim/cli/child_process.hpp"
+#include "sim/runs/child_process.hpp"
 
 namespace semsim {
 

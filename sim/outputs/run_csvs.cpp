@@ -1,0 +1,90 @@
+#include "sim/outputs/run_csvs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iterator>
+
+#include "policies/routing_metrics.hpp"
+#include "sim/outputs/output_staging.hpp"
+
+namespace semsim {
+
+void write_requests_csv(const std::string& path, const RunResult& run) {
+  std::string text = "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed\n";
+  for (const RequestRecord& r : run.requests) {
+    if (!r.arrived()) continue;  // the run stopped before it arrived: nothing to say about it
+    const bool done = r.completed();
+    const double tpot = time_per_output_token(r);
+    text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens,
+                        r.output_tokens,
+                        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
+                        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
+                        done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0);
+  }
+  write_text_file(path, text);
+}
+
+namespace {
+
+// Phase columns of steps.csv and layers.csv: the phases [first, last] as "KEY_s".
+std::string phase_columns(Phase first, Phase last) {
+  std::string header;
+  for (int p = static_cast<int>(first); p <= static_cast<int>(last); ++p)
+    fmt::format_to(std::back_inserter(header), "{}{}_s", header.empty() ? "" : ",",
+                   phase_name(static_cast<Phase>(p)).key);
+  return header;
+}
+
+// The seconds of phases [first, last], comma-separated.
+auto phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
+  return fmt::join(phases.seconds.begin() + static_cast<int>(first),
+                   phases.seconds.begin() + static_cast<int>(last) + 1, ",");
+}
+
+}  // namespace
+
+void write_steps_csv(const std::string& path, const RunResult& run) {
+  std::string text = fmt::format(
+      "step,start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
+      "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s\n",
+      phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute));
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    const StepRecord& s = run.steps[i];
+    text +=
+        fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}\n",
+                    i, s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
+                    s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+                    local_activation_rate(s.local_activations, s.activations), s.imbalance,
+                    phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
+                    s.comm_exposed, s.comm_hidden);
+  }
+  write_text_file(path, text);
+}
+
+void write_layers_csv(const std::string& path, const RunResult& run) {
+  const std::size_t devices = run.layers.empty() ? 0 : run.layers.front().device_activations.size();
+  std::string text =
+      fmt::format("moe_layer,layer,{},imbalance", phase_columns(Phase::kAttention, Phase::kCombine));
+  for (std::size_t d = 0; d < devices; ++d) text += fmt::format(",activations_device_{}", d);
+  text += fmt::format(",{}\n", phase_columns(Phase::kReduceScatter, Phase::kPermute));
+  for (std::size_t i = 0; i < run.layers.size(); ++i) {
+    const LayerTotals& l = run.layers[i];
+    text += fmt::format("{},{},{:.9g},{:.6f}", i, l.layer,
+                        phase_values(l.phases, Phase::kAttention, Phase::kCombine),
+                        load_imbalance(l.device_activations));
+    for (const long long served : l.device_activations) text += fmt::format(",{}", served);
+    text += fmt::format(",{:.9g}\n", phase_values(l.phases, Phase::kReduceScatter, Phase::kPermute));
+  }
+  write_text_file(path, text);
+}
+
+void write_kv_transfers_csv(const std::string& path, const DisaggregatedResult& run) {
+  std::string text = "id,prefill_rank,decode_rank,bytes,start_s,end_s,seconds\n";
+  for (const KvTransferRecord& t : run.transfers)
+    text += fmt::format("{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", run.decode.requests[t.index].id,
+                        t.prefill_rank, t.decode_rank, t.bytes, t.start, t.end, t.end - t.start);
+  write_text_file(path, text);
+}
+
+}  // namespace semsim
