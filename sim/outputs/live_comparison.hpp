@@ -1,5 +1,5 @@
 #pragma once
-// `semsim compare-live`: the simulator's phase times of exported steps (calibrate/step_export.hpp)
+// `semsim compare-live`: the simulator's phase times of exported steps (calibrate/replay/step_export.hpp)
 // against what `semsim live` measured replaying them (LIVE_DIR/steps.csv, calibrate/live/README.md).
 #include <string>
 #include <vector>
