@@ -144,18 +144,15 @@ class EventLoop {
     t.release = now;
     t.released_by = by;
     const Activity& a = activities_[activity];
-    if (a.kind == ActivityKind::kCollective) {
+    if (a.is_collective()) {  // its kernels hold their SMs until it ends
       ++in_flight_;
       set_rate(now);
-      waits_.emplace_back(now + a.collective.overhead, activity);
-      return;
-    }
-    if (a.kind == ActivityKind::kTimedCollective) {  // its kernels hold their SMs for its measured time
-      ++in_flight_;
-      set_rate(now);
-      t.transfer_start = now;
-      t.transfer_seconds = *a.collective.measured_seconds;
-      waits_.emplace_back(now + t.transfer_seconds, activity);
+      const bool timed = a.kind == ActivityKind::kTimedCollective;  // ends after its measured time
+      if (timed) {
+        t.transfer_start = now;
+        t.transfer_seconds = *a.collective.measured_seconds;
+      }
+      waits_.emplace_back(now + (timed ? t.transfer_seconds : a.collective.overhead), activity);
       return;
     }
     for (int device = 0; device < devices_; ++device) try_start(device, now);
