@@ -282,6 +282,14 @@ MoeModel attention_tp_shard(const MoeModel& model, int tp) {
   return shard;
 }
 
+MoeModel experts_tp_shard(const MoeModel& model, int tp) {
+  if (tp < 1) throw std::invalid_argument("experts_tp_shard: tp must be >= 1");
+  MoeModel shard = model;
+  shard.expert_ffn = (model.expert_ffn + tp - 1) / tp;
+  shard.shared_expert_ffn = (model.shared_expert_ffn + tp - 1) / tp;
+  return shard;
+}
+
 double kv_bytes_per_token(const MoeModel& model, const Precision& p) {
   return static_cast<double>(model.layers) * static_cast<double>(model.kv_elements_per_token_per_layer()) *
          p.kv_bytes;

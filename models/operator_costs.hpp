@@ -81,6 +81,10 @@ OpCost token_permutation_cost(const MoeModel& model, long long tokens, const Pre
 // routed experts are unchanged: they run on a rank's slice of the tokens with full weights (routed
 // experts placed by EP).
 MoeModel attention_tp_shard(const MoeModel& model, int tp);
+// The share of every expert one device holds when each routed and shared expert's FFN is split `tp`
+// ways (MoE tensor parallelism, as SGLang's moe_tp_size: gate/up by columns, down by rows, the partial
+// outputs summed by an all-reduce): their intermediate sizes divide by tp. Attention is unchanged.
+MoeModel experts_tp_shard(const MoeModel& model, int tp);
 
 // The dense GEMMs an operator is made of, each `tokens` x k activations times a k x n weight
 // (weights as the parameter counts above count them): what per-kernel measurements of GEMMs price.

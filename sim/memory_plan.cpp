@@ -14,10 +14,11 @@ namespace semsim {
 
 // Under Attention-TP every rank holds its shard of the attention, dense FFN and vocabulary weights
 // and of every token's KV cache (attention_tp_shard: GQA/MHA KV split by min(tp, kv_heads), MLA's
-// latent KV replicated), so the group's token capacity is what one rank's share allows.
+// latent KV replicated), so the group's token capacity is what one rank's share allows. With experts
+// split by tensor parallelism each device holds a slice of every expert of the placement's one rank.
 MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement& placement) {
-  const MoeModel rank_model =
-      s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model;
+  const MoeModel rank_model = experts_tp_shard(
+      s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model, s.moe_tp);
   MemoryPlan m;
   m.weight_bytes_per_device =
       weight_bytes_per_device(rank_model, placement.max_slots_per_device(), s.precision);

@@ -44,9 +44,9 @@ std::vector<bool> replayed_requests(const WorkloadSpec& w) {
 std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s,
                                            const std::optional<RoutingProfile>& profile) {
   if (s.placement_from_file) return s.placement_from_file;
-  const PlacementInput input{
-      s.model.moe_layers(),          s.model.routed_experts, s.ep,
-      placement_devices_per_node(s), s.model.expert_groups,  profile ? &*profile : nullptr};
+  const PlacementInput input{s.model.moe_layers(),  s.model.routed_experts,
+                             s.expert_ranks(),      placement_devices_per_node(s),
+                             s.model.expert_groups, profile ? &*profile : nullptr};
   std::shared_ptr<const PlacementPlan> plan;
   try {
     plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
@@ -116,9 +116,12 @@ RunPlan build_run(const Scenario& scenario) {
   run.rank_model = std::make_unique<const MoeModel>(scenario.attention == AttentionMode::kTensorParallel
                                                         ? attention_tp_shard(scenario.model, scenario.tp)
                                                         : scenario.model);
-  const bool experts_see_whole_batch = scenario.dispatch == DispatchMode::kAllGather;
+  run.expert_model = std::make_unique<const MoeModel>(experts_tp_shard(scenario.model, scenario.moe_tp));
+  // Split by tensor parallelism, every device's slices of the experts are given every token.
+  const bool experts_see_whole_batch =
+      scenario.dispatch == DispatchMode::kAllGather || scenario.experts_tensor_parallel();
   run.cost = std::make_unique<CalibratedCostModel>(
-      scenario.model, scenario.cluster.device, *scenario.calibration, scenario.precision,
+      *run.expert_model, scenario.cluster.device, *scenario.calibration, scenario.precision,
       scenario.calibration_extrapolation, experts_see_whole_batch);
   run.rank_cost = std::make_unique<CalibratedCostModel>(
       *run.rank_model, scenario.cluster.device, *scenario.calibration, scenario.precision,
@@ -128,7 +131,9 @@ RunPlan build_run(const Scenario& scenario) {
   run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
                                          scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
   run.notes.dispatch_kernel = run.dispatch.description();
-  if (scenario.attention == AttentionMode::kTensorParallel && scenario.ep > 1) {
+  const bool shard_collectives =
+      scenario.attention == AttentionMode::kTensorParallel || scenario.experts_tensor_parallel();
+  if (shard_collectives && scenario.ep > 1) {
     run.nccl = NcclTimes::make(*scenario.calibration, scenario.ep, scenario.cluster.gpus_per_node,
                                run.notes.tp_collectives);
     if (run.nccl) run.notes.tp_collectives = run.nccl->description();

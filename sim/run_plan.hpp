@@ -27,8 +27,9 @@ struct RunPlan {
   std::unique_ptr<RequestScheduler> request_scheduler;
   std::unique_ptr<TokenScheduler> token_scheduler;
   // Under Attention-TP each rank computes its shard of attention, dense FFN and LM head
-  // (`rank_cost`, over `rank_model`); `cost` prices the MoE layer.
-  std::unique_ptr<const MoeModel> rank_model;
+  // (`rank_cost`, over `rank_model`); `cost` prices the MoE layer, over `expert_model`: the model, or
+  // with experts split by tensor parallelism each device's slice of them (experts_tp_shard).
+  std::unique_ptr<const MoeModel> rank_model, expert_model;
   std::unique_ptr<CalibratedCostModel> cost, rank_cost;
   // What the dispatch and combine move and what times them (DeepEP's kernels where the profile
   // measured them for this group).

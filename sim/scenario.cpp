@@ -32,17 +32,17 @@ Precision read_precision(const YamlInput& in, double& dispatch_bytes_per_element
   return p;
 }
 
-void read_parallelism(const YamlInput& in, Scenario& s) {
+// The shorthand `{ep: N, attention: dp | tp}`: N devices, experts spread over all of them, attention
+// one rank per device (dp) or one TP group of them all (tp).
+void read_ep_shorthand(const YamlInput& in, Scenario& s) {
   in.expect_map({"ep", "attention", "dp", "tp"});
   s.ep = static_cast<int>(in.required("ep").as_int_in(1, 1 << 16));
-  const YamlInput attention = in.required("attention");
-  s.attention = read_choice(attention, kAttentionModeNames);
+  s.attention = read_choice(in.required("attention"), kAttentionModeNames);
   if (s.ep > s.cluster.devices())
     in.required("ep").fail("EP size " + std::to_string(s.ep) + " exceeds the " +
                            std::to_string(s.cluster.devices()) + " devices of cluster '" + s.cluster.name +
                            "'");
   if (s.attention == AttentionMode::kTensorParallel) {
-    // One Attention-TP group spanning the EP group: one request queue, heads sharded over its ranks.
     s.dp = static_cast<int>(in.get_int_in("dp", 1, 1, 1 << 16));
     s.tp = static_cast<int>(in.get_int_in("tp", s.ep, 1, 1 << 16));
     if (s.tp != s.ep) in.required("tp").fail("with attention: tp, the TP size must equal the EP size");
@@ -54,6 +54,57 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
   if (s.dp != s.ep)
     in.required("dp").fail("with attention: dp, the DP size must equal the EP size (one rank per device)");
   if (s.tp != 1) in.required("tp").fail("with attention: dp, tp must be 1");
+}
+
+// `{attention: {tp: T, dp: D}, moe: {tp: MT, ep: ME}}`: T x D = MT x ME devices. Each of the D
+// attention groups shards its batch's heads T ways; each routed expert's FFN splits MT ways and the
+// experts spread ME ways. The simulated layouts give each split all devices or none of them.
+void read_layout(const YamlInput& in, Scenario& s) {
+  in.expect_map({"attention", "moe"});
+  const YamlInput attention = in.required("attention");
+  attention.expect_map({"tp", "dp"});
+  s.tp = static_cast<int>(attention.get_int_in("tp", 1, 1, 1 << 16));
+  s.dp = static_cast<int>(attention.get_int_in("dp", 1, 1, 1 << 16));
+  const long long devices = static_cast<long long>(s.tp) * s.dp;
+  if (devices > (1 << 16)) attention.fail(fmt::format("tp x dp = {} devices is beyond any cluster", devices));
+  s.ep = static_cast<int>(devices);
+  if (s.ep > s.cluster.devices())
+    attention.fail(fmt::format("tp {} x dp {} = {} devices exceed the {} of cluster '{}'", s.tp, s.dp, s.ep,
+                               s.cluster.devices(), s.cluster.name));
+  if (s.tp > 1 && s.dp > 1)
+    attention.required("tp").fail(fmt::format(
+        "tp {} x dp {}: attention groups of some but not all of the {} devices are not simulated; use tp: {} "
+        "(one group) or dp: {} (one rank per device)",
+        s.tp, s.dp, s.ep, s.ep, s.ep));
+  s.attention = s.tp > 1 ? AttentionMode::kTensorParallel : AttentionMode::kDataParallel;
+  const auto moe = in.optional("moe");
+  if (!moe) return;  // the experts spread over every device, as the shorthand's
+  if (s.model.routed_experts == 0)
+    moe->fail(fmt::format("model '{}' is dense: it has no experts to split", s.model.name));
+  moe->expect_map({"tp", "ep"});
+  s.moe_tp = static_cast<int>(moe->get_int_in("tp", 1, 1, 1 << 16));
+  const int moe_ep = static_cast<int>(moe->get_int_in("ep", s.ep / s.moe_tp, 1, 1 << 16));
+  if (static_cast<long long>(s.moe_tp) * moe_ep != devices)
+    moe->fail(
+        fmt::format("moe tp {} x ep {} = {} devices, attention tp {} x dp {} = {}: both must cover the "
+                    "same devices",
+                    s.moe_tp, moe_ep, static_cast<long long>(s.moe_tp) * moe_ep, s.tp, s.dp, devices));
+  if (s.moe_tp > 1 && moe_ep > 1)
+    moe->required("tp").fail(fmt::format(
+        "tp {} x ep {}: experts split over some but not all of the {} devices are not simulated; use tp: {} "
+        "(every expert on every device) or ep: {} (whole experts spread)",
+        s.moe_tp, moe_ep, s.ep, s.ep, s.ep));
+  if (s.moe_tp > 1 && s.model.expert_ffn % s.moe_tp != 0)
+    moe->required("tp").fail(fmt::format("model '{}''s expert FFN of {} does not split {} ways", s.model.name,
+                                         s.model.expert_ffn, s.moe_tp));
+}
+
+void read_parallelism(const YamlInput& in, Scenario& s) {
+  const auto attention = in.optional("attention");
+  if (attention && attention->is_map())
+    read_layout(in, s);
+  else
+    read_ep_shorthand(in, s);
 }
 
 void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
@@ -188,6 +239,7 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
     read_policies(
         YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(s.file), "policies"),
         base_dir, s);
+  check_experts_tensor_parallel(root, s);
   if (s.placement_file.empty()) check_expert_slots(root, s);
   check_deepep_dispatch(root, s);
   check_whole_nodes(root, s);

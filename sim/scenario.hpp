@@ -70,10 +70,17 @@ struct Scenario {
   Cluster cluster;
   Precision precision;
   double dispatch_bytes_per_element = kFp8BlockScaledBytes;
+  // parallelism: the pool's devices (with moe.tp 1, the EP group); attention in dp groups of tp ranks
+  // (Attention-DP: dp = ep, tp = 1; Attention-TP: one group, tp = ep); each routed expert's FFN split
+  // moe_tp ways (1, or every device: then every device holds a slice of every expert).
   int ep = 8;
   AttentionMode attention = AttentionMode::kDataParallel;
-  int dp = 8;  // Attention-TP: 1, one group whose TP size is the EP size
+  int dp = 8;
   int tp = 1;
+  int moe_tp = 1;
+  bool experts_tensor_parallel() const { return moe_tp > 1; }
+  // The devices the routed experts spread over (placement, dispatch): 1 when each is split over all.
+  int expert_ranks() const { return ep / moe_tp; }
   ServingLimits serving;
   WorkloadSpec workload;
   PolicyChoice placement;      // the policy, or for a placement file the one that made it

@@ -22,7 +22,7 @@ PlacementPlan read_scenario_placement_file(const YamlInput& file_key, const Scen
   };
   check(p.moe_layers, s.model.moe_layers(), "MoE layers");
   check(p.experts, s.model.routed_experts, "experts per layer");
-  check(p.devices, s.ep, "devices (the EP size)");
+  check(p.devices, s.expert_ranks(), "devices (the EP size)");
   check(p.devices_per_node, devices_per_node, "devices per node");
   return plan;
 }
@@ -32,6 +32,15 @@ PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
 }
 
 }  // namespace
+
+// Where errors about the devices the experts spread over are reported: `ep` in the shorthand, else
+// `moe` (its `ep`) or, without it, `attention`, whose size the experts then take.
+YamlInput expert_ranks_key(const YamlInput& root) {
+  const YamlInput parallelism = root.required("parallelism");
+  if (parallelism.has("ep")) return parallelism.required("ep");
+  if (const auto moe = parallelism.optional("moe")) return moe->has("ep") ? moe->required("ep") : *moe;
+  return parallelism.required("attention");
+}
 
 // Where errors about a policy kind are reported: its key under `policies`, or where it would be.
 YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
@@ -47,20 +56,42 @@ void check_expert_slots(const YamlInput& root, const Scenario& s) {
   const YamlInput placement = policy_key(root, PolicyKind::kPlacement);
   PhysicalSlotsCheck slots;
   try {
-    slots = check_physical_slots(s.placement, s.model.routed_experts, s.ep, s.model.name);
+    slots = check_physical_slots(s.placement, s.model.routed_experts, s.expert_ranks(), s.model.name);
   } catch (const InputError& e) {
     placement.fail(e.what());  // a redundant count that is no whole number
   }
   if (slots.problem.empty()) return;
-  const YamlInput at = placement.is_map() && placement.has("redundant")
-                           ? placement.required("redundant")
-                           : root.required("parallelism").required("ep");
+  const YamlInput at = placement.is_map() && placement.has("redundant") ? placement.required("redundant")
+                                                                        : expert_ranks_key(root);
   if (slots.redundant_that_fits < 0) at.fail(slots.problem);
   // A policy that cannot place them is told of one that can and reads what the scenario has.
   const bool replicates = s.placement.params.contains("redundant") && !slots.another_policy;
   const std::string suggested = replicates ? s.placement.name : s.profile.empty() ? "contiguous" : "eplb";
   at.fail(fmt::format("{}, {} policies.placement: {{name: {}, redundant: {}}}", slots.problem,
                       replicates ? "as" : "e.g.", suggested, slots.redundant_that_fits));
+}
+
+// Split by tensor parallelism, every expert is on every device: there is nothing to place, no
+// dispatch (the attention's all-reduce or an all-gather gives every device every token) and no
+// token to reshuffle.
+void check_experts_tensor_parallel(const YamlInput& root, const Scenario& s) {
+  if (!s.experts_tensor_parallel()) return;
+  const std::string why =
+      fmt::format("with parallelism.moe.tp {} every device holds a slice of every expert", s.moe_tp);
+  if (!s.placement_file.empty())
+    policy_key(root, PolicyKind::kPlacement).fail(why + ": there is no placement to read");
+  const auto redundant = s.placement.params.find("redundant");
+  if (s.placement.name != "contiguous" || (redundant != s.placement.params.end() && redundant->second != 0))
+    policy_key(root, PolicyKind::kPlacement).fail(why + ": there is nothing to place (leave placement out)");
+  const std::pair<PolicyKind, const std::string&> chosen[] = {
+      {PolicyKind::kDispatch, s.dispatch_name},
+      {PolicyKind::kTokenScheduling, s.token_scheduling.name},
+      {PolicyKind::kReplicaChoice, s.replica_choice_name}};
+  for (const auto& [kind, name] : chosen)
+    if (name != policy_kind(kind).default_name)
+      policy_key(root, kind)
+          .fail(fmt::format("{}: no token is dispatched, so {} '{}' does not apply (leave it out)", why,
+                            policy_kind(kind).key, name));
 }
 
 // A DeepEP dispatch names its kernel: serving.ep_kernel may only leave its time to the measured
@@ -100,11 +131,10 @@ void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
 void check_whole_nodes(const YamlInput& root, const Scenario& s) {
   const int per_node = s.cluster.gpus_per_node;
   if (s.ep > per_node && s.ep % per_node != 0)
-    root.required("parallelism")
-        .required("ep")
-        .fail(fmt::format("EP size {} spans {} nodes of {} devices of cluster '{}', the last one partly: an "
-                          "EP group larger than a node fills whole nodes (a multiple of {})",
-                          s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
+    expert_ranks_key(root).fail(
+        fmt::format("EP size {} spans {} nodes of {} devices of cluster '{}', the last one partly: an "
+                    "EP group larger than a node fills whole nodes (a multiple of {})",
+                    s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
 }
 
 // The requirements of every policy but the placement, from their registry entries, once the plan
@@ -122,7 +152,7 @@ void check_policies_on_plan(const YamlInput& root, const Scenario& s, const Plac
 
 // Replicas in the token's node are preferred; an EP group smaller than a node is one node.
 int placement_devices_per_node(const Scenario& s) {
-  return std::min(s.cluster.gpus_per_node, s.ep);
+  return std::min(s.cluster.gpus_per_node, s.expert_ranks());
 }
 
 // A placement file is an input: read and checked when the scenario is loaded.

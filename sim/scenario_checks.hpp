@@ -16,6 +16,8 @@ int placement_devices_per_node(const Scenario& s);
 
 // The EP devices split the placement policy's physical slots evenly.
 void check_expert_slots(const YamlInput& root, const Scenario& s);
+// Experts split by tensor parallelism take no placement, dispatch, token or replica policy.
+void check_experts_tensor_parallel(const YamlInput& root, const Scenario& s);
 // A DeepEP dispatch leaves serving.ep_kernel auto or nccl, fills whole nodes and fits its buffers.
 void check_deepep_dispatch(const YamlInput& root, const Scenario& s);
 // An EP group larger than a node fills whole nodes.

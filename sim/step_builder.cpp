@@ -46,7 +46,8 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
       token_scheduler_(token_scheduler),
       pricing_(scenario, topology, cost.collective_overhead(), dispatch, nccl),
       tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
-      reshuffle_(tensor_parallel_ && token_scheduler.reshuffles()),
+      experts_tensor_parallel_(scenario.experts_tensor_parallel()),
+      reshuffle_(tensor_parallel_ && !experts_tensor_parallel_ && token_scheduler.reshuffles()),
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
       moe_layer_ids_(moe_layer_ids(scenario.model)),
       counters_(scenario, topology, static_cast<int>(moe_layer_ids_.size())),
@@ -147,12 +148,16 @@ void StepBuilder::price_ranks(MicroBatch& mb) {
   price_rank_tokens(mb);
 }
 
+// Each device gates and runs shared experts on its slice of the tokens, or, with experts split by
+// tensor parallelism, on every token (its slice of the shared experts' FFN).
 void StepBuilder::price_rank_tokens(MicroBatch& mb) {
   std::fill(mb.rank_tokens.begin(), mb.rank_tokens.end(), 0);
   for (const int rank : *mb.moe_rank) ++mb.rank_tokens[rank];
+  const long long all_tokens = static_cast<long long>(mb.tokens.size());
   for (std::size_t r = 0; r < mb.rank_tokens.size(); ++r) {
-    mb.gate[r] = cost_.gate(mb.rank_tokens[r]);
-    mb.shared[r] = cost_.shared_experts(mb.rank_tokens[r]);
+    const long long tokens = experts_tensor_parallel_ ? all_tokens : mb.rank_tokens[r];
+    mb.gate[r] = cost_.gate(tokens);
+    mb.shared[r] = cost_.shared_experts(tokens);
   }
 }
 
@@ -201,15 +206,24 @@ void StepBuilder::add_dense_layers(MicroBatch& mb, int index, StepGraph& graph) 
   count_batch_tokens(mb, dense);
   mb.last = graph.last();
   if (!tensor_parallel_) return;
+  for (int output = 0; output < 2 * dense_layers; ++output)
+    add_all_reduce(mb, Phase::kOther, -1, index, graph);
+}
+
+void StepBuilder::add_shard_collective(MicroBatch& mb, Phase phase, ShardCollective kind, int layer,
+                                       int index, StepGraph& graph) {
+  graph.add_collective(phase, layer, index, slice_collective(mb, kind), {mb.last});
+  mb.last = graph.last();
+}
+
+// NCCL's measured all-reduce where the profile has one, else a reduce-scatter then an all-gather over
+// the slices.
+void StepBuilder::add_all_reduce(MicroBatch& mb, Phase phase, int layer, int index, StepGraph& graph) {
   static constexpr ShardCollective kWhole[] = {ShardCollective::kAllReduce};
   static constexpr ShardCollective kHalves[] = {ShardCollective::kReduceScatter, ShardCollective::kAllGather};
-  const std::span<const ShardCollective> all_reduce =
-      pricing_.has_all_reduce() ? std::span<const ShardCollective>(kWhole) : kHalves;
-  for (int output = 0; output < 2 * dense_layers; ++output)
-    for (const ShardCollective kind : all_reduce) {
-      graph.add_collective(Phase::kOther, -1, index, slice_collective(mb, kind), {mb.last});
-      mb.last = graph.last();
-    }
+  for (const ShardCollective kind :
+       pricing_.has_all_reduce() ? std::span<const ShardCollective>(kWhole) : kHalves)
+    add_shard_collective(mb, phase, kind, layer, index, graph);
 }
 
 // Sem-MoE permutes every token's hidden state on every rank: before the reduce-scatter, and back
@@ -227,7 +241,7 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
   const int k = scenario_.model.top_k;
   const int ranks = scenario_.ep;
   // Ranks that do not reshuffle hold for every layer of the step.
-  if (tensor_parallel_ && (reshuffle_ || moe == 0)) {
+  if (tensor_parallel_ && !experts_tensor_parallel_ && (reshuffle_ || moe == 0)) {
     mb.moe_rank = &scheduled_ranks(mb, moe);
     price_rank_tokens(mb);
   }
@@ -243,18 +257,22 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
       mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
   LayerDispatch& dispatch = mb.dispatch;
   dispatch.clear();
-  account_dispatch(placement_, moe, pricing_.traffic(), *mb.moe_rank, mb.experts, k, dispatch,
-                   scenario_.replica_choice);
+  if (experts_tensor_parallel_)
+    account_expert_slices(mb);
+  else
+    account_dispatch(placement_, moe, pricing_.traffic(), *mb.moe_rank, mb.experts, k, dispatch,
+                     scenario_.replica_choice);
   for (int device = 0; device < ranks; ++device) {
     mb.device_experts[device] = mb.shared[device];
     mb.active_experts[device] = 0;
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
     local_counts_.clear();
-    for (int expert : placement_.slots[moe][device]) {
-      const int tokens = dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts + expert];
-      local_counts_.push_back(tokens);
-      mb.active_experts[device] += tokens > 0 ? 1 : 0;
-    }
+    const int* served = &dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts];
+    if (experts_tensor_parallel_)
+      local_counts_.assign(served, served + dispatch.experts);
+    else
+      for (const int expert : placement_.slots[moe][device]) local_counts_.push_back(served[expert]);
+    for (const int tokens : local_counts_) mb.active_experts[device] += tokens > 0 ? 1 : 0;
     mb.device_experts[device] += cost_.routed_experts(local_counts_);
   }
   if (keep_for_export_) {
@@ -267,6 +285,20 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
   counters_.count_dispatch(moe, dispatch, mb.copies[moe]);
 }
 
+// Split by tensor parallelism, every device serves its slice of every activation: each is local, none
+// is copied, and every device's load is the whole layer's.
+void StepBuilder::account_expert_slices(MicroBatch& mb) const {
+  LayerDispatch& dispatch = mb.dispatch;
+  const int devices = dispatch.devices;
+  for (const ExpertId expert : mb.experts) ++dispatch.expert_tokens[static_cast<std::size_t>(expert)];
+  for (int device = 1; device < devices; ++device)
+    std::copy_n(dispatch.expert_tokens.begin(), dispatch.experts,
+                dispatch.expert_tokens.begin() + static_cast<std::ptrdiff_t>(device) * dispatch.experts);
+  dispatch.activations = static_cast<long long>(mb.experts.size());
+  dispatch.local_activations = dispatch.activations;
+  std::fill(dispatch.device_tokens.begin(), dispatch.device_tokens.end(), dispatch.activations);
+}
+
 // The gate runs on each rank's own tokens: under Attention-TP after the reduce-scatter, but every
 // rank waits for the slowest at the next collective either way.
 void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph) {
@@ -276,6 +308,13 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
     attention.seconds[r] = (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.gate[r];
   count_batch_tokens(mb, attention);
   mb.last = graph.last();
+  if (experts_tensor_parallel_) {  // every device gets every token: attention's all-reduce, or an all-gather
+    if (tensor_parallel_)
+      add_all_reduce(mb, Phase::kDispatch, layer, index, graph);
+    else
+      add_shard_collective(mb, Phase::kDispatch, ShardCollective::kAllGather, layer, index, graph);
+    return;
+  }
   if (tensor_parallel_) {
     add_permute(mb, index, layer, graph);
     graph.add_collective(Phase::kReduceScatter, layer, index,
@@ -297,6 +336,13 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
   }
   counters_.count_experts(experts.seconds);
   mb.last = graph.last();
+  if (experts_tensor_parallel_) {  // the slices' partial sums: every token's to all, or each rank's own
+    if (tensor_parallel_)
+      add_all_reduce(mb, Phase::kCombine, layer, index, graph);
+    else
+      add_shard_collective(mb, Phase::kCombine, ShardCollective::kReduceScatter, layer, index, graph);
+    return;
+  }
   graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe], true), {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;

@@ -6,6 +6,11 @@
 //   its slice of the tokens (the token scheduler's: positional, or a reshuffle with its two
 //   permutes), the MoE layer runs from the slices, and an all-gather gives the next attention every
 //   token.
+// - Experts split by tensor parallelism (parallelism.moe.tp = every device): no dispatch. The
+//   attention's all-reduce (Attention-TP) or an all-gather (Attention-DP) gives every device every
+//   token, each device runs its slice of every expert on all of them (and of the shared experts),
+//   and an all-reduce (Attention-TP) or a reduce-scatter (Attention-DP) sums the slices' partial
+//   outputs: the dispatch and combine phases.
 // Dense layers and the LM head come first as one compute activity (ranks meet at the first MoE
 // collective); under Attention-TP each dense layer adds two all-reduces (reduce-scatter +
 // all-gather). With two-batch overlap (serving.overlap: two_batch) each rank's batch is split in
@@ -106,9 +111,15 @@ class StepBuilder {
   const std::vector<int>& scheduled_ranks(MicroBatch& mb, int moe);
   // A reduce-scatter, all-gather or all-reduce over the slices of `mb.rank_tokens`.
   Collective slice_collective(const MicroBatch& mb, ShardCollective kind);
+  void add_shard_collective(MicroBatch& mb, Phase phase, ShardCollective kind, int layer, int index,
+                            StepGraph& graph);
+  // An all-reduce of every rank's slice (dense layers' outputs; the MoE layer's with experts split by
+  // tensor parallelism under Attention-TP).
+  void add_all_reduce(MicroBatch& mb, Phase phase, int layer, int index, StepGraph& graph);
   void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph);
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
   void route_layer(MicroBatch& mb, int moe);
+  void account_expert_slices(MicroBatch& mb) const;
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph);
   void add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph);
   void add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph);
@@ -124,6 +135,7 @@ class StepBuilder {
   TokenScheduler& token_scheduler_;
   CollectivePricing pricing_;
   bool tensor_parallel_;
+  bool experts_tensor_parallel_;  // parallelism.moe.tp > 1: every device a slice of every expert
   bool reshuffle_;
   int micro_batches_;
   std::vector<int> moe_layer_ids_;  // model layer index of each MoE layer

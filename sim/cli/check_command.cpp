@@ -14,7 +14,7 @@ namespace {
 void describe(const Scenario& s, const RunPlan& plan) {
   std::cout << fmt::format(
       "  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
-      "  EP{} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
+      "  {} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
       "  expert slots: {} per MoE layer ({} redundant), at most {} per device\n"
       "  policies: placement {}{}, request scheduling {}, token scheduling {}, dispatch {} (replica choice "
       "{}); "
@@ -22,7 +22,9 @@ void describe(const Scenario& s, const RunPlan& plan) {
       "calibration {}\n"
       "  workload: {} requests{}, seed {}\n",
       s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
-      s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
+      s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name,
+      s.experts_tensor_parallel() ? fmt::format("experts TP{} (a slice of every expert per device)", s.moe_tp)
+                                  : fmt::format("EP{}", s.ep),
       attention_name(s.attention), plan.memory.weight_bytes_per_device / 1e9, plan.memory.kv_capacity_tokens,
       s.attention == AttentionMode::kDataParallel ? "rank" : "TP group", plan.memory.physical_slots_per_layer,
       plan.memory.redundant_experts, plan.memory.most_slots_per_device, s.placement.name,

@@ -97,6 +97,7 @@ void add_setup(nlohmann::ordered_json& j, const Scenario& scenario, const Summar
   j["placement_file"] = scenario.placement_file_as_written;
   j["request_scheduling"] = scenario.request_scheduling.name;
   j["tp"] = scenario.tp;
+  j["moe_tp"] = scenario.moe_tp;
   j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
   j["dispatch"] = scenario.dispatch_name;
   j["dispatch_kernel"] = s.notes.dispatch_kernel;

@@ -2,6 +2,7 @@
 // two-batch overlap's split of each rank's batch into micro-batches.
 #include "sim/step_builder.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "policies/policy_registry.hpp"
@@ -22,7 +23,7 @@ struct StepBuilderFixture {
   explicit StepBuilderFixture(std::vector<std::string> overrides)
       : scenario(load_scenario(default_scenario_text(), "<default>", "", with_small(std::move(overrides)))),
         routing(make_routing_source(scenario.workload, scenario.model)),
-        cost(scenario.model, scenario.cluster.device, *scenario.calibration, scenario.precision),
+        cost(expert_model_of(scenario), scenario.cluster.device, *scenario.calibration, scenario.precision),
         rank_cost(rank_model_of(scenario), scenario.cluster.device, *scenario.calibration,
                   scenario.precision),
         topology(effective_topology(scenario)) {}
@@ -35,6 +36,12 @@ struct StepBuilderFixture {
   static const MoeModel& rank_model_of(const Scenario& s) {
     static MoeModel shard;
     shard = s.attention == AttentionMode::kTensorParallel ? attention_tp_shard(s.model, s.tp) : s.model;
+    return shard;
+  }
+
+  static const MoeModel& expert_model_of(const Scenario& s) {
+    static MoeModel shard;
+    shard = experts_tp_shard(s.model, s.moe_tp);
     return shard;
   }
 
@@ -118,6 +125,68 @@ TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
   EXPECT_EQ(phases_of(g), expected);
   for (int a = 1; a < static_cast<int>(g.activities().size()); ++a)
     EXPECT_EQ(g.activities()[a].after()[0], a - 1);
+}
+
+// Experts split by TP under Attention-TP: each device runs its slice of every expert on every token
+// between two all-reduces of the whole batch (halves without NCCL's fits: a reduce-scatter and an
+// all-gather of equal slices).
+TEST(StepBuilder, ExpertsSplitByTpRunEveryTokenOnEveryDeviceBetweenAllReduces) {
+  for (const int devices : {2, 8}) {
+    StepBuilderFixture f({fmt::format("parallelism={{attention: {{tp: {0}}}, moe: {{tp: {0}}}}}", devices)});
+    ASSERT_EQ(f.scenario.ep, devices);
+    RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
+    Step step;
+    step.token_rank.assign(8, 0);
+    const StepGraph g = f.build({group}, step.tokens, step.token_rank);
+    const MoeModel& m = f.scenario.model;
+    const int dense = m.layers - moe_layers(m);
+    std::vector<Phase> expected{Phase::kOther};
+    expected.insert(expected.end(), 4 * dense, Phase::kOther);
+    for (int l = 0; l < moe_layers(m); ++l)
+      expected.insert(expected.end(), {Phase::kAttention, Phase::kDispatch, Phase::kDispatch, Phase::kExperts,
+                                       Phase::kCombine, Phase::kCombine});
+    ASSERT_EQ(phases_of(g), expected) << devices;
+    // By hand: the 8 tokens' experts on layer 0 (routing as the builder's), each device its slice.
+    const auto routing = make_routing_source(f.scenario.workload, m);
+    std::vector<TokenRef> ids = step.tokens;
+    for (TokenRef& t : ids) t.id = routing->token_id(t);
+    std::vector<ExpertId> experts(ids.size() * m.top_k);
+    routing->route(0, ids, experts);
+    std::vector<int> per_expert(m.routed_experts, 0);
+    for (const ExpertId e : experts) ++per_expert[e];
+    const double slice_seconds = f.cost.shared_experts(8) + f.cost.routed_experts(per_expert);
+    const Activity& first_experts = g.activities()[1 + 4 * dense + 3];
+    ASSERT_EQ(first_experts.phase, Phase::kExperts);
+    for (int d = 0; d < devices; ++d) EXPECT_DOUBLE_EQ(first_experts.seconds[d], slice_seconds) << d;
+    // The slice FFN is 1/devices of the expert's: less work per device than a whole expert's.
+    EXPECT_EQ(experts_tp_shard(m, devices).expert_ffn, m.expert_ffn / devices);
+    // Each half of an all-reduce moves equal slices of the 8 tokens' hidden states between every
+    // pair of devices.
+    const Activity& reduce = g.activities()[1 + 4 * dense + 1];
+    EXPECT_EQ(reduce.collective.traffic.devices, devices);
+    EXPECT_DOUBLE_EQ(reduce.collective.traffic.bytes_per_copy, (8 + devices - 1) / devices * m.hidden * 2.0);
+  }
+}
+
+// Experts split by TP under Attention-DP: an all-gather gives every device every rank's tokens
+// (equal shards of the largest rank's, as NCCL moves them) and a reduce-scatter returns each its own.
+TEST(StepBuilder, ExpertsSplitByTpUnderAttentionDpGatherAndScatterTheRanksTokens) {
+  StepBuilderFixture f({"parallelism={attention: {dp: 2}, moe: {tp: 2}}"});
+  const Step step;
+  const StepGraph g = f.build(step.batches, step.tokens, step.token_rank);
+  const MoeModel& m = f.scenario.model;
+  std::vector<Phase> expected{Phase::kOther};
+  for (int l = 0; l < moe_layers(m); ++l)
+    expected.insert(expected.end(), {Phase::kAttention, Phase::kDispatch, Phase::kExperts, Phase::kCombine});
+  ASSERT_EQ(phases_of(g), expected);
+  const double shard = 7 * m.hidden * 2.0;  // rank 0's 7 tokens, the largest
+  for (const int a : {2, 4}) {
+    EXPECT_EQ(g.activities()[a].collective.traffic.devices, 2) << a;
+    EXPECT_DOUBLE_EQ(g.activities()[a].collective.traffic.bytes_per_copy, shard) << a;
+  }
+  // Both devices gate and run their slice of the shared experts on all 8 tokens.
+  EXPECT_DOUBLE_EQ(g.activities()[1].seconds[1],
+                   f.rank_cost.attention(g.activities()[1].layer, step.batches[1].chunks) + f.cost.gate(8));
 }
 
 // Each rank's first half of tokens (rounded up) is micro-batch 0: rank 0's 7-token chunk splits 4 + 3
