@@ -29,16 +29,14 @@ std::string engine_settings_text(const Scenario& s) {
   const EngineCosts& c = s.calibration->engine;
   return fmt::format(
       "  engine {}: cuda_graph_max_bs {} ({}), overlap_schedule {} ({}), max_batch_tokens {} ({}), "
-      "max_running_requests {} ({})
-      "
+      "max_running_requests {} ({})\n"
       "  engine costs ({}): step {:g} s, per request in a step {:g} s, eager per layer {:g} s, graph replay "
-      "{:g} s, per request {:g} s
-      ",
-      name_of(kEngineNames, e.name),
-      e.cuda_graph_max_bs, origin_name(e.cuda_graph_max_bs_from), e.overlap_schedule,
-      origin_name(e.overlap_schedule_from), s.serving.max_batch_tokens, origin_name(e.max_batch_tokens_from),
-      s.serving.max_running_requests, origin_name(e.max_running_requests_from), s.calibration->name,
-      c.step_seconds, c.request_step_seconds, c.eager_layer_seconds, c.graph_step_seconds, c.request_seconds);
+      "{:g} s, per request {:g} s\n",
+      name_of(kEngineNames, e.name), e.cuda_graph_max_bs, origin_name(e.cuda_graph_max_bs_from),
+      e.overlap_schedule, origin_name(e.overlap_schedule_from), s.serving.max_batch_tokens,
+      origin_name(e.max_batch_tokens_from), s.serving.max_running_requests,
+      origin_name(e.max_running_requests_from), s.calibration->name, c.step_seconds, c.request_step_seconds,
+      c.eager_layer_seconds, c.graph_step_seconds, c.request_seconds);
 }
 
 void describe(const Scenario& s, const RunPlan& plan) {

@@ -58,7 +58,7 @@ std::vector<std::string> sweep_metric_columns(const Sweep& sweep) {
   std::vector<std::string> names = metric_columns(disaggregated);
   for (const SweepPoint& point : sweep.points) {
     if (!point.scenario) continue;
-    const std::vector<std::string> own = metric_columns(disaggregated, point.scenario.get());
+    const std::vector<std::string> own = metric_columns(disaggregated, &*point.scenario);
     for (std::size_t i = 0; i < own.size(); ++i) {
       if (std::find(names.begin(), names.end(), own[i]) != names.end()) continue;
       const auto after = i == 0 ? names.begin() : std::find(names.begin(), names.end(), own[i - 1]) + 1;

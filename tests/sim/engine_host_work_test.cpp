@@ -163,7 +163,8 @@ TEST(EngineHostWork, SglangDefaultsFillWhatTheScenarioLeavesOut) {
     EXPECT_TRUE(s.engine.overlap_schedule);
     EXPECT_EQ(s.engine.max_running_requests_from, SettingOrigin::kScenario);  // the default scenario's 256
   }
-  const Scenario none = load_scenario(default_without_batch_tokens(), "<default>", "", {});
+  const Scenario none =
+      load_scenario(default_without_batch_tokens(), "<default>", "", std::vector<std::string>{});
   EXPECT_FALSE(none.engine.on());
   EXPECT_EQ(none.serving.max_batch_tokens, 8192);  // semsim's default, as before
 }
