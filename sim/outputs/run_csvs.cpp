@@ -51,9 +51,9 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
       "step,start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
       "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s{}\n",
       phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute),
-      engine ? "," + phase_columns(Phase::kEngine, Phase::kEngine) +
-                   ",host_s,batch_requests,eager,graph_batch,overlapped"
-             : "");
+      engine ? fmt::format(",{},host_s,batch_requests,eager,graph_batch,overlapped",
+                           phase_columns(Phase::kEngine, Phase::kEngine))
+             : std::string());
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
     text +=
