@@ -150,7 +150,7 @@ TEST(EngineHostWork, SglangDefaultsFillWhatTheScenarioLeavesOut) {
       {{}, 512, 8192 / 8},                                                           // TP8 with DP attention
       {{"parallelism.attention=tp"}, 512, 8192},                                     // one TP8 group
       {{"parallelism.ep=1"}, 256, 8192},                                             // below TP4
-      {{"cluster=b200-1x8"}, 512, 16384 / 8},                                        // 180 GB
+      {{"cluster=b200-1x8", "calibration=datasheet"}, 512, 16384 / 8},               // 180 GB
       {{"engine.cuda_graph_max_bs=64", "serving.max_batch_tokens=2048"}, 64, 2048},  // the scenario's own
   };
   for (const Case& c : cases) {
