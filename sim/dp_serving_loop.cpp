@@ -37,7 +37,8 @@ class DataParallelServer {
         progress_(progress),
         ranks_(scenario.dp),
         batches_(scenario.dp),
-        handoff_(handoff) {
+        handoff_(handoff),
+        request_seconds_(scenario.engine.on() ? scenario.calibration->engine.request_seconds : 0.0) {
     if (receives_handoffs()) handoff_->set_rank_chooser([this](int index) { return assign(index); });
     result_.kv_capacity_tokens = kv_capacity_tokens;
     result_.requests.resize(requests.size());
@@ -69,7 +70,7 @@ class DataParallelServer {
           continue;
         }
         if (next_arrival_ >= requests_.size()) break;  // nothing runnable and nothing coming
-        const double wake = std::min(requests_[next_arrival_].arrival, limit);
+        const double wake = std::min(reaches_scheduler(next_arrival_), limit);
         clock_.advance(std::max(0.0, wake - clock_.now()));
         continue;
       }
@@ -97,8 +98,11 @@ class DataParallelServer {
   bool hands_off() const { return handoff_ && scenario_.serving.pool == ServingPool::kPrefill; }
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
 
+  // When a request sent at its arrival reaches the scheduler, past the engine's request path.
+  double reaches_scheduler(std::size_t index) const { return requests_[index].arrival + request_seconds_; }
+
   void admit_arrivals() {
-    while (next_arrival_ < requests_.size() && requests_[next_arrival_].arrival <= clock_.now()) {
+    while (next_arrival_ < requests_.size() && reaches_scheduler(next_arrival_) <= clock_.now()) {
       const int r = assign(static_cast<int>(next_arrival_));
       ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
       ++next_arrival_;
@@ -215,6 +219,7 @@ class DataParallelServer {
         const int first_position = decoding ? request.input_tokens + live.generated - 1 : live.prefilled;
         batch.chunks.push_back({live.chunk, first_position});
         batch.tokens += live.chunk;
+        if (!decoding) batch.prefill_tokens += live.chunk;
         const bool yields_token = decoding || live.prefilled + live.chunk == request.input_tokens;
         batch.yields_token.push_back(yields_token);
         if (yields_token) ++batch.logits;
@@ -331,6 +336,7 @@ class DataParallelServer {
   std::vector<TokenRef> tokens_;
   std::vector<int> token_rank_;
   KvHandoff* handoff_;
+  double request_seconds_;  // the engine's request path: HTTP, tokenisation (0 without an engine)
   std::vector<KvArrival> arrived_;
   StepClock clock_;
   std::size_t next_arrival_ = 0;

@@ -12,6 +12,7 @@ const PhaseName& phase_name(Phase phase) {
       {"reduce_scatter", "reduce-scatter"},
       {"all_gather", "all-gather"},
       {"permute", "permute"},
+      {"engine", "engine (host)"},
   }};
   return kNames[static_cast<int>(phase)];
 }

@@ -16,11 +16,13 @@ enum class Phase : int {
   kReduceScatter,  // Attention-TP: attention output to each rank's slice of tokens
   kAllGather,      // Attention-TP: MoE output back to every rank
   kPermute,  // Attention-TP, Sem-MoE: the token shuffle before the reduce-scatter and after the all-gather
+  kEngine,   // the serving engine's host work the kernels did not hide (scenario `engine:`; outputs name
+             // it only for runs with an engine)
 };
-inline constexpr int kPhaseCount = 8;
+inline constexpr int kPhaseCount = 9;
 inline constexpr std::array<Phase, kPhaseCount> kPhases{
-    Phase::kAttention, Phase::kDispatch,      Phase::kExperts,   Phase::kCombine,
-    Phase::kOther,     Phase::kReduceScatter, Phase::kAllGather, Phase::kPermute};
+    Phase::kAttention,     Phase::kDispatch,  Phase::kExperts, Phase::kCombine, Phase::kOther,
+    Phase::kReduceScatter, Phase::kAllGather, Phase::kPermute, Phase::kEngine};
 
 struct PhaseName {
   std::string_view key;    // summary.json key; steps.csv / layers.csv column is key + "_s"

@@ -73,7 +73,18 @@ struct StepTrafficRecord {
   double experts_mean_seconds = 0;
 };
 
-struct StepRecord : StepBatchRecord, StepTimingRecord, StepTrafficRecord {};
+// The serving engine's host work around the step (scenario `engine:`; all zero without one), what a
+// fit of the profile's engine costs reads (calibrate/format/engine_costs.hpp): the step's kernels took
+// its duration less phases[Phase::kEngine], the host seconds they did not hide.
+struct StepEngineRecord {
+  double host_seconds = 0;  // scheduler, per-request work and launch (host_seconds())
+  int batch_requests = 0;   // requests in the batch of the rank with the most
+  bool eager = false;       // launched kernel by kernel; else replayed from a CUDA graph
+  int graph_batch = 0;      // the captured batch size the graph replay padded to (0: eager)
+  bool overlapped = false;  // its host work could run under the previous step's kernels
+};
+
+struct StepRecord : StepBatchRecord, StepTimingRecord, StepTrafficRecord, StepEngineRecord {};
 
 // One MoE layer over the whole run: its phase times (summed over steps; `other` unused) and the
 // routed activations each device served (its expert-side load).
@@ -164,6 +175,7 @@ struct RunResult {
   bool stopped_at_time_limit = false;         // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
+  bool engine_host_work = false;             // the steps pay an engine's host work (StepEngineRecord)
   RunNotes notes;                            // RunPlan::notes
   std::vector<ExportedStep> exported_steps;  // --export-steps' window (sim/step_exporter.hpp)
 };

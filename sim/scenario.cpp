@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -130,6 +131,62 @@ void read_serving(const YamlInput& in, const Device& device, ServingLimits& limi
   }
 }
 
+// What SGLang 0.5.x sets by device memory and TP size where its server arguments leave them out
+// (ServerArgs._handle_gpu_memory_settings, CUDA devices; memory in MiB as torch reports it).
+struct SglangDefaults {
+  int chunked_prefill_size;  // tokens per step, the whole TP group's (DP attention divides it)
+  int cuda_graph_max_bs;
+};
+
+SglangDefaults sglang_defaults(double device_memory_bytes, int tp_size) {
+  struct Tier {
+    double below_mib;
+    int chunked_prefill_size;
+    int graph_bs_below_tp4, graph_bs;
+  };
+  static constexpr Tier kTiers[] = {
+      {20 * 1024, 2048, 8, 8},       // T4, RTX 4080
+      {35 * 1024, 2048, 24, 80},     // A10, RTX 4090 / 5090
+      {60 * 1024, 4096, 32, 160},    // A100 40 GB, L40
+      {90 * 1024, 8192, 256, 512},   // H100, A100 80 GB
+      {160 * 1024, 8192, 256, 512},  // H20, H200
+  };
+  const double mib = device_memory_bytes / (1 << 20);
+  for (const Tier& tier : kTiers)
+    if (mib < tier.below_mib)
+      return {tier.chunked_prefill_size, tp_size < 4 ? tier.graph_bs_below_tp4 : tier.graph_bs};
+  return {16384, 512};  // B200, MI300
+}
+
+// `engine: {name, cuda_graph_max_bs, overlap_schedule}`. With sglang, what the scenario leaves out
+// takes SGLang's defaults: its CUDA graph sizes and overlap scheduling, and serving.max_batch_tokens
+// its chunked prefill size (per DP rank under Attention-DP, as SGLang divides it by the DP size).
+// serving.max_running_requests keeps semsim's default: SGLang derives its own from the KV pool.
+void read_engine(const YamlInput& in, const std::optional<YamlInput>& serving, Scenario& s) {
+  in.expect_map({"name", "cuda_graph_max_bs", "overlap_schedule"});
+  EngineSettings& engine = s.engine;
+  engine.name = read_choice(in.required("name"), kEngineNames);
+  if (!engine.on()) {
+    for (const char* key : {"cuda_graph_max_bs", "overlap_schedule"})
+      if (const auto value = in.optional(key)) value->fail("applies only to an engine (name: sglang)");
+    return;
+  }
+  const int tp_size = s.dp * s.tp;  // SGLang's --tp: every GPU of the serving group
+  const SglangDefaults defaults = sglang_defaults(s.cluster.device.hbm_bytes, tp_size);
+  auto origin = [](bool given) { return given ? SettingOrigin::kScenario : SettingOrigin::kEngineDefault; };
+  engine.cuda_graph_max_bs =
+      static_cast<int>(in.get_int_in("cuda_graph_max_bs", defaults.cuda_graph_max_bs, 1, 1 << 16));
+  engine.cuda_graph_max_bs_from = origin(in.has("cuda_graph_max_bs"));
+  engine.overlap_schedule = in.get_bool("overlap_schedule", true);
+  engine.overlap_schedule_from = origin(in.has("overlap_schedule"));
+  const bool batch_tokens_given = serving && serving->has("max_batch_tokens");
+  if (!batch_tokens_given) s.serving.max_batch_tokens = std::max(1, defaults.chunked_prefill_size / s.dp);
+  engine.max_batch_tokens_from = origin(batch_tokens_given);
+  engine.max_running_requests_from = serving && serving->has("max_running_requests")
+                                         ? SettingOrigin::kScenario
+                                         : SettingOrigin::kSemsimDefault;
+}
+
 // A path value, relative to the scenario's folder unless absolute; it must exist.
 std::string existing_path(const YamlInput& value, const std::string& base_dir, const std::string& what) {
   std::filesystem::path path(value.as_string());
@@ -227,7 +284,9 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   if (const auto precision = root.optional("precision"))
     s.precision = read_precision(*precision, s.dispatch_bytes_per_element, s.cluster.device);
   read_parallelism(root.required("parallelism"), s);
-  if (const auto serving = root.optional("serving")) read_serving(*serving, s.cluster.device, s.serving);
+  const auto serving = root.optional("serving");
+  if (serving) read_serving(*serving, s.cluster.device, s.serving);
+  if (const auto engine = root.optional("engine")) read_engine(*engine, serving, s);
   s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
   check_routing_matches(s.workload, s.model, root.required("workload"));
   if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);
@@ -259,8 +318,9 @@ Scenario load_scenario_document(const std::string& text, const std::string& file
   for (const auto& o : overrides) created.push_back(apply_override(root.node(), o, file));
   if (pool) YAML::Node(root.node()).remove("disaggregation");  // a handle to the same map
   try {
-    root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "workload",
-                     "profile", "policies", "network", "calibration", "outputs", "disaggregation"});
+    root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "engine",
+                     "workload", "profile", "policies", "network", "calibration", "outputs",
+                     "disaggregation"});
     if (root.required("schema").as_int() != 1)
       root.required("schema").fail("unsupported schema version (this semsim reads 1)");
     Scenario s;

@@ -61,6 +61,27 @@ struct ServingLimits {
   EpKernel ep_kernel = EpKernel::kAuto;
 };
 
+// engine.name: which serving engine's host work a step pays besides its kernels (sglang: SGLang
+// 0.5.x's scheduler, CUDA graphs and overlap scheduling, priced by the profile's `engine:` costs);
+// none prices the kernels alone.
+enum class EngineName { kNone, kSglang };
+inline constexpr ChoiceNames<EngineName, 2> kEngineNames{
+    {{EngineName::kNone, "none"}, {EngineName::kSglang, "sglang"}}};
+
+// Where a setting the engine depends on came from, for `semsim check`.
+enum class SettingOrigin { kScenario, kEngineDefault, kSemsimDefault };
+
+struct EngineSettings {
+  EngineName name = EngineName::kNone;
+  int cuda_graph_max_bs = 0;     // decode batches per rank up to the largest captured size replay a graph
+  bool overlap_schedule = true;  // the scheduler prepares step n+1 while step n computes
+  SettingOrigin cuda_graph_max_bs_from = SettingOrigin::kScenario;
+  SettingOrigin overlap_schedule_from = SettingOrigin::kScenario;
+  SettingOrigin max_batch_tokens_from = SettingOrigin::kScenario;
+  SettingOrigin max_running_requests_from = SettingOrigin::kScenario;
+  bool on() const { return name != EngineName::kNone; }
+};
+
 struct Disaggregation;
 
 struct Scenario {
@@ -82,6 +103,7 @@ struct Scenario {
   // The devices the routed experts spread over (placement, dispatch): 1 when each is split over all.
   int expert_ranks() const { return ep / moe_tp; }
   ServingLimits serving;
+  EngineSettings engine;
   WorkloadSpec workload;
   PolicyChoice placement;      // the policy, or for a placement file the one that made it
   std::string placement_file;  // `placement: {file: PATH}`, resolved; empty when a policy runs inline

@@ -11,11 +11,12 @@ void check_pool_keys(const YamlInput& set) {
     const std::string section = key.substr(0, key.find('.'));
     if (key == "serving.pool")
       set.required(key).fail("a pool's role is its own: disaggregation sets serving.pool");
-    if (section != "parallelism" && section != "serving" && section != "policies" && section != "profile")
-      set.required(key).fail(
-          fmt::format("a pool sets only parallelism, serving, policies and profile keys; '{}' is shared by "
-                      "both pools (the model, cluster, workload, precision, network and calibration)",
-                      key));
+    if (section != "parallelism" && section != "serving" && section != "engine" && section != "policies" &&
+        section != "profile")
+      set.required(key).fail(fmt::format(
+          "a pool sets only parallelism, serving, engine, policies and profile keys; '{}' is shared by "
+          "both pools (the model, cluster, workload, precision, network and calibration)",
+          key));
   }
 }
 

@@ -192,6 +192,8 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
     s.comm_hidden_seconds += step.comm_hidden;
     s.experts_slowest_seconds += step.experts_slowest_seconds;
     s.experts_mean_seconds += step.experts_mean_seconds;
+    s.engine_host_seconds += step.host_seconds;
+    s.eager_steps += step.eager ? 1 : 0;
     s.kv_wait_step_share += step.kv_wait ? 1 : 0;
     s.token_budget_step_share += step.token_budget_full ? 1 : 0;
     s.request_cap_step_share += step.request_cap_full ? 1 : 0;

@@ -64,6 +64,9 @@ struct Summary {
   double comm_exposed_seconds = 0;  // collectives on the critical path
   double comm_hidden_seconds = 0;   // collectives in flight under critical-path compute
   double experts_slowest_seconds = 0, experts_mean_seconds = 0;  // StepRecord's, summed over the steps
+  // The engine's host work (StepEngineRecord; phase_totals[Phase::kEngine] is the part left exposed).
+  double engine_host_seconds = 0;
+  int eager_steps = 0;
   // Shares of the steps in which a batch limit held work back on some rank (StepRecord), and the
   // fullest rank's reserved KV share: its peak and its mean over the steps.
   double kv_wait_step_share = 0, token_budget_step_share = 0, request_cap_step_share = 0;

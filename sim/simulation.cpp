@@ -47,7 +47,9 @@ class Server {
                  *run.token_scheduler, run.dispatch, run.nccl ? &*run.nccl : nullptr),
         recorder_(scenario.model, scenario.ep, timeline),
         exporter_(scenario, run.placement->placement, exported),
-        steps_(builder_, *executor_, recorder_, scenario.ep, exported.count > 0 ? &exporter_ : nullptr) {}
+        host_work_(scenario.engine, scenario.calibration->engine, scenario.model.layers),
+        steps_(builder_, *executor_, recorder_, scenario.ep, exported.count > 0 ? &exporter_ : nullptr,
+               scenario.engine.on() ? &host_work_ : nullptr) {}
 
   // Starts the serving loop in an actor on `host`; an error in it is kept for rethrow_failure().
   void start(simgrid::s4u::Host* host, const std::vector<Request>& requests, const ServingProgress& progress,
@@ -81,6 +83,7 @@ class Server {
     result.timeline = recorder_.timeline();
     result.exported_steps = std::move(exporter_.steps());
     result.notes = run_.notes;
+    result.engine_host_work = scenario_.engine.on();
     return result;
   }
 
@@ -101,6 +104,7 @@ class Server {
   StepBuilder builder_;
   StepRecorder recorder_;
   StepExporter exporter_;
+  StepHostWork host_work_;
   StepPipeline steps_;
   RunResult result_;
   std::exception_ptr failure_;

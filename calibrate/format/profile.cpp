@@ -222,10 +222,27 @@ FamilyResiduals read_family_residuals(const YamlInput& in) {
   return r;
 }
 
+// The keys of a profile's `engine:` section and the fields they set.
+constexpr std::pair<const char*, double EngineCosts::*> kEngineCostKeys[] = {
+    {"step_seconds", &EngineCosts::step_seconds},
+    {"request_step_seconds", &EngineCosts::request_step_seconds},
+    {"eager_layer_seconds", &EngineCosts::eager_layer_seconds},
+    {"graph_step_seconds", &EngineCosts::graph_step_seconds},
+    {"request_seconds", &EngineCosts::request_seconds}};
+
+// Each a duration from 0 to a second: a host cost beyond that is a unit mistake.
+void read_engine_costs(const YamlInput& in, EngineCosts& costs) {
+  std::vector<std::string> keys;
+  for (const auto& [key, field] : kEngineCostKeys) keys.emplace_back(key);
+  in.expect_map(keys);
+  for (const auto& [key, field] : kEngineCostKeys)
+    if (const auto v = in.optional(key)) costs.*field = v->as_double_in(0, 1.0);
+}
+
 // Reads `in` over `base` (the values a key left out keeps).
 CalibrationProfile read_profile(const YamlInput& in, const Device& device, CalibrationProfile p) {
   in.expect_map({"kind", "version", "name", "source", "device", "provenance", "efficiency", "overhead",
-                 "kernels", "collectives", "cross_shape_weight", "residuals", "notes"});
+                 "engine", "kernels", "collectives", "cross_shape_weight", "residuals", "notes"});
   if (in.required("kind").as_string() != "profile") in.required("kind").fail("expected 'profile'");
   if (const long long version = in.required("version").as_int(); version != 1 && version != kFormatVersion)
     in.required("version").fail(
@@ -254,6 +271,7 @@ CalibrationProfile read_profile(const YamlInput& in, const Device& device, Calib
     if (const auto v = overhead->optional("kernel")) p.kernel_overhead = v->as_double_in(0, 1e-2);
     if (const auto v = overhead->optional("collective")) p.collective_overhead = v->as_double_in(0, 1e-2);
   }
+  if (const auto engine = in.optional("engine")) read_engine_costs(*engine, p.engine);
   p.kernels.clear();
   if (const auto kernels = in.optional("kernels")) {
     std::set<std::tuple<std::string, std::string, std::string>> seen;
@@ -448,6 +466,10 @@ std::string CalibrationProfile::to_yaml() const {
   out << YAML::Key << "overhead" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "kernel" << YAML::Value << number(kernel_overhead);
   out << YAML::Key << "collective" << YAML::Value << number(collective_overhead);
+  out << YAML::EndMap;
+  out << YAML::Key << "engine" << YAML::Value << YAML::BeginMap;
+  for (const auto& [key, field] : kEngineCostKeys)
+    out << YAML::Key << key << YAML::Value << number(engine.*field);
   out << YAML::EndMap;
   if (!kernels.empty()) {
     out << YAML::Key << "kernels" << YAML::Value << YAML::BeginSeq;

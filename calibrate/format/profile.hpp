@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/format/engine_costs.hpp"
 #include "models/device.hpp"
 #include "models/yaml_input.hpp"
 
@@ -121,6 +122,7 @@ struct CalibrationProfile {
   double scaleout_efficiency = 0.85;   // fraction of NIC bandwidth reached over the fabric
   double kernel_overhead = 4e-6;       // seconds per kernel launch (fixed cost of small kernels)
   double collective_overhead = 10e-6;  // seconds of software setup per collective
+  EngineCosts engine;                  // the serving engine's host work (scenarios with an engine:)
   std::vector<KernelTable> kernels;
   std::vector<CollectiveFit> collectives;
   std::vector<FamilyResiduals> residuals;

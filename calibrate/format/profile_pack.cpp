@@ -39,9 +39,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfileTopology, nodes, gpus_per_node, nics_p
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfileProvenance, date, gpu, gpus, driver, cuda, cublas, nccl, database,
                                    frameworks, tables, topology)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FamilyResiduals, family, within_shape, across_shapes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineCosts, step_seconds, request_step_seconds, eager_layer_seconds,
+                                   graph_step_seconds, request_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CalibrationProfile, name, source, device, provenance, gemm_efficiency,
                                    attention_efficiency, memory_efficiency, scaleup_efficiency,
-                                   scaleout_efficiency, kernel_overhead, collective_overhead, kernels,
+                                   scaleout_efficiency, kernel_overhead, collective_overhead, engine, kernels,
                                    collectives, residuals, cross_shape_weights, notes)
 
 std::string pack_profile(const CalibrationProfile& profile) {

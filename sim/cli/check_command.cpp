@@ -11,6 +11,34 @@
 namespace semsim {
 namespace {
 
+const char* origin_name(SettingOrigin origin) {
+  switch (origin) {
+    case SettingOrigin::kScenario:
+      return "scenario";
+    case SettingOrigin::kEngineDefault:
+      return "SGLang default";
+    case SettingOrigin::kSemsimDefault:
+      break;
+  }
+  return "semsim default; SGLang derives its own from the KV pool";
+}
+
+// The engine's settings, each with where its value came from, and the profile's costs.
+std::string engine_settings_text(const Scenario& s) {
+  const EngineSettings& e = s.engine;
+  const EngineCosts& c = s.calibration->engine;
+  return fmt::format(
+      "  engine {}: cuda_graph_max_bs {} ({}), overlap_schedule {} ({}), max_batch_tokens {} ({}), "
+      "max_running_requests {} ({})\n"
+      "  engine costs ({}): step {:g} s, per request in a step {:g} s, eager per layer {:g} s, graph replay "
+      "{:g} s, per request {:g} s\n",
+      name_of(kEngineNames, e.name), e.cuda_graph_max_bs, origin_name(e.cuda_graph_max_bs_from),
+      e.overlap_schedule, origin_name(e.overlap_schedule_from), s.serving.max_batch_tokens,
+      origin_name(e.max_batch_tokens_from), s.serving.max_running_requests,
+      origin_name(e.max_running_requests_from), s.calibration->name, c.step_seconds, c.request_step_seconds,
+      c.eager_layer_seconds, c.graph_step_seconds, c.request_seconds);
+}
+
 void describe(const Scenario& s, const RunPlan& plan) {
   std::cout << fmt::format(
       "  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
@@ -36,6 +64,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
                         s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())
           : "",
       s.workload.seed);
+  if (s.engine.on()) std::cout << engine_settings_text(s);
   if (const auto& groups = plan.notes.group_limit) {
     std::cout << "  replayed trace: " << group_limit_counts(*groups) << "\n";
     const std::string warning = group_limit_warning(*groups, s.workload.trace_file_as_written);

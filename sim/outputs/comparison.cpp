@@ -43,7 +43,10 @@ std::vector<StepPart> step_parts(const FlatSummary& summary) {
       {"TP collectives", "Attention-TP collectives", "reduce-scatter+all-gather",
        share("reduce_scatter") + share("all_gather")},
       {"permute", "token permutation", "permute", share("permute")},
-      {"other", "dense layers and LM head", "other (dense layers, LM head)", share("other")}};
+      {"other", "dense layers and LM head", "other (dense layers, LM head)", share("other")},
+      // Only runs with an engine have the phase; the others' share is 0 and stays out of the text.
+      {"engine host work", "the engine's host work", "engine (host work the kernels did not hide)",
+       share("engine")}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const StepPart& a, const StepPart& b) { return a.share > b.share; });
   return parts;

@@ -198,6 +198,11 @@ void add_moe(std::string& out, const Json& j) {
     line(out, "Step time RS / AG / permute:",
          fmt::format("{:.1f}% / {:.1f}% / {:.1f}%", share["reduce_scatter"].get<double>() * 100,
                      share["all_gather"].get<double>() * 100, share["permute"].get<double>() * 100));
+  if (j.contains("engine"))
+    line(out, "Engine host work exposed / total (s):",
+         fmt::format("{:.3f} / {:.3f} ({:.1f}% of step time; {} eager steps)",
+                     j["engine"]["exposed_seconds"].get<double>(), j["engine"]["host_seconds"].get<double>(),
+                     share["engine"].get<double>() * 100, j["engine"]["eager_steps"].get<int>()));
   if (j["overlap"] != "none")
     line(out, "Communication exposed / hidden (s):",
          fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),

@@ -45,19 +45,28 @@ auto phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
 }  // namespace
 
 void write_steps_csv(const std::string& path, const RunResult& run) {
+  // A run with an engine appends its host work's columns (StepEngineRecord): the others keep theirs.
+  const bool engine = run.engine_host_work;
   std::string text = fmt::format(
       "step,start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
-      "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s\n",
-      phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute));
+      "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s{}\n",
+      phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute),
+      engine ? fmt::format(",{},host_s,batch_requests,eager,graph_batch,overlapped",
+                           phase_columns(Phase::kEngine, Phase::kEngine))
+             : std::string());
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
     text +=
-        fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}\n",
+        fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}",
                     i, s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
                     s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
                     local_activation_rate(s.local_activations, s.activations), s.imbalance,
                     phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
                     s.comm_exposed, s.comm_hidden);
+    if (engine)
+      text += fmt::format(",{:.9g},{:.9g},{},{},{},{}", s.phases[Phase::kEngine], s.host_seconds,
+                          s.batch_requests, s.eager ? 1 : 0, s.graph_batch, s.overlapped ? 1 : 0);
+    text += '\n';
   }
   write_text_file(path, text);
 }

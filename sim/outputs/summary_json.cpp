@@ -165,6 +165,24 @@ void add_throughput(nlohmann::ordered_json& j, const Scenario& scenario, const S
       {"decode_tok_s_per_node", saturated([&](const Summary::Window& w) { return w.decode_tok_s / nodes; })}};
 }
 
+// The engine whose host work the steps paid, its settings and costs, and what that work took.
+nlohmann::ordered_json engine_json(const Scenario& scenario, const Summary& s) {
+  const EngineSettings& e = scenario.engine;
+  const EngineCosts& costs = scenario.calibration->engine;
+  return {{"name", name_of(kEngineNames, e.name)},
+          {"cuda_graph_max_bs", e.cuda_graph_max_bs},
+          {"overlap_schedule", e.overlap_schedule},
+          {"costs",
+           {{"step_seconds", costs.step_seconds},
+            {"request_step_seconds", costs.request_step_seconds},
+            {"eager_layer_seconds", costs.eager_layer_seconds},
+            {"graph_step_seconds", costs.graph_step_seconds},
+            {"request_seconds", costs.request_seconds}}},
+          {"host_seconds", s.engine_host_seconds},
+          {"exposed_seconds", s.phase_totals[Phase::kEngine]},
+          {"eager_steps", s.eager_steps}};
+}
+
 // Latencies, then what the steps spent their time on: MoE traffic and balance, phases, overlap,
 // memory and the batch limits.
 void add_steps(nlohmann::ordered_json& j, const Scenario& scenario, const MemoryPlan& memory,
@@ -172,10 +190,12 @@ void add_steps(nlohmann::ordered_json& j, const Scenario& scenario, const Memory
   const double phases = s.phase_totals.total();
   auto share = [&](double part) { return phases > 0 ? part / phases : 0.0; };
   const PhaseSeconds& t = s.phase_totals;
-  // Every phase but the dense layers and LM head.
+  // Every phase of the kernels but the dense layers and LM head.
   double moe = 0;
   for (const Phase p : kPhases)
-    if (p != Phase::kOther) moe += t[p];
+    if (p != Phase::kOther && p != Phase::kEngine) moe += t[p];
+  // The engine phase only where an engine ran: the summaries of runs without one keep their keys.
+  const auto reported = [&](Phase p) { return p != Phase::kEngine || scenario.engine.on(); };
   j["ttft_s"] = distribution_json(s.ttft);
   j["tpot_s"] = distribution_json(s.tpot);
   j["itl_s"] = distribution_json(s.itl);
@@ -187,13 +207,16 @@ void add_steps(nlohmann::ordered_json& j, const Scenario& scenario, const Memory
   j["imbalance"] = s.imbalance;
   j["steps"] = s.steps;
   j["mean_step_seconds"] = s.mean_step_seconds;
-  for (const Phase p : kPhases) j["phase_seconds"][std::string(phase_name(p).key)] = t[p];
-  for (const Phase p : kPhases) j["phase_share"][std::string(phase_name(p).key)] = share(t[p]);
+  for (const Phase p : kPhases)
+    if (reported(p)) j["phase_seconds"][std::string(phase_name(p).key)] = t[p];
+  for (const Phase p : kPhases)
+    if (reported(p)) j["phase_share"][std::string(phase_name(p).key)] = share(t[p]);
   j["a2a_share_of_moe_time"] = moe > 0 ? (t[Phase::kDispatch] + t[Phase::kCombine]) / moe : 0.0;
   j["tp_collective_bytes"] = s.tp_collective_bytes;
   j["overlap"] = name_of(kOverlapNames, scenario.serving.overlap);
   j["comm_exposed_seconds"] = s.comm_exposed_seconds;
   j["comm_hidden_seconds"] = s.comm_hidden_seconds;
+  if (scenario.engine.on()) j["engine"] = engine_json(scenario, s);
   j["kv_capacity_tokens_per_rank"] = memory.kv_capacity_tokens;
   j["weight_bytes_per_device"] = memory.weight_bytes_per_device;
   j["dispatch_buffer_bytes_per_device"] = memory.dispatch_buffer_bytes_per_device;

@@ -15,15 +15,25 @@ namespace {
 
 // The keys of every summary, or, when some point is disaggregated, of a disaggregated run's (which
 // holds the others' and its pools'): a point that is not has those columns empty. The workload's
-// lengths name their distribution's parameters: `workload` (a point's) gives those keys.
-std::vector<std::string> metric_columns(bool disaggregated = false, const WorkloadSpec* workload = nullptr) {
+// lengths name their distribution's parameters and an engine adds its own keys: `point` (a point's
+// scenario) gives those.
+std::vector<std::string> metric_columns(bool disaggregated = false, const Scenario* point = nullptr) {
   Scenario blank;
-  if (workload) blank.workload = *workload;
+  if (point) {
+    blank.workload = point->workload;
+    blank.engine = point->engine;
+  }
   DisaggregatedPlan plan;
   if (disaggregated) {
     auto pools = std::make_shared<Disaggregation>();
-    pools->prefill = std::make_shared<Scenario>();
-    pools->decode = std::make_shared<Scenario>();
+    const bool pooled = point && point->disaggregation;
+    auto pool = [&](const std::shared_ptr<const Scenario>& own) {
+      auto scenario = std::make_shared<Scenario>();
+      if (pooled) scenario->engine = own->engine;
+      return scenario;
+    };
+    pools->prefill = pool(pooled ? point->disaggregation->prefill : nullptr);
+    pools->decode = pool(pooled ? point->disaggregation->decode : nullptr);
     blank.disaggregation = pools;
   }
   const nlohmann::ordered_json summary =
@@ -48,7 +58,7 @@ std::vector<std::string> sweep_metric_columns(const Sweep& sweep) {
   std::vector<std::string> names = metric_columns(disaggregated);
   for (const SweepPoint& point : sweep.points) {
     if (!point.scenario) continue;
-    const std::vector<std::string> own = metric_columns(disaggregated, &point.scenario->workload);
+    const std::vector<std::string> own = metric_columns(disaggregated, &*point.scenario);
     for (std::size_t i = 0; i < own.size(); ++i) {
       if (std::find(names.begin(), names.end(), own[i]) != names.end()) continue;
       const auto after = i == 0 ? names.begin() : std::find(names.begin(), names.end(), own[i - 1]) + 1;

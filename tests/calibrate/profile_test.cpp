@@ -45,6 +45,7 @@ TEST(Profile, EveryDevicePresetHasADatasheetProfile) {
     EXPECT_DOUBLE_EQ(p.scaleout_efficiency, 0.85);
     EXPECT_DOUBLE_EQ(p.kernel_overhead, 4e-6);
     EXPECT_DOUBLE_EQ(p.collective_overhead, 10e-6);
+    EXPECT_EQ(p.engine, EngineCosts{}) << "the SGLang estimates, as engine_costs.hpp states them";
   }
 }
 
@@ -100,6 +101,7 @@ CalibrationProfile full_profile() {
   a2a.factor = {0.1, 0.45, 1.0};
   a2a.residuals = {0.02, 0.08, 19};
   p.collectives = {a2a};
+  p.engine = {1.25e-4, 7e-6, 4.5e-5, 6.1e-5, 1.0 / 300};
   p.notes = "line one\nline two";
   return p;
 }
@@ -143,8 +145,10 @@ TEST(Profile, EmbeddedMeasuredProfilesAreTheirFiles) {
 }
 
 TEST(Profile, KeysLeftOutKeepTheDatasheetValues) {
-  const CalibrationProfile p = parse(kHeader + "efficiency: {gemm: 0.5}\n");
+  const CalibrationProfile p = parse(kHeader + "efficiency: {gemm: 0.5}\nengine: {step_seconds: 2e-4}\n");
   const CalibrationProfile datasheet = CalibrationProfile::datasheet(h200());
+  EXPECT_DOUBLE_EQ(p.engine.step_seconds, 2e-4);
+  EXPECT_EQ(p.engine.request_seconds, datasheet.engine.request_seconds);
   EXPECT_DOUBLE_EQ(p.gemm_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(p.memory_efficiency, datasheet.memory_efficiency);
   EXPECT_DOUBLE_EQ(p.collective_overhead, datasheet.collective_overhead);
@@ -251,7 +255,13 @@ INSTANTIATE_TEST_SUITE_P(
                        "collectives:\n  - {collective: all_reduce, level: scaleup, ranks: 1, alpha: 1e-5, "
                        "bus_bandwidth: 3e11, "
                        "efficiency: 0.8}\n",
-                       "test.yaml:6:53", "ranks: must be in [2, 1048576], got 1"}),
+                       "test.yaml:6:53", "ranks: must be in [2, 1048576], got 1"},
+        BadProfileText{"UnknownEngineKey", "engine: {step_second: 1e-4}\n", "test.yaml:5:10",
+                       "engine.step_second: unknown key 'step_second' (did you mean 'step_seconds'?)"},
+        BadProfileText{"NegativeEngineCost", "engine:\n  request_seconds: -1e-3\n", "test.yaml:6:20",
+                       "engine.request_seconds: must be in [0, 1], got -0.001"},
+        BadProfileText{"EngineCostInMilliseconds", "engine:\n  eager_layer_seconds: 60\n", "test.yaml:6:24",
+                       "engine.eager_layer_seconds: must be in [0, 1], got 60"}),
     [](const testing::TestParamInfo<BadProfileText>& info) { return info.param.name; });
 
 TEST(Profile, FutureVersionIsRejected) {

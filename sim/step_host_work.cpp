@@ -1,0 +1,29 @@
+#include "sim/step_host_work.hpp"
+
+#include <algorithm>
+
+namespace semsim {
+
+void StepHostWork::add(const std::vector<RankBatch>& batches, StepClock& clock, StepRecord& record) {
+  bool prefill = false;
+  for (const RankBatch& batch : batches) {
+    record.batch_requests = std::max(record.batch_requests, static_cast<int>(batch.chunks.size()));
+    prefill = prefill || batch.prefill_tokens > 0;
+  }
+  // SGLang replays a graph only for decode-only batches the captured sizes hold, on every rank.
+  record.graph_batch =
+      prefill ? 0 : cuda_graph_padded_batch(record.batch_requests, settings_.cuda_graph_max_bs);
+  record.eager = record.graph_batch == 0;
+  // A step right after the previous one: its host work ran while that one computed. After an idle
+  // wait nothing was in flight to hide it.
+  constexpr double kSameInstant = 1e-9;
+  record.overlapped = settings_.overlap_schedule && last_end_ >= 0 && record.start - last_end_ < kSameInstant;
+  const StepFeatures features{record.batch_requests, record.eager, layers_, record.overlapped};
+  record.host_seconds = host_seconds(costs_, features);
+  const double exposed = exposed_host_seconds(costs_, features, clock.now() - record.start);
+  record.phases[Phase::kEngine] = exposed;
+  clock.advance(exposed);
+  last_end_ = clock.now();
+}
+
+}  // namespace semsim
