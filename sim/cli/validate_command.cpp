@@ -55,12 +55,14 @@ int validate_serving_runs(const ServingRunsOptions& o) {
   const std::vector<SimulatedRow> rows = simulate_serving_runs(runs, options);
   progress.finish();
   write_validation_outputs(o.out_dir, rows, o.runs_csv);
-  const auto skipped = std::count_if(rows.begin(), rows.end(), [](const SimulatedRow& r) { return !r.skipped.empty(); });
+  const auto skipped =
+      std::count_if(rows.begin(), rows.end(), [](const SimulatedRow& r) { return !r.skipped.empty(); });
   const std::filesystem::path out(o.out_dir);
   std::cout << fmt::format("{} rows: {} simulated, {} skipped; {} and {}\n", rows.size(),
-                           rows.size() - static_cast<std::size_t>(skipped), skipped, (out / "rows.csv").string(),
-                           (out / "summary.md").string());
-  const int plotted = run_plot_script("plot-validation", {(out / "rows.csv").string(), (out / "validation.png").string()});
+                           rows.size() - static_cast<std::size_t>(skipped), skipped,
+                           (out / "rows.csv").string(), (out / "summary.md").string());
+  const int plotted =
+      run_plot_script("plot-validation", {(out / "rows.csv").string(), (out / "validation.png").string()});
   if (plotted != 0) {
     std::cerr << "validate: the figure was not drawn (scripts/plot-validation needs python3-matplotlib)\n";
     return 1;
@@ -78,7 +80,8 @@ void add_validate_commands(CommandLine& cli) {
       "simulate every measured serving run of a CSV (aiconfigurator's silicon samples): rows.csv, "
       "summary.md, validation.png",
       [options] { return validate_serving_runs(*options); }, validate);
-  serving_runs->add_option("runs_csv", options->runs_csv, "the measured runs (../shared/serving-runs/README.md)")
+  serving_runs
+      ->add_option("runs_csv", options->runs_csv, "the measured runs (../shared/serving-runs/README.md)")
       ->required();
   serving_runs->add_option("--out", options->out_dir, "output folder")->required();
   serving_runs->add_option("--only", options->only, "only the rows whose id matches this regular expression");

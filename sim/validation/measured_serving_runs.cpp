@@ -21,11 +21,20 @@ namespace {
 // Every column of the format; the first ones are required, the layout columns may be left out (a
 // row then has no such layout). gemm_quant_mode and moe_quant_mode are read over: `precision` names
 // what the simulation takes (the weights' type).
-constexpr std::string_view kRequiredColumns[] = {
-    "id",  "silicon_data_source", "backend", "backend_version", "model_path",      "system",
-    "precision", "mode", "isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"};
-constexpr std::string_view kLayoutColumns[] = {"batch_size", "tp_size", "pp_size", "attention_dp_size",
-                                               "moe_tp_size", "moe_ep_size"};
+constexpr std::string_view kRequiredColumns[] = {"id",
+                                                 "silicon_data_source",
+                                                 "backend",
+                                                 "backend_version",
+                                                 "model_path",
+                                                 "system",
+                                                 "precision",
+                                                 "mode",
+                                                 "isl",
+                                                 "osl",
+                                                 "silicon_ttft_ms",
+                                                 "silicon_tpot_ms"};
+constexpr std::string_view kLayoutColumns[] = {"batch_size",        "tp_size",     "pp_size",
+                                               "attention_dp_size", "moe_tp_size", "moe_ep_size"};
 constexpr std::string_view kOtherColumns[] = {"gemm_quant_mode", "moe_quant_mode"};
 constexpr std::string_view kPoolPrefixes[] = {"prefill_", "decode_"};
 
@@ -47,8 +56,8 @@ std::string_view trimmed(std::string_view text) {
 }
 
 // The columns a header names, each checked against the format.
-std::map<std::string, std::size_t> read_header(const std::vector<std::string>& header, const std::string& path,
-                                               int line) {
+std::map<std::string, std::size_t> read_header(const std::vector<std::string>& header,
+                                               const std::string& path, int line) {
   const std::vector<std::string> known = known_columns();
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < header.size(); ++i) {
@@ -61,7 +70,8 @@ std::map<std::string, std::size_t> read_header(const std::vector<std::string>& h
   }
   for (std::string_view required : kRequiredColumns)
     if (!columns.contains(std::string(required)))
-      fail_at_line(path, line, fmt::format("no column '{}' (required: {})", required, fmt::join(kRequiredColumns, ", ")));
+      fail_at_line(path, line,
+                   fmt::format("no column '{}' (required: {})", required, fmt::join(kRequiredColumns, ", ")));
   return columns;
 }
 
@@ -139,8 +149,8 @@ std::optional<int> concurrency_in_source(const RowCells& cells) {
     const std::string_view item = trimmed(std::string_view(source).substr(begin, end - begin));
     if (item.starts_with(kKey)) {
       if (concurrency) cells.fail("silicon_data_source", "silicon_concurrency given twice");
-      concurrency = cells.whole_number("silicon_data_source", std::string(item.substr(kKey.size())),
-                                       limits::kRequests);
+      concurrency =
+          cells.whole_number("silicon_data_source", std::string(item.substr(kKey.size())), limits::kRequests);
     }
     begin = end + 1;
   }
@@ -148,10 +158,12 @@ std::optional<int> concurrency_in_source(const RowCells& cells) {
 }
 
 bool is_file_name_safe(const std::string& id) {
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-  }) && id != "." && id != "..";
+  return std::all_of(id.begin(), id.end(),
+                     [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                              c == '.' || c == '_' || c == '-';
+                     }) &&
+         id != "." && id != "..";
 }
 
 MeasuredServingRun read_row(const RowCells& cells, int line) {
@@ -159,7 +171,8 @@ MeasuredServingRun read_row(const RowCells& cells, int line) {
   run.line = line;
   run.id = cells.required_text("id");
   if (!is_file_name_safe(run.id))
-    cells.fail("id", fmt::format("'{}': an id is letters, digits, '.', '_' and '-' (it names files)", run.id));
+    cells.fail("id",
+               fmt::format("'{}': an id is letters, digits, '.', '_' and '-' (it names files)", run.id));
   run.source = cells.text("silicon_data_source");
   run.backend = cells.required_text("backend");
   run.backend_version = cells.text("backend_version");
@@ -220,7 +233,8 @@ std::vector<MeasuredServingRun> read_measured_serving_runs(const std::string& pa
     const RowCells cells(columns, fields, path, number);
     runs.push_back(read_row(cells, number));
     const auto [first, inserted] = id_lines.emplace(runs.back().id, number);
-    if (!inserted) cells.fail("id", fmt::format("'{}' is the id of line {} too", runs.back().id, first->second));
+    if (!inserted)
+      cells.fail("id", fmt::format("'{}' is the id of line {} too", runs.back().id, first->second));
   }
   if (header_size == 0) throw InputError(path + ": empty (expected a header line and a row per run)");
   return runs;

@@ -19,8 +19,8 @@ struct MeasuredLayout {
 };
 
 struct MeasuredServingRun {
-  int line = 0;    // in the CSV file
-  std::string id;  // letters, digits, '.', '_' and '-' only (it names files)
+  int line = 0;        // in the CSV file
+  std::string id;      // letters, digits, '.', '_' and '-' only (it names files)
   std::string source;  // `silicon_data_source`: where the measurement came from, `key=value; ...`
   std::string backend, backend_version, model_path, system, precision, mode;
   int isl = 0, osl = 0;            // fixed input and output lengths

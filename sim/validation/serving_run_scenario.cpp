@@ -32,13 +32,14 @@ struct SystemPresets {
   std::string_view one_node;  // the single-node preset
   std::string_view nodes;     // the preset taking a node count
 };
-constexpr SystemPresets kSystems[] = {{"h100_sxm", "h100-1x8", "h100-ib"}, {"h200_sxm", "h200-1x8", "h200-ib"}};
+constexpr SystemPresets kSystems[] = {{"h100_sxm", "h100-1x8", "h100-ib"},
+                                      {"h200_sxm", "h200-1x8", "h200-ib"}};
 constexpr int kGpusPerNode = 8;
 
 // A server's or pool's parallelism as scenario keys, or why it has none.
 struct Layout {
   int gpus = 0;
-  std::string parallelism;   // flow YAML of the parallelism section
+  std::string parallelism;       // flow YAML of the parallelism section
   int max_running_requests = 0;  // per attention-DP group; 0: the engine's default
   std::string skipped;
 };
@@ -58,14 +59,15 @@ Layout layout_of(const MeasuredLayout& m, bool dense, std::string_view what) {
   const int workers = m.workers.value_or(1);
   const int moe_tp = m.moe_tp.value_or(1), moe_ep = m.moe_ep.value_or(1);
   if (!dense && workers > 1) {
-    layout.skipped = fmt::format(
-        "{}: {} workers of an MoE model are {} expert groups; a pool is one here", what, workers, workers);
+    layout.skipped = fmt::format("{}: {} workers of an MoE model are {} expert groups; a pool is one here",
+                                 what, workers, workers);
     return layout;
   }
   if (!dense && moe_tp * moe_ep != tp * dp_per_worker) {
-    layout.skipped = fmt::format("{}: moe_tp_size {} x moe_ep_size {} is not the {} GPUs of tp_size {} x "
-                                 "attention_dp_size {}",
-                                 what, moe_tp, moe_ep, tp * dp_per_worker, tp, dp_per_worker);
+    layout.skipped = fmt::format(
+        "{}: moe_tp_size {} x moe_ep_size {} is not the {} GPUs of tp_size {} x "
+        "attention_dp_size {}",
+        what, moe_tp, moe_ep, tp * dp_per_worker, tp, dp_per_worker);
     return layout;
   }
   // A pool's workers are independent servers: as attention-DP groups they share nothing but the
@@ -125,8 +127,9 @@ RowScenario row_scenario(const MeasuredServingRun& run, const std::string& engin
   if (!run.precision.empty() && run.precision != "fp8" && run.precision != "bf16")
     return skip(fmt::format("precision '{}': only bf16 and fp8 weights are modelled", run.precision));
   if (!run.concurrency)
-    return skip("no concurrency recorded (silicon_concurrency=N in silicon_data_source): the benchmark's "
-                "load is unknown");
+    return skip(
+        "no concurrency recorded (silicon_concurrency=N in silicon_data_source): the benchmark's "
+        "load is unknown");
 
   std::string cluster, parallelism, serving, disaggregation;
   if (run.mode == "agg") {

@@ -22,7 +22,7 @@ struct ValidationOptions {
 
 struct SimulatedRow {
   MeasuredServingRun run;
-  std::string scenario_yaml;  // the row's scenario; empty when it cannot be expressed
+  std::string scenario_yaml;               // the row's scenario; empty when it cannot be expressed
   std::optional<double> ttft_ms, tpot_ms;  // simulated means (tpot: none with one output token)
   std::string skipped;                     // why the row has no simulated values
 };

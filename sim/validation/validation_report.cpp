@@ -65,9 +65,9 @@ void write_file(const fs::path& path, const std::string& text) {
 }  // namespace
 
 std::string rows_csv(const std::vector<SimulatedRow>& rows) {
-  std::string text = csv_line({"id", "model", "mode", "layout", "isl", "osl", "concurrency", "measured_ttft_ms",
-                               "simulated_ttft_ms", "ttft_error", "measured_tpot_ms", "simulated_tpot_ms",
-                               "tpot_error", "skipped"}) +
+  std::string text = csv_line({"id", "model", "mode", "layout", "isl", "osl", "concurrency",
+                               "measured_ttft_ms", "simulated_ttft_ms", "ttft_error", "measured_tpot_ms",
+                               "simulated_tpot_ms", "tpot_error", "skipped"}) +
                      "\n";
   for (const SimulatedRow& row : rows) {
     const MeasuredServingRun& run = row.run;
@@ -113,10 +113,13 @@ std::string summary_markdown(const std::vector<SimulatedRow>& rows, const std::s
     const std::vector<double>& values = errors[key];
     std::vector<double> magnitudes;
     for (double e : values) magnitudes.push_back(std::abs(e));
-    const auto percent = [&](double value) { return values.empty() ? "–" : fmt::format("{:.1f} %", 100 * value); };
+    const auto percent = [&](double value) {
+      return values.empty() ? "–" : fmt::format("{:.1f} %", 100 * value);
+    };
     text += fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} |\n", std::get<0>(key), std::get<1>(key),
-                        std::get<2>(key)->name, values.size(), group_rows[key], percent(percentile(magnitudes, 50)),
-                        percent(percentile(magnitudes, 90)), percent(percentile(values, 50)));
+                        std::get<2>(key)->name, values.size(), group_rows[key],
+                        percent(percentile(magnitudes, 50)), percent(percentile(magnitudes, 90)),
+                        percent(percentile(values, 50)));
   }
   if (skipped > 0) {
     text += "\n## Skipped rows\n\n| id | reason |\n| --- | --- |\n";

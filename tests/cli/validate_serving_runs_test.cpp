@@ -65,7 +65,8 @@ MeasuredServingRun measured_run(const std::string& model, const std::string& mod
 // The mapping, layout by layout: every value from the row, only scenario keys.
 TEST(validateServingRuns, AnAggregatedDenseRowIsAClosedLoopOnOneNode) {
   MeasuredServingRun run = measured_run("Qwen/Qwen3-32B", "agg");
-  run.server = {.batch_size = 16, .workers = {}, .tp = 2, .pp = 1, .attention_dp = {}, .moe_tp = 1, .moe_ep = 1};
+  run.server = {
+      .batch_size = 16, .workers = {}, .tp = 2, .pp = 1, .attention_dp = {}, .moe_tp = 1, .moe_ep = 1};
   const RowScenario scenario = row_scenario(run);
   EXPECT_EQ(scenario.skipped, "");
   EXPECT_EQ(scenario.yaml,
@@ -95,7 +96,8 @@ TEST(validateServingRuns, AnAggregatedDenseRowIsAClosedLoopOnOneNode) {
 TEST(validateServingRuns, AnMoeRowSplitsAttentionAndExpertsAsTheFileSays) {
   MeasuredServingRun run = measured_run("deepseek-ai/DeepSeek-R1", "agg");
   run.precision = "fp8";
-  run.server = {.batch_size = 100, .workers = {}, .tp = 1, .pp = 1, .attention_dp = 8, .moe_tp = 1, .moe_ep = 8};
+  run.server = {
+      .batch_size = 100, .workers = {}, .tp = 1, .pp = 1, .attention_dp = 8, .moe_tp = 1, .moe_ep = 8};
   std::string yaml = row_scenario(run).yaml;
   EXPECT_NE(yaml.find("model: deepseek-v3\ncluster: h100-1x8\nprecision: {weights: fp8}\n"
                       "parallelism: {attention: {tp: 1, dp: 8}, moe: {tp: 1, ep: 8}}\n"
@@ -104,7 +106,8 @@ TEST(validateServingRuns, AnMoeRowSplitsAttentionAndExpertsAsTheFileSays) {
             std::string::npos)
       << yaml;
   // More than a node: the multi-node preset at whole nodes.
-  run.server = {.batch_size = {}, .workers = {}, .tp = 16, .pp = 1, .attention_dp = 1, .moe_tp = 16, .moe_ep = 1};
+  run.server = {
+      .batch_size = {}, .workers = {}, .tp = 16, .pp = 1, .attention_dp = 1, .moe_tp = 16, .moe_ep = 1};
   yaml = row_scenario(run).yaml;
   EXPECT_NE(yaml.find("cluster: {preset: h100-ib, nodes: 2}\nprecision: {weights: fp8}\n"
                       "parallelism: {attention: {tp: 16, dp: 1}, moe: {tp: 16, ep: 1}}\n"
@@ -115,7 +118,8 @@ TEST(validateServingRuns, AnMoeRowSplitsAttentionAndExpertsAsTheFileSays) {
 
 TEST(validateServingRuns, ADisaggregatedRowHasAPoolPerRoleOnWholeNodes) {
   MeasuredServingRun run = measured_run("deepseek-ai/DeepSeek-R1", "disagg");
-  run.prefill = {.batch_size = {}, .workers = {}, .tp = 16, .pp = 1, .attention_dp = 1, .moe_tp = 16, .moe_ep = 1};
+  run.prefill = {
+      .batch_size = {}, .workers = {}, .tp = 16, .pp = 1, .attention_dp = 1, .moe_tp = 16, .moe_ep = 1};
   run.decode = run.prefill;
   std::string yaml = row_scenario(run).yaml;
   EXPECT_NE(yaml.find("cluster: {preset: h100-ib, nodes: 4}\n"), std::string::npos) << yaml;
@@ -126,15 +130,18 @@ TEST(validateServingRuns, ADisaggregatedRowHasAPoolPerRoleOnWholeNodes) {
       << yaml;
   // A dense model's workers are the pool's attention-DP groups, each capped by the worker's batch.
   run = measured_run("Qwen/Qwen3-32B", "disagg");
-  run.prefill = {.batch_size = 1, .workers = 8, .tp = 1, .pp = 1, .attention_dp = 1, .moe_tp = 1, .moe_ep = 1};
-  run.decode = {.batch_size = 256, .workers = 2, .tp = 4, .pp = 1, .attention_dp = 1, .moe_tp = 1, .moe_ep = 1};
+  run.prefill = {
+      .batch_size = 1, .workers = 8, .tp = 1, .pp = 1, .attention_dp = 1, .moe_tp = 1, .moe_ep = 1};
+  run.decode = {
+      .batch_size = 256, .workers = 2, .tp = 4, .pp = 1, .attention_dp = 1, .moe_tp = 1, .moe_ep = 1};
   yaml = row_scenario(run).yaml;
   EXPECT_NE(yaml.find("cluster: {preset: h100-ib, nodes: 2}\n"), std::string::npos) << yaml;
-  EXPECT_TRUE(yaml.ends_with("disaggregation:\n"
-                             "  prefill: {nodes: 1, set: {parallelism: {attention: {tp: 1, dp: 8}}, "
-                             "serving.max_running_requests: 1}}\n"
-                             "  decode: {nodes: 1, set: {parallelism: {attention: {tp: 4, dp: 2}}, "
-                             "serving.max_running_requests: 256}}\n"))
+  EXPECT_TRUE(
+      yaml.ends_with("disaggregation:\n"
+                     "  prefill: {nodes: 1, set: {parallelism: {attention: {tp: 1, dp: 8}}, "
+                     "serving.max_running_requests: 1}}\n"
+                     "  decode: {nodes: 1, set: {parallelism: {attention: {tp: 4, dp: 2}}, "
+                     "serving.max_running_requests: 256}}\n"))
       << yaml;
 }
 
@@ -159,13 +166,16 @@ TEST(validateServingRuns, ARowItCannotExpressIsSkippedWithItsReason) {
   changed.mode = "static";
   EXPECT_EQ(reason(changed), "mode 'static': expected agg or disagg");
   changed = measured_run("deepseek-ai/DeepSeek-R1", "agg");
-  changed.server = {.batch_size = {}, .workers = {}, .tp = 8, .pp = 1, .attention_dp = 1, .moe_tp = 1, .moe_ep = 4};
+  changed.server = {
+      .batch_size = {}, .workers = {}, .tp = 8, .pp = 1, .attention_dp = 1, .moe_tp = 1, .moe_ep = 4};
   EXPECT_EQ(reason(changed),
             "the server: moe_tp_size 1 x moe_ep_size 4 is not the 8 GPUs of tp_size 8 x attention_dp_size 1");
   changed = measured_run("deepseek-ai/DeepSeek-R1", "disagg");
-  changed.prefill = {.batch_size = {}, .workers = 2, .tp = 8, .pp = 1, .attention_dp = 1, .moe_tp = 8, .moe_ep = 1};
+  changed.prefill = {
+      .batch_size = {}, .workers = 2, .tp = 8, .pp = 1, .attention_dp = 1, .moe_tp = 8, .moe_ep = 1};
   changed.decode = changed.prefill;
-  EXPECT_EQ(reason(changed), "the prefill pool: 2 workers of an MoE model are 2 expert groups; a pool is one here");
+  EXPECT_EQ(reason(changed),
+            "the prefill pool: 2 workers of an MoE model are 2 expert groups; a pool is one here");
 }
 
 TEST(validateServingRuns, SeedsComeFromTheRowId) {
@@ -178,9 +188,11 @@ TEST(validateServingRuns, SeedsComeFromTheRowId) {
 // The fixture's rows through the command: each row of rows.csv, in the file's order, is simulated
 // or skipped with a reason; the expressed rows' scenarios are written; the figure is drawn.
 TEST(validateServingRuns, ReportsEveryRowSimulatedOrSkipped) {
-  if (!matplotlib_installed()) GTEST_SKIP() << "python3-matplotlib is not installed (scripts/bootstrap installs it)";
+  if (!matplotlib_installed())
+    GTEST_SKIP() << "python3-matplotlib is not installed (scripts/bootstrap installs it)";
   TempDir tmp;
-  const std::string runs = write_runs(tmp, "runs.csv", {kHeader, kAggregated, kDisaggregated, kNoConcurrency});
+  const std::string runs =
+      write_runs(tmp, "runs.csv", {kHeader, kAggregated, kDisaggregated, kNoConcurrency});
   const std::vector<std::string> args{"validate", "serving-runs", runs, "--out", tmp / "out", "-j", "2"};
   const CliResult r = run_semsim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
@@ -211,7 +223,8 @@ TEST(validateServingRuns, ReportsEveryRowSimulatedOrSkipped) {
   EXPECT_TRUE(read_file(tmp / "out/validation.png").starts_with("\x89PNG\r\n"));
 
   // Again into the same folder, one row: the other rows' scenarios go.
-  const CliResult again = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "out", "--only", "^agg_"});
+  const CliResult again =
+      run_semsim({"validate", "serving-runs", runs, "--out", tmp / "out", "--only", "^agg_"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(split_lines(read_file(tmp / "out/rows.csv")).size(), 2u);
   EXPECT_EQ(entries_under(tmp / "out/scenarios"), std::vector<std::string>{"agg_tp2.yaml"});
@@ -245,13 +258,17 @@ struct BadRuns {
 TEST(validateServingRuns, BadFilesNameFileLineAndColumn) {
   const std::string row = kAggregated;
   const std::vector<BadRuns> cases = {
-      {{kHeader + ",extra_column", row + ",1"}, ":1: column 35 ('extra_column'): not a column of measured serving runs"},
-      {{"id,mode_path", "x,y"}, ":1: column 2 ('mode_path'): not a column of measured serving runs (did you mean 'model_path'?)"},
+      {{kHeader + ",extra_column", row + ",1"},
+       ":1: column 35 ('extra_column'): not a column of measured serving runs"},
+      {{"id,mode_path", "x,y"},
+       ":1: column 2 ('mode_path'): not a column of measured serving runs (did you mean 'model_path'?)"},
       {{"id,backend", "x,sglang"}, ":1: no column 'silicon_data_source' (required: id, silicon_data_source,"},
-      {{kHeader, std::string(row).replace(row.find(",128,"), 5, ",1k,")}, ":2: column 9 (isl): '1k' is not a whole number"},
+      {{kHeader, std::string(row).replace(row.find(",128,"), 5, ",1k,")},
+       ":2: column 9 (isl): '1k' is not a whole number"},
       {{kHeader, std::string(row).replace(row.find("concurrency=2"), 13, "concurrency=x")},
        ":2: column 2 (silicon_data_source): 'x' is not a whole number"},
-      {{kHeader, std::string(row).replace(row.find(",120.5,"), 7, ",-1,")}, ":2: column 33 (silicon_ttft_ms): '-1' is not a positive number"},
+      {{kHeader, std::string(row).replace(row.find(",120.5,"), 7, ",-1,")},
+       ":2: column 33 (silicon_ttft_ms): '-1' is not a positive number"},
       {{kHeader, row, row}, ":3: column 1 (id): 'agg_tp2' is the id of line 2 too"},
       {{kHeader, "../up" + row.substr(row.find(','))}, ":2: column 1 (id): '../up': an id is letters"},
       {{kHeader, row + ",1"}, ":2: 35 fields, but the header has 34"},
