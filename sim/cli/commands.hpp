@@ -13,6 +13,7 @@ void add_calibrate_command(CommandLine& cli);  // calibrate_command.cpp
 void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate);
 void add_sweep_commands(CommandLine& cli);      // sweep_command.cpp: sweep, sweep merge
 void add_plot_command(CommandLine& cli);        // plot_command.cpp
+void add_validate_commands(CommandLine& cli);   // validate_command.cpp: validate serving-runs
 void add_compare_command(CommandLine& cli);     // compare_command.cpp
 void add_live_commands(CommandLine& cli);       // live_command.cpp: live, compare-live
 void add_collective_command(CommandLine& cli);  // collective_command.cpp

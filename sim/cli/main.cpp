@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   semsim::add_calibrate_command(cli);
   semsim::add_sweep_commands(cli);
   semsim::add_plot_command(cli);
+  semsim::add_validate_commands(cli);
   semsim::add_compare_command(cli);
   semsim::add_live_commands(cli);
   semsim::add_collective_command(cli);

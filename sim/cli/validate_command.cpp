@@ -1,0 +1,96 @@
+// `semsim validate serving-runs CSV --out DIR`: every measured serving run of the file simulated and
+// compared (sim/validation/), the figure drawn by the embedded scripts/plot-validation.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <regex>
+#include <thread>
+
+#include "models/compressed_file.hpp"
+#include "models/input_error.hpp"
+#include "sim/cli/commands.hpp"
+#include "sim/cli/plot_scripts.hpp"
+#include "sim/validation/validation_report.hpp"
+
+namespace semsim {
+namespace {
+
+struct ServingRunsOptions {
+  std::string runs_csv;
+  std::string out_dir;
+  std::string only;  // a regular expression searched in each row's id
+  int jobs = 0;      // 0: every core
+  std::string engine_profile;
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+std::vector<MeasuredServingRun> rows_matching(std::vector<MeasuredServingRun> runs, const std::string& only) {
+  if (only.empty()) return runs;
+  std::regex pattern;
+  try {
+    pattern = std::regex(only, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--only '{}': not a regular expression ({})", only, e.what()));
+  }
+  std::erase_if(runs, [&](const MeasuredServingRun& run) { return !std::regex_search(run.id, pattern); });
+  if (runs.empty()) throw InputError(fmt::format("--only '{}': no row's id matches", only));
+  return runs;
+}
+
+int validate_serving_runs(const ServingRunsOptions& o) {
+  const std::vector<MeasuredServingRun> runs = rows_matching(read_measured_serving_runs(o.runs_csv), o.only);
+  check_validation_out_dir(o.out_dir);
+  ValidationOptions options;
+  options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!o.engine_profile.empty()) {
+    if (!is_file(o.engine_profile))
+      throw InputError(fmt::format("--engine-profile '{}': no such file", o.engine_profile));
+    options.engine_profile = std::filesystem::absolute(o.engine_profile).lexically_normal().string();
+  }
+  ProgressLine progress("validate", o.progress);
+  options.progress = progress.callback();
+  const std::vector<SimulatedRow> rows = simulate_serving_runs(runs, options);
+  progress.finish();
+  write_validation_outputs(o.out_dir, rows, o.runs_csv);
+  const auto skipped =
+      std::count_if(rows.begin(), rows.end(), [](const SimulatedRow& r) { return !r.skipped.empty(); });
+  const std::filesystem::path out(o.out_dir);
+  std::cout << fmt::format("{} rows: {} simulated, {} skipped; {} and {}\n", rows.size(),
+                           rows.size() - static_cast<std::size_t>(skipped), skipped,
+                           (out / "rows.csv").string(), (out / "summary.md").string());
+  const int plotted =
+      run_plot_script("plot-validation", {(out / "rows.csv").string(), (out / "validation.png").string()});
+  if (plotted != 0) {
+    std::cerr << "validate: the figure was not drawn (scripts/plot-validation needs python3-matplotlib)\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_validate_commands(CommandLine& cli) {
+  CLI::App* validate = cli.add_group("validate", "simulate measured runs and compare: serving-runs");
+  auto options = std::make_shared<ServingRunsOptions>();
+  CLI::App* serving_runs = cli.add(
+      "serving-runs",
+      "simulate every measured serving run of a CSV (aiconfigurator's silicon samples): rows.csv, "
+      "summary.md, validation.png",
+      [options] { return validate_serving_runs(*options); }, validate);
+  serving_runs
+      ->add_option("runs_csv", options->runs_csv, "the measured runs (../shared/serving-runs/README.md)")
+      ->required();
+  serving_runs->add_option("--out", options->out_dir, "output folder")->required();
+  serving_runs->add_option("--only", options->only, "only the rows whose id matches this regular expression");
+  serving_runs->add_option("-j,--jobs", options->jobs, "simulations at once (default: every core)")
+      ->check(CLI::Range(1, 4096));
+  serving_runs->add_option("--engine-profile", options->engine_profile,
+                           "calibration profile to run the rows with (its engine: section the engine's "
+                           "host costs; default: the device's measured profile)");
+  add_progress_option(*serving_runs, options->progress);
+}
+
+}  // namespace semsim
