@@ -174,8 +174,7 @@ void add_simulation(std::string& out, const Json& j) {
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());
 }
 
-void add_moe(std::string& out, const Json& j) {
-  section(out, " MoE ");
+void add_routing(std::string& out, const Json& j) {
   line(out, "Local activation rate:", num(j["lar"], 4));
   line(out, "A2A bytes scale-up / scale-out (GB):",
        num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
@@ -187,6 +186,17 @@ void add_moe(std::string& out, const Json& j) {
                 ? fmt::format(" (expert time: slowest device {:.3f}x the mean)",
                               expert_time["slowest"].get<double>() / expert_time["mean"].get<double>())
                 : std::string()));
+}
+
+// A dense model's steps are its dense layers and LM head ("other") and, under Attention-TP, their
+// all-reduces: no routing, dispatch or experts to report.
+void add_moe(std::string& out, const Json& j) {
+  const bool dense = j.value("model_kind", std::string("moe")) == "dense";
+  section(out, dense ? " Dense model " : " MoE ");
+  if (dense)
+    line(out, "MoE layers:", "none (no routing, dispatch or experts)");
+  else
+    add_routing(out, j);
   line(out, "Steps / mean step (ms):",
        fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
   const auto& share = j["phase_share"];
@@ -202,8 +212,9 @@ void add_moe(std::string& out, const Json& j) {
     line(out, "Communication exposed / hidden (s):",
          fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),
                      j["comm_hidden_seconds"].get<double>()));
-  line(out, "All-to-all share of MoE-layer time:",
-       fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
+  if (!dense)
+    line(out, "All-to-all share of MoE-layer time:",
+         fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
   const auto& limits = j["batch_limits"];
   line(out, "Steps held back by KV/tokens/requests:",
        fmt::format("{:.1f}% / {:.1f}% / {:.1f}% (KV reserved: peak {:.1f}%, mean {:.1f}%)",
