@@ -46,7 +46,8 @@ std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario
                                            const std::optional<RoutingProfile>& profile) {
   if (s.placement_from_file) return s.placement_from_file;
   if (s.model.dense()) {
-    PlacementPlan empty{.policy = s.placement};
+    PlacementPlan empty;
+    empty.policy = s.placement;
     empty.placement.devices = s.ep;
     empty.placement.devices_per_node = placement_devices_per_node(s);
     empty.placement.seal();

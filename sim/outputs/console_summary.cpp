@@ -124,23 +124,34 @@ void add_disaggregation(std::string& out, const Json& d) {
 }
 
 // What only a simulation says.
+bool is_dense(const Json& j) {
+  return j.value("model_kind", std::string("moe")) == "dense";
+}
+
+// A dense model's run has no expert group, placement, slots or dispatch to name.
 void add_simulation(std::string& out, const Json& j) {
+  const bool dense = is_dense(j);
   section(out, " Simulation ");
   line(out, "Scenario:", j["scenario"].get<std::string>());
   line(out, "Model / cluster:",
        j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
-           fmt::format(" (EP{}, attention {})", j["ep"].get<int>(), j["attention"].get<std::string>()));
-  line(out, "Policies:",
-       j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
-           " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
-  const auto& slots = j["expert_slots"];
-  line(out, "Expert slots:",
-       fmt::format("{} per MoE layer ({} redundant), at most {} per device",
-                   slots["physical_per_layer"].get<int>(), slots["redundant"].get<int>(),
-                   slots["most_per_device"].get<int>()));
+           fmt::format(" ({}{}, attention {})", dense ? "dense, devices " : "EP", j["ep"].get<int>(),
+                       j["attention"].get<std::string>()));
+  if (dense) {
+    line(out, "Policies:", j["request_scheduling"].get<std::string>() + " scheduling");
+  } else {
+    line(out, "Policies:",
+         j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
+             " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
+    const auto& slots = j["expert_slots"];
+    line(out, "Expert slots:",
+         fmt::format("{} per MoE layer ({} redundant), at most {} per device",
+                     slots["physical_per_layer"].get<int>(), slots["redundant"].get<int>(),
+                     slots["most_per_device"].get<int>()));
+  }
   line(out, "Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
-  line(out, "Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
+  if (!dense) line(out, "Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   if (j["pool"] == "prefill" || j["pool"] == "decode")
     line(out, "Serving pool:",
          j["pool"] == "prefill" ? "prefill only (requests end at their first token)"
@@ -191,7 +202,7 @@ void add_routing(std::string& out, const Json& j) {
 // A dense model's steps are its dense layers and LM head ("other") and, under Attention-TP, their
 // all-reduces: no routing, dispatch or experts to report.
 void add_moe(std::string& out, const Json& j) {
-  const bool dense = j.value("model_kind", std::string("moe")) == "dense";
+  const bool dense = is_dense(j);
   section(out, dense ? " Dense model " : " MoE ");
   if (dense)
     line(out, "MoE layers:", "none (no routing, dispatch or experts)");
