@@ -40,7 +40,10 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
     std::ostringstream msg;
     msg.precision(3);
     msg << "model '" << s.model.name << "' does not fit: " << m.weight_bytes_per_device / 1e9
-        << " GB of weights per device at EP" << s.ep
+        << " GB of weights per device "
+        << (s.model.dense()
+                ? fmt::format("with attention {} over {} devices", attention_name(s.attention), s.ep)
+                : fmt::format("at EP{}", s.ep))
         << (m.dispatch_buffer_bytes_per_device > 0
                 ? fmt::format(" and {:.3g} GB of DeepEP low-latency buffers",
                               m.dispatch_buffer_bytes_per_device / 1e9)
