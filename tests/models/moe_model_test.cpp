@@ -123,7 +123,7 @@ TEST(MoeModel, AModelWithoutExpertsIsDense) {
   EXPECT_TRUE(m.dense());
   EXPECT_EQ(m.dense_ffn, 256);
   EXPECT_EQ(m.moe_layers(), 0);
-  EXPECT_NE(model_error(dense_model("")).find("d.yaml:1:1: missing required key 'dense_ffn'"),
+  EXPECT_NE(model_error(dense_model("")).find("m.yaml:1:1: missing required key 'dense_ffn'"),
             std::string::npos)
       << model_error(dense_model(""));
   EXPECT_NE(model_error(dense_model("dense_ffn: 256\nfirst_dense_layers: 1\n"))
