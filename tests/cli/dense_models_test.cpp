@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -145,6 +146,17 @@ TEST(cliDenseModels, MoeOnlyCommandsRefuseDenseModels) {
   expect_refused(
       with({"trace", "synth", "default", "--requests", "2", "--out", tmp / "s.semtrace"}, kTinyDense),
       "semsim trace synth needs a MoE model");
+  // A trace whose header names a dense preset (the fuzz corpus's Mixtral trace, renamed).
+  std::string trace =
+      read_file(fs::path(SEMSIM_SOURCE_DIR) / "tests/fuzz/corpus/text_trace/mixtral-3-requests.semtrace.txt");
+  trace.replace(trace.find("model mixtral-8x7b"), 18, "model qwen3-32b");
+  const std::string file = tmp / "dense.semtrace.txt";
+  std::ofstream(file) << trace;
+  expect_refused({"profile", file, "--split", "0.5", "--out", tmp / "profile"},
+                 "semsim profile needs a MoE model");
+  expect_refused({"trace", "fit", file, "--split", "0.5", "--out", tmp / "fit"},
+                 "semsim trace fit needs a MoE model");
+  expect_refused({"place", "bound", "--trace", file, "--ep", "8"}, "semsim place bound needs a MoE model");
 }
 
 }  // namespace
