@@ -7,7 +7,7 @@
 namespace semsim {
 
 bool MoeModel::is_moe_layer(int layer) const {
-  return layer >= first_dense_layers && (layer + 1) % moe_layer_interval == 0;
+  return !dense() && layer >= first_dense_layers && (layer + 1) % moe_layer_interval == 0;
 }
 
 int MoeModel::moe_layers() const {
@@ -57,28 +57,7 @@ AttentionShape attention_from_yaml(const YamlInput& in) {
   return a;
 }
 
-}  // namespace
-
-MoeModel MoeModel::from_yaml(const YamlInput& in) {
-  in.expect_map({"kind", "name", "display_name", "source", "layers", "hidden", "vocabulary",
-                 "first_dense_layers", "moe_layer_interval", "dense_ffn", "experts", "attention",
-                 "tied_embeddings", "notes"});
-  if (in.required("kind").as_string() != "model") in.required("kind").fail("expected 'model'");
-  MoeModel m;
-  m.name = in.required("name").as_string();
-  m.display_name = in.get_string("display_name", m.name);
-  m.source = in.required("source").as_string();
-  m.layers = static_cast<int>(in.required("layers").as_int_in(1, limits::kLayers));
-  m.hidden = static_cast<int>(in.required("hidden").as_int_in(1, 1 << 20));
-  m.vocabulary = static_cast<int>(in.required("vocabulary").as_int_in(1, limits::kVocabulary));
-  m.first_dense_layers = static_cast<int>(in.get_int_in("first_dense_layers", 0, 0, m.layers - 1));
-  m.moe_layer_interval = static_cast<int>(in.get_int_in("moe_layer_interval", 1, 1, m.layers));
-  m.tied_embeddings = in.get_bool("tied_embeddings", false);
-  const bool has_dense_layers = m.moe_layers() < m.layers;
-  m.dense_ffn = static_cast<int>(in.get_int_in("dense_ffn", 0, 0, 1 << 20));
-  if (has_dense_layers && m.dense_ffn == 0) in.fail("the model has dense layers, so 'dense_ffn' is required");
-
-  const YamlInput experts = in.required("experts");
+void read_experts(const YamlInput& experts, MoeModel& m) {
   experts.expect_map({"routed", "shared", "top_k", "ffn", "shared_ffn", "groups", "topk_groups"});
   m.routed_experts = static_cast<int>(experts.required("routed").as_int_in(1, limits::kExperts));
   m.shared_experts = static_cast<int>(experts.get_int_in("shared", 0, 0, 64));
@@ -105,8 +84,40 @@ MoeModel MoeModel::from_yaml(const YamlInput& in) {
   }
   m.expert_ffn = static_cast<int>(experts.required("ffn").as_int_in(1, 1 << 20));
   m.shared_expert_ffn = static_cast<int>(experts.get_int_in("shared_ffn", m.expert_ffn, 1, 1 << 20));
+}
+
+}  // namespace
+
+MoeModel MoeModel::from_yaml(const YamlInput& in) {
+  in.expect_map({"kind", "name", "display_name", "source", "layers", "hidden", "vocabulary",
+                 "first_dense_layers", "moe_layer_interval", "dense_ffn", "experts", "attention",
+                 "tied_embeddings", "notes"});
+  if (in.required("kind").as_string() != "model") in.required("kind").fail("expected 'model'");
+  MoeModel m;
+  m.name = in.required("name").as_string();
+  m.display_name = in.get_string("display_name", m.name);
+  m.source = in.required("source").as_string();
+  m.layers = static_cast<int>(in.required("layers").as_int_in(1, limits::kLayers));
+  m.hidden = static_cast<int>(in.required("hidden").as_int_in(1, 1 << 20));
+  m.vocabulary = static_cast<int>(in.required("vocabulary").as_int_in(1, limits::kVocabulary));
+  m.tied_embeddings = in.get_bool("tied_embeddings", false);
+  const auto experts = in.optional("experts");
+  if (!experts) {  // dense: every layer has a dense FFN
+    for (const char* key : {"first_dense_layers", "moe_layer_interval"})
+      if (in.has(key))
+        in.required(key).fail("only a model with experts (an 'experts' section) takes this key");
+    m.dense_ffn = static_cast<int>(in.required("dense_ffn").as_int_in(1, 1 << 20));
+  } else {
+    m.first_dense_layers = static_cast<int>(in.get_int_in("first_dense_layers", 0, 0, m.layers - 1));
+    m.moe_layer_interval = static_cast<int>(in.get_int_in("moe_layer_interval", 1, 1, m.layers));
+    const bool has_dense_layers = m.first_dense_layers > 0 || m.moe_layer_interval > 1;
+    m.dense_ffn = static_cast<int>(in.get_int_in("dense_ffn", 0, 0, 1 << 20));
+    if (has_dense_layers && m.dense_ffn == 0)
+      in.fail("the model has dense layers, so 'dense_ffn' is required");
+    read_experts(*experts, m);
+    if (m.moe_layers() == 0) in.fail("the model has no MoE layer");
+  }
   m.attention = attention_from_yaml(in.required("attention"));
-  if (m.moe_layers() == 0) in.fail("the model has no MoE layer");
   return m;
 }
 

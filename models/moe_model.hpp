@@ -1,6 +1,8 @@
 #pragma once
 // A Mixture-of-Experts transformer as the simulator sees it: the shapes that decide FLOPs, bytes and
 // routing, read from a preset (models/presets/models/*.yaml) whose numbers come from config.json.
+// A preset without `experts:` is a dense transformer (every layer a dense FFN of `dense_ffn`): no
+// routed experts, so no MoE layer, placement, routing or dispatch.
 #include <string>
 
 #include "models/yaml_input.hpp"
@@ -33,7 +35,7 @@ struct MoeModel {
   int first_dense_layers = 0;  // leading layers with a dense FFN (DeepSeek first_k_dense_replace)
   int moe_layer_interval = 1;  // layer i >= first_dense_layers is MoE iff (i + 1) % interval == 0
   int dense_ffn = 0;           // intermediate size of dense FFN layers (0 when there are none)
-  int routed_experts = 0;
+  int routed_experts = 0;      // 0: a dense model
   int shared_experts = 0;
   int top_k = 0;
   // DeepSeek's n_group: routed experts in groups of consecutive ids (EPLB's hierarchical placement
@@ -48,6 +50,7 @@ struct MoeModel {
   AttentionShape attention;
 
   bool group_limited() const { return topk_expert_groups < expert_groups; }
+  bool dense() const { return routed_experts == 0; }
   bool is_moe_layer(int layer) const;
   int moe_layers() const;
   // KV-cache elements stored per token per layer (MLA: kv_lora + rope; GQA/MHA: 2 * kv_heads * head_dim).

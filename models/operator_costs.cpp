@@ -214,7 +214,7 @@ OpCost attention_cost(const MoeModel& model, int layer, std::span<const Sequence
 OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p) {
   require_non_negative(tokens, "tokens");
   OpCost cost;
-  if (tokens == 0) return cost;
+  if (tokens == 0 || model.dense()) return cost;  // a dense model has no router
   const auto weights = static_cast<double>(gate_params(model));
   const auto t = static_cast<double>(tokens);
   cost.flops = 2.0 * t * weights;

@@ -7,7 +7,10 @@ namespace semsim {
 
 void Placement::seal() {
   auto fail = [](const std::string& what) { throw std::logic_error("placement: " + what); };
-  if (moe_layers <= 0 || experts <= 0 || devices <= 0) fail("layers, experts and devices must be positive");
+  // A dense model's placement is empty: no layer and no expert.
+  const bool empty = moe_layers == 0 && experts == 0;
+  if (!empty && (moe_layers <= 0 || experts <= 0)) fail("layers and experts must be positive, or both 0");
+  if (devices <= 0) fail("devices must be positive");
   if (static_cast<int>(slots.size()) != moe_layers) fail("wrong layer count");
   if (devices_per_node <= 0 || devices_per_node > devices) devices_per_node = devices;
   if (devices % devices_per_node != 0)

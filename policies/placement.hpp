@@ -22,7 +22,8 @@ struct Placement {
 
   // Validates (every expert hosted at least once and at most once per device, ids in range, nodes
   // of equal size), sets devices_per_node to the node size (devices when one node), and builds the
-  // lookups below. std::logic_error on a malformed placement: policies must produce valid ones.
+  // lookups below. std::logic_error on a malformed placement: policies must produce valid ones. A
+  // placement of no MoE layer and no expert is a dense model's (every lookup is then empty).
   void seal();
 
   // The device a token on `from_device` uses for `expert`: itself when it hosts a replica, else a

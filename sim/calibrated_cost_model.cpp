@@ -210,7 +210,7 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
   // Composed from GEMM tables, the router and the LM head stay in BF16 as SGLang runs them; an
   // operator table of the LM head is of the weights' precision (the project's microbenchmarks time
   // it so).
-  gate_ = build.composed("gate", "router", "bf16", {gate_gemm(model)}, "bf16", 2.0);
+  if (!model.dense()) gate_ = build.composed("gate", "router", "bf16", {gate_gemm(model)}, "bf16", 2.0);
   head_ = build.composed("lm_head", "LM head", dtype.operator_weights, {lm_head_gemm(model)}, "bf16", 2.0);
   if (model.shared_experts > 0)
     shared_ = build.composed(
@@ -220,7 +220,7 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
   if (model.moe_layers() < model.layers && model.dense_ffn > 0)
     dense_ = build.composed("dense_ffn", "dense FFN", dtype.operator_weights,
                             swiglu_gemms(model, model.dense_ffn), dtype.weights, weight_bytes);
-  routed_ = build.routed_experts(experts_see_whole_batch);
+  if (!model.dense()) routed_ = build.routed_experts(experts_see_whole_batch);
   decode_ = build.attention_core("attention_decode", "decode", "attention decode");
   prefill_ = build.attention_core("attention_prefill", "prefill", "attention prefill");
   prefill_from_prompts_ = prefill_ && !operator_table(library_, model, "attention_prefill", dtype.kv, "");
@@ -312,6 +312,7 @@ std::vector<OperatorCoverage> CalibratedCostModel::coverage() const {
       continue;
     }
     const bool absent =
+        ((name == std::string("router") || name == std::string("routed experts")) && model_.dense()) ||
         (name == std::string("shared experts") && model_.shared_experts == 0) ||
         (name == std::string("dense FFN") && !(model_.moe_layers() < model_.layers && model_.dense_ffn > 0));
     if (!absent) all.push_back({name, Coverage::kRoofline, "the profile's efficiencies"});

@@ -31,7 +31,8 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
   const long long longest =
       kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound());
-  if (s.low_latency_buffer_tokens > 0)  // DeepEP's experts are the group's slots, replicas included
+  if (s.low_latency_buffer_tokens > 0 &&
+      !s.model.dense())  // DeepEP's experts are the group's slots, replicas included
     m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,
                                                                   m.physical_slots_per_layer, s.ep);
   const double fixed = m.weight_bytes_per_device + m.dispatch_buffer_bytes_per_device;
@@ -40,7 +41,10 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
     std::ostringstream msg;
     msg.precision(3);
     msg << "model '" << s.model.name << "' does not fit: " << m.weight_bytes_per_device / 1e9
-        << " GB of weights per device at EP" << s.ep
+        << " GB of weights per device "
+        << (s.model.dense()
+                ? fmt::format("with attention {} over {} devices", attention_name(s.attention), s.ep)
+                : fmt::format("at EP{}", s.ep))
         << (m.dispatch_buffer_bytes_per_device > 0
                 ? fmt::format(" and {:.3g} GB of DeepEP low-latency buffers",
                               m.dispatch_buffer_bytes_per_device / 1e9)

@@ -41,9 +41,18 @@ std::vector<bool> replayed_requests(const WorkloadSpec& w) {
 }
 
 // Runs the placement policy (the plan of a placement file is the scenario's own).
+// A dense model's plan is empty: no MoE layer, no expert slot.
 std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario& s,
                                            const std::optional<RoutingProfile>& profile) {
   if (s.placement_from_file) return s.placement_from_file;
+  if (s.model.dense()) {
+    PlacementPlan empty;
+    empty.policy = s.placement;
+    empty.placement.devices = s.ep;
+    empty.placement.devices_per_node = placement_devices_per_node(s);
+    empty.placement.seal();
+    return std::make_shared<const PlacementPlan>(std::move(empty));
+  }
   const PlacementInput input{s.model.moe_layers(),  s.model.routed_experts,
                              s.expert_ranks(),      placement_devices_per_node(s),
                              s.model.expert_groups, profile ? &*profile : nullptr};
@@ -128,9 +137,14 @@ RunPlan build_run(const Scenario& scenario) {
       scenario.calibration_extrapolation, experts_see_whole_batch);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
-  run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
-                                         scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
-  run.notes.dispatch_kernel = run.dispatch.description();
+  if (scenario.model.dense()) {  // nothing to dispatch
+    run.dispatch = DispatchTiming(scenario.dispatch);
+    run.notes.dispatch_kernel = "none (dense model)";
+  } else {
+    run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
+                                           scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
+    run.notes.dispatch_kernel = run.dispatch.description();
+  }
   const bool shard_collectives =
       scenario.attention == AttentionMode::kTensorParallel || scenario.experts_tensor_parallel();
   if (shard_collectives && scenario.ep > 1) {

@@ -299,7 +299,10 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
         YamlInput(YAML::Node(YAML::NodeType::Map), std::make_shared<const std::string>(s.file), "policies"),
         base_dir, s);
   check_experts_tensor_parallel(root, s);
-  if (s.placement_file.empty()) check_expert_slots(root, s);
+  if (s.model.dense())
+    check_dense_model(root, s);
+  else if (s.placement_file.empty())
+    check_expert_slots(root, s);
   check_deepep_dispatch(root, s);
   check_whole_nodes(root, s);
   if (const auto network = root.optional("network")) read_network(*network, s);

@@ -49,6 +49,29 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind) {
   return node ? *node : policies ? *policies : root;
 }
 
+void check_dense_model(const YamlInput& root, const Scenario& s) {
+  const std::string dense = fmt::format("model '{}' is dense (no experts)", s.model.name);
+  if (root.has("profile")) root.required("profile").fail(dense + ": it has no routing to profile");
+  if (!s.placement_file.empty())
+    root.required("policies")
+        .required("placement")
+        .required("file")
+        .fail(dense + ": it has no expert placement");
+  if (s.workload.trace)
+    root.required("workload").required("routing").fail(dense + ": it has no routing to replay from a trace");
+  const std::pair<PolicyKind, const std::string&> chosen[] = {
+      {PolicyKind::kPlacement, s.placement.name},
+      {PolicyKind::kRequestScheduling, s.request_scheduling.name},
+      {PolicyKind::kTokenScheduling, s.token_scheduling.name},
+  };
+  for (const auto& [kind, name] : chosen) {
+    const PolicyRequirements& needs = policy_entry(kind, name).requirements;
+    if (needs.needs_profile || needs.needs_profile_tables)
+      policy_key(root, kind)
+          .fail(fmt::format("{}: {} '{}' goes by expert routing", dense, policy_kind(kind).label, name));
+  }
+}
+
 // The EP devices must split the placement policy's physical slots evenly (policies/placement_policies.hpp):
 // checked at its `redundant` key when the scenario gives one, else at parallelism.ep, and told how to
 // write the redundant experts that fit. A placement file's slots are its own.

@@ -14,6 +14,11 @@ YamlInput policy_key(const YamlInput& root, PolicyKind kind);
 // Replicas in the token's node are preferred; an EP group smaller than a node is one node.
 int placement_devices_per_node(const Scenario& s);
 
+// A dense model (no experts) has no routing to place or schedule by: refused with one error naming
+// the model when the scenario gives a routing profile, a placement file, a routing trace or a policy
+// that reads a profile (Sem-MoE's, EPLB, ...). Other placement, dispatch and replica-choice policies
+// have nothing to act on and are left as they are.
+void check_dense_model(const YamlInput& root, const Scenario& s);
 // The EP devices split the placement policy's physical slots evenly.
 void check_expert_slots(const YamlInput& root, const Scenario& s);
 // Experts split by tensor parallelism take no placement, dispatch, token or replica policy.

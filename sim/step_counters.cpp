@@ -50,7 +50,8 @@ void StepCounters::count_layer_load(const std::vector<long long>& device_tokens)
 }
 
 void StepCounters::end_step() {
-  record_->imbalance = layers_counted_ == 0 ? 1.0 : imbalance_sum_ / static_cast<double>(layers_counted_);
+  // A dense model's steps route nothing: 0, as their local activation rate.
+  record_->imbalance = layers_counted_ == 0 ? 0.0 : imbalance_sum_ / static_cast<double>(layers_counted_);
 }
 
 }  // namespace semsim

@@ -14,6 +14,11 @@ void check_exportable(const Scenario& scenario) {
         fmt::format("--export-steps: {} is disaggregated; the step export replays one server's steps, so "
                     "run one pool alone (serving.pool: prefill or decode) for its export",
                     scenario.file));
+  if (scenario.model.dense())
+    throw InputError(
+        fmt::format("--export-steps: model '{}' is dense (no experts): the step export replays "
+                    "MoE layers",
+                    scenario.model.name));
   const auto refuse = [&](const std::string& why) {
     throw InputError(
         fmt::format("--export-steps: scenario '{}' {}; the step export covers Attention-DP "

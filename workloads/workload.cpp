@@ -117,7 +117,7 @@ std::string WorkloadSpec::routing_description() const {
 }
 
 void check_routing_matches(const WorkloadSpec& spec, const MoeModel& model, const YamlInput& workload) {
-  if (!spec.trace) return;
+  if (!spec.trace || model.dense()) return;  // a dense model refuses any trace (sim/scenario_checks.hpp)
   const TraceHeader& h = spec.trace->header();
   if (h.moe_layers != model.moe_layers() || h.experts != model.routed_experts || h.top_k != model.top_k)
     workload.required("routing").required("file").fail(fmt::format(

@@ -108,10 +108,12 @@ std::string kernel_shape(std::string_view kernel, const MoeModel& m) {
                          a.qk_rope_head_dim, a.qk_nope_head_dim, a.v_head_dim);
     return fmt::format("gqa heads={} kv_heads={} head_dim={}", a.heads, a.kv_heads, a.head_dim);
   }
+  // A dense model has no router and no experts: "" (as an absent shared expert).
   if (kernel == "gate" || kernel == "token_permute" || kernel == "token_unpermute")
-    return fmt::format("hidden={} experts={} top_k={}", m.hidden, m.routed_experts, m.top_k);
+    return m.dense() ? "" : fmt::format("hidden={} experts={} top_k={}", m.hidden, m.routed_experts, m.top_k);
   if (kernel == "routed_experts")
-    return fmt::format("hidden={} ffn={} experts={}", m.hidden, m.expert_ffn, m.routed_experts);
+    return m.dense() ? ""
+                     : fmt::format("hidden={} ffn={} experts={}", m.hidden, m.expert_ffn, m.routed_experts);
   // Several shared experts run as one FFN as wide as all of them together (same FLOPs and bytes).
   if (kernel == "shared_experts")
     return m.shared_experts > 0

@@ -37,7 +37,8 @@ std::vector<std::string> kernel_names();
 
 // The shape of `kernel` in `model` as "key=value ..." (the key of its table in a profile, and what the
 // microbenchmark reads to build it); "" when the model runs no such kernel (no shared experts, no
-// dense layers). Attention shapes are the same string for decode and prefill.
+// dense layers; a dense model's router and experts). Attention shapes are the same string for decode and
+// prefill.
 std::string kernel_shape(std::string_view kernel, const MoeModel& model);
 
 // What the microbenchmarks measure (calibrate/kernel-plan.txt): every kernel shape of every model

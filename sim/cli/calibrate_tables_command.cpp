@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "calibrate/fit/fit.hpp"
 #include "calibrate/fit/kernel_library.hpp"
@@ -15,6 +16,7 @@
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
 #include "models/input_error.hpp"
+#include "models/operator_costs.hpp"
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/cli/commands.hpp"
@@ -170,14 +172,19 @@ int coverage(const std::string& profile_path) {
                            loaded.device.name);
   for (const std::string& name : preset_names(PresetKind::kModel)) {
     const MoeModel model = model_preset(name);
-    for (const bool fp8 : {false, true}) {
-      if (fp8 && loaded.device.fp8_flops <= 0) continue;
-      Precision precision;
-      precision.weight_bytes = fp8 ? 1.0 : 2.0;
-      const CalibratedCostModel costs(model, loaded.device, loaded.profile, precision, true);
-      std::cout << fmt::format("\n{} ({} weights)\n", name, fp8 ? "FP8" : "BF16");
-      for (const OperatorCoverage& op : costs.coverage())
-        std::cout << fmt::format("  {:<22} {:<12} {}\n", op.name, coverage_name(op.coverage), op.source);
+    // A dense model is served tensor-parallel: each TP size's shard has GEMM shapes of its own.
+    for (const int tp : model.dense() ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
+      const MoeModel shard = tp > 1 ? attention_tp_shard(model, tp) : model;
+      for (const bool fp8 : {false, true}) {
+        if (fp8 && loaded.device.fp8_flops <= 0) continue;
+        Precision precision;
+        precision.weight_bytes = fp8 ? 1.0 : 2.0;
+        const CalibratedCostModel costs(shard, loaded.device, loaded.profile, precision, true);
+        std::cout << fmt::format("\n{}{} ({} weights)\n", name, tp > 1 ? fmt::format(" TP{}", tp) : "",
+                                 fp8 ? "FP8" : "BF16");
+        for (const OperatorCoverage& op : costs.coverage())
+          std::cout << fmt::format("  {:<22} {:<12} {}\n", op.name, coverage_name(op.coverage), op.source);
+      }
     }
   }
   return 0;

@@ -39,23 +39,37 @@ std::string engine_settings_text(const Scenario& s) {
       c.eager_layer_seconds, c.graph_step_seconds, c.request_seconds);
 }
 
+// A dense model has no expert slots to count and no placement to run.
+std::string model_shape(const MoeModel& m) {
+  return m.dense() ? fmt::format("{} layers, dense FFN {}", m.layers, m.dense_ffn)
+                   : fmt::format("{} layers, {} MoE, {} experts top-{}", m.layers, m.moe_layers(),
+                                 m.routed_experts, m.top_k);
+}
+
+std::string expert_slots(const Scenario& s, const MemoryPlan& memory) {
+  return s.model.dense() ? "none (dense model)"
+                         : fmt::format("{} per MoE layer ({} redundant), at most {} per device",
+                                       memory.physical_slots_per_layer, memory.redundant_experts,
+                                       memory.most_slots_per_device);
+}
+
 void describe(const Scenario& s, const RunPlan& plan) {
   std::cout << fmt::format(
-      "  model {} ({} layers, {} MoE, {} experts top-{})\n  cluster {} ({} x {} {})\n"
+      "  model {} ({})\n  cluster {} ({} x {} {})\n"
       "  {} attention {}, {:.2f} GB weights per device, KV capacity {} tokens per {}\n"
-      "  expert slots: {} per MoE layer ({} redundant), at most {} per device\n"
+      "  expert slots: {}\n"
       "  policies: placement {}{}, request scheduling {}, token scheduling {}, dispatch {} (replica choice "
       "{}); "
       "fidelity {}; "
       "calibration {}\n"
       "  workload: {} requests{}, seed {}\n",
-      s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
-      s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name,
+      s.model.name, model_shape(s.model), s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node,
+      s.cluster.device.name,
       s.experts_tensor_parallel() ? fmt::format("experts TP{} (a slice of every expert per device)", s.moe_tp)
                                   : fmt::format("EP{}", s.ep),
       attention_name(s.attention), plan.memory.weight_bytes_per_device / 1e9, plan.memory.kv_capacity_tokens,
-      s.attention == AttentionMode::kDataParallel ? "rank" : "TP group", plan.memory.physical_slots_per_layer,
-      plan.memory.redundant_experts, plan.memory.most_slots_per_device, s.placement.name,
+      s.attention == AttentionMode::kDataParallel ? "rank" : "TP group", expert_slots(s, plan.memory),
+      s.model.dense() ? "none (dense model)" : s.placement.name,
       s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file), s.request_scheduling.name,
       s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
       name_of(kNetworkFidelityNames, s.fidelity), s.calibration->name, s.workload.requests,

@@ -118,6 +118,7 @@ int collective(CollectiveOptions& o) {
   CollectiveBenchSpec& spec = o.spec;
   spec.model = load_model(
       YamlInput(YAML::Node(o.model), std::make_shared<const std::string>("--model"), "model"), ".");
+  refuse_dense_model(spec.model, "--model " + o.model, "collective");
   spec.cluster = load_cluster(
       YamlInput(YAML::Node(o.cluster), std::make_shared<const std::string>("--cluster"), "cluster"), ".");
   if (o.nodes_given)

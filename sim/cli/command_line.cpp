@@ -117,8 +117,26 @@ Device device_option(const std::string& name) {
                      "");
 }
 
-MoeModel model_option(const std::string& name) {
-  return load_model(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--model"), "model"), "");
+void refuse_dense_model(const MoeModel& model, const std::string& where, const std::string& command) {
+  if (model.dense())
+    throw InputError(fmt::format("{}: model '{}' is dense (no experts): semsim {} needs a MoE model", where,
+                                 model.name, command));
+}
+
+MoeModel moe_model_option(const std::string& name, const std::string& command) {
+  MoeModel model =
+      load_model(YamlInput(YAML::Node(name), std::make_shared<const std::string>("--model"), "model"), "");
+  refuse_dense_model(model, "--model " + name, command);
+  return model;
+}
+
+RoutingTrace moe_trace(const std::string& path, const std::string& command) {
+  RoutingTrace trace = load_trace(path);
+  const std::string& model = trace.header().model;
+  const std::vector<std::string> presets = preset_names(PresetKind::kModel);
+  if (std::find(presets.begin(), presets.end(), model) != presets.end())
+    refuse_dense_model(model_preset(model), path, command);
+  return trace;
 }
 
 PolicyChoice policy_option(const std::string& option, PolicyKind kind, const std::string& name,

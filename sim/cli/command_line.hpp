@@ -13,6 +13,7 @@
 #include "models/moe_model.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/runs/progress.hpp"
+#include "workloads/routing_trace.hpp"
 
 namespace semsim {
 
@@ -61,8 +62,13 @@ void add_progress_option(CLI::App& command, ProgressMode& mode);
 
 // The device preset a `--device NAME` option names; an unknown name is an InputError citing the option.
 Device device_option(const std::string& name);
-// The model a `--model NAME` option names, citing the option likewise.
-MoeModel model_option(const std::string& name);
+// MoE-only commands (`command`: "place", "trace import", ...) refuse a dense model: an InputError
+// (exit 2) at `where` (the option or file that named it) naming the model.
+void refuse_dense_model(const MoeModel& model, const std::string& where, const std::string& command);
+// The model a `--model NAME` option of MoE-only `command` names, citing the option likewise.
+MoeModel moe_model_option(const std::string& name, const std::string& command);
+// The routing trace at `path` for MoE-only `command`; refused when its header names a dense preset.
+RoutingTrace moe_trace(const std::string& path, const std::string& command);
 // The `kind` policy an option names (`option`, "--policy") with its defaults, then each key=value of
 // `param_option` ("--param") checked against its parameters.
 PolicyChoice policy_option(const std::string& option, PolicyKind kind, const std::string& name,

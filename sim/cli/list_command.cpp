@@ -15,9 +15,13 @@ int print_listing(const std::string& what) {
   if (what == "models") {
     for (const auto& name : preset_names(PresetKind::kModel)) {
       const auto m = model_preset(name);
-      std::cout << fmt::format(
-          "{:<20} {:>3} layers ({:>2} MoE), {:>3} routed + {} shared experts, top-{}, hidden {}\n", name,
-          m.layers, m.moe_layers(), m.routed_experts, m.shared_experts, m.top_k, m.hidden);
+      if (m.dense())
+        std::cout << fmt::format("{:<20} {:>3} layers (dense), FFN {}, hidden {}\n", name, m.layers,
+                                 m.dense_ffn, m.hidden);
+      else
+        std::cout << fmt::format(
+            "{:<20} {:>3} layers ({:>2} MoE), {:>3} routed + {} shared experts, top-{}, hidden {}\n", name,
+            m.layers, m.moe_layers(), m.routed_experts, m.shared_experts, m.top_k, m.hidden);
     }
   } else if (what == "hardware") {
     for (const auto& name : preset_names(PresetKind::kDevice)) std::cout << name << "\n";

@@ -6,6 +6,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "models/input_error.hpp"
 #include "policies/placement_file.hpp"
@@ -47,6 +48,9 @@ int place_command(const PlaceOptions& options) {
        {std::pair{options.policy.empty(), "--policy"}, std::pair{options.profile.empty(), "--profile"},
         std::pair{options.ep == 0, "--ep"}, std::pair{options.out.empty(), "--out"}})
     if (missing) throw InputError(std::string("place: ") + option + " is required (see semsim place --help)");
+  // A dense --model is refused before the profile is read.
+  const std::optional<MoeModel> model =
+      options.model.empty() ? std::nullopt : std::optional(moe_model_option(options.model, "place"));
   const PolicyChoice choice =
       policy_option("--policy", PolicyKind::kPlacement, options.policy, "--param", options.params);
   const RoutingProfile profile = RoutingProfile::load(options.profile);
@@ -55,13 +59,12 @@ int place_command(const PlaceOptions& options) {
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
   PlacementInput input{profile.moe_layers(), profile.experts(), options.ep, per_node, 1, &profile};
-  if (!options.model.empty()) {
-    const MoeModel model = model_option(options.model);
-    if (model.moe_layers() != profile.moe_layers() || model.routed_experts != profile.experts())
+  if (model) {
+    if (model->moe_layers() != profile.moe_layers() || model->routed_experts != profile.experts())
       throw InputError(fmt::format("--model {}: {} MoE layers of {} experts, the profile {} of {}",
-                                   options.model, model.moe_layers(), model.routed_experts,
+                                   options.model, model->moe_layers(), model->routed_experts,
                                    profile.moe_layers(), profile.experts()));
-    input.expert_groups = model.expert_groups;
+    input.expert_groups = model->expert_groups;
   }
   ProgressLine progress("place " + choice.name, options.progress);
   input.progress = progress.callback();

@@ -132,7 +132,7 @@ PlaceEvalReport evaluate_plan(const PlaceEvalOptions& options) {
         "experts per device: evaluate with --no-bound",
         options.plan, plan.placement.devices, plan.placement.experts));
   const EvaluatedRequests& requests = options.requests;
-  const RoutingTrace trace = load_trace(requests.trace);
+  const RoutingTrace trace = moe_trace(requests.trace, "place eval");
   const std::vector<bool> evaluate = evaluated_mask(requests, trace);
   r.scheduler = policy_option("--scheduler", PolicyKind::kRequestScheduling, options.scheduler,
                               "--scheduler-param", options.scheduler_params);
@@ -247,7 +247,7 @@ int place_eval_command(const PlaceEvalOptions& options) {
 }
 
 int place_bound_command(const PlaceBoundOptions& options) {
-  const RoutingTrace trace = load_trace(options.requests.trace);
+  const RoutingTrace trace = moe_trace(options.requests.trace, "place bound");
   if (options.ep <= 0 || trace.header().experts % options.ep != 0)
     throw InputError(
         fmt::format("--ep {}: must divide the trace's {} experts", options.ep, trace.header().experts));

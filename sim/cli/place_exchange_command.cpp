@@ -54,7 +54,7 @@ int place_export_command(const PlaceExportOptions& options) {
                     "ends in .json",
                     options.out));
   const PlacementPlan plan = read_placement_file(options.plan);
-  const MoeModel model = model_option(options.model);
+  const MoeModel model = moe_model_option(options.model, "place export");
   SglangExpertLocation location;
   try {
     location = sglang_expert_location(plan.placement, model);
@@ -91,7 +91,7 @@ int place_import_command(const PlaceImportOptions& options) {
   check_exchange_format(options.format);
   if (options.file.ends_with(".pt"))
     throw InputError(options.file + ": SGLang's .pt form (torch.save) is not read; save the map as JSON");
-  const MoeModel model = model_option(options.model);
+  const MoeModel model = moe_model_option(options.model, "place import");
   const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));

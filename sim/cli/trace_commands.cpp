@@ -45,8 +45,9 @@ struct SplitTrace {
   std::vector<bool> held_out;
 };
 
-SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t seed) {
-  SplitTrace s{load_trace(trace_path), {}};
+SplitTrace load_split(const std::string& trace_path, double split, std::uint64_t seed,
+                      const std::string& command) {
+  SplitTrace s{moe_trace(trace_path, command), {}};
   s.held_out = held_out_requests(s.trace.requests(), split, seed);
   return s;
 }
@@ -67,7 +68,7 @@ int trace_import_command(const std::string& format, const std::string& input, co
   const auto started = std::chrono::steady_clock::now();
   const TraceImportFormat from = trace_import_format_named(format);
   check_trace_output_name(out);
-  const MoeModel model = model_option(model_name);
+  const MoeModel model = moe_model_option(model_name, "trace import");
   const RoutingTrace trace = import_trace(from, input, model);
   write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
   std::cout << fmt::format(
@@ -96,6 +97,7 @@ int trace_synth_command(const ScenarioArguments& scenario_arguments, int request
   const auto started = std::chrono::steady_clock::now();
   check_trace_output_name(out);
   const Scenario scenario = scenario_arguments.load();
+  refuse_dense_model(scenario.model, scenario.file, "trace synth");
   WorkloadSpec spec = scenario.workload;
   if (spec.trace)
     throw InputError(scenario.file +
@@ -131,7 +133,7 @@ int profile_command(const SplitTraceOptions& options) {
   const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
   ProgressLine progress("profile", options.progress);
-  const auto [trace, held_out] = load_split(trace_path, split, seed);
+  const auto [trace, held_out] = load_split(trace_path, split, seed, "profile");
   RoutingProfile profile = RoutingProfile::build(trace, held_out, progress.callback());
   const auto held = static_cast<std::size_t>(std::count(held_out.begin(), held_out.end(), true));
   profile.set_source({trace_path, trace_content_hash(trace), split, seed,
@@ -176,7 +178,7 @@ int trace_fit_command(const SplitTraceOptions& options) {
   const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
   ProgressLine progress("trace fit", options.progress);
-  const auto [trace, held_out] = load_split(trace_path, split, seed);
+  const auto [trace, held_out] = load_split(trace_path, split, seed, "trace fit");
   const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed, progress.callback());
 
   OutputStaging staging(out_dir, one_of({"fit.yaml", "fit_report.csv", "fit_summary.json"}));

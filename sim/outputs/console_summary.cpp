@@ -124,23 +124,34 @@ void add_disaggregation(std::string& out, const Json& d) {
 }
 
 // What only a simulation says.
+bool is_dense(const Json& j) {
+  return j.value("model_kind", std::string("moe")) == "dense";
+}
+
+// A dense model's run has no expert group, placement, slots or dispatch to name.
 void add_simulation(std::string& out, const Json& j) {
+  const bool dense = is_dense(j);
   section(out, " Simulation ");
   line(out, "Scenario:", j["scenario"].get<std::string>());
   line(out, "Model / cluster:",
        j["model"].get<std::string>() + " on " + j["cluster"].get<std::string>() +
-           fmt::format(" (EP{}, attention {})", j["ep"].get<int>(), j["attention"].get<std::string>()));
-  line(out, "Policies:",
-       j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
-           " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
-  const auto& slots = j["expert_slots"];
-  line(out, "Expert slots:",
-       fmt::format("{} per MoE layer ({} redundant), at most {} per device",
-                   slots["physical_per_layer"].get<int>(), slots["redundant"].get<int>(),
-                   slots["most_per_device"].get<int>()));
+           fmt::format(" ({}{}, attention {})", dense ? "dense, devices " : "EP", j["ep"].get<int>(),
+                       j["attention"].get<std::string>()));
+  if (dense) {
+    line(out, "Policies:", j["request_scheduling"].get<std::string>() + " scheduling");
+  } else {
+    line(out, "Policies:",
+         j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
+             " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
+    const auto& slots = j["expert_slots"];
+    line(out, "Expert slots:",
+         fmt::format("{} per MoE layer ({} redundant), at most {} per device",
+                     slots["physical_per_layer"].get<int>(), slots["redundant"].get<int>(),
+                     slots["most_per_device"].get<int>()));
+  }
   line(out, "Network fidelity / calibration:",
        j["fidelity"].get<std::string>() + " / " + j["calibration"].get<std::string>());
-  line(out, "Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
+  if (!dense) line(out, "Dispatch and combine timed by:", j.value("dispatch_kernel", std::string("-")));
   if (j["pool"] == "prefill" || j["pool"] == "decode")
     line(out, "Serving pool:",
          j["pool"] == "prefill" ? "prefill only (requests end at their first token)"
@@ -174,8 +185,7 @@ void add_simulation(std::string& out, const Json& j) {
         fmt::format("Scheduling without token identities: {}\n", j["scheduling_fallback"].get<std::string>());
 }
 
-void add_moe(std::string& out, const Json& j) {
-  section(out, " MoE ");
+void add_routing(std::string& out, const Json& j) {
   line(out, "Local activation rate:", num(j["lar"], 4));
   line(out, "A2A bytes scale-up / scale-out (GB):",
        num(j["a2a_bytes"]["scale_up"].get<double>() / 1e9) + " / " +
@@ -187,6 +197,17 @@ void add_moe(std::string& out, const Json& j) {
                 ? fmt::format(" (expert time: slowest device {:.3f}x the mean)",
                               expert_time["slowest"].get<double>() / expert_time["mean"].get<double>())
                 : std::string()));
+}
+
+// A dense model's steps are its dense layers and LM head ("other") and, under Attention-TP, their
+// all-reduces: no routing, dispatch or experts to report.
+void add_moe(std::string& out, const Json& j) {
+  const bool dense = is_dense(j);
+  section(out, dense ? " Dense model " : " MoE ");
+  if (dense)
+    line(out, "MoE layers:", "none (no routing, dispatch or experts)");
+  else
+    add_routing(out, j);
   line(out, "Steps / mean step (ms):",
        fmt::format("{} / {}", j["steps"].get<int>(), num(j["mean_step_seconds"].get<double>() * 1e3, 3)));
   const auto& share = j["phase_share"];
@@ -207,8 +228,9 @@ void add_moe(std::string& out, const Json& j) {
     line(out, "Communication exposed / hidden (s):",
          fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),
                      j["comm_hidden_seconds"].get<double>()));
-  line(out, "All-to-all share of MoE-layer time:",
-       fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
+  if (!dense)
+    line(out, "All-to-all share of MoE-layer time:",
+         fmt::format("{:.1f}%", j["a2a_share_of_moe_time"].get<double>() * 100));
   const auto& limits = j["batch_limits"];
   line(out, "Steps held back by KV/tokens/requests:",
        fmt::format("{:.1f}% / {:.1f}% / {:.1f}% (KV reserved: peak {:.1f}%, mean {:.1f}%)",

@@ -88,6 +88,7 @@ nlohmann::ordered_json workload_json(const WorkloadSpec& w, const Summary& s) {
 void add_setup(nlohmann::ordered_json& j, const Scenario& scenario, const Summary& s) {
   j["scenario"] = scenario.name;
   j["model"] = scenario.model.name;
+  j["model_kind"] = scenario.model.dense() ? "dense" : "moe";
   j["cluster"] = scenario.cluster.name;
   j["ep"] = scenario.ep;
   j["attention"] = attention_name(scenario.attention);
@@ -200,18 +201,23 @@ void add_steps(nlohmann::ordered_json& j, const Scenario& scenario, const Memory
   j["tpot_s"] = distribution_json(s.tpot);
   j["itl_s"] = distribution_json(s.itl);
   j["e2e_s"] = distribution_json(s.e2e);
-  j["lar"] = s.lar;
+  // A dense model routes nothing: its routing figures do not apply (null, as statistics of nothing).
+  const bool routed = !scenario.model.dense();
+  auto if_routed = [&](double value) {
+    return routed ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
+  j["lar"] = if_routed(s.lar);
   j["a2a_bytes"] = {{"scale_up", s.a2a_scale_up_bytes},
                     {"scale_out", s.a2a_scale_out_bytes},
                     {"forwarded", s.a2a_forwarded_bytes}};
-  j["imbalance"] = s.imbalance;
+  j["imbalance"] = if_routed(s.imbalance);
   j["steps"] = s.steps;
   j["mean_step_seconds"] = s.mean_step_seconds;
   for (const Phase p : kPhases)
     if (reported(p)) j["phase_seconds"][std::string(phase_name(p).key)] = t[p];
   for (const Phase p : kPhases)
     if (reported(p)) j["phase_share"][std::string(phase_name(p).key)] = share(t[p]);
-  j["a2a_share_of_moe_time"] = moe > 0 ? (t[Phase::kDispatch] + t[Phase::kCombine]) / moe : 0.0;
+  j["a2a_share_of_moe_time"] = if_routed(moe > 0 ? (t[Phase::kDispatch] + t[Phase::kCombine]) / moe : 0.0);
   j["tp_collective_bytes"] = s.tp_collective_bytes;
   j["overlap"] = name_of(kOverlapNames, scenario.serving.overlap);
   j["comm_exposed_seconds"] = s.comm_exposed_seconds;

@@ -246,5 +246,26 @@ TEST(cliCalibrateTables, CoverageSaysWhatEachOperatorIsPricedFrom) {
                                                 {"LM head", "measured"}}));
 }
 
+// A dense model on the embedded H100 and H200 measurements: at every TP size its shard's GEMMs and
+// GQA attention come from the measured tables (some shapes interpolated across the measured ones),
+// none from the roofline; it has no router and no experts to price.
+TEST(cliCalibrateTables, ADenseModelsShardsArePricedFromTheMeasuredTables) {
+  for (const char* profile : {"h100-sxm-measured.yaml", "h200-sxm-measured.yaml"}) {
+    const std::vector<std::string> args{"calibrate", "coverage",
+                                        std::string(SEMSIM_SOURCE_DIR) + "/calibrate/profiles/" + profile};
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    for (const char* tp : {"", " TP2", " TP4", " TP8"}) {
+      const auto operators = coverage_of(r.out, std::string("qwen3-32b") + tp + " (BF16 weights)");
+      EXPECT_EQ(operators.size(), 5u) << profile << tp;
+      for (const char* op :
+           {"attention projections", "attention decode", "attention prefill", "dense FFN", "LM head"}) {
+        ASSERT_TRUE(operators.contains(op)) << profile << tp << " " << op;
+        EXPECT_NE(operators.at(op), "roofline") << profile << tp << " " << op;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

@@ -84,5 +84,55 @@ TEST(MoeModel, ExpertGroupsMustDivideTheExperts) {
   }
 }
 
+// The dense presets as their config.json files give them (models/presets/models/*.yaml notes).
+TEST(MoeModel, DensePresetsHaveTheirConfigJsonsShapes) {
+  struct Shape {
+    const char* name;
+    int layers, hidden, ffn, heads, kv_heads, head_dim, vocabulary;
+  };
+  for (const Shape& want : {Shape{"qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936},
+                            Shape{"llama-3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256}}) {
+    const MoeModel m = model_preset(want.name);
+    EXPECT_TRUE(m.dense()) << want.name;
+    EXPECT_EQ(m.layers, want.layers) << want.name;
+    EXPECT_EQ(m.hidden, want.hidden) << want.name;
+    EXPECT_EQ(m.dense_ffn, want.ffn) << want.name;
+    EXPECT_EQ(m.attention.kind, AttentionKind::kGqa) << want.name;
+    EXPECT_EQ(m.attention.heads, want.heads) << want.name;
+    EXPECT_EQ(m.attention.kv_heads, want.kv_heads) << want.name;
+    EXPECT_EQ(m.attention.head_dim, want.head_dim) << want.name;
+    EXPECT_EQ(m.vocabulary, want.vocabulary) << want.name;
+    EXPECT_FALSE(m.tied_embeddings) << want.name;
+    EXPECT_EQ(m.attention.sliding_window, 0) << want.name;
+    EXPECT_EQ(m.routed_experts, 0) << want.name;
+    EXPECT_EQ(m.top_k, 0) << want.name;
+    EXPECT_EQ(m.moe_layers(), 0) << want.name;
+    for (int layer = 0; layer < m.layers; ++layer) EXPECT_FALSE(m.is_moe_layer(layer)) << layer;
+  }
+  for (const char* moe : {"deepseek-v2-lite", "mixtral-8x7b"}) EXPECT_FALSE(model_preset(moe).dense()) << moe;
+}
+
+// Without `experts` a model is dense: it needs dense_ffn and takes no MoE layer layout.
+std::string dense_model(const std::string& extra) {
+  return "kind: model\nname: d\nsource: test\nlayers: 2\nhidden: 64\nvocabulary: 100\n" + extra +
+         "attention: {kind: mha, heads: 2, head_dim: 32}\n";
+}
+
+TEST(MoeModel, AModelWithoutExpertsIsDense) {
+  const MoeModel m = MoeModel::from_yaml(YamlInput::parse(dense_model("dense_ffn: 256\n"), "d.yaml"));
+  EXPECT_TRUE(m.dense());
+  EXPECT_EQ(m.dense_ffn, 256);
+  EXPECT_EQ(m.moe_layers(), 0);
+  EXPECT_NE(model_error(dense_model("")).find("m.yaml:1:1: missing required key 'dense_ffn'"),
+            std::string::npos)
+      << model_error(dense_model(""));
+  EXPECT_NE(model_error(dense_model("dense_ffn: 256\nfirst_dense_layers: 1\n"))
+                .find("first_dense_layers: only a model with experts (an 'experts' section) takes this key"),
+            std::string::npos);
+  EXPECT_NE(model_error(dense_model("dense_ffn: 256\nmoe_layer_interval: 2\n"))
+                .find("moe_layer_interval: only a model with experts"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace semsim

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "policies/policy_registry.hpp"
 #include "sim/run_plan.hpp"
 #include "workloads/workload.hpp"
@@ -239,6 +241,55 @@ TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
   EXPECT_EQ(attention0.seconds[0], f.rank_cost.attention(attention0.layer, first) + f.cost.gate(4));
   EXPECT_EQ(attention1.seconds[0], f.rank_cost.attention(attention1.layer, second) + f.cost.gate(3));
   EXPECT_EQ(attention1.seconds[1], 0.0);  // rank 1 has nothing in micro-batch 1
+}
+
+// A dense model's step on one rank: its 64 layers of attention and dense FFN plus the LM head, each
+// a roofline kernel, summed by hand from Qwen3-32B's config.json numbers (no MoE layer, no routing).
+TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
+  StepBuilderFixture f({"model=qwen3-32b", "calibration=datasheet", "parallelism.ep=1"});
+  const double layers = 64, hidden = 5120, ffn = 25600, heads = 64, kv_heads = 8, head_dim = 128,
+               vocabulary = 151936, n = 7, bf16 = 2;
+  const Device& device = f.scenario.cluster.device;
+  const CalibrationProfile& profile = *f.scenario.calibration;
+  auto roofline = [&](double flops, double bytes, double flops_per_second) {
+    return profile.kernel_overhead +
+           std::max(flops / flops_per_second, bytes / (device.hbm_bandwidth * profile.memory_efficiency));
+  };
+  const double gemm = device.bf16_flops * profile.gemm_efficiency;
+  // Attention over a 7-token prompt: q, k, v, o projections, then token i attends to i tokens.
+  const double projection_params = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2;
+  const double attended = n * (n + 1) / 2;
+  const double attention =
+      roofline(2 * n * projection_params + 2 * heads * (2 * head_dim) * attended,
+               projection_params * bf16 + 2 * n * hidden * bf16 + n * 2 * kv_heads * head_dim * bf16,
+               device.bf16_flops * profile.attention_efficiency);
+  // SwiGLU: gate, up and down weights; hidden in and out plus the intermediate product per token.
+  const double dense_ffn =
+      roofline(2 * n * 3 * hidden * ffn, 3 * hidden * ffn * bf16 + n * 2 * (hidden + ffn) * bf16, gemm);
+  // One logit row (the prompt's last token).
+  const double lm_head =
+      roofline(2 * hidden * vocabulary, hidden * vocabulary * bf16 + (hidden + vocabulary) * bf16, gemm);
+
+  const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1}};
+  std::vector<TokenRef> tokens;
+  for (int p = 0; p < 7; ++p) tokens.push_back({0, 0, p});
+  const StepGraph g = f.build(batches, tokens, std::vector<int>(7, 0));
+  ASSERT_EQ(g.activities().size(), 1u);
+  EXPECT_EQ(g.activities()[0].phase, Phase::kOther);
+  EXPECT_NEAR(g.activities()[0].seconds[0], layers * (attention + dense_ffn) + lm_head, 1e-12);
+}
+
+// Under Attention-TP a dense model's step is its sharded layers and two all-reduces per layer (a
+// reduce-scatter and an all-gather each without NCCL's tables): no MoE phase.
+TEST(StepBuilder, ADenseModelUnderAttentionTpAllReducesEveryLayer) {
+  StepBuilderFixture f({"model=qwen3-32b", "parallelism.attention=tp"});
+  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
+  Step step;
+  step.token_rank.assign(8, 0);
+  const StepGraph g = f.build({group}, step.tokens, step.token_rank);
+  EXPECT_EQ(phases_of(g), std::vector<Phase>(1 + 4 * 64, Phase::kOther));
+  for (int a = 1; a < static_cast<int>(g.activities().size()); ++a)
+    EXPECT_EQ(g.activities()[a].kind, ActivityKind::kCollective) << a;
 }
 
 }  // namespace
