@@ -39,6 +39,10 @@ double KvTransfers::lone_seconds(int src, int dst, double bytes) const {
   return topology_.route_latency(src, dst) + (std::isinf(narrowest) ? 0.0 : bytes / narrowest);
 }
 
+int KvTransfers::prefill_device(int rank) const {
+  return setup_.prefill_first_device + rank * setup_.prefill_group_devices;
+}
+
 void KvTransfers::last_chunk_starts(int index, int rank, double) {
   ++in_flight_;
   if (setup_.mode == KvTransferMode::kWhole)
@@ -70,19 +74,20 @@ void KvTransfers::start(int index, int prefill_rank, int step) {
   record.decode_rank = choose_rank_(index);
   record.bytes = setup_.kv_bytes_per_token * requests_[index].input_tokens;
   record.start = sg4::Engine::get_clock();
-  sg4::Actor::create(fmt::format("kv-{}", index), hosts_[setup_.prefill_first_device + prefill_rank],
+  sg4::Actor::create(fmt::format("kv-{}", index), hosts_[prefill_device(prefill_rank)],
                      [this, record, step] { move(record, step); });
 }
 
 void KvTransfers::move(KvTransferRecord record, int step) {
-  const int src = setup_.prefill_first_device + record.prefill_rank;
-  const int dst = setup_.decode_first_device + record.decode_rank;
-  const double lone = lone_seconds(src, dst, record.bytes);
+  const int src = prefill_device(record.prefill_rank);
+  const int dst = setup_.decode_first_device + record.decode_rank * setup_.decode_group_devices;
+  const double pair_bytes = record.bytes / setup_.parallel_pairs;
+  const double lone = lone_seconds(src, dst, pair_bytes);
   if (setup_.fidelity == NetworkFidelity::kFlow && record.bytes > 0) {
     sg4::Exec::init()
         ->set_hosts({hosts_[src], hosts_[dst]})
         ->set_flops_amounts({0.0, 0.0})
-        ->set_bytes_amounts({0.0, record.bytes, 0.0, 0.0})
+        ->set_bytes_amounts({0.0, pair_bytes, 0.0, 0.0})
         ->start()
         ->wait();
   } else {

@@ -139,10 +139,17 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   Server prefill_server(prefill, plan.prefill, {}, {0, flow});
   Server decode_server(decode, plan.decode, {}, {decode_first, flow});
   const std::vector<Request> requests = generate_requests(scenario.workload);
-  KvTransfers transfers(topology,
-                        {scenario.fidelity, pools.kv_transfer, 0, decode_first,
-                         kv_bytes_per_token(scenario.model, scenario.precision), scenario.model.layers},
-                        requests);
+  KvTransferSetup setup{scenario.fidelity,
+                        pools.kv_transfer,
+                        0,
+                        decode_first,
+                        kv_bytes_per_token(scenario.model, scenario.precision),
+                        scenario.model.layers};
+  setup.prefill_group_devices = prefill.tp;
+  setup.decode_group_devices = decode.tp;
+  setup.parallel_pairs =
+      std::min(kv_shards(scenario.model, prefill.tp), kv_shards(scenario.model, decode.tp));
+  KvTransfers transfers(topology, setup, requests);
   // The decode loop first: it must choose ranks before the first transfer starts.
   decode_server.start(hosts[decode_first], requests, progress, &transfers);
   const ServingProgress prefill_progress;  // none: the decode loop's is the run's (outlives the actors)
