@@ -20,7 +20,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
       "{}); "
       "fidelity {}; "
       "calibration {}\n"
-      "  workload: {} requests{}, seed {}\n",
+      "  workload: {} requests{}{}, seed {}\n",
       s.model.name, s.model.layers, s.model.moe_layers(), s.model.routed_experts, s.model.top_k,
       s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node, s.cluster.device.name, s.ep,
       attention_name(s.attention), plan.memory.weight_bytes_per_device / 1e9, plan.memory.kv_capacity_tokens,
@@ -33,7 +33,14 @@ void describe(const Scenario& s, const RunPlan& plan) {
           ? fmt::format(" from {} ({}; arrivals: {})", s.workload.request_log->file,
                         s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())
           : "",
+      s.workload.concurrency > 0
+          ? fmt::format(" in a closed loop of {} concurrent (each sent when one finishes)",
+                        s.workload.concurrency)
+          : "",
       s.workload.seed);
+  if (s.serving.batching != Batching::kMixed)
+    std::cout << "  batching " << name_of(kBatchingNames, s.serving.batching)
+              << ": a step prefills only when it can, else decodes every running request\n";
   if (const auto& groups = plan.notes.group_limit) {
     std::cout << "  replayed trace: " << group_limit_counts(*groups) << "\n";
     const std::string warning = group_limit_warning(*groups, s.workload.trace_file_as_written);
