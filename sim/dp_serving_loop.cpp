@@ -84,9 +84,10 @@ class DataParallelServer {
       record.start = clock_.now();
       if (hands_off()) announce_last_chunks(record.start);
       timeline_end_due = steps_.run(batches_, tokens_, token_rank_, clock_, record);
-      // The other pool's actor must see the step's end: KV transfers start, requests finish.
-      if (handoff_) clock_.sync();
-      if (hands_off()) handoff_->step_ended(clock_.now());
+      if (hands_off()) {
+        clock_.sync();
+        handoff_->step_ended(clock_.now());
+      }
       if (timeline_end_due) start_timeline_step();
       finish_step(record);
       if (progress_) progress_(clock_.now(), completed_, requests_.size());

@@ -35,7 +35,8 @@ class KvHandoff {
   // none will land any more.
   virtual bool wait_for_arrival(double until) = 0;
 
-  // Closed loop. The decode pool: a request finished at `time` (the caller's clock synchronised).
+  // Closed loop. The decode pool: a request finished at `time`, which may be ahead of the SimGrid
+  // clock (a step's time not yet slept): the prefill loop treats it as an arrival due then.
   virtual void request_finished(double time) = 0;
   // The prefill pool: appends the finish times told since the last call.
   virtual void take_finished(std::vector<double>& times) = 0;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,25 +18,25 @@ using Json = nlohmann::json;
 
 // A small scenario: DeepSeek-V2-Lite on one H200 node (or two for the pools), `workload` and
 // `extra` lines as given.
-std::string scenario_text(const std::string& workload, const std::string& extra = "",
-                          const std::string& cluster = "h200-1x8") {
+std::string loop_scenario_text(const std::string& workload, const std::string& extra = "",
+                               const std::string& cluster = "h200-1x8") {
   return "schema: 1\nname: loop\nmodel: deepseek-v2-lite\ncluster: " + cluster +
          "\nparallelism: {ep: 8, attention: dp}\ncalibration: datasheet\nworkload: " + workload + "\n" +
          extra;
 }
 
-struct Run {
+struct LoopRun {
   CliResult cli;
   Json summary, result;
   std::string requests_csv, steps_csv;
 };
 
-Run run_scenario(const TempDir& tmp, const std::string& name, const std::string& text) {
+LoopRun run_loop_scenario(const TempDir& tmp, const std::string& name, const std::string& text) {
   const std::string file = tmp / (name + ".yaml");
   std::ofstream(file) << text;
   const std::vector<std::string> args{
       "run", file, "--out", tmp / name, "--result-json", tmp / (name + ".json")};
-  Run run;
+  LoopRun run;
   run.cli = run_semsim(args);
   EXPECT_EQ(run.cli.exit_code, 0) << describe(args, run.cli);
   if (run.cli.exit_code != 0) return run;
@@ -46,25 +45,6 @@ Run run_scenario(const TempDir& tmp, const std::string& name, const std::string&
   run.requests_csv = read_file(fs::path(tmp / name) / "requests.csv");
   run.steps_csv = read_file(fs::path(tmp / name) / "steps.csv");
   return run;
-}
-
-// A CSV's column `column` as numbers, one per row ("" -> NaN).
-std::vector<double> column_of(const std::string& csv, const std::string& column) {
-  const std::vector<std::string> lines = split_lines(csv);
-  std::vector<std::string> header;
-  std::stringstream names(lines.at(0));
-  for (std::string name; std::getline(names, name, ',');) header.push_back(name);
-  const auto index =
-      static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
-  EXPECT_LT(index, header.size()) << column;
-  std::vector<double> values;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    std::stringstream fields(lines[i]);
-    std::string field;
-    for (std::size_t f = 0; f <= index; ++f) std::getline(fields, field, ',');
-    values.push_back(field.empty() ? std::nan("") : std::stod(field));
-  }
-  return values;
 }
 
 // requests.csv of a closed loop of `n` that completed every request: the first n are sent at 0,
@@ -103,7 +83,7 @@ const std::string kLoop =
 
 TEST(cliClosedLoop, HoldsNRequestsInFlightAndReportsMaxConcurrency) {
   TempDir tmp;
-  const Run run = run_scenario(tmp, "loop", scenario_text(kLoop));
+  const LoopRun run = run_loop_scenario(tmp, "loop", loop_scenario_text(kLoop));
   ASSERT_EQ(run.cli.exit_code, 0);
   expect_closed_loop(run.requests_csv, 6);
   EXPECT_EQ(run.summary["max_concurrency"], 6);
@@ -118,7 +98,8 @@ TEST(cliClosedLoop, HoldsNRequestsInFlightAndReportsMaxConcurrency) {
 
 TEST(cliClosedLoop, APrefillPoolsRequestsFinishAtTheirFirstToken) {
   TempDir tmp;
-  const Run run = run_scenario(tmp, "prefill", scenario_text(kLoop, "serving: {pool: prefill}\n"));
+  const LoopRun run =
+      run_loop_scenario(tmp, "prefill", loop_scenario_text(kLoop, "serving: {pool: prefill}\n"));
   ASSERT_EQ(run.cli.exit_code, 0);
   expect_closed_loop(run.requests_csv, 6);
   EXPECT_EQ(column_of(run.requests_csv, "e2e_s"), column_of(run.requests_csv, "ttft_s"));
@@ -126,10 +107,10 @@ TEST(cliClosedLoop, APrefillPoolsRequestsFinishAtTheirFirstToken) {
 
 TEST(cliClosedLoop, DisaggregatedTheDecodePoolsFinishesSendTheNextRequests) {
   TempDir tmp;
-  const Run run =
-      run_scenario(tmp, "pools",
-                   scenario_text(kLoop, "disaggregation: {prefill: {nodes: 1}, decode: {nodes: 1}}\n",
-                                 "{preset: h200-ib, nodes: 2}"));
+  const LoopRun run = run_loop_scenario(
+      tmp, "pools",
+      loop_scenario_text(kLoop, "disaggregation: {prefill: {nodes: 1}, decode: {nodes: 1}}\n",
+                         "{preset: h200-ib, nodes: 2}"));
   ASSERT_EQ(run.cli.exit_code, 0);
   expect_closed_loop(run.requests_csv, 6);
   EXPECT_EQ(run.summary["requests_completed"], 40);
@@ -142,7 +123,7 @@ TEST(cliClosedLoop, DisaggregatedTheDecodePoolsFinishesSendTheNextRequests) {
 TEST(cliClosedLoop, CheckDescribesTheClosedLoop) {
   TempDir tmp;
   const std::string file = tmp / "loop.yaml";
-  std::ofstream(file) << scenario_text(kLoop, "serving: {batching: prefill_first}\n");
+  std::ofstream(file) << loop_scenario_text(kLoop, "serving: {batching: prefill_first}\n");
   const CliResult r = run_semsim({"check", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("workload: 40 requests in a closed loop of 6 concurrent"), std::string::npos) << r.out;
@@ -163,8 +144,8 @@ std::string loaded_scenario(const std::string& batching) {
 
 TEST(cliBatching, PrefillFirstNeverMixesAndTradesTpotForTtft) {
   TempDir tmp;
-  const Run mixed = run_scenario(tmp, "mixed", loaded_scenario("mixed"));
-  const Run first = run_scenario(tmp, "first", loaded_scenario("prefill_first"));
+  const LoopRun mixed = run_loop_scenario(tmp, "mixed", loaded_scenario("mixed"));
+  const LoopRun first = run_loop_scenario(tmp, "first", loaded_scenario("prefill_first"));
   ASSERT_EQ(mixed.cli.exit_code, 0);
   ASSERT_EQ(first.cli.exit_code, 0);
   const std::vector<double> prefill = column_of(first.steps_csv, "prefill_tokens");
