@@ -16,6 +16,25 @@
 
 namespace semsim {
 namespace sg4 = simgrid::s4u;
+namespace {
+
+// Blocks the calling actor on `changed` until `ready()`; false once `hopeless()` or at `until`
+// (infinite: no time limit) with nothing ready.
+template <class Ready, class Hopeless>
+bool wait_until_ready(const sg4::MutexPtr& mutex, const sg4::ConditionVariablePtr& changed, Ready ready,
+                      Hopeless hopeless, double until) {
+  std::unique_lock lock(*mutex);
+  while (!ready()) {
+    if (hopeless()) return false;
+    if (std::isinf(until))
+      changed->wait(lock);
+    else if (changed->wait_until(lock, until) == std::cv_status::timeout)
+      return ready();
+  }
+  return true;
+}
+
+}  // namespace
 
 struct KvTransfers::Sync {
   sg4::MutexPtr mutex = sg4::Mutex::create();
@@ -113,15 +132,26 @@ void KvTransfers::take_arrived(std::vector<KvArrival>& arrived) {
 }
 
 bool KvTransfers::wait_for_arrival(double until) {
-  std::unique_lock lock(*sync_->mutex);
-  while (arrived_.empty()) {
-    if (prefill_done_ && in_flight_ == 0) return false;
-    if (std::isinf(until))
-      sync_->changed->wait(lock);
-    else if (sync_->changed->wait_until(lock, until) == std::cv_status::timeout)
-      return !arrived_.empty();
-  }
-  return true;
+  return wait_until_ready(
+      sync_->mutex, sync_->changed, [this] { return !arrived_.empty(); },
+      [this] { return prefill_done_ && in_flight_ == 0; }, until);
+}
+
+void KvTransfers::request_finished(double time) {
+  finished_.push_back(time);
+  sync_->changed->notify_all();
+}
+
+void KvTransfers::take_finished(std::vector<double>& times) {
+  times.insert(times.end(), finished_.begin(), finished_.end());
+  finished_.clear();
+}
+
+// The decode loop runs until its last request finishes, so a waiting prefill loop always hears of
+// one or reaches `until`.
+bool KvTransfers::wait_for_finish(double until) {
+  return wait_until_ready(
+      sync_->mutex, sync_->changed, [this] { return !finished_.empty(); }, [] { return false; }, until);
 }
 
 }  // namespace semsim

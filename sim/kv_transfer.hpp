@@ -56,6 +56,9 @@ class KvTransfers final : public KvHandoff {
   void set_rank_chooser(std::function<int(int index)> choose) override { choose_rank_ = std::move(choose); }
   void take_arrived(std::vector<KvArrival>& arrived) override;
   bool wait_for_arrival(double until) override;
+  void request_finished(double time) override;
+  void take_finished(std::vector<double>& times) override;
+  bool wait_for_finish(double until) override;
 
   // Every transfer that landed, in landing order.
   const std::vector<KvTransferRecord>& records() const { return records_; }
@@ -77,7 +80,8 @@ class KvTransfers final : public KvHandoff {
   std::vector<double> step_ends_;                          // the prefill steps ended so far
   std::vector<KvArrival> arrived_;                         // landed, not yet taken
   std::vector<KvTransferRecord> records_;
-  int in_flight_ = 0;  // announced, not yet landed
+  std::vector<double> finished_;  // closed loop: decode finish times not yet taken
+  int in_flight_ = 0;             // announced, not yet landed
   bool prefill_done_ = false;
 };
 

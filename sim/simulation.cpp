@@ -157,7 +157,11 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   engine.get().run();
   prefill_server.rethrow_failure();
   decode_server.rethrow_failure();
-  return {prefill_server.result(), decode_server.result(), transfers.records()};
+  DisaggregatedResult result{prefill_server.result(), decode_server.result(), transfers.records()};
+  // Requests arrive at the prefill pool: in a closed loop only it knows when each was sent.
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    result.decode.requests[i].arrival = result.prefill.requests[i].arrival;
+  return result;
 }
 
 }  // namespace semsim
