@@ -97,7 +97,6 @@ nlohmann::ordered_json workload_json(const WorkloadSpec& w, const Summary& s) {
 void add_setup(nlohmann::ordered_json& j, const Scenario& scenario, const Summary& s) {
   j["scenario"] = scenario.name;
   j["model"] = scenario.model.name;
-  j["model_kind"] = scenario.model.dense() ? "dense" : "moe";
   j["cluster"] = scenario.cluster.name;
   j["ep"] = scenario.ep;
   j["attention"] = attention_name(scenario.attention);
@@ -257,6 +256,8 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   add_steps(j, scenario, memory, s);
   j["workload"] = workload_json(scenario.workload, s);
   j["semsim_version"] = semsim_version();
+  // Appended after the keys that predate dense models (points.csv columns keep their places).
+  j["model_kind"] = scenario.model.dense() ? "dense" : "moe";
   return j;
 }
 
