@@ -65,8 +65,10 @@ void describe(const Scenario& s, const RunPlan& plan) {
       "  workload: {} requests{}{}, seed {}\n",
       s.model.name, model_shape(s.model), s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node,
       s.cluster.device.name,
-      s.experts_tensor_parallel() ? fmt::format("experts TP{} (a slice of every expert per device)", s.moe_tp)
-                                  : fmt::format("EP{}", s.ep),
+      s.model.dense() ? fmt::format("{} devices,", s.ep)
+      : s.experts_tensor_parallel()
+          ? fmt::format("experts TP{} (a slice of every expert per device)", s.moe_tp)
+          : fmt::format("EP{}", s.ep),
       attention_name(s.attention), plan.memory.weight_bytes_per_device / 1e9, plan.memory.kv_capacity_tokens,
       s.attention == AttentionMode::kDataParallel ? "rank" : "TP group", expert_slots(s, plan.memory),
       s.model.dense() ? "none (dense model)" : s.placement.name,

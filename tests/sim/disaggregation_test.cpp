@@ -98,6 +98,29 @@ TEST(Disaggregation, LayerwiseTransferStartsWithTheStepAndLandsAfterItsLastLayer
       1e-12);
 }
 
+// Attention-TP pools: a request's KV cache split over the group's devices moves as parallel device
+// pairs (GQA: 8 KV heads over TP 8, eight pairs of an eighth each); MLA's replicated latent as one.
+TEST(Disaggregation, TensorParallelPoolsMoveTheKvCacheAsParallelDevicePairs) {
+  for (const auto& [model, pairs] : {std::pair<std::string, int>{"qwen3-32b", 8}, {"deepseek-v2-lite", 1}}) {
+    const std::string text = fmt::format(
+        "schema: 1\nmodel: {}\ncluster: {{preset: h200-ib, nodes: 2}}\n"
+        "parallelism: {{attention: {{tp: 8}}}}\n"
+        "workload: {{requests: 1, arrival: {{process: poisson, rate: 10}}, "
+        "input_len: {{dist: fixed, value: 1000}}, output_len: {{dist: fixed, value: 10}}}}\n"
+        "disaggregation: {{kv_transfer: whole, prefill: {{nodes: 1}}, decode: {{nodes: 1}}}}\n",
+        model);
+    const Scenario s = load_scenario(text, "pools.yaml", "");
+    const Json r = simulate_pools(s);
+    const Json& t = r["transfers"][0];
+    const double bytes = kv_bytes_per_token(s.model, s.precision) * 1000;
+    EXPECT_DOUBLE_EQ(t["bytes"].get<double>(), bytes) << model;
+    EXPECT_NEAR(t["end"].get<double>() - t["start"].get<double>(), lone_transfer_seconds(s, bytes / pairs),
+                1e-12)
+        << model;
+    EXPECT_EQ(r["decode_tokens"].get<int>(), 9) << model;
+  }
+}
+
 // Alone on the network, a transfer takes its closed form in both fidelities.
 TEST(Disaggregation, ALoneTransferTakesItsClosedFormInFlow) {
   const Json bottleneck = simulate_pools(pools_scenario(8, "whole", "bottleneck"));
