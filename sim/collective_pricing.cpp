@@ -30,9 +30,13 @@ Collective CollectivePricing::shard(ShardCollective kind, double shard_bytes) co
 }
 
 double CollectivePricing::shard_bytes_moved(ShardCollective kind, double shard_bytes) const {
-  const LevelBytes moved =
-      level_bytes(equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, overhead_).traffic, topology_);
-  return (kind == ShardCollective::kAllReduce ? 2 : 1) * (moved.scale_up + moved.scale_out);
+  const auto [known, added] = shard_bytes_moved_.try_emplace(shard_bytes, 0.0);
+  if (added) {
+    const LevelBytes moved =
+        level_bytes(equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, overhead_).traffic, topology_);
+    known->second = moved.scale_up + moved.scale_out;
+  }
+  return (kind == ShardCollective::kAllReduce ? 2 : 1) * known->second;
 }
 
 }  // namespace semsim

@@ -3,6 +3,7 @@
 // kernels where sim/dispatch_timing.hpp says they time them, else the copies over the topology) and
 // Attention-TP's shard collectives (NCCL's measured fits where the profile has them, else the shards
 // over the topology). A measured time is the whole collective: its bytes load no link.
+#include <map>
 #include <span>
 #include <vector>
 
@@ -40,6 +41,7 @@ class CollectivePricing {
   double overhead_;  // a group of one device has no collective at all; any larger group launches each one
   std::vector<long long> every_pair_;
   StepExchange step_;
+  mutable std::map<double, double> shard_bytes_moved_;  // one shard's bytes over the topology, by its size
 };
 
 }  // namespace semsim

@@ -16,7 +16,7 @@ std::vector<long long> every_pair(int devices) {
 
 Collective equal_shard_exchange(std::span<const long long> pairs, int devices, double shard_bytes,
                                 double overhead) {
-  return {CopyTraffic{pairs, devices, shard_bytes, false}, overhead, std::nullopt};
+  return {CopyTraffic{pairs, devices, shard_bytes, false, true}, overhead, std::nullopt};
 }
 
 }  // namespace semsim

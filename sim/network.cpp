@@ -242,6 +242,15 @@ double LoneCollectiveTime::seconds(const TrafficMatrix& traffic) {
 
 double LoneCollectiveTime::seconds(const CopyTraffic& traffic) {
   if (traffic.bytes_per_copy == 0) return 0.0;  // a collective timed as a whole (DeepEP's measured kernels)
+  if (traffic.one_per_pair) {
+    const auto [known, added] = one_per_pair_seconds_.try_emplace({traffic.devices, traffic.bytes_per_copy}, 0.0);
+    if (added) {
+      CopyTraffic alone = traffic;
+      alone.one_per_pair = false;
+      known->second = seconds(alone);
+    }
+    return known->second;
+  }
   // The bandwidth factors scale each pair's bytes non-linearly: only the matrix path applies them.
   if (factors_.empty())
     if (const std::optional<double> seconds = model_->copies_seconds(traffic)) return *seconds;

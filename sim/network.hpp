@@ -2,6 +2,7 @@
 // One interface, two fidelities, for the time of a collective given its traffic matrix.
 // Must be called from inside a SimGrid actor: `flow` blocks in simulated time; `bottleneck`
 // only adds the computed duration to the StepClock, which sleeps it off in one go.
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -34,6 +35,9 @@ struct CopyTraffic {
   int devices = 0;
   double bytes_per_copy = 0;
   bool transposed = false;
+  // One copy between every two devices (an equal-shard collective): its time and bytes depend on
+  // bytes_per_copy alone, so they are computed once per size.
+  bool one_per_pair = false;
 
   long long copies_at(int src, int dst) const {
     return copies[transposed ? static_cast<std::size_t>(dst) * devices + src
@@ -119,6 +123,7 @@ class LoneCollectiveTime {
   std::unique_ptr<Model> model_;
   BandwidthFactors factors_;
   TrafficMatrix filled_;  // reused between calls
+  std::map<std::pair<int, double>, double> one_per_pair_seconds_;  // by (devices, bytes per copy)
 };
 
 // The bottleneck formula itself, without factors (also used by tests and policies' estimates).
