@@ -290,6 +290,11 @@ MoeModel experts_tp_shard(const MoeModel& model, int tp) {
   return shard;
 }
 
+int kv_shards(const MoeModel& model, int tp) {
+  if (model.attention.kind == AttentionKind::kMla) return 1;
+  return std::max(1, std::min(tp, model.attention.kv_heads));
+}
+
 double kv_bytes_per_token(const MoeModel& model, const Precision& p) {
   return static_cast<double>(model.layers) * static_cast<double>(model.kv_elements_per_token_per_layer()) *
          p.kv_bytes;

@@ -101,6 +101,9 @@ GemmShape gate_gemm(const MoeModel& model);
 GemmShape lm_head_gemm(const MoeModel& model);
 
 // Memory.
+// The parts one token's KV cache splits into over an Attention-TP group of `tp` ranks: GQA/MHA's KV
+// heads split min(tp, kv_heads) ways; MLA's latent is replicated (one part).
+int kv_shards(const MoeModel& model, int tp);
 // KV-cache bytes one token occupies over all layers.
 double kv_bytes_per_token(const MoeModel& model, const Precision& p);
 // Weight bytes on one device under Attention-DP expert parallelism: everything but routed experts

@@ -38,7 +38,9 @@ class DataParallelServer {
         ranks_(scenario.dp),
         batches_(scenario.dp),
         handoff_(handoff),
-        request_seconds_(scenario.engine.on() ? scenario.calibration->engine.request_seconds : 0.0) {
+        request_seconds_(scenario.engine.on() ? scenario.calibration->engine.request_seconds : 0.0),
+        sent_(closed_loop() ? std::min<std::size_t>(scenario.workload.concurrency, requests.size())
+                            : requests.size()) {
     if (receives_handoffs()) handoff_->set_rank_chooser([this](int index) { return assign(index); });
     result_.kv_capacity_tokens = kv_capacity_tokens;
     result_.requests.resize(requests.size());
@@ -69,10 +71,16 @@ class DataParallelServer {
           if (!handoff_->wait_for_arrival(limit)) break;  // the prefill pool is done, nothing in flight
           continue;
         }
-        if (next_arrival_ >= requests_.size()) break;  // nothing runnable and nothing coming
-        const double wake = std::min(reaches_scheduler(next_arrival_), limit);
-        clock_.advance(std::max(0.0, wake - clock_.now()));
-        continue;
+        if (next_arrival_ < sent_) {
+          const double wake = std::min(reaches_scheduler(next_arrival_), limit);
+          clock_.advance(std::max(0.0, wake - clock_.now()));
+          continue;
+        }
+        if (closed_loop() && hands_off() && sent_ < requests_.size()) {
+          if (!handoff_->wait_for_finish(limit)) break;  // the next send waits for a decode finish
+          continue;
+        }
+        break;  // nothing runnable and nothing coming
       }
       record.start = clock_.now();
       if (hands_off()) announce_last_chunks(record.start);
@@ -97,12 +105,37 @@ class DataParallelServer {
  private:
   bool hands_off() const { return handoff_ && scenario_.serving.pool == ServingPool::kPrefill; }
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
+  bool closed_loop() const { return scenario_.workload.concurrency > 0; }
+
+  // A request finished at `time`. In a closed loop that sends the next request: here, or for a
+  // disaggregated run's decode pool, to the prefill pool (whose own requests end at their first
+  // token, not their last, and send nothing).
+  void request_finished(double time) {
+    ++completed_;
+    if (!closed_loop() || hands_off()) return;
+    if (receives_handoffs())
+      handoff_->request_finished(time);
+    else
+      send_next(time);
+  }
+
+  // A closed loop's next request leaves the client at `time`: its arrival.
+  void send_next(double time) {
+    if (sent_ < requests_.size()) result_.requests[sent_++].arrival = time;
+  }
 
   // When a request sent at its arrival reaches the scheduler, past the engine's request path.
-  double reaches_scheduler(std::size_t index) const { return requests_[index].arrival + request_seconds_; }
+  double reaches_scheduler(std::size_t index) const {
+    return result_.requests[index].arrival + request_seconds_;
+  }
 
   void admit_arrivals() {
-    while (next_arrival_ < requests_.size() && reaches_scheduler(next_arrival_) <= clock_.now()) {
+    if (closed_loop() && hands_off()) {
+      finish_times_.clear();
+      handoff_->take_finished(finish_times_);
+      for (const double time : finish_times_) send_next(time);
+    }
+    while (next_arrival_ < sent_ && reaches_scheduler(next_arrival_) <= clock_.now()) {
       const int r = assign(static_cast<int>(next_arrival_));
       ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
       ++next_arrival_;
@@ -136,7 +169,7 @@ class DataParallelServer {
       if (requests_[kv.index].output_tokens == 1) {
         out.finish = kv.time;
         --rank.load.requests;
-        ++completed_;
+        request_finished(kv.time);
         continue;
       }
       rank.waiting.push_back(kv.index);
@@ -151,9 +184,40 @@ class DataParallelServer {
           handoff_->last_chunk_starts(live.index, r, start);
   }
 
+  // What a rank's step runs (serving.batching).
+  enum class StepKind { kMixed, kPrefillOnly, kDecodeOnly };
+
+  // mixed: decodes and prompt chunks together. prefill_first follows SGLang's default scheduler
+  // (python/sglang/srt/managers/scheduler.py, enable_mixed_chunk off): get_next_batch_to_run runs the
+  // batch get_new_batch_prefill forms (the chunked request's next chunk, then waiting requests while
+  // PrefillAdder finds token budget, max_running_requests and KV room) whenever it forms one, else it
+  // decodes the whole running batch. A decode pool has no prompts to prefill: it always mixes
+  // (admissions decode at once).
+  StepKind step_kind(const Rank& rank) const {
+    if (scenario_.serving.batching == Batching::kMixed || scenario_.serving.pool == ServingPool::kDecode)
+      return StepKind::kMixed;
+    for (const LiveRequest& live : rank.running)
+      if (live.prefilled < requests_[live.index].input_tokens) return StepKind::kPrefillOnly;
+    return can_admit(rank) ? StepKind::kPrefillOnly : StepKind::kDecodeOnly;
+  }
+
+  // The KV-cache tokens waiting request `index` reserves when admitted.
+  long long kv_need(int index) const {
+    const Request& request = requests_[index];
+    return kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens);
+  }
+
+  // Whether the rank's next waiting request may run: under the request cap, its KV footprint free.
+  bool can_admit(const Rank& rank) const {
+    return !rank.waiting.empty() &&
+           static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests &&
+           rank.kv_reserved + kv_need(rank.waiting.front()) <= kv_capacity_tokens_;
+  }
+
   // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
-  // then newly admitted ones) within the token budget. Returns whether any rank has work; `record`
-  // gets the batch limits that held work back and the KV use.
+  // then newly admitted ones) within the token budget; under prefill_first, one of the two (see
+  // step_kind). Returns whether any rank has work; `record` gets the batch limits that held work back
+  // and the KV use.
   bool form_batches(StepRecord& record) {
     tokens_.clear();
     token_rank_.clear();
@@ -162,10 +226,14 @@ class DataParallelServer {
       Rank& rank = ranks_[r];
       RankBatch& batch = batches_[r];
       batch = RankBatch{};
-      int budget = scenario_.serving.max_batch_tokens;
+      const StepKind kind = step_kind(rank);
+      // SGLang's decode batch is the whole running batch (max_running_requests bounds it), not
+      // limited by the prefill token budget.
+      int budget = kind == StepKind::kDecodeOnly ? std::numeric_limits<int>::max()
+                                                 : scenario_.serving.max_batch_tokens;
       for (LiveRequest& live : rank.running) {
         live.chunk = 0;
-        if (live.prefilled < requests_[live.index].input_tokens) continue;
+        if (kind == StepKind::kPrefillOnly || live.prefilled < requests_[live.index].input_tokens) continue;
         if (budget > 0) {
           live.chunk = 1;
           --budget;
@@ -180,12 +248,10 @@ class DataParallelServer {
         budget -= live.chunk;
         record.token_budget_full = record.token_budget_full || live.chunk < remaining;
       }
-      while (budget > 0 && !rank.waiting.empty() &&
-             static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests) {
+      // A request whose KV footprint does not fit waits for KV to free up.
+      while (kind != StepKind::kDecodeOnly && budget > 0 && can_admit(rank)) {
         const Request& next = requests_[rank.waiting.front()];
-        const long long need = kv_reservation(scenario_.serving.pool, next.input_tokens, next.output_tokens);
-        if (rank.kv_reserved + need > kv_capacity_tokens_) break;  // wait for KV to free up
-        rank.kv_reserved += need;
+        rank.kv_reserved += kv_need(rank.waiting.front());
         LiveRequest live;
         live.index = rank.waiting.front();
         if (scenario_.serving.pool == ServingPool::kDecode) {
@@ -306,7 +372,7 @@ class DataParallelServer {
         rank.kv_reserved -=
             kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens);
         --rank.load.requests;
-        ++completed_;
+        request_finished(now);
       }
       rank.running.erase(done, rank.running.end());
     }
@@ -340,6 +406,10 @@ class DataParallelServer {
   std::vector<KvArrival> arrived_;
   StepClock clock_;
   std::size_t next_arrival_ = 0;
+  // Requests with a send time: all in an open loop; in a closed loop the first workload.concurrency,
+  // then one more as each finishes.
+  std::size_t sent_;
+  std::vector<double> finish_times_;  // a closed loop's prefill pool: the decode pool's, to send on
   std::size_t completed_ = 0;
   RunResult result_;
 };

@@ -1,7 +1,9 @@
 #pragma once
 // What the two serving loops of a disaggregated run tell each other (sim/kv_transfer.hpp moves the
 // KV caches between them): the prefill loop says which requests' prompts complete in the step it
-// runs, the decode loop takes the requests whose KV cache has landed on one of its ranks.
+// runs, the decode loop takes the requests whose KV cache has landed on one of its ranks. In a
+// closed loop (workload.concurrency) the decode loop also says when requests finish: each finish
+// sends the next request to the prefill loop.
 #include <functional>
 #include <vector>
 
@@ -32,6 +34,15 @@ class KvHandoff {
   // Blocks the decode loop (simulated time passes) until a KV cache lands or `until`; false when
   // none will land any more.
   virtual bool wait_for_arrival(double until) = 0;
+
+  // Closed loop. The decode pool: a request finished at `time`, which may be ahead of the SimGrid
+  // clock (a step's time not yet slept): the prefill loop treats it as an arrival due then.
+  virtual void request_finished(double time) = 0;
+  // The prefill pool: appends the finish times told since the last call.
+  virtual void take_finished(std::vector<double>& times) = 0;
+  // Blocks the prefill loop (simulated time passes) until a request finishes or `until`; false when
+  // none finished by then.
+  virtual bool wait_for_finish(double until) = 0;
 };
 
 }  // namespace semsim

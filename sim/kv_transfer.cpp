@@ -16,6 +16,25 @@
 
 namespace semsim {
 namespace sg4 = simgrid::s4u;
+namespace {
+
+// Blocks the calling actor on `changed` until `ready()`; false once `hopeless()` or at `until`
+// (infinite: no time limit) with nothing ready.
+template <class Ready, class Hopeless>
+bool wait_until_ready(const sg4::MutexPtr& mutex, const sg4::ConditionVariablePtr& changed, Ready ready,
+                      Hopeless hopeless, double until) {
+  std::unique_lock lock(*mutex);
+  while (!ready()) {
+    if (hopeless()) return false;
+    if (std::isinf(until))
+      changed->wait(lock);
+    else if (changed->wait_until(lock, until) == std::cv_status::timeout)
+      return ready();
+  }
+  return true;
+}
+
+}  // namespace
 
 struct KvTransfers::Sync {
   sg4::MutexPtr mutex = sg4::Mutex::create();
@@ -37,6 +56,10 @@ double KvTransfers::lone_seconds(int src, int dst, double bytes) const {
   for (const RouteHop& hop : topology_.route(src, dst))
     narrowest = std::min(narrowest, topology_.links[hop.link].bandwidth);
   return topology_.route_latency(src, dst) + (std::isinf(narrowest) ? 0.0 : bytes / narrowest);
+}
+
+int KvTransfers::prefill_device(int rank) const {
+  return setup_.prefill_first_device + rank * setup_.prefill_group_devices;
 }
 
 void KvTransfers::last_chunk_starts(int index, int rank, double) {
@@ -70,19 +93,20 @@ void KvTransfers::start(int index, int prefill_rank, int step) {
   record.decode_rank = choose_rank_(index);
   record.bytes = setup_.kv_bytes_per_token * requests_[index].input_tokens;
   record.start = sg4::Engine::get_clock();
-  sg4::Actor::create(fmt::format("kv-{}", index), hosts_[setup_.prefill_first_device + prefill_rank],
+  sg4::Actor::create(fmt::format("kv-{}", index), hosts_[prefill_device(prefill_rank)],
                      [this, record, step] { move(record, step); });
 }
 
 void KvTransfers::move(KvTransferRecord record, int step) {
-  const int src = setup_.prefill_first_device + record.prefill_rank;
-  const int dst = setup_.decode_first_device + record.decode_rank;
-  const double lone = lone_seconds(src, dst, record.bytes);
+  const int src = prefill_device(record.prefill_rank);
+  const int dst = setup_.decode_first_device + record.decode_rank * setup_.decode_group_devices;
+  const double pair_bytes = record.bytes / setup_.parallel_pairs;
+  const double lone = lone_seconds(src, dst, pair_bytes);
   if (setup_.fidelity == NetworkFidelity::kFlow && record.bytes > 0) {
     sg4::Exec::init()
         ->set_hosts({hosts_[src], hosts_[dst]})
         ->set_flops_amounts({0.0, 0.0})
-        ->set_bytes_amounts({0.0, record.bytes, 0.0, 0.0})
+        ->set_bytes_amounts({0.0, pair_bytes, 0.0, 0.0})
         ->start()
         ->wait();
   } else {
@@ -108,15 +132,26 @@ void KvTransfers::take_arrived(std::vector<KvArrival>& arrived) {
 }
 
 bool KvTransfers::wait_for_arrival(double until) {
-  std::unique_lock lock(*sync_->mutex);
-  while (arrived_.empty()) {
-    if (prefill_done_ && in_flight_ == 0) return false;
-    if (std::isinf(until))
-      sync_->changed->wait(lock);
-    else if (sync_->changed->wait_until(lock, until) == std::cv_status::timeout)
-      return !arrived_.empty();
-  }
-  return true;
+  return wait_until_ready(
+      sync_->mutex, sync_->changed, [this] { return !arrived_.empty(); },
+      [this] { return prefill_done_ && in_flight_ == 0; }, until);
+}
+
+void KvTransfers::request_finished(double time) {
+  finished_.push_back(time);
+  sync_->changed->notify_all();
+}
+
+void KvTransfers::take_finished(std::vector<double>& times) {
+  times.insert(times.end(), finished_.begin(), finished_.end());
+  finished_.clear();
+}
+
+// The decode loop runs until its last request finishes, so a waiting prefill loop always hears of
+// one or reaches `until`.
+bool KvTransfers::wait_for_finish(double until) {
+  return wait_until_ready(
+      sync_->mutex, sync_->changed, [this] { return !finished_.empty(); }, [] { return false; }, until);
 }
 
 }  // namespace semsim

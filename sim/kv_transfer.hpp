@@ -29,13 +29,18 @@ struct KvTransferRecord {
   double start = 0, end = 0;  // the end is when the decode rank has it
 };
 
-// Where each pool's ranks are among `topology`'s devices: Attention-DP rank r on device first + r.
+// Where each pool's ranks are among `topology`'s devices: rank r (an Attention-DP rank, or an
+// Attention-TP group of `*_group_devices`) from device first + r * group devices. A request's KV cache
+// split over a group's devices moves as `parallel_pairs` equal parts, device i of one group to device i
+// of the other at once (MLA's latent, replicated on every device, as one): the first pair stands for them.
 struct KvTransferSetup {
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   KvTransferMode mode = KvTransferMode::kLayerwise;
   int prefill_first_device = 0, decode_first_device = 0;
   double kv_bytes_per_token = 0;  // every layer's
   int layers = 1;                 // that carry KV (the model's attention layers)
+  int prefill_group_devices = 1, decode_group_devices = 1;
+  int parallel_pairs = 1;
 };
 
 class KvTransfers final : public KvHandoff {
@@ -51,6 +56,9 @@ class KvTransfers final : public KvHandoff {
   void set_rank_chooser(std::function<int(int index)> choose) override { choose_rank_ = std::move(choose); }
   void take_arrived(std::vector<KvArrival>& arrived) override;
   bool wait_for_arrival(double until) override;
+  void request_finished(double time) override;
+  void take_finished(std::vector<double>& times) override;
+  bool wait_for_finish(double until) override;
 
   // Every transfer that landed, in landing order.
   const std::vector<KvTransferRecord>& records() const { return records_; }
@@ -58,6 +66,7 @@ class KvTransfers final : public KvHandoff {
  private:
   struct Sync;  // SimGrid's mutex and condition variable
   void start(int index, int prefill_rank, int step);
+  int prefill_device(int rank) const;  // the first device of the prefill rank
   void move(KvTransferRecord record, int step);
   double lone_seconds(int src, int dst, double bytes) const;
 
@@ -71,7 +80,8 @@ class KvTransfers final : public KvHandoff {
   std::vector<double> step_ends_;                          // the prefill steps ended so far
   std::vector<KvArrival> arrived_;                         // landed, not yet taken
   std::vector<KvTransferRecord> records_;
-  int in_flight_ = 0;  // announced, not yet landed
+  std::vector<double> finished_;  // closed loop: decode finish times not yet taken
+  int in_flight_ = 0;             // announced, not yet landed
   bool prefill_done_ = false;
 };
 

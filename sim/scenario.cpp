@@ -110,8 +110,9 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
 
 void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
   in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap",
-                 "ep_kernel", "pool"});
+                 "ep_kernel", "pool", "batching"});
   if (const auto pool = in.optional("pool")) limits.pool = read_choice(*pool, kServingPoolNames);
+  if (const auto batching = in.optional("batching")) limits.batching = read_choice(*batching, kBatchingNames);
   if (const auto kernel = in.optional("ep_kernel")) limits.ep_kernel = read_choice(*kernel, kEpKernelNames);
   limits.max_batch_tokens =
       static_cast<int>(in.get_int_in("max_batch_tokens", limits.max_batch_tokens, 1, 1 << 24));

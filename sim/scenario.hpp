@@ -44,6 +44,14 @@ inline const char* serving_pool_name(ServingPool pool) {
   return name_of(kServingPoolNames, pool);
 }
 
+// serving.batching: what one step of a rank runs. mixed: every running decode, then prompt chunks
+// within the token budget (SGLang with --enable-mixed-chunk). prefill_first: SGLang's default
+// scheduler, a step of prompt chunks only whenever the rank can form one, else a step decoding every
+// running request (sim/dp_serving_loop.cpp).
+enum class Batching { kMixed, kPrefillFirst };
+inline constexpr ChoiceNames<Batching, 2> kBatchingNames{
+    {{Batching::kMixed, "mixed"}, {Batching::kPrefillFirst, "prefill_first"}}};
+
 // The KV-cache tokens a request reserves on its rank from admission to completion: a prefill pool's
 // request keeps only its prompt's.
 constexpr long long kv_reservation(ServingPool pool, long long input_tokens, long long output_tokens) {
@@ -57,6 +65,7 @@ struct ServingLimits {
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
   Overlap overlap = Overlap::kNone;
   ServingPool pool = ServingPool::kColocated;
+  Batching batching = Batching::kMixed;
   // serving.ep_kernel: the kernels timing dispatch and combine (sim/ep_kernels.hpp).
   EpKernel ep_kernel = EpKernel::kAuto;
 };

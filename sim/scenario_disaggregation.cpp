@@ -40,11 +40,6 @@ std::shared_ptr<const Scenario> load_pool(const YamlInput& in, std::vector<Scena
     if (!e.origin().empty()) throw InputError(e.origin() + ": " + e.what(), e.key_path(), e.origin());
     throw;
   }
-  if (pool->attention != AttentionMode::kDataParallel)
-    in.fail(
-        fmt::format("the {} pool runs Attention-TP: a disaggregated pool runs Attention-DP (each "
-                    "request's KV cache on one rank, which its transfer moves)",
-                    serving_pool_name(role)));
   return pool;
 }
 

@@ -139,10 +139,17 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   Server prefill_server(prefill, plan.prefill, {}, {0, flow});
   Server decode_server(decode, plan.decode, {}, {decode_first, flow});
   const std::vector<Request> requests = generate_requests(scenario.workload);
-  KvTransfers transfers(topology,
-                        {scenario.fidelity, pools.kv_transfer, 0, decode_first,
-                         kv_bytes_per_token(scenario.model, scenario.precision), scenario.model.layers},
-                        requests);
+  KvTransferSetup setup{scenario.fidelity,
+                        pools.kv_transfer,
+                        0,
+                        decode_first,
+                        kv_bytes_per_token(scenario.model, scenario.precision),
+                        scenario.model.layers};
+  setup.prefill_group_devices = prefill.tp;
+  setup.decode_group_devices = decode.tp;
+  setup.parallel_pairs =
+      std::min(kv_shards(scenario.model, prefill.tp), kv_shards(scenario.model, decode.tp));
+  KvTransfers transfers(topology, setup, requests);
   // The decode loop first: it must choose ranks before the first transfer starts.
   decode_server.start(hosts[decode_first], requests, progress, &transfers);
   const ServingProgress prefill_progress;  // none: the decode loop's is the run's (outlives the actors)
@@ -150,7 +157,11 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   engine.get().run();
   prefill_server.rethrow_failure();
   decode_server.rethrow_failure();
-  return {prefill_server.result(), decode_server.result(), transfers.records()};
+  DisaggregatedResult result{prefill_server.result(), decode_server.result(), transfers.records()};
+  // Requests arrive at the prefill pool: in a closed loop only it knows when each was sent.
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    result.decode.requests[i].arrival = result.prefill.requests[i].arrival;
+  return result;
 }
 
 }  // namespace semsim

@@ -32,10 +32,15 @@ int read_requests_from_log(const YamlInput& in, const RequestLog& log) {
 }  // namespace
 
 WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& base_dir) {
-  in.expect_map({"requests", "seed", "arrival", "input_len", "output_len", "routing", "requests_from"});
+  in.expect_map(
+      {"requests", "seed", "concurrency", "arrival", "input_len", "output_len", "routing", "requests_from"});
   WorkloadSpec w;
   w.seed = static_cast<std::uint64_t>(in.get_int_in("seed", 1, 0, (1LL << 62)));
   if (const auto log = in.optional("requests_from")) {
+    if (const auto concurrency = in.optional("concurrency"))
+      concurrency->fail(
+          "a request log gives each request's arrival time (workload.requests_from): a closed loop "
+          "(workload.concurrency) cannot replay it; remove one of the two");
     for (const char* key : {"arrival", "input_len", "output_len"})
       if (in.has(key))
         in.required(key).fail(
@@ -49,6 +54,13 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
       w.input_len.samples.push_back(w.request_log->requests[i].input_tokens);
       w.output_len.samples.push_back(w.request_log->requests[i].output_tokens);
     }
+  } else if (const auto concurrency = in.optional("concurrency")) {
+    if (in.has("arrival"))
+      in.required("arrival").fail(
+          "workload.concurrency sends each request when an earlier one finishes (a closed loop): "
+          "remove workload.arrival, or workload.concurrency for an open loop");
+    w.concurrency = static_cast<int>(concurrency->as_int_in(1, limits::kRequests));
+    w.requests = static_cast<int>(in.required("requests").as_int_in(1, limits::kRequests));
   } else {
     w.requests = static_cast<int>(in.required("requests").as_int_in(1, limits::kRequests));
     w.arrival = ArrivalProcess::from_yaml(in.required("arrival"), base_dir);
@@ -132,9 +144,10 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
   std::mt19937_64 input_rng(hash_keys(spec.seed, 2));
   std::mt19937_64 output_rng(hash_keys(spec.seed, 3));
   std::mt19937_64 topic_rng(hash_keys(spec.seed, 4));
-  const std::vector<double> arrivals = spec.request_log
-                                           ? spec.request_log->arrival_times(spec.requests, arrival_rng)
-                                           : spec.arrival.arrival_times(spec.requests, arrival_rng);
+  const std::vector<double> arrivals =
+      spec.concurrency > 0 ? std::vector<double>(static_cast<std::size_t>(spec.requests), 0.0)
+      : spec.request_log   ? spec.request_log->arrival_times(spec.requests, arrival_rng)
+                           : spec.arrival.arrival_times(spec.requests, arrival_rng);
   std::uniform_int_distribution<int> topic(0, spec.synthetic.topics - 1);
   std::vector<Request> requests(arrivals.size());
   for (std::size_t i = 0; i < arrivals.size(); ++i) {

@@ -24,6 +24,10 @@ struct WorkloadSpec {
   // `arrival` is then unused and the length distributions hold the simulated requests' lengths.
   std::shared_ptr<const RequestLog> request_log;
   ArrivalProcess arrival;
+  // workload.concurrency (> 0): a closed loop, bench_serving's --max-concurrency N: N requests are
+  // sent at time 0 and each later one the moment an earlier one finishes (its last token), so the
+  // serving loop, not `arrival`, gives their send times. 0: an open loop (`arrival` or requests_from).
+  int concurrency = 0;
   LengthDistribution input_len;
   LengthDistribution output_len;
   SyntheticRoutingParams synthetic;  // routing.source: synthetic
@@ -51,7 +55,8 @@ struct WorkloadSpec {
 // scenario section in errors).
 void check_routing_matches(const WorkloadSpec& spec, const MoeModel& model, const YamlInput& workload);
 
-// The request stream, ordered by arrival; identical for identical spec and seed.
+// The request stream, ordered by arrival; identical for identical spec and seed. In a closed loop every
+// arrival is 0: the serving loop sends request i >= concurrency when an earlier one finishes.
 std::vector<Request> generate_requests(const WorkloadSpec& spec);
 
 std::unique_ptr<RoutingSource> make_routing_source(const WorkloadSpec& spec, const MoeModel& model);

@@ -62,7 +62,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
       "{}); "
       "fidelity {}; "
       "calibration {}\n"
-      "  workload: {} requests{}, seed {}\n",
+      "  workload: {} requests{}{}, seed {}\n",
       s.model.name, model_shape(s.model), s.cluster.name, s.cluster.nodes, s.cluster.gpus_per_node,
       s.cluster.device.name,
       s.experts_tensor_parallel() ? fmt::format("experts TP{} (a slice of every expert per device)", s.moe_tp)
@@ -77,8 +77,15 @@ void describe(const Scenario& s, const RunPlan& plan) {
           ? fmt::format(" from {} ({}; arrivals: {})", s.workload.request_log->file,
                         s.workload.request_log->format_name(), s.workload.request_log->arrivals_description())
           : "",
+      s.workload.concurrency > 0
+          ? fmt::format(" in a closed loop of {} concurrent (each sent when one finishes)",
+                        s.workload.concurrency)
+          : "",
       s.workload.seed);
   if (s.engine.on()) std::cout << engine_settings_text(s);
+  if (s.serving.batching != Batching::kMixed)
+    std::cout << "  batching " << name_of(kBatchingNames, s.serving.batching)
+              << ": a step prefills only when it can, else decodes every running request\n";
   if (const auto& groups = plan.notes.group_limit) {
     std::cout << "  replayed trace: " << group_limit_counts(*groups) << "\n";
     const std::string warning = group_limit_warning(*groups, s.workload.trace_file_as_written);

@@ -11,6 +11,7 @@ namespace {
 // where the gaps are not gamma-distributed (fixed, or arrival times read from a file).
 nlohmann::ordered_json burstiness_json(const WorkloadSpec& workload) {
   using Json = nlohmann::ordered_json;
+  if (workload.concurrency > 0) return Json();  // no inter-arrival process: sends follow finishes
   if (workload.request_log) {
     const auto& drawn = workload.request_log->drawn;
     return drawn && std::isfinite(drawn->burstiness) ? Json(drawn->burstiness) : Json();
@@ -36,7 +37,7 @@ nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunRes
   j["num_prompts"] = s.requests;
   j["request_rate"] = request_rate_json(scenario);
   j["burstiness"] = burstiness_json(scenario.workload);
-  j["max_concurrency"] = nullptr;
+  j["max_concurrency"] = max_concurrency_json(scenario.workload);
   // Results: completed requests only, as bench_serving counts them.
   j["duration"] = duration;
   j["completed"] = s.requests_completed;

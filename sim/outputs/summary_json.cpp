@@ -15,9 +15,11 @@ nlohmann::ordered_json distribution_json(const Distribution& d) {
 }
 
 // The scenario's request rate; null for arrival times read from a file (no rate is set), "inf" (as
-// vLLM writes it) for a request log whose requests were all sent at once.
+// vLLM writes it) for a request log whose requests were all sent at once and for a closed loop
+// (bench_serving's --request-rate inf --max-concurrency N).
 nlohmann::ordered_json request_rate_json(const Scenario& scenario) {
   const WorkloadSpec& workload = scenario.workload;
+  if (workload.concurrency > 0) return "inf";
   if (workload.request_log) {
     const auto& drawn = workload.request_log->drawn;
     if (!drawn) return nullptr;
@@ -26,6 +28,10 @@ nlohmann::ordered_json request_rate_json(const Scenario& scenario) {
   return workload.arrival.kind == ArrivalProcess::Kind::kTrace
              ? nlohmann::ordered_json()
              : nlohmann::ordered_json(workload.arrival.rate);
+}
+
+nlohmann::ordered_json max_concurrency_json(const WorkloadSpec& workload) {
+  return workload.concurrency > 0 ? nlohmann::ordered_json(workload.concurrency) : nlohmann::ordered_json();
 }
 
 namespace {
@@ -63,10 +69,13 @@ nlohmann::ordered_json length_json(const LengthDistribution& d) {
 // The workload's key facts: what was offered, beside what the run completed.
 nlohmann::ordered_json workload_json(const WorkloadSpec& w, const Summary& s) {
   static const char* const kProcesses[] = {"poisson", "gamma", "fixed", "trace"};
-  const bool generated = !w.request_log && w.arrival.kind != ArrivalProcess::Kind::kTrace;
+  const bool generated =
+      !w.request_log && w.concurrency == 0 && w.arrival.kind != ArrivalProcess::Kind::kTrace;
   nlohmann::ordered_json j;
   j["requests"] = w.requests;
-  j["arrival"] = {{"process", w.request_log ? "requests_from" : kProcesses[static_cast<int>(w.arrival.kind)]},
+  j["arrival"] = {{"process", w.request_log       ? "requests_from"
+                              : w.concurrency > 0 ? "closed_loop"
+                                                  : kProcesses[static_cast<int>(w.arrival.kind)]},
                   {"rate", generated ? nlohmann::ordered_json(w.arrival.rate) : nullptr},
                   {"cv", generated && w.arrival.kind == ArrivalProcess::Kind::kGamma
                              ? nlohmann::ordered_json(w.arrival.cv)
@@ -128,10 +137,11 @@ void add_throughput(nlohmann::ordered_json& j, const Scenario& scenario, const S
   j["requests_completed"] = s.requests_completed;
   j["requests_unfinished"] = s.requests_unfinished;
   j["stopped_at"] = s.stopped_at_time_limit ? "time_limit" : "";
-  // bench_serving's traffic settings: the arrival rate, and no client-side concurrency cap (requests
-  // queue at their rank once they arrive; serving.max_running_requests caps the server's batch).
+  // bench_serving's traffic settings: the arrival rate, and the client-side concurrency cap, a closed
+  // loop's (none in an open loop: requests queue at their rank once they arrive;
+  // serving.max_running_requests caps the server's batch).
   j["request_rate"] = request_rate_json(scenario);
-  j["max_concurrency"] = nullptr;
+  j["max_concurrency"] = max_concurrency_json(scenario.workload);
   j["completed_tokens"] = {{"input", s.completed_input_tokens}, {"output", s.completed_output_tokens}};
   const bool timed = s.simulated_seconds > 0;
   auto per_second = [&](double count) {

@@ -23,5 +23,7 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_summary(
 nlohmann::ordered_json distribution_json(const Distribution& d);
 // summary.json's and the bench_serving result's request_rate.
 nlohmann::ordered_json request_rate_json(const Scenario& scenario);
+// Their max_concurrency: a closed loop's workload.concurrency, else null.
+nlohmann::ordered_json max_concurrency_json(const WorkloadSpec& workload);
 
 }  // namespace semsim

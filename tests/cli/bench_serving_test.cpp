@@ -91,24 +91,6 @@ SemsimRun run_default(const TempDir& tmp, const std::string& name, const std::ve
   return run;
 }
 
-// requests.csv's column `column` as numbers, one per request ("" -> NaN).
-std::vector<double> column_of(const std::string& csv, const std::string& column) {
-  const std::vector<std::string> lines = split_lines(csv);
-  std::vector<std::string> header;
-  std::stringstream names(lines.at(0));
-  for (std::string name; std::getline(names, name, ',');) header.push_back(name);
-  const auto index =
-      static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
-  std::vector<double> values;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    std::stringstream fields(lines[i]);
-    std::string field;
-    for (std::size_t f = 0; f <= index; ++f) std::getline(fields, field, ',');
-    values.push_back(field.empty() ? std::nan("") : std::stod(field));
-  }
-  return values;
-}
-
 // A console line as the summary prints it: the label padded to 40 columns, then the value.
 std::string padded(const std::string& label, const std::string& value) {
   return label + std::string(40 - label.size(), ' ') + value + "\n";

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +52,25 @@ inline std::vector<std::string> split_lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// A CSV's column `column` (named in its header line) as numbers, one per row ("" -> NaN).
+inline std::vector<double> column_of(const std::string& csv, const std::string& column) {
+  const std::vector<std::string> lines = split_lines(csv);
+  std::vector<std::string> header;
+  std::stringstream names(lines.at(0));
+  for (std::string name; std::getline(names, name, ',');) header.push_back(name);
+  const auto index =
+      static_cast<std::size_t>(std::find(header.begin(), header.end(), column) - header.begin());
+  if (index == header.size()) throw std::invalid_argument("no CSV column '" + column + "'");
+  std::vector<double> values;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::stringstream fields(lines[i]);
+    std::string field;
+    for (std::size_t f = 0; f <= index; ++f) std::getline(fields, field, ',');
+    values.push_back(field.empty() ? std::nan("") : std::stod(field));
+  }
+  return values;
 }
 
 // A fresh folder under the system temp folder, removed (with its contents) on destruction.

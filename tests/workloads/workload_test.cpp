@@ -186,5 +186,24 @@ TEST(Workload, SameSeedSameRequestsOtherSeedOther) {
   EXPECT_TRUE(differs);
 }
 
+// A closed loop's requests are an open loop's with every send time left to the serving loop (0).
+TEST(Workload, ClosedLoopKeepsTheLengthsAndLeavesSendTimesToTheRun) {
+  const std::string lengths =
+      "input_len: {dist: uniform, min: 1, max: 900}, output_len: {dist: uniform, min: 1, max: 50}}";
+  const WorkloadSpec open =
+      WorkloadSpec::from_yaml(yaml("{requests: 50, seed: 5, arrival: {process: poisson, rate: 3}, " + lengths), "");
+  const WorkloadSpec closed = WorkloadSpec::from_yaml(yaml("{requests: 50, seed: 5, concurrency: 8, " + lengths), "");
+  EXPECT_EQ(open.concurrency, 0);
+  EXPECT_EQ(closed.concurrency, 8);
+  const auto a = generate_requests(open), b = generate_requests(closed);
+  ASSERT_EQ(b.size(), 50u);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b[i].arrival, 0.0);
+    EXPECT_EQ(a[i].input_tokens, b[i].input_tokens);
+    EXPECT_EQ(a[i].output_tokens, b[i].output_tokens);
+  }
+  EXPECT_THROW(WorkloadSpec::from_yaml(yaml("{requests: 50, concurrency: 0, " + lengths), ""), InputError);
+}
+
 }  // namespace
 }  // namespace semsim
