@@ -84,7 +84,9 @@ TEST(calibrateEngine, FitsATinyFixtureAndWritesALoadableProfile) {
   EXPECT_TRUE(fs::exists(tmp / "fit/engine-runs/folds/fold-2.yaml"));
   {
     std::ofstream scenario(tmp / "scenario.yaml");
-    scenario << "schema: 1\nname: fitted\ncalibration: " << tmp / "fit/engine.yaml"
+    scenario << "schema: 1\nname: fitted\nmodel: qwen3-32b\ncluster: h100-1x8\n"
+                "parallelism: {attention: {tp: 2, dp: 1}}\nengine: {name: sglang}\ncalibration: "
+             << tmp / "fit/engine.yaml"
              << "\n";
   }
   const CliResult check = run_semsim({"check", tmp / "scenario.yaml"});
