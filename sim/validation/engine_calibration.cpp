@@ -48,17 +48,18 @@ int first_joinable_step(const RunResult& pool, double reaches_scheduler) {
 }
 
 // A completed request's windows: TTFT over `ttft_pool`'s steps from the first it could join to that of
-// its first token (`prefilled`: its record there), TTFT and TPOT as `end_to_end` has them, TPOT over
-// `tpot_pool`'s steps from `tpot_first` to its last token.
+// its first token (`prefilled`: its record there); TPOT over `tpot_pool`'s steps from the first that
+// starts once its first token is out to that of its last; TTFT and TPOT as `end_to_end` has them.
 RequestWindows request_windows(const RequestRecord& prefilled, const RunResult& ttft_pool,
                                const std::vector<double>& ttft_at, const RequestRecord& end_to_end,
-                               const std::vector<double>& tpot_at, int tpot_first, double request_seconds) {
+                               const RunResult& tpot_pool, const std::vector<double>& tpot_at,
+                               double request_seconds) {
   RequestWindows w;
   w.ttft_first = first_joinable_step(ttft_pool, prefilled.arrival + request_seconds);
   w.ttft_last = prefilled.first_token_step;
   w.ttft_rest = end_to_end.first_token - end_to_end.arrival - request_seconds -
                 window(ttft_at, w.ttft_first, w.ttft_last);
-  w.tpot_first = tpot_first;
+  w.tpot_first = first_joinable_step(tpot_pool, end_to_end.first_token);
   w.tpot_last = end_to_end.finish_step;
   w.tpot_rest = end_to_end.finish - end_to_end.first_token - window(tpot_at, w.tpot_first, w.tpot_last);
   w.output_tokens = end_to_end.output_tokens;
@@ -84,13 +85,13 @@ RetimingTable server_table(const RunResult& run, int layers, double request_seco
   const std::vector<double> at = simulated_prefix(run);
   for (const RequestRecord& r : run.requests)
     if (r.completed() && r.first_token_step >= 0)
-      table.requests.push_back(request_windows(r, run, at, r, at, r.first_token_step + 1, request_seconds));
+      table.requests.push_back(request_windows(r, run, at, r, run, at, request_seconds));
   return table;
 }
 
 // Disaggregated: TTFT from the prefill pool's steps (the KV transfer and the wait for the decode pool
-// kept as simulated), TPOT from the decode pool's, whose first step of a request yields its second
-// token. The pools list the workload's requests in the same order.
+// kept as simulated), TPOT from the decode pool's. The pools list the workload's requests in the same
+// order.
 RetimingTable pools_table(const DisaggregatedResult& run, int layers, double request_seconds) {
   RetimingTable table;
   table.pools = {retimed_steps(run.prefill, layers), retimed_steps(run.decode, layers)};
@@ -101,9 +102,8 @@ RetimingTable pools_table(const DisaggregatedResult& run, int layers, double req
     const RequestRecord& prefilled = run.prefill.requests[i];
     const RequestRecord& decoded = run.decode.requests[i];
     if (prefilled.id != decoded.id || !decoded.completed() || prefilled.first_token_step < 0) continue;
-    const int tpot_first = decoded.first_token_step >= 0 ? decoded.first_token_step : decoded.finish_step + 1;
     table.requests.push_back(
-        request_windows(prefilled, run.prefill, prefill_at, decoded, decode_at, tpot_first, request_seconds));
+        request_windows(prefilled, run.prefill, prefill_at, decoded, run.decode, decode_at, request_seconds));
   }
   return table;
 }
