@@ -12,7 +12,7 @@
 namespace semsim::cli_test {
 namespace {
 
-const std::string kHeader =
+const std::string kFitRunsHeader =
     "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
     "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
     "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,"
@@ -20,17 +20,17 @@ const std::string kHeader =
     "decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,"
     "silicon_tpot_ms";
 // Two small Qwen3-32B configurations (TP2 and TP4), and a row of another system.
-const std::string kTp2 =
+const std::string kFitTp2 =
     "agg_tp2,source_file=x.csv; silicon_concurrency=2,sglang,0.5.1,Qwen/Qwen3-32B,h100_sxm,,agg,128,8,,,"
     "2,2,1,,1,1,,,,,,,,,,,,,,,60.5,12.5";
-const std::string kTp4 =
+const std::string kFitTp4 =
     "agg_tp4,source_file=x.csv; silicon_concurrency=2,sglang,0.5.1,Qwen/Qwen3-32B,h100_sxm,,agg,128,8,,,"
     "2,4,1,,1,1,,,,,,,,,,,,,,,40.25,8.5";
-const std::string kOtherSystem =
+const std::string kFitOtherSystem =
     "b200_tp2,source_file=x.csv; silicon_concurrency=2,sglang,0.5.1,Qwen/Qwen3-32B,b200_sxm,,agg,128,8,,,"
     "2,2,1,,1,1,,,,,,,,,,,,,,,50,10";
 
-std::string write_runs(const TempDir& tmp, const std::vector<std::string>& lines) {
+std::string write_fit_runs(const TempDir& tmp, const std::vector<std::string>& lines) {
   std::ofstream out(tmp / "runs.csv");
   for (const std::string& line : lines) out << line << "\n";
   return tmp / "runs.csv";
@@ -66,7 +66,7 @@ TEST(calibrateEngine, ConfigurationsAreModelModeAndLayoutWithoutWorkers) {
 // again; the profile loads as a scenario's calibration.
 TEST(calibrateEngine, FitsATinyFixtureAndWritesALoadableProfile) {
   TempDir tmp;
-  const std::string runs = write_runs(tmp, {kHeader, kTp2, kTp4, kOtherSystem});
+  const std::string runs = write_fit_runs(tmp, {kFitRunsHeader, kFitTp2, kFitTp4, kFitOtherSystem});
   const std::vector<std::string> args{"calibrate", "engine",   "--runs", runs,
                                       "--device",  "h100-sxm", "--out",  tmp / "fit/engine.yaml",
                                       "-j",        "2"};
@@ -95,7 +95,7 @@ TEST(calibrateEngine, FitsATinyFixtureAndWritesALoadableProfile) {
 
 TEST(calibrateEngine, BadArgumentsExitTwo) {
   TempDir tmp;
-  const std::string runs = write_runs(tmp, {kHeader, kTp2});
+  const std::string runs = write_fit_runs(tmp, {kFitRunsHeader, kFitTp2});
   const std::string out = tmp / "engine.yaml";
   const std::vector<std::vector<std::string>> cases = {
       {"calibrate", "engine", "--device", "h100-sxm", "--out", out},                     // no --runs
