@@ -85,7 +85,9 @@ TEST(calibrateEngine, FitsATinyFixtureAndWritesALoadableProfile) {
   {
     std::ofstream scenario(tmp / "scenario.yaml");
     scenario << "schema: 1\nname: fitted\nmodel: qwen3-32b\ncluster: h100-1x8\n"
-                "parallelism: {attention: {tp: 2, dp: 1}}\nengine: {name: sglang}\ncalibration: "
+                "parallelism: {attention: {tp: 2, dp: 1}}\nengine: {name: sglang}\n"
+                "workload: {concurrency: 2, requests: 4, input_len: {dist: fixed, value: 128}, "
+                "output_len: {dist: fixed, value: 8}}\ncalibration: "
              << tmp / "fit/engine.yaml"
              << "\n";
   }
