@@ -191,6 +191,7 @@ void add_calibrate_command(CommandLine& cli) {
   calibrate_command->add_option("--write-plan", options->write_plan,
                                 "only write the kernel plan of the presets here");
   add_calibrate_table_commands(cli, calibrate_command);
+  add_calibrate_engine_command(cli, calibrate_command);
 }
 
 }  // namespace semsim

@@ -11,6 +11,8 @@ void add_list_command(CommandLine& cli);       // list_command.cpp
 void add_calibrate_command(CommandLine& cli);  // calibrate_command.cpp
 // calibrate_tables_command.cpp: calibrate import | predict | coverage, under `calibrate`
 void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate);
+// calibrate_engine_command.cpp: calibrate engine, under `calibrate`
+void add_calibrate_engine_command(CommandLine& cli, CLI::App* calibrate);
 void add_sweep_commands(CommandLine& cli);      // sweep_command.cpp: sweep, sweep merge
 void add_plot_command(CommandLine& cli);        // plot_command.cpp
 void add_validate_commands(CommandLine& cli);   // validate_command.cpp: validate serving-runs

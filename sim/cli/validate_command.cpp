@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <regex>
 #include <thread>
 
 #include "models/compressed_file.hpp"
@@ -26,19 +25,6 @@ struct ServingRunsOptions {
   std::string engine_profile;
   ProgressMode progress = ProgressMode::kAuto;
 };
-
-std::vector<MeasuredServingRun> rows_matching(std::vector<MeasuredServingRun> runs, const std::string& only) {
-  if (only.empty()) return runs;
-  std::regex pattern;
-  try {
-    pattern = std::regex(only, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw InputError(fmt::format("--only '{}': not a regular expression ({})", only, e.what()));
-  }
-  std::erase_if(runs, [&](const MeasuredServingRun& run) { return !std::regex_search(run.id, pattern); });
-  if (runs.empty()) throw InputError(fmt::format("--only '{}': no row's id matches", only));
-  return runs;
-}
 
 int validate_serving_runs(const ServingRunsOptions& o) {
   const std::vector<MeasuredServingRun> runs = rows_matching(read_measured_serving_runs(o.runs_csv), o.only);

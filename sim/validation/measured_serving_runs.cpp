@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
 #include <set>
 #include <string_view>
 
@@ -191,22 +192,36 @@ MeasuredServingRun read_row(const RowCells& cells, int line) {
   return run;
 }
 
-std::string layout_words(const MeasuredLayout& layout) {
+std::string layout_words(const MeasuredLayout& layout, bool with_workers) {
   std::string words = layout.tp ? fmt::format("tp{}", *layout.tp) : "tp?";
   if (layout.pp.value_or(1) > 1) words += fmt::format(" pp{}", *layout.pp);
   if (layout.attention_dp.value_or(1) > 1) words += fmt::format(" dp{}", *layout.attention_dp);
   if (layout.moe_tp.value_or(1) * layout.moe_ep.value_or(1) > 1)
     words += fmt::format(" moe tp{} ep{}", layout.moe_tp.value_or(1), layout.moe_ep.value_or(1));
-  if (layout.workers.value_or(1) > 1) words = fmt::format("{} x {}", *layout.workers, words);
+  if (with_workers && layout.workers.value_or(1) > 1) words = fmt::format("{} x {}", *layout.workers, words);
   return words;
 }
 
 }  // namespace
 
-std::string layout_label(const MeasuredServingRun& run) {
+std::string layout_label(const MeasuredServingRun& run, bool with_workers) {
   if (run.mode == "disagg")
-    return fmt::format("prefill {} / decode {}", layout_words(run.prefill), layout_words(run.decode));
-  return layout_words(run.server);
+    return fmt::format("prefill {} / decode {}", layout_words(run.prefill, with_workers),
+                       layout_words(run.decode, with_workers));
+  return layout_words(run.server, with_workers);
+}
+
+std::vector<MeasuredServingRun> rows_matching(std::vector<MeasuredServingRun> runs, const std::string& only) {
+  if (only.empty()) return runs;
+  std::regex pattern;
+  try {
+    pattern = std::regex(only, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--only '{}': not a regular expression ({})", only, e.what()));
+  }
+  std::erase_if(runs, [&](const MeasuredServingRun& run) { return !std::regex_search(run.id, pattern); });
+  if (runs.empty()) throw InputError(fmt::format("--only '{}': no row's id matches", only));
+  return runs;
 }
 
 std::vector<MeasuredServingRun> read_measured_serving_runs(const std::string& path) {

@@ -33,7 +33,11 @@ struct MeasuredServingRun {
 std::vector<MeasuredServingRun> read_measured_serving_runs(const std::string& path);
 
 // The row's layout in a few words, as the file gives it: "tp2", "tp16 moe tp16 ep1", a disaggregated
-// run's "prefill 5 x tp1 / decode 11 x tp1".
-std::string layout_label(const MeasuredServingRun& run);
+// run's "prefill 5 x tp1 / decode 11 x tp1" ("prefill tp1 / decode tp1" without the workers).
+std::string layout_label(const MeasuredServingRun& run, bool with_workers = true);
+
+// The rows whose id matches the regular expression `only` (all when empty); an InputError naming
+// --only when it is not one or matches no row.
+std::vector<MeasuredServingRun> rows_matching(std::vector<MeasuredServingRun> runs, const std::string& only);
 
 }  // namespace semsim

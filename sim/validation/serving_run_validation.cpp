@@ -22,17 +22,24 @@ namespace {
 using Json = nlohmann::json;
 
 // In the child (loading a scenario unpacks its measured profile, so rows load in parallel too): the
-// run's requests end to end (a disaggregated run's as its decode pool ends them), and their mean TTFT
-// and TPOT in milliseconds (null over no requests).
-std::string simulate_means(const MeasuredServingRun& run, const std::string& yaml) {
+// run's requests end to end (a disaggregated run's as its decode pool ends them), their mean TTFT
+// and TPOT in milliseconds (null over no requests), and the caller's details of the run.
+std::string simulate_means(const MeasuredServingRun& run, const std::string& yaml,
+                           const ValidationOptions& options) {
   const Scenario scenario = load_scenario(yaml, row_scenario_file(run), "");
-  const RunResult requests =
-      scenario.disaggregation
-          ? end_to_end(simulate_disaggregated(scenario, build_disaggregated_run(scenario)))
-          : simulate(scenario, build_run(scenario));
-  const Summary summary = summarize(requests);
+  std::optional<DisaggregatedResult> pools;
+  std::optional<RunResult> server;
+  if (scenario.disaggregation)
+    pools = simulate_disaggregated(scenario, build_disaggregated_run(scenario));
+  else
+    server = simulate(scenario, build_run(scenario));
+  const Summary summary = summarize(pools ? end_to_end(*pools) : *server);
   const auto mean_ms = [](const Distribution& d) { return d.count > 0 ? Json(d.mean * 1e3) : Json(); };
-  return Json{{"ttft_ms", mean_ms(summary.ttft)}, {"tpot_ms", mean_ms(summary.tpot)}}.dump();
+  Json means{{"ttft_ms", mean_ms(summary.ttft)}, {"tpot_ms", mean_ms(summary.tpot)}};
+  if (options.details)
+    means["details"] =
+        options.details(RowRun{run, scenario, server ? &*server : nullptr, pools ? &*pools : nullptr});
+  return means.dump();
 }
 
 std::optional<double> optional_number(const Json& value) {
@@ -59,6 +66,7 @@ void collect_one(std::vector<RunningRow>& running, std::vector<SimulatedRow>& ro
       const Json means = Json::parse(finished.child.wait());
       row.ttft_ms = optional_number(means["ttft_ms"]);
       row.tpot_ms = optional_number(means["tpot_ms"]);
+      if (means.contains("details")) row.details = means["details"].get<std::string>();
       if (!row.ttft_ms) row.skipped = "the run completed no request";
     } catch (const InputError& e) {
       row.skipped = one_line(e.what());
@@ -99,8 +107,9 @@ std::vector<SimulatedRow> simulate_serving_runs(const std::vector<MeasuredServin
       const std::size_t index = queue.front();
       queue.pop_front();
       const SimulatedRow& row = rows[index];
-      running.push_back(
-          {index, IsolatedProcess::start([&row] { return simulate_means(row.run, row.scenario_yaml); })});
+      running.push_back({index, IsolatedProcess::start([&row, &options] {
+                           return simulate_means(row.run, row.scenario_yaml, options);
+                         })});
     }
     collect_one(running, rows);
     counter.finished_one();

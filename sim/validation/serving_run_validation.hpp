@@ -5,19 +5,33 @@
 // A row that cannot be expressed, whose scenario does not load (a key this semsim lacks, a layout it
 // refuses) or whose run fails is `skipped` with the reason; none is dropped. Callable from code with
 // the calibration profile to run the rows with (the engine fit runs rows under candidate profiles).
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/progress.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulation.hpp"
 #include "sim/validation/measured_serving_runs.hpp"
 
 namespace semsim {
+
+// A row's simulation as its child process has it: one server's run, or a disaggregated run's pools.
+struct RowRun {
+  const MeasuredServingRun& run;
+  const Scenario& scenario;
+  const RunResult* server = nullptr;
+  const DisaggregatedResult* pools = nullptr;
+};
 
 struct ValidationOptions {
   int jobs = 1;                // simulations at once
   std::string engine_profile;  // the rows' calibration profile (absolute path); empty: measured
   ProgressCallback progress;   // rows done of the rows to run
+  // Run in each row's child after its simulation, to keep more of the run than its means (the engine
+  // fit's step tables): its text lands in SimulatedRow::details.
+  std::function<std::string(const RowRun&)> details;
 };
 
 struct SimulatedRow {
@@ -25,6 +39,7 @@ struct SimulatedRow {
   std::string scenario_yaml;               // the row's scenario; empty when it cannot be expressed
   std::optional<double> ttft_ms, tpot_ms;  // simulated means (tpot: none with one output token)
   std::string skipped;                     // why the row has no simulated values
+  std::string details;                     // ValidationOptions::details' text, when it was given
 };
 
 // Where a row's scenario is written beside the results, relative to the output folder: load errors
