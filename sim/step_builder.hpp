@@ -42,8 +42,8 @@ struct RankBatch {
   std::vector<SequenceChunk> chunks;  // one per request with tokens in this step
   std::vector<bool> yields_token;     // per chunk: its last token produces the request's next token
   int tokens = 0;                     // sum of chunk sizes
-  int prefill_tokens = 0;             // of `tokens`, prompt tokens (the others decode, one per request)
   int logits = 0;                     // chunks that yield a token (LM head rows)
+  int prefill_tokens = 0;             // of `tokens`, prompt tokens (the others decode, one per request)
 };
 
 class StepBuilder {

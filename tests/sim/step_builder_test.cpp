@@ -65,7 +65,7 @@ struct StepBuilderFixture {
 // Rank 0 prefills 7 prompt tokens of request 0 (the chunk ends the prompt); rank 1 decodes one
 // token of request 1 at position 20.
 struct Step {
-  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1}, RankBatch{{{1, 20}}, {true}, 1, 1}};
+  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7}, RankBatch{{{1, 20}}, {true}, 1, 1, 0}};
   std::vector<TokenRef> tokens;
   std::vector<int> token_rank;
   Step() {
@@ -114,7 +114,7 @@ TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
 
 TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
   StepBuilderFixture f({"parallelism.attention=tp"});
-  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
+  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7};
   Step step;
   step.token_rank.assign(8, 0);
   const StepGraph g = f.build({group}, step.tokens, step.token_rank);
@@ -136,7 +136,7 @@ TEST(StepBuilder, ExpertsSplitByTpRunEveryTokenOnEveryDeviceBetweenAllReduces) {
   for (const int devices : {2, 8}) {
     StepBuilderFixture f({fmt::format("parallelism={{attention: {{tp: {0}}}, moe: {{tp: {0}}}}}", devices)});
     ASSERT_EQ(f.scenario.ep, devices);
-    RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
+    RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7};
     Step step;
     step.token_rank.assign(8, 0);
     const StepGraph g = f.build({group}, step.tokens, step.token_rank);
@@ -270,7 +270,7 @@ TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
   const double lm_head =
       roofline(2 * hidden * vocabulary, hidden * vocabulary * bf16 + (hidden + vocabulary) * bf16, gemm);
 
-  const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1}};
+  const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7}};
   std::vector<TokenRef> tokens;
   for (int p = 0; p < 7; ++p) tokens.push_back({0, 0, p});
   const StepGraph g = f.build(batches, tokens, std::vector<int>(7, 0));
@@ -283,7 +283,7 @@ TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
 // reduce-scatter and an all-gather each without NCCL's tables): no MoE phase.
 TEST(StepBuilder, ADenseModelUnderAttentionTpAllReducesEveryLayer) {
   StepBuilderFixture f({"model=qwen3-32b", "parallelism.attention=tp"});
-  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2};
+  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7};
   Step step;
   step.token_rank.assign(8, 0);
   const StepGraph g = f.build({group}, step.tokens, step.token_rank);
