@@ -12,13 +12,6 @@
 namespace semsim::cli_test {
 namespace {
 
-const std::string kFitRunsHeader =
-    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
-    "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
-    "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,"
-    "prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,"
-    "decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,"
-    "silicon_tpot_ms";
 // Two small Qwen3-32B configurations (TP2 and TP4), and a row of another system.
 const std::string kFitTp2 =
     "agg_tp2,source_file=x.csv; silicon_concurrency=2,sglang,0.5.1,Qwen/Qwen3-32B,h100_sxm,,agg,128,8,,,"
@@ -66,7 +59,7 @@ TEST(calibrateEngine, ConfigurationsAreModelModeAndLayoutWithoutWorkers) {
 // again; the profile loads as a scenario's calibration.
 TEST(calibrateEngine, FitsATinyFixtureAndWritesALoadableProfile) {
   TempDir tmp;
-  const std::string runs = write_fit_runs(tmp, {kFitRunsHeader, kFitTp2, kFitTp4, kFitOtherSystem});
+  const std::string runs = write_fit_runs(tmp, {kServingRunsHeader, kFitTp2, kFitTp4, kFitOtherSystem});
   const std::vector<std::string> args{"calibrate", "engine",   "--runs", runs,
                                       "--device",  "h100-sxm", "--out",  tmp / "fit/engine.yaml",
                                       "-j",        "2"};
@@ -97,7 +90,7 @@ TEST(calibrateEngine, FitsATinyFixtureAndWritesALoadableProfile) {
 
 TEST(calibrateEngine, BadArgumentsExitTwo) {
   TempDir tmp;
-  const std::string runs = write_fit_runs(tmp, {kFitRunsHeader, kFitTp2});
+  const std::string runs = write_fit_runs(tmp, {kServingRunsHeader, kFitTp2});
   const std::string out = tmp / "engine.yaml";
   const std::vector<std::vector<std::string>> cases = {
       {"calibrate", "engine", "--device", "h100-sxm", "--out", out},                     // no --runs

@@ -229,4 +229,13 @@ inline std::vector<CliResult> run_in_each_progress_mode(const fs::path& dir,
   return runs;
 }
 
+// The columns of a measured serving-runs file (../shared/serving-runs/), as the tests' fixtures write it.
+inline const std::string kServingRunsHeader =
+    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+    "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
+    "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,"
+    "prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,"
+    "decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,"
+    "silicon_tpot_ms";
+
 }  // namespace semsim::cli_test

@@ -64,7 +64,9 @@ TEST(cliDisaggregation, WritesEndToEndRequestsKvTransfersAndEachPoolsSummary) {
 TEST(cliDisaggregation, RerunsAreByteIdentical) {
   TempDir tmp;
   for (const char* out : {"a", "b"})
-    ASSERT_EQ(run_pools(tmp / out, {"--set", "network.fidelity=flow", "--set", "workload.requests=12"}).exit_code, 0);
+    ASSERT_EQ(
+        run_pools(tmp / out, {"--set", "network.fidelity=flow", "--set", "workload.requests=12"}).exit_code,
+        0);
   for (const char* file : {"requests.csv", "steps.csv", "prefill_steps.csv", "kv_transfers.csv"})
     EXPECT_EQ(read_file(fs::path(tmp / "a") / file), read_file(fs::path(tmp / "b") / file)) << file;
 }

@@ -15,13 +15,6 @@
 namespace semsim::cli_test {
 namespace {
 
-const std::string kHeader =
-    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
-    "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
-    "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,"
-    "prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,"
-    "decode_pp_size,decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,"
-    "silicon_tpot_ms";
 // Small runs of the file's layouts: Qwen3-32B aggregated at TP2; disaggregated, a prefill pool of 2
 // TP1 workers and a decode pool of one TP2 worker; and a row without its concurrency.
 const std::string kAggregated =
@@ -192,7 +185,7 @@ TEST(validateServingRuns, ReportsEveryRowSimulatedOrSkipped) {
     GTEST_SKIP() << "python3-matplotlib is not installed (scripts/bootstrap installs it)";
   TempDir tmp;
   const std::string runs =
-      write_runs(tmp, "runs.csv", {kHeader, kAggregated, kDisaggregated, kNoConcurrency});
+      write_runs(tmp, "runs.csv", {kServingRunsHeader, kAggregated, kDisaggregated, kNoConcurrency});
   const std::vector<std::string> args{"validate", "serving-runs", runs, "--out", tmp / "out", "-j", "2"};
   const CliResult r = run_semsim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
@@ -230,11 +223,10 @@ TEST(validateServingRuns, ReportsEveryRowSimulatedOrSkipped) {
   EXPECT_EQ(entries_under(tmp / "out/scenarios"), std::vector<std::string>{"agg_tp2.yaml"});
 }
 
-// Enable once the issue-32 branches are merged (workload.concurrency, parallelism.attention.{tp,dp},
-// serving.batching, engine and the qwen3-32b preset): then both expressed rows simulate.
-TEST(validateServingRuns, DISABLED_SimulatesTheAggregatedAndDisaggregatedRows) {
+// Both expressed rows simulate: their errors are the simulated over the measured, less one.
+TEST(validateServingRuns, SimulatesTheAggregatedAndDisaggregatedRows) {
   TempDir tmp;
-  const std::string runs = write_runs(tmp, "runs.csv", {kHeader, kAggregated, kDisaggregated});
+  const std::string runs = write_runs(tmp, "runs.csv", {kServingRunsHeader, kAggregated, kDisaggregated});
   const CliResult r = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "out"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = split_lines(read_file(tmp / "out/rows.csv"));
@@ -258,20 +250,21 @@ struct BadRuns {
 TEST(validateServingRuns, BadFilesNameFileLineAndColumn) {
   const std::string row = kAggregated;
   const std::vector<BadRuns> cases = {
-      {{kHeader + ",extra_column", row + ",1"},
+      {{kServingRunsHeader + ",extra_column", row + ",1"},
        ":1: column 35 ('extra_column'): not a column of measured serving runs"},
       {{"id,mode_path", "x,y"},
        ":1: column 2 ('mode_path'): not a column of measured serving runs (did you mean 'model_path'?)"},
       {{"id,backend", "x,sglang"}, ":1: no column 'silicon_data_source' (required: id, silicon_data_source,"},
-      {{kHeader, std::string(row).replace(row.find(",128,"), 5, ",1k,")},
+      {{kServingRunsHeader, std::string(row).replace(row.find(",128,"), 5, ",1k,")},
        ":2: column 9 (isl): '1k' is not a whole number"},
-      {{kHeader, std::string(row).replace(row.find("concurrency=2"), 13, "concurrency=x")},
+      {{kServingRunsHeader, std::string(row).replace(row.find("concurrency=2"), 13, "concurrency=x")},
        ":2: column 2 (silicon_data_source): 'x' is not a whole number"},
-      {{kHeader, std::string(row).replace(row.find(",120.5,"), 7, ",-1,")},
+      {{kServingRunsHeader, std::string(row).replace(row.find(",120.5,"), 7, ",-1,")},
        ":2: column 33 (silicon_ttft_ms): '-1' is not a positive number"},
-      {{kHeader, row, row}, ":3: column 1 (id): 'agg_tp2' is the id of line 2 too"},
-      {{kHeader, "../up" + row.substr(row.find(','))}, ":2: column 1 (id): '../up': an id is letters"},
-      {{kHeader, row + ",1"}, ":2: 35 fields, but the header has 34"},
+      {{kServingRunsHeader, row, row}, ":3: column 1 (id): 'agg_tp2' is the id of line 2 too"},
+      {{kServingRunsHeader, "../up" + row.substr(row.find(','))},
+       ":2: column 1 (id): '../up': an id is letters"},
+      {{kServingRunsHeader, row + ",1"}, ":2: 35 fields, but the header has 34"},
   };
   for (const BadRuns& c : cases) {
     TempDir tmp;
@@ -282,7 +275,7 @@ TEST(validateServingRuns, BadFilesNameFileLineAndColumn) {
     EXPECT_FALSE(fs::exists(tmp / "out")) << c.message;
   }
   TempDir tmp;
-  const std::string runs = write_runs(tmp, "runs.csv", {kHeader, kAggregated});
+  const std::string runs = write_runs(tmp, "runs.csv", {kServingRunsHeader, kAggregated});
   CliResult r = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "out", "--only", "("});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--only '(': not a regular expression"), std::string::npos) << r.err;
