@@ -32,7 +32,8 @@ double squared_log_ratio(double predicted, double measured) {
 using Point = EngineCostVector;  // log-seconds
 
 Point clamped(Point x) {
-  for (double& v : x) v = std::clamp(v, std::log(kEngineCostMin), std::log(kEngineCostMax));
+  for (int i = 0; i < kEngineCostCount; ++i)
+    x[i] = std::clamp(x[i], std::log(kEngineCostMin), std::log(kEngineCostMax[i]));
   return x;
 }
 
@@ -60,7 +61,7 @@ Vertex nelder_mead(const std::vector<const RetimingTable*>& tables, const Point&
   for (int i = 0; i < kEngineCostCount; ++i) {
     Point x = simplex.front().x;
     // Away from the bound the start may sit on.
-    x[i] += x[i] + step > std::log(kEngineCostMax) ? -step : step;
+    x[i] += x[i] + step > std::log(kEngineCostMax[i]) ? -step : step;
     simplex.push_back(evaluate(x));
   }
   const auto along = [](const Point& from, const Point& to, double t) {

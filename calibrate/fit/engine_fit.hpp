@@ -57,7 +57,11 @@ using EngineCostVector = std::array<double, kEngineCostCount>;
 EngineCostVector to_vector(const EngineCosts& costs);
 EngineCosts from_vector(const EngineCostVector& values);
 constexpr double kEngineCostMin = 1e-7;  // "zero": far below any cost that matters next to a step
-constexpr double kEngineCostMax = 0.1;
+// The most each cost can physically be, in EngineCosts' order, so that a fit cannot make one absorb
+// what the simulation lacks: a scheduler loop of 5 ms, 200 µs per request in a step or per eagerly
+// launched layer (SGLang measurements: 28-69 µs per layer, calibrate/README.md "Engine costs"), 2 ms
+// to replay a graph, 50 ms from a request's send to the scheduler.
+constexpr EngineCostVector kEngineCostMax{5e-3, 2e-4, 2e-4, 2e-3, 5e-2};
 
 // Sum over tables of log(pred/measured)^2 for TTFT and TPOT, weights equal (a mean with no request or
 // a measured 0 adds nothing).

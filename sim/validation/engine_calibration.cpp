@@ -120,9 +120,10 @@ constexpr const char* kCostMeanings[kEngineCostCount][2] = {
     {"graph_step_seconds", "a decode step replayed from a captured CUDA graph"},
     {"request_seconds", "per request, once: HTTP, tokenisation, reaching the scheduler (in TTFT)"}};
 
-std::string bound_hit(double seconds) {
+std::string bound_hit(int cost, double seconds) {
   if (seconds <= kEngineCostMin * 1.01) return "at the lower bound (0)";
-  if (seconds >= kEngineCostMax * 0.99) return "at the upper bound (0.1 s)";
+  if (seconds >= kEngineCostMax[cost] * 0.99)
+    return fmt::format("at the upper bound ({:g} ms)", kEngineCostMax[cost] * 1e3);
   return "";
 }
 
@@ -306,7 +307,7 @@ std::string engine_fit_markdown(const EngineCalibration& c, const EngineCalibrat
   const EngineCostVector start = to_vector(c.start), all = to_vector(c.all.costs);
   for (int i = 0; i < kEngineCostCount; ++i)
     md += fmt::format("| {} | {} | {} | {} | {} |\n", kCostMeanings[i][0], kCostMeanings[i][1],
-                      cost_us(start[i]), cost_us(all[i]), bound_hit(all[i]));
+                      cost_us(start[i]), cost_us(all[i]), bound_hit(i, all[i]));
   md += fmt::format("\nAll rows: loss {:.4g} (sum of log(pred/measured)^2, TTFT and TPOT), {} evaluations.\n",
                     c.all.loss, c.all.evaluations);
 
@@ -326,8 +327,8 @@ std::string engine_fit_markdown(const EngineCalibration& c, const EngineCalibrat
     std::string bounds;
     for (int i = 0; i < kEngineCostCount; ++i) {
       md += fmt::format(" {} |", cost_us(v[i]));
-      if (!bound_hit(v[i]).empty())
-        bounds += fmt::format("{}{} {}", bounds.empty() ? "" : "; ", kCostMeanings[i][0], bound_hit(v[i]));
+      if (!bound_hit(i, v[i]).empty())
+        bounds += fmt::format("{}{} {}", bounds.empty() ? "" : "; ", kCostMeanings[i][0], bound_hit(i, v[i]));
     }
     md += fmt::format(" {} |\n", bounds);
   }
