@@ -62,6 +62,10 @@ int KvTransfers::prefill_device(int rank) const {
   return setup_.prefill_first_device + rank * setup_.prefill_group_devices;
 }
 
+int KvTransfers::decode_device(int rank) const {
+  return setup_.decode_first_device + rank * setup_.decode_group_devices;
+}
+
 void KvTransfers::last_chunk_starts(int index, int rank, double) {
   ++in_flight_;
   if (setup_.mode == KvTransferMode::kWhole)
@@ -99,7 +103,7 @@ void KvTransfers::start(int index, int prefill_rank, int step) {
 
 void KvTransfers::move(KvTransferRecord record, int step) {
   const int src = prefill_device(record.prefill_rank);
-  const int dst = setup_.decode_first_device + record.decode_rank * setup_.decode_group_devices;
+  const int dst = decode_device(record.decode_rank);
   const double pair_bytes = record.bytes / setup_.parallel_pairs;
   const double lone = lone_seconds(src, dst, pair_bytes);
   if (setup_.fidelity == NetworkFidelity::kFlow && record.bytes > 0) {

@@ -66,7 +66,9 @@ class KvTransfers final : public KvHandoff {
  private:
   struct Sync;  // SimGrid's mutex and condition variable
   void start(int index, int prefill_rank, int step);
-  int prefill_device(int rank) const;  // the first device of the prefill rank
+  // The first device of a prefill or decode rank (an Attention-TP rank is its group).
+  int prefill_device(int rank) const;
+  int decode_device(int rank) const;
   void move(KvTransferRecord record, int step);
   double lone_seconds(int src, int dst, double bytes) const;
 

@@ -263,6 +263,11 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     account_dispatch(placement_, moe, pricing_.traffic(), *mb.moe_rank, mb.experts, k, dispatch,
                      scenario_.replica_choice);
   for (int device = 0; device < ranks; ++device) {
+    if (experts_tensor_parallel_ && device > 0) {  // the same slices of the same tokens: priced once
+      mb.device_experts[device] = mb.device_experts[0];
+      mb.active_experts[device] = mb.active_experts[0];
+      continue;
+    }
     mb.device_experts[device] = mb.shared[device];
     mb.active_experts[device] = 0;
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
