@@ -444,6 +444,14 @@ const KernelTable* CalibrationProfile::find_kernel(const std::string& kernel, co
   return nullptr;
 }
 
+std::string CalibrationProfile::describe_source() const {
+  if (source != "datasheet") return fmt::format("{} ({})", name, source);
+  return fmt::format(
+      "{} (datasheet only: no kernel of {} was measured; every time is a roofline over its datasheet "
+      "figures)",
+      name, device);
+}
+
 std::string CalibrationProfile::to_yaml() const {
   YAML::Emitter out;
   out << YAML::BeginMap;

@@ -151,6 +151,9 @@ struct CalibrationProfile {
 
   const KernelTable* find_kernel(const std::string& kernel, const std::string& shape,
                                  const std::string& dtype) const;
+  // "name (measured)", or for a datasheet profile a warning that no kernel was measured: every time
+  // it gives is a roofline over the device's datasheet figures (what `check` and `coverage` print).
+  std::string describe_source() const;
   bool operator==(const CalibrationProfile&) const = default;
 };
 

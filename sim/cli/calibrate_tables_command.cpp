@@ -168,8 +168,7 @@ int residuals(const std::string& profile_path) {
 
 int coverage(const std::string& profile_path) {
   const LoadedProfile loaded = load_profile(profile_path);
-  std::cout << fmt::format("profile {} ({}) on {}\n", loaded.profile.name, loaded.profile.source,
-                           loaded.device.name);
+  std::cout << fmt::format("profile {} on {}\n", loaded.profile.describe_source(), loaded.device.name);
   for (const std::string& name : preset_names(PresetKind::kModel)) {
     const MoeModel model = model_preset(name);
     // A dense model is served tensor-parallel: each TP size's shard has GEMM shapes of its own.

@@ -29,7 +29,7 @@ const std::string kHeader = "kind: profile\nversion: 1\nsource: measured\ndevice
 
 TEST(Profile, EveryDevicePresetHasADatasheetProfile) {
   const auto devices = preset_names(PresetKind::kDevice);
-  ASSERT_EQ(devices.size(), 9u);  // gb200 and ascend-910c joined the seven
+  ASSERT_EQ(devices.size(), 10u);  // gb200, ascend-910c and h20 joined the seven
   for (const std::string& name : devices) {
     SCOPED_TRACE(name);
     const CalibrationProfile p = CalibrationProfile::datasheet(device_preset(name));
@@ -47,6 +47,18 @@ TEST(Profile, EveryDevicePresetHasADatasheetProfile) {
     EXPECT_DOUBLE_EQ(p.collective_overhead, 10e-6);
     EXPECT_EQ(p.engine, EngineCosts{}) << "the SGLang estimates, as engine_costs.hpp states them";
   }
+}
+
+// `check` and `coverage` print this: a device without measured tables (the H20) says so.
+TEST(Profile, DatasheetProfilesSayNoKernelWasMeasured) {
+  const CalibrationProfile h20 = CalibrationProfile::datasheet(device_preset("h20"));
+  EXPECT_EQ(h20.describe_source(),
+            "h20-datasheet (datasheet only: no kernel of h20 was measured; every time is a roofline over its "
+            "datasheet figures)");
+  const auto measured = CalibrationProfile::measured(device_preset("h200-sxm"));
+  ASSERT_NE(measured, nullptr);
+  EXPECT_EQ(measured->describe_source(), measured->name + " (measured)");
+  EXPECT_EQ(CalibrationProfile::measured(device_preset("h20")), nullptr);
 }
 
 TEST(Profile, DeviceWithoutDatasheetFileGetsTheGenericAssumptions) {

@@ -222,6 +222,29 @@ TEST(ClusterPresets, NewPresetsHaveTheirCitedDomainsAndLinks) {
   EXPECT_EQ(ascend.hbm_bytes, 128e9);
 }
 
+// The H20 (the Sem-MoE paper's class of machine) against its sources, as the preset file cites
+// them: 148 TFLOPS BF16 and 296 FP8 dense, 96 GB HBM3 at 4.0 TB/s, NVLink 4 (900 GB/s
+// bidirectional), 78 SMs; the node is the paper's 8 x 96 GB with > 400 GB/s links.
+TEST(ClusterPresets, H20NodeIsThePapersMachineClass) {
+  const Cluster node = cluster_preset("h20-1x8");
+  EXPECT_EQ(node.nodes, 1);
+  EXPECT_EQ(node.gpus_per_node, 8);
+  EXPECT_EQ(node.scaleup, ScaleUpKind::kNvSwitch);
+  EXPECT_EQ(node.scaleup_bandwidth, 450e9);
+  EXPECT_GT(node.scaleup_bandwidth, 400e9);
+  const Device& h20 = node.device;
+  EXPECT_EQ(h20.name, "h20");
+  EXPECT_EQ(h20.bf16_flops, 148e12);
+  EXPECT_EQ(h20.fp8_flops, 296e12);
+  EXPECT_EQ(h20.hbm_bytes, 96e9);
+  EXPECT_EQ(h20.hbm_bandwidth, 4.0e12);
+  EXPECT_EQ(h20.compute_units, 78);
+  // Far less compute than the H200 it is compared with, more bandwidth per FLOP.
+  const Device h200 = cluster_preset("h200-1x8").device;
+  EXPECT_LT(h20.bf16_flops / h200.bf16_flops, 0.16);
+  EXPECT_GT(h20.hbm_bandwidth / h20.bf16_flops, 4 * h200.hbm_bandwidth / h200.bf16_flops);
+}
+
 // A bad node count or fabric is one error at its key, naming the preset and what it allows.
 TEST(ClusterPresets, BadNodeCountsAndFabricsAreErrorsAtTheirKeys) {
   const std::vector<std::pair<std::string, std::string>> cases = {
