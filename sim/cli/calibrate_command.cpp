@@ -19,6 +19,7 @@
 #include "calibrate/runtime/rendezvous.hpp"
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/output_staging.hpp"
