@@ -111,6 +111,7 @@ struct RunningSemsim {
   pid_t pid = -1;
   std::unique_ptr<TempDir> capture;  // its stdout and stderr
   std::string out_path, err_path;
+  bool stdout_captured = true;  // false: it went to Launch::stdout_path, which is not read back
 };
 
 inline RunningSemsim start_semsim(const std::vector<std::string>& args, const Launch& launch = {}) {
@@ -118,6 +119,7 @@ inline RunningSemsim start_semsim(const std::vector<std::string>& args, const La
   running.capture = std::make_unique<TempDir>();
   running.out_path = launch.stdout_path.empty() ? *running.capture / "stdout" : launch.stdout_path;
   running.err_path = *running.capture / "stderr";
+  running.stdout_captured = launch.stdout_path.empty();
   std::vector<std::string> argv_storage{SEMSIM_BINARY};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -167,7 +169,7 @@ inline CliResult wait_for_semsim(RunningSemsim& running, int timeout_s = 120 * k
     result.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     result.exit_code = 128 + WTERMSIG(status);
-  result.out = read_file(running.out_path);
+  if (running.stdout_captured) result.out = read_file(running.out_path);
   result.err = read_file(running.err_path);
   return result;
 }
@@ -176,7 +178,10 @@ inline CliResult wait_for_semsim(RunningSemsim& running, int timeout_s = 120 * k
 // killed after `timeout_s` seconds; with `address_space_bytes`, it runs under that limit (ulimit -v).
 inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "",
                             int timeout_s = 120 * kSlowdown, rlim_t address_space_bytes = RLIM_INFINITY) {
-  RunningSemsim running = start_semsim(args, {cwd, address_space_bytes});
+  Launch launch;
+  launch.cwd = cwd;
+  launch.address_space_bytes = address_space_bytes;
+  RunningSemsim running = start_semsim(args, launch);
   return wait_for_semsim(running, timeout_s);
 }
 

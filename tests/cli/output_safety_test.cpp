@@ -83,9 +83,11 @@ TEST(cliOutputSafety, OutputsThatAreOneAnotherOrFoldersAreRefusedBeforeTheWork) 
   refused(
       {"run", scenario, "--out", tmp / "out", "--timeline", tmp / "t.json", "--result-json", tmp / "t.json"},
       {"--result-json", "--timeline"});
+  EXPECT_EQ(entries_under(tmp.path()), std::vector<std::string>{"s.yaml"}) << "nothing made, nothing left";
+  fs::create_directory(tmp.path() / "out");
   refused({"run", scenario, "--out", tmp / "out", "--result-json", tmp / "out/r.json"},
           {"--result-json", "inside the output folder"});
-  EXPECT_EQ(entries_under(tmp.path()), std::vector<std::string>{"s.yaml"}) << "nothing made, nothing left";
+  EXPECT_EQ(entries_under(tmp.path() / "out"), std::vector<std::string>{}) << "no staged file left";
 
   fs::create_directory(tmp.path() / "folder");
   refused({"compare", tmp / "x", tmp / "y", "--json", tmp / "folder"}, {"--json", "is a folder"});
@@ -109,7 +111,9 @@ TEST(cliOutputSafety, AWriteThatFailsIsReportedAndLeavesNothing) {
   // not kill the simulation with SIGXFSZ.
   const std::vector<std::string> args{"run",       "default",       "--out",
                                       tmp / "out", "--result-json", tmp / "r.json"};
-  RunningSemsim running = start_semsim(args, {.file_size_bytes = 64 * 1024});
+  Launch limited;
+  limited.file_size_bytes = 64 * 1024;
+  RunningSemsim running = start_semsim(args, limited);
   const CliResult r = wait_for_semsim(running);
   expect_refused(args, r, {"cannot write", "File too large"});
   EXPECT_EQ(entries_under(tmp.path()), std::vector<std::string>{}) << "no folder, staging or temporary file";
@@ -124,7 +128,9 @@ TEST(cliOutputSafety, AFailedWriteToStdoutIsAnError) {
       {"collective", "--model", "deepseek-v2-lite", "--cluster", "h200-1x8", "--ep", "8", "--tokens", "128",
        "--kernel", "normal", "--json"}};
   for (const auto& args : commands) {
-    RunningSemsim running = start_semsim(args, {.stdout_path = "/dev/full"});
+    Launch full;
+    full.stdout_path = "/dev/full";
+    RunningSemsim running = start_semsim(args, full);
     const CliResult r = wait_for_semsim(running);
     SCOPED_TRACE(describe(args, r));
     EXPECT_EQ(r.exit_code, 2);
