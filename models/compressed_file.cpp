@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "models/input_error.hpp"
@@ -197,7 +198,7 @@ TextWriter::~TextWriter() {
 void TextWriter::write_pending() {
   if (!pending_.empty() && gzwrite(file_, pending_.data(), static_cast<unsigned>(pending_.size())) !=
                                static_cast<int>(pending_.size()))
-    throw InputError(path_ + ": write failed");
+    throw InputError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
   pending_.clear();
 }
 
@@ -209,7 +210,7 @@ void TextWriter::close() {
   write_pending();
   const int status = gzclose(file_);
   file_ = nullptr;
-  if (status != Z_OK) throw InputError(path_ + ": write failed");
+  if (status != Z_OK) throw InputError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
 }
 
 void remove_leftovers_of_dead_processes(const std::filesystem::path& folder, const std::string& prefix,

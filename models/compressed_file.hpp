@@ -80,28 +80,4 @@ class TextWriter {
 void remove_leftovers_of_dead_processes(const std::filesystem::path& folder, const std::string& prefix,
                                         const std::string& suffix = "");
 
-// Calls write(temporary) on a private temporary next to `path` and renames it into place, so that
-// `path` is either complete or untouched; the temporaries of killed writers of `path` are removed
-// first. The temporary keeps the target's suffix: writers pick the form (plain, gzip, binary) from
-// the file name.
-template <typename Write>
-void write_atomically(const std::string& path, Write&& write) {
-  const std::filesystem::path target(path);
-  if (!target.parent_path().empty() && !is_folder(target.parent_path()))
-    throw InputError(path + ": cannot write: folder '" + target.parent_path().string() + "' does not exist");
-  const std::string name = target.filename().string();
-  remove_leftovers_of_dead_processes(target.parent_path().empty() ? "." : target.parent_path(), ".partial-",
-                                     "-" + name);
-  const std::string temporary =
-      (target.parent_path() / fmt::format(".partial-{}-{}", ::getpid(), name)).string();
-  try {
-    write(temporary);
-    std::filesystem::rename(temporary, target);
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw;
-  }
-}
-
 }  // namespace semsim

@@ -326,12 +326,10 @@ void read_inter_layer(FieldReader& in, const Placement& p, InterLayerTable& a) {
 }  // namespace
 
 void write_placement_file(const PlacementPlan& plan, const std::string& path) {
-  write_atomically(path, [&](const std::string& temporary) {
-    TextWriter writer(temporary);
-    writer.buffer() = table_text(plan);
-    write_tables(plan, writer);
-    writer.close();
-  });
+  TextWriter writer(path);
+  writer.buffer() = table_text(plan);
+  write_tables(plan, writer);
+  writer.close();
 }
 
 PlacementPlan read_placement_file(const std::string& path) {

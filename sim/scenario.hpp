@@ -166,6 +166,10 @@ struct Disaggregation {
 // from anywhere (on this machine).
 std::string resolved_scenario_yaml(const Scenario& scenario);
 
+// The files and folders a scenario reads: its file (none for the embedded default) and those its
+// values name (model, cluster, profile, calibration, placement, routing and request files).
+std::vector<std::string> scenario_input_files(const Scenario& scenario);
+
 // `text` is the YAML; `file` names it in errors; relative paths resolve against `base_dir`.
 // `overrides` are "key.path=value" strings applied before validation; `seed` (if >= 0) replaces
 // workload.seed.

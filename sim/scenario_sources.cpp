@@ -28,20 +28,36 @@ Scenario load_scenario(const std::string& text, const std::string& file, const s
 
 namespace {
 
-// The scalar at `keys` below `node`, when it is a relative path naming a file or folder under
-// `base_dir`, made absolute. Nodes are handles: the map's entries are the document's own.
-void make_absolute(const YAML::Node& node, std::span<const char* const> keys, const std::string& base_dir) {
+// Every key a file or folder may be given at (model and cluster files, a calibration profile).
+const std::vector<std::vector<const char*>> kPathKeys = {{"model"},
+                                                         {"cluster"},
+                                                         {"cluster", "preset"},
+                                                         {"profile"},
+                                                         {"calibration"},
+                                                         {"calibration", "profile"},
+                                                         {"policies", "placement", "file"},
+                                                         {"workload", "routing", "file"},
+                                                         {"workload", "arrival", "file"},
+                                                         {"workload", "input_len", "file"},
+                                                         {"workload", "output_len", "file"},
+                                                         {"workload", "requests_from", "file"}};
+
+// Calls `visit(value, path)` for the scalar at `keys` below `node` when it names an existing file or
+// folder, `path` being it resolved against `base_dir`, made absolute. Nodes are handles: the map's
+// entries are the document's own.
+template <typename Visit>
+void visit_path(const YAML::Node& node, std::span<const char* const> keys, const std::string& base_dir,
+                const Visit& visit) {
   if (keys.empty()) {
     const std::filesystem::path path = node.IsScalar() ? node.Scalar() : "";
-    if (!path.empty() && path.is_relative() && path_exists(std::filesystem::path(base_dir) / path)) {
-      YAML::Node value = node;
-      value = std::filesystem::absolute(std::filesystem::path(base_dir) / path).lexically_normal().string();
-    }
+    const std::filesystem::path resolved = path.is_relative() ? std::filesystem::path(base_dir) / path : path;
+    if (!path.empty() && path_exists(resolved))
+      visit(node, std::filesystem::absolute(resolved).lexically_normal().string());
     return;
   }
   if (!node.IsMap()) return;
   for (const auto& entry : node)
-    if (entry.first.Scalar() == keys.front()) make_absolute(entry.second, keys.subspan(1), base_dir);
+    if (entry.first.Scalar() == keys.front()) visit_path(entry.second, keys.subspan(1), base_dir, visit);
 }
 
 }  // namespace
@@ -50,24 +66,25 @@ std::string resolved_scenario_yaml(const Scenario& s) {
   YAML::Node document = YAML::Clone(s.document->node());
   YamlInput::unmark_overrides(document);
   document["workload"]["seed"] = s.workload.seed;
-  // Every key a file or folder may be given at (model and cluster files, a calibration profile).
-  const std::vector<std::vector<const char*>> path_keys = {{"model"},
-                                                           {"cluster"},
-                                                           {"cluster", "preset"},
-                                                           {"profile"},
-                                                           {"calibration"},
-                                                           {"calibration", "profile"},
-                                                           {"policies", "placement", "file"},
-                                                           {"workload", "routing", "file"},
-                                                           {"workload", "arrival", "file"},
-                                                           {"workload", "input_len", "file"},
-                                                           {"workload", "output_len", "file"},
-                                                           {"workload", "requests_from", "file"}};
+  // Relative paths made absolute.
   if (!s.base_dir.empty())
-    for (const auto& keys : path_keys) make_absolute(document, keys, s.base_dir);
+    for (const auto& keys : kPathKeys)
+      visit_path(document, keys, s.base_dir, [](YAML::Node value, const std::string& path) {
+        if (std::filesystem::path(value.Scalar()).is_relative()) value = path;
+      });
   YAML::Emitter out;
   out << document;
   return std::string(out.c_str()) + "\n";
+}
+
+std::vector<std::string> scenario_input_files(const Scenario& s) {
+  std::vector<std::string> inputs;
+  if (s.file != "<default>") inputs.push_back(s.file);
+  if (s.document)
+    for (const auto& keys : kPathKeys)
+      visit_path(s.document->node(), keys, s.base_dir.empty() ? "." : s.base_dir,
+                 [&](const YAML::Node&, const std::string& path) { inputs.push_back(path); });
+  return inputs;
 }
 
 ScenarioSource read_scenario_source(const std::string& path_or_default) {

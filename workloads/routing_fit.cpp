@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <span>
 
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
@@ -477,7 +477,7 @@ void write_fit_report(const RoutingFit& fit, const std::string& csv_path, const 
         at(real.max_other_hotness, l), at(syn.max_other_hotness, l), fit.params.expert_skew[l],
         fit.params.token_affinity[l], fit.params.variant_overlap[l]);
   }
-  std::ofstream(csv_path) << csv;
+  write_text_file(csv_path, csv);
   auto side = [](const RoutingStatistics& s) {
     return nlohmann::ordered_json{{"unseen_share", s.unseen_share},
                                   {"layer_hit_correlation", s.layer_hit_correlation},
@@ -496,10 +496,7 @@ void write_fit_report(const RoutingFit& fit, const std::string& csv_path, const 
   j["layer_correlation"] = fit.params.layer_correlation;
   j["real"] = side(real);
   j["synthetic"] = side(syn);
-  std::ofstream json(json_path);
-  json << j.dump(2) << "\n";
-  json.close();
-  if (!json) throw InputError(json_path + ": cannot write file");
+  write_text_file(json_path, j.dump(2) + "\n");
 }
 
 }  // namespace semsim

@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -17,6 +16,7 @@
 #include "models/input_limits.hpp"
 #include "models/json_input.hpp"
 #include "models/memory_budget.hpp"
+#include "models/output_files.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/load_imbalance.hpp"
 
@@ -65,13 +65,6 @@ int overlap(const ExpertId* a, const ExpertId* b, int k) {
   for (int i = 0; i < k; ++i)
     for (int j = 0; j < k; ++j) common += a[i] == b[j];
   return common;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw InputError(path + ": cannot write file");
 }
 
 // What a profile's dense per-layer tables take: a row start per token and the expert-pair
@@ -464,7 +457,7 @@ void write_statistics_csv(const std::vector<AffinityStatistics>& statistics,
         s.f1_exact, s.f1_unseen_mean, s.cumulative_hotness.p25, s.cumulative_hotness.p50,
         s.cumulative_hotness.p75, s.max_other_hotness.p25, s.max_other_hotness.p50, s.max_other_hotness.p75,
         load_skew[s.layer]);
-  write_file(path, text);
+  write_text_file(path, text);
 }
 
 // ---- files -----------------------------------------------------------------------------------------
@@ -483,13 +476,13 @@ void RoutingProfile::write(const std::string& dir) const {
     meta["source"] = {{"trace", source_->trace},       {"trace_hash", source_->trace_hash},
                       {"split", source_->split},       {"seed", source_->seed},
                       {"requests", source_->requests}, {"profiled", source_->profiled}};
-  write_file((folder / "profile.json").string(), meta.dump(2) + "\n");
+  write_text_file((folder / "profile.json").string(), meta.dump(2) + "\n");
 
   std::string tokens = "token\toccurrences\tfrequency\ttext\n";
   for (std::size_t t = 0; t < texts_.size(); ++t)
     tokens += fmt::format("{}\t{}\t{:.9g}\t{}\n", t, occurrences_[t],
                           token_frequency(static_cast<std::int32_t>(t)), escape_token_text(texts_[t]));
-  write_file((folder / "tokens.tsv").string(), tokens);
+  write_text_file((folder / "tokens.tsv").string(), tokens);
 
   std::string table = "layer\ttoken\tactivations\texperts\n";
   for (int layer = 0; layer < moe_layers_; ++layer)
@@ -503,7 +496,7 @@ void RoutingProfile::write(const std::string& dir) const {
         table += fmt::format("{}{}:{}", i ? "," : "", row[i].expert, row[i].count);
       table += '\n';
     }
-  write_file((folder / "token_experts.tsv").string(), table);
+  write_text_file((folder / "token_experts.tsv").string(), table);
 
   std::string load = "layer,expert,activations,share\n";
   std::string pairs = "layer,expert_a,expert_b,tokens\n";
@@ -517,8 +510,8 @@ void RoutingProfile::write(const std::string& dir) const {
         if (const long long n = coactivation(layer, a, b); n > 0)
           pairs += fmt::format("{},{},{},{}\n", layer, a, b, n);
   }
-  write_file((folder / "expert_load.csv").string(), load);
-  write_file((folder / "coactivation.csv").string(), pairs);
+  write_text_file((folder / "expert_load.csv").string(), load);
+  write_text_file((folder / "coactivation.csv").string(), pairs);
   if (paths_) write_trace(*paths_, (folder / "paths.semtrace").string());
 }
 

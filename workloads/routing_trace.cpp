@@ -20,6 +20,7 @@
 #include "models/input_error.hpp"
 #include "models/input_limits.hpp"
 #include "models/memory_budget.hpp"
+#include "models/output_files.hpp"
 
 namespace semsim {
 
@@ -569,10 +570,7 @@ void write_binary_trace(const RoutingTrace& trace, const std::string& path) {
   std::memcpy(out.data() + l.model, t.model.data(), t.model.size());
   std::memcpy(out.data() + l.source, t.source.data(), t.source.size());
 
-  std::ofstream file(path, std::ios::binary);
-  file.write(out.data(), static_cast<std::streamsize>(out.size()));
-  file.close();
-  if (!file) throw InputError(path + ": cannot write file");
+  write_text_file(path, out);
 }
 
 struct Mapping {

@@ -19,6 +19,7 @@
 #include "calibrate/runtime/rendezvous.hpp"
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/output_staging.hpp"
@@ -145,10 +146,14 @@ void print_summary(const CalibrationProfile& p, const std::string& out, const st
 
 int calibrate(const CalibrateOptions& options) {
   if (!options.write_plan.empty()) {
-    write_text_file(options.write_plan, kernel_plan());
+    write_atomically(options.write_plan,
+                     [](const std::string& path) { write_text_file(path, kernel_plan()); });
     return 0;
   }
   if (options.out.empty()) throw InputError("calibrate: --out FILE is required (the profile to write)");
+  // Before hours of measuring.
+  check_output_file("--out", options.out,
+                    options.from_raw.empty() ? std::vector<std::string>{} : std::vector{options.from_raw});
   const fs::path out(options.out);
   const std::string raw = !options.from_raw.empty() ? options.from_raw
                           : !options.raw.empty()

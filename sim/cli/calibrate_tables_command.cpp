@@ -17,6 +17,7 @@
 #include "models/csv.hpp"
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
+#include "models/output_files.hpp"
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/cli/commands.hpp"
@@ -65,6 +66,8 @@ void print_residuals(const CalibrationProfile& p) {
 int import_tables(const ImportCommand& c) {
   if (c.inputs.empty()) throw InputError("calibrate import: give the tables (a folder, or nccl-tests logs)");
   const Device device = device_option(c.device);
+  OutputStaging staging(c.inputs);
+  const std::string out = staging.staged_at("--out", c.out);
   std::vector<MeasuredTable> tables;
   ImportOptions options = c.options;
   if (c.from == "aiconfigurator") {
@@ -77,7 +80,8 @@ int import_tables(const ImportCommand& c) {
     if (options.database.empty()) options.database = "nccl-tests";
   }
   const CalibrationProfile profile = import_measured_tables(tables, device, options);
-  write_atomically(c.out, [&](const std::string& path) { write_text_file(path, profile.to_yaml()); });
+  write_text_file(out, profile.to_yaml());
+  staging.commit();
   std::cout << fmt::format("profile {} for {}: {} kernel tables, {} collective fits from {} tables\n",
                            profile.name, device.name, profile.kernels.size(), profile.collectives.size(),
                            tables.size());

@@ -4,10 +4,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 
 #include "models/input_error.hpp"
+#include "models/interruption.hpp"
 #include "models/presets.hpp"
 #include "sim/outputs/version.hpp"
 #include "sim/scenario.hpp"
@@ -33,7 +37,7 @@ CLI::App* CommandLine::add_group(const std::string& name, const std::string& des
   return group;
 }
 
-int CommandLine::run(int argc, char** argv) {
+int CommandLine::run_command(int argc, char** argv) {
   // Anything but a registered command in first position is a typo worth naming.
   std::vector<std::string> commands;
   std::string command_list;
@@ -62,13 +66,27 @@ int CommandLine::run(int argc, char** argv) {
       if (command->parsed() && command->get_subcommands().empty()) return action();
     throw std::logic_error("no command was chosen");  // require_subcommand makes this unreachable
   } catch (const InputError& e) {
+    wait_if_interrupted();  // an interruption's removals are under way: it ends the process
     // One line, whatever text it quotes (a --set value, a file name with a line break).
     std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
+    wait_if_interrupted();
     std::cerr << "internal error: " << one_line(e.what()) << "\n";
     return 1;
   }
+}
+
+int CommandLine::run(int argc, char** argv) {
+  const int code = run_command(argc, argv);
+  wait_if_interrupted();
+  // What went to stdout is an output too: a write that failed (a full disk, a closed pipe's
+  // EPIPE) is reported, not dropped at exit.
+  errno = 0;
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return code;
+  std::cerr << "error: cannot write to standard output"
+            << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) << "\n";
+  return code == 0 ? 2 : code;
 }
 
 void add_scenario_arguments(CLI::App& command, ScenarioArguments& arguments) {

@@ -2,7 +2,8 @@
 // The semsim command line. Each command adds its own subcommand, options and action (one file per
 // command, listed in commands.hpp); run() parses, runs the chosen command and turns what went wrong
 // into the exit code: 0 ok, 2 bad input (InputError or a bad command line), 1 internal error, and
-// kIncompleteExitCode when a command wrote a result it knows is incomplete.
+// kIncompleteExitCode when a command wrote a result it knows is incomplete. An output that cannot be
+// written (a full disk, stdout included) exits 2 too: where to write is an input.
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
@@ -31,9 +32,12 @@ class CommandLine {
   // Adds a subcommand that only groups others: one of them must be chosen.
   CLI::App* add_group(const std::string& name, const std::string& description);
 
+  // Runs the command chosen, then checks that its standard output was written.
   int run(int argc, char** argv);
 
  private:
+  int run_command(int argc, char** argv);
+
   CLI::App app_;
   std::vector<std::pair<CLI::App*, std::function<int()>>> actions_;
 };

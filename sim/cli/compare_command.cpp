@@ -9,6 +9,7 @@
 
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/comparison.hpp"
 #include "sim/outputs/output_staging.hpp"
@@ -94,11 +95,14 @@ Comparison compare_folders(const std::vector<std::string>& folders) {
 }
 
 int compare(const CompareOptions& options) {
+  OutputStaging staging(options.folders);
+  const std::string json_file =
+      options.json_file.empty() ? "" : staging.staged_at("--json", options.json_file);
   const Comparison comparison = compare_folders(options.folders);
-  if (!options.json_file.empty())
-    write_atomically(options.json_file, [&](const std::string& temporary) {
-      write_text_file(temporary, comparison_json(comparison).dump(2) + "\n");
-    });
+  if (!json_file.empty()) {
+    write_text_file(json_file, comparison_json(comparison).dump(2) + "\n");
+    staging.commit();
+  }
   std::cout << comparison_text(comparison);
   return 0;
 }

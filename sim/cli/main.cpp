@@ -1,7 +1,9 @@
 // semsim: the command-line entry point; the commands are in sim/cli/commands.hpp.
+#include "models/interruption.hpp"
 #include "sim/cli/commands.hpp"
 
 int main(int argc, char** argv) {
+  semsim::handle_interruptions();
   semsim::CommandLine cli;
   semsim::add_run_command(cli);
   semsim::add_check_command(cli);

@@ -13,6 +13,7 @@
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/outputs/output_staging.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
@@ -48,6 +49,8 @@ int place_command(const PlaceOptions& options) {
        {std::pair{options.policy.empty(), "--policy"}, std::pair{options.profile.empty(), "--profile"},
         std::pair{options.ep == 0, "--ep"}, std::pair{options.out.empty(), "--out"}})
     if (missing) throw InputError(std::string("place: ") + option + " is required (see semsim place --help)");
+  OutputStaging staging({options.profile});
+  const std::string out = staging.staged_at("--out", options.out);
   // A dense --model is refused before the profile is read.
   const std::optional<MoeModel> model =
       options.model.empty() ? std::nullopt : std::optional(moe_model_option(options.model, "place"));
@@ -69,7 +72,8 @@ int place_command(const PlaceOptions& options) {
   ProgressLine progress("place " + choice.name, options.progress);
   input.progress = progress.callback();
   const PlacementPlan plan = make_placement_plan(input, choice, {options.lookback, options.balance});
-  write_placement_file(plan, options.out);
+  write_placement_file(plan, out);
+  staging.commit();
   progress.finish();
   std::cout << fmt::format(
       "{}: policy {} on {} devices ({} per node), {} MoE layers x {} experts; solver {:.3f} s\n", options.out,

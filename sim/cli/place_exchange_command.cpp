@@ -9,6 +9,7 @@
 
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "policies/placement_file.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/sglang_expert_location.hpp"
@@ -53,6 +54,8 @@ int place_export_command(const PlaceExportOptions& options) {
         fmt::format("--out {}: SGLang reads an expert-location file as JSON only when its name "
                     "ends in .json",
                     options.out));
+  OutputStaging staging({options.plan});
+  const std::string out = staging.staged_at("--out", options.out);
   const PlacementPlan plan = read_placement_file(options.plan);
   const MoeModel model = moe_model_option(options.model, "place export");
   SglangExpertLocation location;
@@ -61,7 +64,8 @@ int place_export_command(const PlaceExportOptions& options) {
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", options.plan, e.what()));
   }
-  write_atomically(options.out, [&](const std::string& path) { write_text_file(path, location.json); });
+  write_text_file(out, location.json);
+  staging.commit();
 
   const Placement& p = plan.placement;
   const int dense = model.layers - model.moe_layers();
@@ -95,11 +99,16 @@ int place_import_command(const PlaceImportOptions& options) {
   const int per_node = options.devices_per_node > 0 ? options.devices_per_node : options.ep;
   if (options.ep % per_node != 0)
     throw InputError(fmt::format("--devices-per-node {}: must divide --ep {}", per_node, options.ep));
+  OutputStaging staging({options.file});
+  const std::string out = options.out.empty() ? "" : staging.staged_at("--out", options.out);
   PlacementPlan plan;
   plan.policy.name = "sglang_import";
   plan.placement =
       placement_from_sglang(read_text_file(options.file), options.file, model, options.ep, per_node);
-  if (!options.out.empty()) write_placement_file(plan, options.out);
+  if (!out.empty()) {
+    write_placement_file(plan, out);
+    staging.commit();
+  }
 
   const Placement& p = plan.placement;
   const auto slots = static_cast<int>(p.slots[0][0].size());

@@ -4,13 +4,12 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/console_summary.hpp"
 #include "sim/outputs/staged_run.hpp"
@@ -67,16 +66,6 @@ GoodputSlos parse_goodput(const std::vector<std::string>& pairs) {
   return slos;
 }
 
-// A file written outside --out (the result JSON, the timeline) is staged beside its destination:
-// that folder must exist, checked before the simulation rather than after it.
-void check_output_file(const std::string& option, const std::string& path) {
-  const std::filesystem::path file(path);
-  const std::filesystem::path folder = file.parent_path().empty() ? "." : file.parent_path();
-  if (is_folder(file)) throw InputError(fmt::format("{} '{}': is a folder; give a file name", option, path));
-  if (!is_folder(folder))
-    throw InputError(fmt::format("{} '{}': no folder '{}' to write it in", option, path, folder.string()));
-}
-
 // In the simulating process: simulates with a progress line. The run ends once every request has
 // completed or at serving.time_limit, whichever comes first, so its progress is the further of the
 // two: completions keep pace with arrivals under a steady load (and are all there is to go by when
@@ -105,9 +94,13 @@ int run_scenario(RunOptions options) {
   const auto started = std::chrono::steady_clock::now();
   // Bad options stop the run before anything is loaded or written.
   BenchServingOptions bench{parse_goodput(options.goodput), options.result_json};
-  if (!bench.result_json.empty()) check_output_file("--result-json", bench.result_json);
-  if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path);
-  if (!options.exported.path.empty()) check_output_file("--export-steps", options.exported.path);
+  const std::vector<std::string> scenario_file = options.scenario.scenario == "default"
+                                                     ? std::vector<std::string>{}
+                                                     : std::vector{options.scenario.scenario};
+  if (!bench.result_json.empty()) check_output_file("--result-json", bench.result_json, scenario_file);
+  if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path, scenario_file);
+  if (!options.exported.path.empty())
+    check_output_file("--export-steps", options.exported.path, scenario_file);
   const Scenario scenario = options.scenario.load(options.seed);
   if (scenario.disaggregation && !options.timeline.path.empty())
     throw InputError(
@@ -126,7 +119,8 @@ int run_scenario(RunOptions options) {
     if (!options.export_steps.empty())
       options.exported.steps = parse_step_window(options.export_steps, "--steps");
   }
-  StagedRun staged(scenario, out_dir, options.timeline, bench, options.exported);
+  StagedRun staged(scenario, out_dir, options.timeline, bench, options.exported,
+                   scenario_input_files(scenario));
   auto summary = nlohmann::ordered_json::parse(
       run_isolated([&] { return simulate_showing_progress(staged, scenario, options.progress); }));
   summary["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

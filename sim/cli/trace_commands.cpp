@@ -12,6 +12,7 @@
 
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
+#include "models/output_files.hpp"
 #include "models/presets.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/output_staging.hpp"
@@ -68,9 +69,12 @@ int trace_import_command(const std::string& format, const std::string& input, co
   const auto started = std::chrono::steady_clock::now();
   const TraceImportFormat from = trace_import_format_named(format);
   check_trace_output_name(out);
+  OutputStaging staging({input});
+  const std::string staged = staging.staged_at("--out", out);
   const MoeModel model = moe_model_option(model_name, "trace import");
   const RoutingTrace trace = import_trace(from, input, model);
-  write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  write_trace(trace, staged);
+  staging.commit();
   std::cout << fmt::format(
       "{}: {} requests, {} routed tokens, {} token texts; {} MoE layers x top-{} of {} experts{}\n"
       "  written to {} in {:.2f} s\n",
@@ -97,6 +101,8 @@ int trace_synth_command(const ScenarioArguments& scenario_arguments, int request
   const auto started = std::chrono::steady_clock::now();
   check_trace_output_name(out);
   const Scenario scenario = scenario_arguments.load();
+  OutputStaging staging(scenario_input_files(scenario));
+  const std::string staged = staging.staged_at("--out", out);
   refuse_dense_model(scenario.model, scenario.file, "trace synth");
   WorkloadSpec spec = scenario.workload;
   if (spec.trace)
@@ -117,7 +123,8 @@ int trace_synth_command(const ScenarioArguments& scenario_arguments, int request
        fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
                    scenario.file, spec.seed, first_request, first_request + requests - 1)},
       first_request);
-  write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  write_trace(trace, staged);
+  staging.commit();
   std::cout << fmt::format(
       "{}: {} synthetic requests, {} routed prompt tokens; {} MoE layers x top-{} of {} "
       "experts\n  written to {} in {:.2f} s\n",
@@ -132,6 +139,12 @@ int profile_command(const SplitTraceOptions& options) {
   const double split = options.split;
   const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
+  // What RoutingProfile::write writes, then the statistics.
+  const std::vector<std::string> profile_files{"profile.json",    "tokens.tsv",       "token_experts.tsv",
+                                               "expert_load.csv", "coactivation.csv", "paths.semtrace"};
+  std::vector<std::string> outputs = profile_files;
+  outputs.push_back("table1.csv");
+  OutputStaging staging(out_dir, one_of(outputs), {trace_path});
   ProgressLine progress("profile", options.progress);
   const auto [trace, held_out] = load_split(trace_path, split, seed, "profile");
   RoutingProfile profile = RoutingProfile::build(trace, held_out, progress.callback());
@@ -143,12 +156,6 @@ int profile_command(const SplitTraceOptions& options) {
       held_out_statistics(trace, profile, held_out, true, progress.callback());
   const std::vector<double> skew = expert_load_skew(profile);
 
-  // What RoutingProfile::write writes, then the statistics.
-  const std::vector<std::string> profile_files{"profile.json",    "tokens.tsv",       "token_experts.tsv",
-                                               "expert_load.csv", "coactivation.csv", "paths.semtrace"};
-  std::vector<std::string> outputs = profile_files;
-  outputs.push_back("table1.csv");
-  OutputStaging staging(out_dir, one_of(outputs));
   const std::string staged_profile = staging.staged("profile.json");
   const std::filesystem::path staged_dir = std::filesystem::path(staged_profile).parent_path();
   for (std::size_t i = 1; i < profile_files.size(); ++i) staging.staged(profile_files[i]);
@@ -177,11 +184,11 @@ int trace_fit_command(const SplitTraceOptions& options) {
   const double split = options.split;
   const auto seed = static_cast<std::uint64_t>(options.seed);
   const auto started = std::chrono::steady_clock::now();
+  OutputStaging staging(out_dir, one_of({"fit.yaml", "fit_report.csv", "fit_summary.json"}), {trace_path});
   ProgressLine progress("trace fit", options.progress);
   const auto [trace, held_out] = load_split(trace_path, split, seed, "trace fit");
   const RoutingFit fit = fit_synthetic_routing(trace, held_out, seed, progress.callback());
 
-  OutputStaging staging(out_dir, one_of({"fit.yaml", "fit_report.csv", "fit_summary.json"}));
   write_text_file(
       staging.staged("fit.yaml"),
       fmt::format("# semsim trace fit {} --split {} --seed {} (model {}): paste under a scenario's "
@@ -219,6 +226,14 @@ struct ClusterOptions {
 // well the clusters separate.
 int trace_cluster_command(const ClusterOptions& o) {
   const auto started = std::chrono::steady_clock::now();
+  // An earlier run into the folder may have had more clusters: their traces are its outputs too.
+  OutputStaging staging(o.out,
+                        [](const std::string& name) {
+                          static const std::regex kClusterTrace(R"(cluster-[0-9]+\.semtrace)");
+                          return name == "assignment.csv" || name == "top_words.csv" ||
+                                 name == "clustering.json" || std::regex_match(name, kClusterTrace);
+                        },
+                        {o.trace});
   const RoutingTrace trace = load_trace(o.trace);
   const RequestWords words = request_words(trace, o.trace);
   RequestClusters clusters;
@@ -230,12 +245,6 @@ int trace_cluster_command(const ClusterOptions& o) {
   }
   auto number = [](double value) { return std::isnan(value) ? std::string() : fmt::format("{:.6f}", value); };
 
-  // An earlier run into the folder may have had more clusters: their traces are its outputs too.
-  OutputStaging staging(o.out, [](const std::string& name) {
-    static const std::regex kClusterTrace(R"(cluster-[0-9]+\.semtrace)");
-    return name == "assignment.csv" || name == "top_words.csv" || name == "clustering.json" ||
-           std::regex_match(name, kClusterTrace);
-  });
   nlohmann::ordered_json j;
   j["trace"] = o.trace;
   j["method"] =

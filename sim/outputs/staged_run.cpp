@@ -33,25 +33,27 @@ bool is_run_file(const std::string& file_name) {
 }  // namespace
 
 StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline,
-                     BenchServingOptions bench, StepExportOptions exported)
+                     BenchServingOptions bench, StepExportOptions exported, std::vector<std::string> inputs)
     : scenario_(scenario),
-      staging_(out_dir, is_run_file),
-      requests_csv_(scenario.write_requests_csv ? staging_.staged("requests.csv") : ""),
-      steps_csv_(scenario.write_steps_csv ? staging_.staged("steps.csv") : ""),
-      layers_csv_(scenario.write_layers_csv ? staging_.staged("layers.csv") : ""),
-      prefill_steps_csv_(
-          scenario.disaggregation && scenario.write_steps_csv ? staging_.staged("prefill_steps.csv") : ""),
-      prefill_layers_csv_(
-          scenario.disaggregation && scenario.write_layers_csv ? staging_.staged("prefill_layers.csv") : ""),
-      kv_transfers_csv_(scenario.disaggregation ? staging_.staged("kv_transfers.csv") : ""),
-      summary_json_(staging_.staged("summary.json")),
-      resolved_scenario_(staging_.staged("scenario.resolved.yaml")),
+      staging_(std::move(inputs)),
       timeline_(std::move(timeline)),
-      timeline_json_(timeline_.path.empty() ? "" : staging_.staged_at(timeline_.path)),
       goodput_(bench.goodput),
-      result_json_(bench.result_json.empty() ? "" : staging_.staged_at(bench.result_json)),
-      export_(std::move(exported)),
-      export_file_(export_.path.empty() ? "" : staging_.staged_at(export_.path)) {}
+      export_(std::move(exported)) {
+  // The files outside the folder first: a bad one is found before the folder is made.
+  if (!timeline_.path.empty()) timeline_json_ = staging_.staged_at("--timeline", timeline_.path);
+  if (!bench.result_json.empty()) result_json_ = staging_.staged_at("--result-json", bench.result_json);
+  if (!export_.path.empty()) export_file_ = staging_.staged_at("--export-steps", export_.path);
+  staging_.folder("--out", out_dir, {is_run_file, {}});
+  auto staged_if = [&](bool written, const char* name) { return written ? staging_.staged(name) : ""; };
+  requests_csv_ = staged_if(scenario.write_requests_csv, "requests.csv");
+  steps_csv_ = staged_if(scenario.write_steps_csv, "steps.csv");
+  layers_csv_ = staged_if(scenario.write_layers_csv, "layers.csv");
+  prefill_steps_csv_ = staged_if(scenario.disaggregation && scenario.write_steps_csv, "prefill_steps.csv");
+  prefill_layers_csv_ = staged_if(scenario.disaggregation && scenario.write_layers_csv, "prefill_layers.csv");
+  kv_transfers_csv_ = staged_if(scenario.disaggregation != nullptr, "kv_transfers.csv");
+  summary_json_ = staging_.staged("summary.json");
+  resolved_scenario_ = staging_.staged("scenario.resolved.yaml");
+}
 
 std::string StagedRun::simulate_disaggregated_and_write(const ServingProgress& progress) const {
   const auto started = std::chrono::steady_clock::now();

@@ -30,9 +30,11 @@ struct StepExportOptions {
 class StagedRun {
  public:
   // With a timeline path, the trace of its window of steps is staged beside that path; so are the
-  // result JSON file and the step export.
+  // result JSON file and the step export. Every output is checked here, before the simulation:
+  // none may be another, or one of `inputs` (the files the scenario was read from).
   StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline = {},
-            BenchServingOptions bench = {}, StepExportOptions exported = {});
+            BenchServingOptions bench = {}, StepExportOptions exported = {},
+            std::vector<std::string> inputs = {});
 
   // For the child process (SimGrid allows one Engine per process): builds the run (placement
   // included), simulates, writes the CSV outputs the scenario asks for, and returns summary.json's

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/interruption.hpp"
+
 namespace semsim {
 namespace {
 
@@ -29,7 +31,11 @@ ChildProcess ChildProcess::fork(const std::function<int()>& child_main) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork() failed: ") + std::strerror(errno));
-  if (pid > 0) return ChildProcess(pid);
+  if (pid > 0) {
+    kill_child_on_interruption(pid);
+    return ChildProcess(pid);
+  }
+  restore_signals_in_child();
   // A child whose parent was killed has no one to report to: end it too (also across exec).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);
@@ -68,13 +74,16 @@ ChildProcess::~ChildProcess() {
   ::kill(pid_, SIGKILL);
   int ignored = 0;
   reap(pid_, ignored);
+  forget_child(pid_);
 }
 
 ExitStatus ChildProcess::wait() {
   if (pid_ <= 0) throw std::logic_error("ChildProcess::wait: no child (already waited for?)");
   int status = 0;
-  if (!reap(std::exchange(pid_, -1), status))
-    throw std::runtime_error(std::string("waitpid() failed: ") + std::strerror(errno));
+  const pid_t pid = std::exchange(pid_, -1);
+  const bool reaped = reap(pid, status);
+  forget_child(pid);
+  if (!reaped) throw std::runtime_error(std::string("waitpid() failed: ") + std::strerror(errno));
   if (WIFSIGNALED(status)) return {0, WTERMSIG(status)};
   return {WEXITSTATUS(status), 0};
 }

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "models/compressed_file.hpp"
+#include "models/output_files.hpp"
 #include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/points_csv.hpp"
 #include "sim/outputs/staged_run.hpp"
@@ -32,6 +33,8 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 namespace {
+
+constexpr const char* kFingerprintFile = "sweep.fingerprint";
 
 // One writer per output folder: held for the process's life, released by the kernel however it ends.
 class FolderLock {
@@ -52,6 +55,15 @@ class FolderLock {
  private:
   int fd_ = -1;
 };
+
+// What a sweep folder holds: its points, its fingerprint and lock, and the folders `semsim plot`
+// (plots/) and scripts/slurm-sweep (shards/, slurm/) write there. Anything else, a run's outputs
+// included, is another command's: refused, as `semsim run` refuses a folder it did not write.
+const OutputFolderContents kSweepFolder{[](const std::string& name) {
+                                          return name == "points.csv" || name == kFingerprintFile ||
+                                                 name == ".lock";
+                                        },
+                                        {"points", "plots", "shards", "slurm"}};
 
 fs::path prepare_out_dir(const std::string& out_dir) {
   const fs::path out(out_dir);
@@ -135,8 +147,6 @@ SweepShard SweepShard::parse(const std::string& text) {
 }
 
 namespace {
-
-constexpr const char* kFingerprintFile = "sweep.fingerprint";
 
 // The fingerprint of the sweep whose points a folder holds ("" when it records none).
 std::string recorded_fingerprint(const fs::path& dir) {
@@ -247,11 +257,12 @@ void record_finished(std::vector<RunningPoint>& running, double point_timeout, c
 }  // namespace
 
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
-  holds_another_sweep(options.out_dir, sweep, options.force);  // refused before anything is created
+  // Refused before anything is created.
+  check_output_folder("--out", options.out_dir, kSweepFolder, {sweep.file});
+  holds_another_sweep(options.out_dir, sweep, options.force);
   const fs::path out = prepare_out_dir(options.out_dir);
   const FolderLock lock(out);
   claim_out_dir(out, sweep, options.force);
-  remove_leftovers(out, "points.csv.tmp-");
   PointsCsv table((out / "points.csv").string(), points_header(sweep));
   if (table.torn_rows_dropped() > 0)
     std::fprintf(stderr,
@@ -330,6 +341,7 @@ std::size_t merge_sweep(const Sweep& sweep, const std::string& out_dir,
       read_order.push_back(id);
     }
   }
+  check_output_folder("--out", out_dir, kSweepFolder, {sweep.file});
   // The shards are valid: only now is the output folder made.
   prepare_out_dir(out_dir);
   const FolderLock lock(out);

@@ -10,6 +10,7 @@
 
 #include "calibrate/format/profile.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/run_csvs.hpp"
 #include "sim/serving_metrics.hpp"

@@ -13,6 +13,7 @@
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "sim/outputs/output_staging.hpp"
 #include "sim/serving_metrics.hpp"
 

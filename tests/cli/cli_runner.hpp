@@ -15,11 +15,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "models/sanitizers.hpp"
@@ -95,46 +97,69 @@ class TempDir {
   fs::path path_;
 };
 
-// Runs `semsim args...` with its working folder set to `cwd` (the test's own when empty). The child is
-// killed after `timeout_s` seconds; with `address_space_bytes`, it runs under that limit (ulimit -v).
-inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "",
-                            int timeout_s = 120 * kSlowdown, rlim_t address_space_bytes = RLIM_INFINITY) {
-  TempDir capture;
-  const std::string out_path = capture / "stdout";
-  const std::string err_path = capture / "stderr";
+// How a semsim process is started: its working folder (the test's own when empty), limits (ulimit
+// -v and -f) and where its stdout goes (captured when empty).
+struct Launch {
+  std::string cwd;
+  rlim_t address_space_bytes = RLIM_INFINITY;
+  rlim_t file_size_bytes = RLIM_INFINITY;
+  std::string stdout_path;
+};
+
+// A semsim process started by start_semsim, until wait_for_semsim.
+struct RunningSemsim {
+  pid_t pid = -1;
+  std::unique_ptr<TempDir> capture;  // its stdout and stderr
+  std::string out_path, err_path;
+  bool stdout_captured = true;  // false: it went to Launch::stdout_path, which is not read back
+};
+
+inline RunningSemsim start_semsim(const std::vector<std::string>& args, const Launch& launch = {}) {
+  RunningSemsim running;
+  running.capture = std::make_unique<TempDir>();
+  running.out_path = launch.stdout_path.empty() ? *running.capture / "stdout" : launch.stdout_path;
+  running.err_path = *running.capture / "stderr";
+  running.stdout_captured = launch.stdout_path.empty();
   std::vector<std::string> argv_storage{SEMSIM_BINARY};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& arg : argv_storage) argv.push_back(arg.data());
   argv.push_back(nullptr);
 
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  running.pid = ::fork();
+  if (running.pid < 0) throw std::runtime_error("fork failed");
+  if (running.pid == 0) {
+    const int out_fd = ::open(running.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err_fd = ::open(running.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (out_fd < 0 || err_fd < 0 || null_fd < 0) ::_exit(126);
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(err_fd, STDERR_FILENO);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    const rlimit limit{address_space_bytes, address_space_bytes};
-    if (address_space_bytes != RLIM_INFINITY && ::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(126);
+    if (!launch.cwd.empty() && ::chdir(launch.cwd.c_str()) != 0) ::_exit(126);
+    for (const auto& [resource, bytes] : {std::pair{RLIMIT_AS, launch.address_space_bytes},
+                                          std::pair{RLIMIT_FSIZE, launch.file_size_bytes}}) {
+      const rlimit limit{bytes, bytes};
+      if (bytes != RLIM_INFINITY && ::setrlimit(resource, &limit) != 0) ::_exit(126);
+    }
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  return running;
+}
 
+// Waits for `running` to end, killing it after `timeout_s` seconds, and returns what it did.
+inline CliResult wait_for_semsim(RunningSemsim& running, int timeout_s = 120 * kSlowdown) {
   CliResult result;
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
+    const pid_t done = ::waitpid(running.pid, &status, WNOHANG);
+    if (done == running.pid) break;
     if (done < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
     if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
+      ::kill(running.pid, SIGKILL);
+      ::waitpid(running.pid, &status, 0);
       result.timed_out = true;
       break;
     }
@@ -144,9 +169,20 @@ inline CliResult run_semsim(const std::vector<std::string>& args, const std::str
     result.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     result.exit_code = 128 + WTERMSIG(status);
-  result.out = read_file(out_path);
-  result.err = read_file(err_path);
+  if (running.stdout_captured) result.out = read_file(running.out_path);
+  result.err = read_file(running.err_path);
   return result;
+}
+
+// Runs `semsim args...` with its working folder set to `cwd` (the test's own when empty). The child is
+// killed after `timeout_s` seconds; with `address_space_bytes`, it runs under that limit (ulimit -v).
+inline CliResult run_semsim(const std::vector<std::string>& args, const std::string& cwd = "",
+                            int timeout_s = 120 * kSlowdown, rlim_t address_space_bytes = RLIM_INFINITY) {
+  Launch launch;
+  launch.cwd = cwd;
+  launch.address_space_bytes = address_space_bytes;
+  RunningSemsim running = start_semsim(args, launch);
+  return wait_for_semsim(running, timeout_s);
 }
 
 // Everything under `dir` (recursively), as paths relative to it; empty when `dir` does not exist.

@@ -264,10 +264,10 @@ TEST(cliRunOutputs, AKilledRunsLeftoversAreRemovedByTheNextRun) {
   fs::create_directories(out / dead);
   std::ofstream(out / dead / "requests.csv") << "id,arr";
   fs::create_directories(out / alive);
-  std::ofstream(tmp / "timeline.json.partial-2147483646") << "{\"traceEv";
+  std::ofstream(tmp / ".partial-2147483646-timeline.json") << "{\"traceEv";
   run_default(out.string(), {"--set", "workload.requests=5", "--timeline", tmp / "timeline.json"});
   EXPECT_FALSE(fs::exists(out / dead));
-  EXPECT_FALSE(fs::exists(tmp / "timeline.json.partial-2147483646"));
+  EXPECT_FALSE(fs::exists(tmp / ".partial-2147483646-timeline.json"));
   EXPECT_TRUE(fs::exists(out / alive));
   EXPECT_TRUE(fs::exists(tmp / "timeline.json"));
   EXPECT_TRUE(fs::exists(out / "summary.json"));
