@@ -18,6 +18,7 @@
 #include "sim/runs/isolated_process.hpp"
 #include "sim/runs/progress.hpp"
 #include "sim/scenario.hpp"
+#include "sim/scenario_checks.hpp"
 #include "sim/step_exporter.hpp"
 
 namespace semsim {
@@ -109,6 +110,8 @@ int run_scenario(RunOptions options) {
   if (!options.timeline.path.empty()) check_output_file("--timeline", options.timeline.path);
   if (!options.exported.path.empty()) check_output_file("--export-steps", options.exported.path);
   const Scenario scenario = options.scenario.load(options.seed);
+  for (const std::string& warning : idle_nodes_warnings(scenario))
+    std::cerr << "warning: " << warning << "\n";
   if (scenario.disaggregation && !options.timeline.path.empty())
     throw InputError(
         fmt::format("--timeline: {} is disaggregated; a timeline records one server's steps, so "
