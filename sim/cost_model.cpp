@@ -48,7 +48,7 @@ double RooflineCostModel::lm_head(long long tokens) const {
 }
 
 double RooflineCostModel::permute_tokens(long long tokens) const {
-  return token_permutation_cost(model_, tokens, precision_).bytes / memory_bandwidth_;
+  return seconds(token_permutation_cost(model_, tokens, precision_), KernelKind::kMemoryBound);
 }
 
 }  // namespace semsim

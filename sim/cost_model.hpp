@@ -23,8 +23,9 @@ class CostModel {
   virtual double shared_experts(long long tokens) const = 0;
   virtual double dense_ffn(long long tokens) const = 0;
   virtual double lm_head(long long tokens) const = 0;
-  // A gather of `tokens` hidden states (Sem-MoE's Attention-TP shuffle). Sem-MoE fuses it into the
-  // reduce-scatter and all-gather, so it costs its memory traffic but no kernel launch of its own.
+  // A gather of `tokens` hidden states (Sem-MoE's Attention-TP shuffle, one before the reduce-scatter
+  // and one after the all-gather): a memory-bound kernel of its own, the profile's launch floor plus
+  // its bytes (read and written) at the profile's memory bandwidth, as every other kernel is priced.
   virtual double permute_tokens(long long tokens) const = 0;
   virtual double collective_overhead() const = 0;
 };

@@ -49,7 +49,9 @@ class DataParallelServer {
       r.id = requests[i].id;
       r.arrival = requests[i].arrival;
       r.input_tokens = requests[i].input_tokens;
-      r.output_tokens = requests[i].output_tokens;
+      // What this server generates: a prefill pool's request ends at its first token, so its
+      // outputs count that one token (no TPOT, no inter-token gaps).
+      r.output_tokens = tokens_to_generate(requests[i]);
     }
   }
 

@@ -160,6 +160,25 @@ void check_whole_nodes(const YamlInput& root, const Scenario& s) {
                     s.ep, (s.ep + per_node - 1) / per_node, per_node, s.cluster.name, per_node));
 }
 
+std::vector<std::string> idle_nodes_warnings(const Scenario& s) {
+  if (s.disaggregation) {
+    std::vector<std::string> warnings;
+    for (const auto& [name, pool] : {std::pair{"prefill", s.disaggregation->prefill.get()},
+                                     std::pair{"decode", s.disaggregation->decode.get()}})
+      for (const std::string& warning : idle_nodes_warnings(*pool))
+        warnings.push_back(fmt::format("{} pool: {}", name, warning));
+    return warnings;
+  }
+  const int per_node = s.cluster.gpus_per_node;
+  const int nodes_used = (s.ep + per_node - 1) / per_node;
+  if (nodes_used >= s.cluster.nodes) return {};
+  return {fmt::format(
+      "cluster '{}' has {} nodes of {} devices; the serving group (parallelism.ep {}) uses {} of them, "
+      "leaving {} devices idle; per-node throughput counts the {} node{} in use",
+      s.cluster.name, s.cluster.nodes, per_node, s.ep, nodes_used, s.cluster.devices() - s.ep, nodes_used,
+      nodes_used == 1 ? "" : "s")};
+}
+
 // The requirements of every policy but the placement, from their registry entries, once the plan
 // says whether it was made from a profile.
 void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan) {

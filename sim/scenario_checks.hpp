@@ -2,6 +2,9 @@
 // Checks across the keys of a scenario, once each section has been read on its own: the placement's
 // slots against the EP size, a DeepEP dispatch against the serving limits and nodes, the policies'
 // requirements against the plan. Errors are InputErrors at the key a user would change.
+#include <string>
+#include <vector>
+
 #include "models/yaml_input.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
@@ -27,6 +30,10 @@ void check_experts_tensor_parallel(const YamlInput& root, const Scenario& s);
 void check_deepep_dispatch(const YamlInput& root, const Scenario& s);
 // An EP group larger than a node fills whole nodes.
 void check_whole_nodes(const YamlInput& root, const Scenario& s);
+// Whole nodes of the cluster that the serving group leaves idle (`--nodes 2` on an EP8 scenario):
+// a warning naming the devices left idle and saying that per-node figures count the nodes in use
+// (none when every node serves). A disaggregated scenario's pools are each checked on their nodes.
+std::vector<std::string> idle_nodes_warnings(const Scenario& s);
 // The requirements of every policy but the placement, once the plan says whether it was profiled.
 void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan);
 // A placement file is an input: read and checked against the scenario when it is loaded (a placement

@@ -3,6 +3,9 @@
 // what each model's operators are priced from.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -17,11 +20,11 @@
 #include "models/csv.hpp"
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
-#include "models/output_files.hpp"
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/output_staging.hpp"
+#include "sim/serving_metrics.hpp"
 
 namespace semsim {
 namespace {
@@ -66,8 +69,6 @@ void print_residuals(const CalibrationProfile& p) {
 int import_tables(const ImportCommand& c) {
   if (c.inputs.empty()) throw InputError("calibrate import: give the tables (a folder, or nccl-tests logs)");
   const Device device = device_option(c.device);
-  OutputStaging staging(c.inputs);
-  const std::string out = staging.staged_at("--out", c.out);
   std::vector<MeasuredTable> tables;
   ImportOptions options = c.options;
   if (c.from == "aiconfigurator") {
@@ -80,8 +81,7 @@ int import_tables(const ImportCommand& c) {
     if (options.database.empty()) options.database = "nccl-tests";
   }
   const CalibrationProfile profile = import_measured_tables(tables, device, options);
-  write_text_file(out, profile.to_yaml());
-  staging.commit();
+  write_atomically(c.out, [&](const std::string& path) { write_text_file(path, profile.to_yaml()); });
   std::cout << fmt::format("profile {} for {}: {} kernel tables, {} collective fits from {} tables\n",
                            profile.name, device.name, profile.kernels.size(), profile.collectives.size(),
                            tables.size());
@@ -90,103 +90,310 @@ int import_tables(const ImportCommand& c) {
   return 0;
 }
 
-// A profile file and the device preset it names.
+// A profile and the device preset it is for.
 struct LoadedProfile {
   Device device;
   CalibrationProfile profile;
 };
 
-LoadedProfile load_profile(const std::string& path) {
-  const YamlInput in = YamlInput::load_file(path);
-  const Device device = load_device(in.required("device"), "");
-  return {device, CalibrationProfile::from_yaml(in, device)};
+// PROFILE as a scenario's `calibration:` names it: a profile file, or `measured` / `datasheet`, the
+// device's embedded profile. A scenario's device is its cluster's; here `--device` names it, and
+// `measured` without it means every device with an embedded measured profile.
+std::vector<LoadedProfile> load_profiles(const std::string& profile, const std::string& device_name) {
+  if (profile != "measured" && profile != "datasheet") {
+    if (!device_name.empty())
+      throw InputError(fmt::format("--device {}: a profile file names its own device ('{}' is a file)",
+                                   device_name, profile));
+    const YamlInput in = YamlInput::load_file(profile);
+    const Device device = load_device(in.required("device"), "");
+    return {{device, CalibrationProfile::from_yaml(in, device)}};
+  }
+  std::vector<Device> devices;
+  if (!device_name.empty()) {
+    devices.push_back(device_option(device_name));
+  } else if (profile == "datasheet") {
+    throw InputError(
+        "datasheet: give --device PRESET (semsim list hardware): the datasheet profile is a device's");
+  } else {
+    for (const std::string& name : preset_names(PresetKind::kDevice))
+      if (const Device device = device_option(name); CalibrationProfile::measured(device))
+        devices.push_back(device);
+  }
+  std::vector<LoadedProfile> loaded;
+  for (const Device& device : devices) {
+    if (profile == "datasheet") {
+      loaded.push_back({device, CalibrationProfile::datasheet(device)});
+    } else if (const auto measured = CalibrationProfile::measured(device)) {
+      loaded.push_back({device, *measured});
+    } else {
+      throw InputError(
+          fmt::format("measured: no measured profile is embedded for '{}': give a profile file, "
+                      "or datasheet",
+                      device.name));
+    }
+  }
+  return loaded;
 }
 
 std::string format_number(double value) {
   return fmt::format("{:.6g}", value);
 }
 
-int predict(const std::string& profile_path, const std::string& table_path) {
-  const LoadedProfile loaded = load_profile(profile_path);
+// Two grid values (an axis value, a fit's message size) equal to rounding.
+bool same_value(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), 1.0);
+}
+
+// Where `value` is on `axis` (axis.size() when it is not).
+std::size_t index_on(const std::vector<double>& axis, double value) {
+  return static_cast<std::size_t>(
+      std::find_if(axis.begin(), axis.end(), [&](double v) { return same_value(v, value); }) - axis.begin());
+}
+
+// Whether the profile's own table of `p`'s kernel, shape and dtype holds a value at `p`'s grid point:
+// a row the profile was fitted on (or a point its fit put on the grid), so its error is in-sample.
+bool in_profile_table(const CalibrationProfile& profile, const MeasuredPoint& p) {
+  const KernelTable* table = profile.find_kernel(p.kernel, p.shape, p.dtype);
+  if (table == nullptr) return false;
+  const bool two_axes = table->axes.size() > 1;
+  const std::vector<double>& columns = table->axes.back().values;
+  const std::size_t column = index_on(columns, two_axes ? p.y : p.x);
+  const std::size_t row = two_axes ? index_on(table->axes[0].values, p.x) : 0;
+  if (column == columns.size() || (two_axes && row == table->axes[0].values.size())) return false;
+  return table->seconds.at(row * columns.size() + column).has_value();
+}
+
+// One measured point's prediction, whether the profile saw it, and why there is none.
+struct Prediction {
+  std::optional<double> seconds;
+  bool in_profile = false;
+  std::string missing;  // why there is no prediction ("" when there is one)
+};
+
+// The values of a row's dtype columns (gemm_dtype, moe_dtype, ...), for the rows whose dtype the
+// simulator does not model.
+std::string row_dtypes(const MeasuredTable& table, const MeasuredRow& row) {
+  std::vector<std::string> dtypes;
+  for (std::size_t c = 0; c < table.columns.size() && c < row.fields.size(); ++c)
+    if (table.columns[c].ends_with("dtype")) dtypes.push_back(table.columns[c] + " " + row.fields[c]);
+  return fmt::format("{}", fmt::join(dtypes, ", "));
+}
+
+// The GPU model a device string names, lower case: "NVIDIA H100 80GB HBM3" and the preset "h100-sxm"
+// both name "h100".
+std::string gpu_model(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (name.starts_with("nvidia ")) name = name.substr(7);
+  return name.substr(0, name.find_first_of(" -"));
+}
+
+// Whether a table measured on `device` (its rows' `device` column) is of the profile's device: the
+// GPU the profile was measured on where it says, else the device preset's model.
+bool same_device(const LoadedProfile& loaded, const std::string& device) {
+  const std::string gpu = loaded.profile.provenance ? loaded.profile.provenance->gpu : "";
+  return gpu.empty() ? gpu_model(device) == gpu_model(loaded.device.name) : device == gpu;
+}
+
+// One device's profile scored on another device's measurements says nothing about either: refused,
+// unless asked for.
+void check_same_device(const LoadedProfile& loaded, const MeasuredTable& table, bool any_device) {
+  const auto devices = table.provenance.find("device");
+  if (any_device || devices == table.provenance.end()) return;
+  for (const std::string& device : devices->second)
+    if (!same_device(loaded, device))
+      throw InputError(fmt::format(
+          "{}: measured on '{}', but profile '{}' is for {}{}: a profile scored on another device's "
+          "measurements; pass --any-device to score it anyway",
+          table.path, device, loaded.profile.name, loaded.device.name,
+          loaded.profile.provenance && !loaded.profile.provenance->gpu.empty()
+              ? " (measured on '" + loaded.profile.provenance->gpu + "')"
+              : ""));
+}
+
+// `measured` without --device: the embedded profile of the device the table was measured on.
+LoadedProfile profile_for_table(const std::string& profile, const std::string& device_name,
+                                const MeasuredTable& table) {
+  std::vector<LoadedProfile> loaded = load_profiles(profile, device_name);
+  const auto devices = table.provenance.find("device");
+  if (loaded.size() > 1 && devices != table.provenance.end() && devices->second.size() == 1)
+    std::erase_if(loaded, [&](const LoadedProfile& p) { return !same_device(p, devices->second.front()); });
+  if (loaded.empty())
+    throw InputError(
+        fmt::format("{}: no embedded profile is for the device {} was measured on ({}): give "
+                    "--device PRESET or a profile file",
+                    profile, table.path, fmt::join(devices->second, ", ")));
+  if (loaded.size() > 1) {
+    std::vector<std::string> names;
+    for (const LoadedProfile& p : loaded) names.push_back(p.device.name);
+    throw InputError(fmt::format("{}: {} devices have one ({}): give --device PRESET", profile, loaded.size(),
+                                 fmt::join(names, ", ")));
+  }
+  return std::move(loaded.front());
+}
+
+// Per kernel family: rows, predictions, rows the profile was fitted on, and |error| over the rows
+// it never saw (median, p90) — on stderr, so that stdout stays the CSV.
+struct FamilyScore {
+  int rows = 0, predicted = 0, in_profile = 0;
+  std::vector<double> unseen_errors;
+};
+
+void print_prediction_summary(const std::string& table_path,
+                              const std::map<std::string, FamilyScore>& families,
+                              const std::map<std::string, int>& missing) {
+  std::string out = fmt::format(
+      "predict {}: |relative error| per kernel family over the rows the profile was "
+      "never fitted on (in_profile 0)\n",
+      table_path);
+  out += fmt::format("  {:<24} {:>8} {:>10} {:>11} {:>8} {:>8}\n", "family", "rows", "predicted",
+                     "in_profile", "median", "p90");
+  int in_profile = 0;
+  for (const auto& [family, score] : families) {
+    const bool any = !score.unseen_errors.empty();
+    auto share = [&](double q) {
+      return any ? fmt::format("{:.1f}%", 100 * percentile(score.unseen_errors, q)) : std::string("n/a");
+    };
+    out += fmt::format("  {:<24} {:>8} {:>10} {:>11} {:>8} {:>8}\n", family, score.rows, score.predicted,
+                       score.in_profile, share(50), share(90));
+    in_profile += score.in_profile;
+  }
+  if (in_profile > 0)
+    out += fmt::format(
+        "warning: {} rows are in the profile's own tables (in_profile 1): their errors are "
+        "in-sample, left out of the median and p90\n",
+        in_profile);
+  for (const auto& [why, rows] : missing) out += fmt::format("no prediction for {} rows: {}\n", rows, why);
+  std::cerr << out;
+}
+
+int predict(const std::string& profile_path, const std::string& device_name, const std::string& table_path,
+            bool any_device) {
   const MeasuredTable table = table_path.ends_with(".log") || table_path.ends_with(".txt")
                                   ? read_nccl_tests_log(table_path)
                                   : read_aiconfigurator_table(table_path, /*allow_repeats=*/true);
+  const LoadedProfile loaded = profile_for_table(profile_path, device_name, table);
+  check_same_device(loaded, table, any_device);
   const KernelLibrary library(loaded.profile, loaded.device, /*allow_extrapolation=*/true);
   bool phased = false;
   for (const MeasuredRow& row : table.rows)
     for (const MeasuredPoint& p : row.points) phased = phased || !p.phase.empty();
   std::vector<std::string> header = table.columns;
   if (phased) header.push_back("phase");
-  header.insert(header.end(), {"measured_us", "predicted_us", "relative_error"});
+  header.insert(header.end(),
+                {"measured_us", "predicted_us", "relative_error", "in_profile", "no_prediction"});
   std::string out = csv_line(header) + "\n";
   std::map<std::tuple<std::string, std::string, std::string>, std::shared_ptr<KernelCurve>> curves;
+  std::map<std::string, FamilyScore> families;
+  std::map<std::string, int> missing;
+  auto predict_point = [&](const MeasuredPoint& p) {
+    Prediction prediction;
+    if (p.kernel.starts_with("nccl_")) {
+      const std::string collective = p.kernel.substr(5);
+      for (const CollectiveFit& fit : loaded.profile.collectives)
+        if (fit.collective == collective && fit.ranks == p.ranks && fit.level == "scaleup") {
+          const double message = nccl_message_bytes(collective, p.ranks, p.x);
+          prediction.seconds = collective_seconds(fit, nccl_bus_bytes(collective, p.ranks, p.x), message);
+          prediction.in_profile = index_on(fit.factor_bytes, message) < fit.factor_bytes.size();
+        }
+      if (!prediction.seconds)
+        prediction.missing = fmt::format("no {} fit of {} ranks in the profile", collective, p.ranks);
+      return prediction;
+    }
+    auto& curve = curves[{p.kernel, p.shape, p.dtype}];
+    if (!curve) curve = library.curve(p.kernel, p.shape, p.dtype);
+    if (curve) {
+      prediction.seconds = curve->seconds(p.x, p.y);
+      prediction.in_profile = in_profile_table(loaded.profile, p);
+    } else {
+      prediction.missing = fmt::format("no {} table of dtype {} in the profile", p.kernel, p.dtype);
+    }
+    return prediction;
+  };
   for (const MeasuredRow& row : table.rows) {
-    std::vector<const MeasuredPoint*> points;
-    for (const MeasuredPoint& p : row.points) points.push_back(&p);
-    if (points.empty()) points.push_back(nullptr);  // a row the simulator does not model: no prediction
-    for (const MeasuredPoint* p : points) {
+    if (row.points.empty()) {  // a row the simulator does not model: no prediction, and why
+      const std::string why =
+          row.skipped + (row.skipped == "dtype not modelled" ? " (" + row_dtypes(table, row) + ")" : "");
+      ++missing[why];
       std::vector<std::string> fields = row.fields;
-      if (phased) fields.push_back(p ? p->phase : "");
-      std::optional<double> predicted;
-      if (p && p->kernel.starts_with("nccl_")) {
-        const std::string collective = p->kernel.substr(5);
-        for (const CollectiveFit& fit : loaded.profile.collectives)
-          if (fit.collective == collective && fit.ranks == p->ranks && fit.level == "scaleup")
-            predicted = collective_seconds(fit, nccl_bus_bytes(collective, p->ranks, p->x),
-                                           nccl_message_bytes(collective, p->ranks, p->x));
-      } else if (p) {
-        auto& curve = curves[{p->kernel, p->shape, p->dtype}];
-        if (!curve) curve = library.curve(p->kernel, p->shape, p->dtype);
-        if (curve) predicted = curve->seconds(p->x, p->y);
-      }
-      fields.push_back(p ? format_number(p->seconds * 1e6) : "");
-      fields.push_back(predicted ? format_number(*predicted * 1e6) : "");
-      fields.push_back(predicted ? format_number((*predicted - p->seconds) / p->seconds) : "");
+      if (phased) fields.push_back("");
+      fields.insert(fields.end(), {"", "", "", "", why});
       out += csv_line(fields) + "\n";
+      continue;
+    }
+    for (const MeasuredPoint& p : row.points) {
+      const Prediction prediction = predict_point(p);
+      FamilyScore& score = families[p.kernel];
+      ++score.rows;
+      std::vector<std::string> fields = row.fields;
+      if (phased) fields.push_back(p.phase);
+      fields.push_back(format_number(p.seconds * 1e6));
+      if (prediction.seconds) {
+        const double error = (*prediction.seconds - p.seconds) / p.seconds;
+        ++score.predicted;
+        if (prediction.in_profile)
+          ++score.in_profile;
+        else
+          score.unseen_errors.push_back(std::abs(error));
+        fields.insert(fields.end(), {format_number(*prediction.seconds * 1e6), format_number(error),
+                                     prediction.in_profile ? "1" : "0", ""});
+      } else {
+        ++missing[prediction.missing];
+        fields.insert(fields.end(), {"", "", "", prediction.missing});
+      }
+      out += csv_line(fields) + "\n";
+    }
+  }
+  std::cout << out;
+  print_prediction_summary(table_path, families, missing);
+  return 0;
+}
+
+// The profile's residuals per family as CSV (results/calibration-measured/ collects them): n/a
+// where a family has no such error (NCCL across shapes), never a 0 that reads as a perfect fit.
+int residuals(const std::string& profile_arg, const std::string& device_name) {
+  std::string out =
+      csv_line({"device", "family", "within_shape_median", "within_shape_p95", "within_shape_rows",
+                "across_shapes_median", "across_shapes_p95", "across_shapes_rows", "cross_shape_weight"}) +
+      "\n";
+  for (const LoadedProfile& loaded : load_profiles(profile_arg, device_name)) {
+    for (const FamilyResiduals& r : loaded.profile.residuals) {
+      auto if_measured = [](const FitResiduals& f, double value) {
+        return f.samples > 0 ? format_number(value) : std::string("n/a");
+      };
+      const auto weight = loaded.profile.cross_shape_weights.find(r.family);
+      out += csv_line({loaded.device.name, r.family, if_measured(r.within_shape, r.within_shape.median),
+                       if_measured(r.within_shape, r.within_shape.p95), std::to_string(r.within_shape.samples),
+                       if_measured(r.across_shapes, r.across_shapes.median),
+                       if_measured(r.across_shapes, r.across_shapes.p95), std::to_string(r.across_shapes.samples),
+                       // A family without a cross-shape model (NCCL) has no weight; a kernel family's
+                       // absent weight is 0: its shapes are not pooled with their neighbours.
+                       if_measured(r.across_shapes,
+                             weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
+             "\n";
     }
   }
   std::cout << out;
   return 0;
 }
 
-// The profile's residuals per family as CSV (results/calibration-measured/ collects them).
-int residuals(const std::string& profile_path) {
-  const LoadedProfile loaded = load_profile(profile_path);
-  std::string out =
-      csv_line({"device", "family", "within_shape_median", "within_shape_p95", "within_shape_rows",
-                "across_shapes_median", "across_shapes_p95", "across_shapes_rows", "cross_shape_weight"}) +
-      "\n";
-  for (const FamilyResiduals& r : loaded.profile.residuals) {
-    const auto weight = loaded.profile.cross_shape_weights.find(r.family);
-    out +=
-        csv_line({loaded.device.name, r.family, format_number(r.within_shape.median),
-                  format_number(r.within_shape.p95), std::to_string(r.within_shape.samples),
-                  format_number(r.across_shapes.median), format_number(r.across_shapes.p95),
-                  std::to_string(r.across_shapes.samples),
-                  format_number(weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
-        "\n";
-  }
-  std::cout << out;
-  return 0;
-}
-
-int coverage(const std::string& profile_path) {
-  const LoadedProfile loaded = load_profile(profile_path);
-  std::cout << fmt::format("profile {} on {}\n", loaded.profile.describe_source(), loaded.device.name);
-  for (const std::string& name : preset_names(PresetKind::kModel)) {
-    const MoeModel model = model_preset(name);
-    // A dense model is served tensor-parallel: each TP size's shard has GEMM shapes of its own.
-    for (const int tp : model.dense() ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
-      const MoeModel shard = tp > 1 ? attention_tp_shard(model, tp) : model;
-      for (const bool fp8 : {false, true}) {
-        if (fp8 && loaded.device.fp8_flops <= 0) continue;
-        Precision precision;
-        precision.weight_bytes = fp8 ? 1.0 : 2.0;
-        const CalibratedCostModel costs(shard, loaded.device, loaded.profile, precision, true);
-        std::cout << fmt::format("\n{}{} ({} weights)\n", name, tp > 1 ? fmt::format(" TP{}", tp) : "",
-                                 fp8 ? "FP8" : "BF16");
-        for (const OperatorCoverage& op : costs.coverage())
-          std::cout << fmt::format("  {:<22} {:<12} {}\n", op.name, coverage_name(op.coverage), op.source);
+int coverage(const std::string& profile_arg, const std::string& device_name) {
+  for (const LoadedProfile& loaded : load_profiles(profile_arg, device_name)) {
+    std::cout << fmt::format("profile {} on {}\n", loaded.profile.describe_source(), loaded.device.name);
+    for (const std::string& name : preset_names(PresetKind::kModel)) {
+      const MoeModel model = model_preset(name);
+      // A dense model is served tensor-parallel: each TP size's shard has GEMM shapes of its own.
+      for (const int tp : model.dense() ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
+        const MoeModel shard = tp > 1 ? attention_tp_shard(model, tp) : model;
+        for (const bool fp8 : {false, true}) {
+          if (fp8 && loaded.device.fp8_flops <= 0) continue;
+          Precision precision;
+          precision.weight_bytes = fp8 ? 1.0 : 2.0;
+          const CalibratedCostModel costs(shard, loaded.device, loaded.profile, precision, true);
+          std::cout << fmt::format("\n{}{} ({} weights)\n", name, tp > 1 ? fmt::format(" TP{}", tp) : "",
+                                   fp8 ? "FP8" : "BF16");
+          for (const OperatorCoverage& op : costs.coverage())
+            std::cout << fmt::format("  {:<22} {:<12} {}\n", op.name, coverage_name(op.coverage), op.source);
+        }
       }
     }
   }
@@ -220,26 +427,44 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate) {
   import_command->add_option("--folds", import->options.folds, "k of the k-fold residuals (default 5)")
       ->check(CLI::Range(2, 100));
 
-  auto predict_args = std::make_shared<std::pair<std::string, std::string>>();
+  // PROFILE: a profile file, or `measured` / `datasheet` with --device as a scenario's calibration.
+  const char* const profile_help = "profile YAML, or measured | datasheet (the embedded ones; see --device)";
+  const char* const device_help =
+      "the device of a measured | datasheet profile (default for measured: every device that has one)";
+  struct PredictArguments {
+    std::string profile, table, device;
+    bool any_device = false;
+  };
+  auto predict_args = std::make_shared<PredictArguments>();
   CLI::App* predict_command = cli.add(
       "predict",
-      "score a profile on a measured table: its rows as CSV with measured_us, predicted_us, relative_error",
-      [predict_args] { return predict(predict_args->first, predict_args->second); }, calibrate);
-  predict_command->add_option("profile", predict_args->first, "profile YAML")->required();
-  predict_command->add_option("table", predict_args->second, "table (.csv[.gz]) or nccl-tests log")
+      "score a profile on a measured table: its rows as CSV with measured_us, predicted_us, relative_error, "
+      "in_profile, no_prediction; a summary per kernel family on stderr",
+      [predict_args] {
+        return predict(predict_args->profile, predict_args->device, predict_args->table,
+                       predict_args->any_device);
+      },
+      calibrate);
+  predict_command->add_option("profile", predict_args->profile, profile_help)->required();
+  predict_command->add_option("table", predict_args->table, "table (.csv[.gz]) or nccl-tests log")
       ->required();
+  predict_command->add_option("--device", predict_args->device, device_help);
+  predict_command->add_flag("--any-device", predict_args->any_device,
+                            "score a table measured on another device than the profile's");
 
-  auto residuals_profile = std::make_shared<std::string>();
+  auto residuals_args = std::make_shared<std::pair<std::string, std::string>>();
   CLI::App* residuals_command = cli.add(
       "residuals", "a profile's errors on rows its fits left out, per kernel family, as CSV",
-      [residuals_profile] { return residuals(*residuals_profile); }, calibrate);
-  residuals_command->add_option("profile", *residuals_profile, "profile YAML")->required();
+      [residuals_args] { return residuals(residuals_args->first, residuals_args->second); }, calibrate);
+  residuals_command->add_option("profile", residuals_args->first, profile_help)->required();
+  residuals_command->add_option("--device", residuals_args->second, device_help);
 
-  auto coverage_profile = std::make_shared<std::string>();
+  auto coverage_args = std::make_shared<std::pair<std::string, std::string>>();
   CLI::App* coverage_command = cli.add(
       "coverage", "what each model preset's operators are priced from: measured, interpolated or roofline",
-      [coverage_profile] { return coverage(*coverage_profile); }, calibrate);
-  coverage_command->add_option("profile", *coverage_profile, "profile YAML")->required();
+      [coverage_args] { return coverage(coverage_args->first, coverage_args->second); }, calibrate);
+  coverage_command->add_option("profile", coverage_args->first, profile_help)->required();
+  coverage_command->add_option("--device", coverage_args->second, device_help);
 }
 
 }  // namespace semsim

@@ -7,6 +7,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/run_plan.hpp"
 #include "sim/scenario.hpp"
+#include "sim/scenario_checks.hpp"
 
 namespace semsim {
 namespace {
@@ -97,6 +98,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
 
 int check_scenario(const ScenarioArguments& arguments) {
   const Scenario s = arguments.load();
+  for (const std::string& warning : idle_nodes_warnings(s)) std::cerr << "warning: " << warning << "\n";
   if (!s.disaggregation) {
     const RunPlan plan = build_run(s);  // what a run builds, its placement and memory plan included
     std::cout << s.file << ": ok\n";

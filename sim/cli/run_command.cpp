@@ -17,6 +17,7 @@
 #include "sim/runs/isolated_process.hpp"
 #include "sim/runs/progress.hpp"
 #include "sim/scenario.hpp"
+#include "sim/scenario_checks.hpp"
 #include "sim/step_exporter.hpp"
 
 namespace semsim {
@@ -102,6 +103,8 @@ int run_scenario(RunOptions options) {
   if (!options.exported.path.empty())
     check_output_file("--export-steps", options.exported.path, scenario_file);
   const Scenario scenario = options.scenario.load(options.seed);
+  for (const std::string& warning : idle_nodes_warnings(scenario))
+    std::cerr << "warning: " << warning << "\n";
   if (scenario.disaggregation && !options.timeline.path.empty())
     throw InputError(
         fmt::format("--timeline: {} is disaggregated; a timeline records one server's steps, so "

@@ -23,7 +23,8 @@ nlohmann::ordered_json disaggregated_summary_json(const Scenario& scenario, cons
   j["scenario"] = scenario.name;
   j["cluster"] = scenario.cluster.name;
   j["pool"] = "disaggregated";
-  const double nodes = pools.prefill->cluster.nodes + pools.decode->cluster.nodes;
+  // The nodes in use: each pool's serving group over its devices per node (idle nodes not counted).
+  const double nodes = ep_nodes(*pools.prefill) + ep_nodes(*pools.decode);
   j["ep_nodes"] = nodes;
   for (const char* key : {"input", "output", "total"})
     j["throughput_tok_s_per_node"][key] = j["throughput_tok_s"][key].get<double>() / nodes;

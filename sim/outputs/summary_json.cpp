@@ -34,6 +34,10 @@ nlohmann::ordered_json max_concurrency_json(const WorkloadSpec& workload) {
   return workload.concurrency > 0 ? nlohmann::ordered_json(workload.concurrency) : nlohmann::ordered_json();
 }
 
+double ep_nodes(const Scenario& scenario) {
+  return static_cast<double>(scenario.ep) / scenario.cluster.gpus_per_node;
+}
+
 namespace {
 
 // Where the requests came from: a request log's file, format, rows and arrivals ("" and null for
@@ -157,7 +161,7 @@ void add_throughput(nlohmann::ordered_json& j, const Scenario& scenario, const S
         {"e2el", optional_json(slos.e2el_ms)}}}};
   j["throughput_tok_s"] = {{"input", s.input_tok_s}, {"output", s.output_tok_s}, {"total", s.total_tok_s}};
   // Per node of the EP group (a fraction when the group is part of a node), as deployments report it.
-  const double nodes = static_cast<double>(scenario.ep) / scenario.cluster.gpus_per_node;
+  const double nodes = ep_nodes(scenario);
   j["pool"] = serving_pool_name(scenario.serving.pool);
   j["ep_nodes"] = nodes;
   j["throughput_tok_s_per_node"] = {

@@ -25,5 +25,8 @@ nlohmann::ordered_json distribution_json(const Distribution& d);
 nlohmann::ordered_json request_rate_json(const Scenario& scenario);
 // Their max_concurrency: a closed loop's workload.concurrency, else null.
 nlohmann::ordered_json max_concurrency_json(const WorkloadSpec& workload);
+// The nodes a server's serving group fills (its devices over devices per node, a fraction when it
+// is part of one): what per-node throughput divides by. Nodes the group leaves idle do not count.
+double ep_nodes(const Scenario& scenario);
 
 }  // namespace semsim

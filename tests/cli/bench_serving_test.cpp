@@ -341,6 +341,33 @@ TEST(cliBenchServing, EmptyStatisticsAreNull) {
   EXPECT_TRUE(r["ttfts"].back().is_null()) << "the last request never arrived";
 }
 
+// A prefill-only pool ends each request at the token its prompt yields: one generated token each, no
+// TPOT or ITL (n/a, null), and the console, summary.json and the result JSON count the same tokens.
+TEST(cliBenchServing, PrefillPoolGeneratesOneTokenPerRequestAndHasNoTpot) {
+  TempDir tmp;
+  const SemsimRun run =
+      run_default(tmp, "out", {"--set", "workload.requests=200", "--set", "serving.pool=prefill"});
+  if (testing::Test::HasFailure()) return;
+  const Json& r = run.result;
+  const Json& s = run.summary;
+  EXPECT_EQ(r["completed"], 200);
+  EXPECT_EQ(r["total_output_tokens"], 200);
+  EXPECT_EQ(s["completed_tokens"]["output"], 200);
+  EXPECT_DOUBLE_EQ(r["output_throughput"].get<double>(), s["throughput_tok_s"]["output"].get<double>());
+  EXPECT_DOUBLE_EQ(r["output_throughput"].get<double>(), 200 / r["duration"].get<double>());
+  for (const char* key : {"mean_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "max_itl_ms"})
+    EXPECT_TRUE(r[key].is_null()) << key << ": " << r[key];
+  EXPECT_TRUE(s["tpot_s"]["mean"].is_null());
+  EXPECT_EQ(s["tpot_s"]["count"], 0);
+  EXPECT_EQ(r["output_lens"][0], 1);
+  EXPECT_EQ(column_of(run.requests_csv, "output_tokens").at(0), 1.0);
+  EXPECT_NE(run.cli.out.find(padded("Total generated tokens:", "200")), std::string::npos) << run.cli.out;
+  EXPECT_NE(run.cli.out.find(console_line("Output token throughput (tok/s):",
+                                          s["throughput_tok_s"]["output"].get<double>())),
+            std::string::npos)
+      << run.cli.out;
+  EXPECT_NE(run.cli.out.find(padded("Mean TPOT (ms):", "n/a")), std::string::npos) << run.cli.out;
+}
 // Each bad --goodput or --result-json: exit 2, one error line naming the option, nothing written.
 TEST(cliBenchServing, BadGoodputOrResultJsonExits2AndWritesNothing) {
   TempDir tmp;

@@ -147,7 +147,7 @@ TEST(cliCalibrateTables, PredictPrintsEveryRowWithTheExtraColumns) {
     const bool deepep = kind.starts_with("wideep_");
     ASSERT_FALSE(rows.empty());
     EXPECT_EQ(csv_line(rows[0]), test::table_header(kind) + (deepep ? ",phase" : "") +
-                                     ",measured_us,predicted_us,relative_error");
+                                     ",measured_us,predicted_us,relative_error,in_profile,no_prediction");
     // One line per row, DeepEP's two per row (dispatch, combine) where it models the row.
     std::vector<std::string> expected_lines;
     for (const test::TableRow& row : test::fixture_rows(kind)) {
@@ -160,15 +160,18 @@ TEST(cliCalibrateTables, PredictPrintsEveryRowWithTheExtraColumns) {
     for (std::size_t i = 1; i < rows.size(); ++i) {
       const std::vector<std::string>& fields = rows[i];
       const std::size_t columns = test::table_columns(kind).size();
-      ASSERT_EQ(fields.size(), columns + (deepep ? 4 : 3));
+      ASSERT_EQ(fields.size(), columns + (deepep ? 6 : 5));
       EXPECT_EQ(csv_line({fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(columns)}),
                 expected_lines[i - 1]);
       const bool modelled = !fields[columns + (deepep ? 1 : 0)].empty();
       if (deepep && modelled) {
         EXPECT_EQ(fields[columns], i % 2 == 1 ? "dispatch" : "combine");
       }
-      EXPECT_EQ(fields.back().empty(), fields[fields.size() - 2].empty()) << "error where predicted";
-      EXPECT_EQ(fields[fields.size() - 2].empty(), !modelled) << csv_line(fields);
+      const std::string& predicted = fields[fields.size() - 4];
+      EXPECT_EQ(fields[fields.size() - 3].empty(), predicted.empty()) << "error where predicted";
+      EXPECT_EQ(fields[fields.size() - 2].empty(), predicted.empty()) << "in_profile where predicted";
+      EXPECT_EQ(fields.back().empty(), !predicted.empty()) << "a reason where not predicted";
+      EXPECT_EQ(predicted.empty(), !modelled) << csv_line(fields);
     }
   }
 }
@@ -200,6 +203,87 @@ TEST(cliCalibrateTables, PredictGivesTheEnginesOwnGemmTimes) {
     EXPECT_NEAR(predicted, engine.lm_head(static_cast<long long>(m)), 5e-6 * curve) << "m=" << m;
   }
   EXPECT_EQ(head_rows, 5);
+}
+
+// Predict flags the rows the profile was fitted on (in_profile 1) and scores the others in its
+// summary per family; a row it cannot predict says why (the dtype it does not model); a table
+// measured on another device is refused unless --any-device.
+TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice) {
+  TempDir tmp;
+  const std::string profile = imported_profile(tmp, {"gemm_perf"});
+  fs::create_directory(tmp / "held");
+  const auto [n, k] = test::fixture_gemm_shapes()[1];
+  std::vector<test::TableRow> rows;
+  for (const long long m : {8, 24, 96})  // 8 is on the profile's grid; 24 and 96 are not
+    rows.push_back({{"m", test::number(m)},
+                    {"n", test::number(n)},
+                    {"k", test::number(k)},
+                    {"latency", test::number(test::fixture_gemm_ms(m, n, k) * 1.1)}});
+  rows.push_back({{"gemm_dtype", "nvfp4"}, {"m", "8"}});
+  const std::string table = test::write_table(tmp / "held", "gemm_perf", rows);
+  const std::vector<std::string> args{"calibrate", "predict", profile, table};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  const auto lines = split_lines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  auto tail = [](const std::string& line, int fields) {
+    const std::vector<std::string> all = split_csv_line(line);
+    return std::vector<std::string>(all.end() - fields, all.end());
+  };
+  EXPECT_EQ(tail(lines[1], 2), (std::vector<std::string>{"1", ""})) << lines[1];
+  EXPECT_EQ(tail(lines[2], 2), (std::vector<std::string>{"0", ""})) << lines[2];
+  EXPECT_EQ(tail(lines[3], 2), (std::vector<std::string>{"0", ""})) << lines[3];
+  EXPECT_EQ(tail(lines[4], 5),
+            (std::vector<std::string>{"", "", "", "", "dtype not modelled (gemm_dtype nvfp4)"}))
+      << lines[4];
+  // The summary: the family's rows, and the median and p90 |error| of the two it never saw.
+  auto error_of = [](const std::string& line) {
+    const std::vector<std::string> fields = split_csv_line(line);
+    return std::abs(std::stod(fields.at(fields.size() - 3)));
+  };
+  const double low = std::min(error_of(lines[2]), error_of(lines[3]));
+  const double high = std::max(error_of(lines[2]), error_of(lines[3]));
+  EXPECT_NE(r.err.find(fmt::format("  {:<24} {:>8} {:>10} {:>11} {:>8} {:>8}\n", "gemm", 3, 3, 1,
+                                   fmt::format("{:.1f}%", 50 * (low + high)),
+                                   fmt::format("{:.1f}%", 100 * (low + 0.9 * (high - low))))),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning: 1 rows are in the profile's own tables (in_profile 1)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("no prediction for 1 rows: dtype not modelled (gemm_dtype nvfp4)"), std::string::npos)
+      << r.err;
+
+  for (test::TableRow& row : rows) row["device"] = "NVIDIA H100 80GB HBM3";
+  test::write_table(tmp / "held", "gemm_perf", rows);
+  expect_error(run_semsim(args), table +
+                                     ": measured on 'NVIDIA H100 80GB HBM3', but profile 'h200-sxm-measured' "
+                                     "is for h200-sxm (measured on 'NVIDIA H200')");
+  std::vector<std::string> anyway = args;
+  anyway.push_back("--any-device");
+  EXPECT_EQ(run_semsim(anyway).exit_code, 0);
+}
+
+// `measured` (and `datasheet --device`) name the embedded profiles as a scenario's calibration
+// does; residuals print n/a where a family has no error of a kind, never a 0 that reads as a fit.
+TEST(cliCalibrateTables, EmbeddedProfilesByNameAndResidualsWithoutAnErrorAreNa) {
+  const CliResult coverage = run_semsim({"calibrate", "coverage", "measured"});
+  ASSERT_EQ(coverage.exit_code, 0) << coverage.err;
+  EXPECT_TRUE(coverage.out.starts_with("profile h100-sxm-measured (measured) on h100-sxm\n")) << coverage.out;
+  EXPECT_NE(coverage.out.find("\nprofile h200-sxm-measured (measured) on h200-sxm\n"), std::string::npos);
+  const CliResult datasheet = run_semsim({"calibrate", "coverage", "datasheet", "--device", "h800-sxm"});
+  ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
+  EXPECT_TRUE(datasheet.out.starts_with("profile h800-sxm-datasheet (datasheet) on h800-sxm\n"))
+      << datasheet.out;
+  expect_error(run_semsim({"calibrate", "coverage", "datasheet"}), "datasheet: give --device PRESET");
+
+  const CliResult residuals = run_semsim({"calibrate", "residuals", "measured", "--device", "h200-sxm"});
+  ASSERT_EQ(residuals.exit_code, 0) << residuals.err;
+  const auto lines = split_lines(residuals.out);
+  const auto nccl = std::find_if(lines.begin(), lines.end(),
+                                 [](const std::string& line) { return line.starts_with("h200-sxm,nccl,"); });
+  ASSERT_NE(nccl, lines.end()) << residuals.out;
+  EXPECT_TRUE(nccl->ends_with(",n/a,n/a,0,n/a")) << *nccl;
+  for (const std::string& line : lines) EXPECT_EQ(line.find(",0,0,0"), std::string::npos) << line;
 }
 
 // The lines of `semsim calibrate coverage` under "MODEL (WEIGHTS weights)": operator -> coverage.

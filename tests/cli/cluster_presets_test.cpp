@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,36 @@ TEST(cliClusterPresets, DeepSeekV3EplbFromAProfileAtEp144AndEp72) {
       summary.find("\"physical_per_layer\": 288,\n    \"redundant\": 32,\n    \"most_per_device\": 4\n"),
       std::string::npos)
       << summary;
+}
+
+// `--nodes 2` on an EP8 scenario leaves a node idle: check and run say so on stderr, and per-node
+// throughput counts the one node in use (the total, here), as the warning says.
+TEST(cliClusterPresets, NodesTheServingGroupLeavesIdleAreWarnedAbout) {
+  TempDir tmp;
+  const std::string warning =
+      "warning: cluster 'h200-ib-2x8' has 2 nodes of 8 devices; the serving group (parallelism.ep 8) "
+      "uses 1 of them, leaving 8 devices idle; per-node throughput counts the 1 node in use\n";
+  const std::vector<std::string> scenario{"default", "--set", "cluster=h200-ib", "--set",
+                                          "workload.requests=20"};
+  auto with = [&](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), scenario.begin(), scenario.end());
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  for (const auto& args : {with({"check"}, {"--nodes", "2"}),
+                           with({"run"}, {"--nodes", "2", "--out", tmp / "two", "--progress", "never"})}) {
+    const CliResult r = run_semsim(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    EXPECT_EQ(r.err, warning) << describe(args, r);
+  }
+  const auto summary = nlohmann::json::parse(read_file(fs::path(tmp / "two") / "summary.json"));
+  EXPECT_EQ(summary["ep_nodes"], 1.0);
+  EXPECT_EQ(summary["throughput_tok_s_per_node"]["total"], summary["throughput_tok_s"]["total"]);
+  // One node, every device serving: nothing to warn about.
+  const auto one = with({"check"}, {"--nodes", "1"});
+  const CliResult r = run_semsim(one);
+  ASSERT_EQ(r.exit_code, 0) << describe(one, r);
+  EXPECT_EQ(r.err, "") << describe(one, r);
 }
 
 }  // namespace

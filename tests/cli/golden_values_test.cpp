@@ -40,48 +40,51 @@ void expect_distribution(const Json& d, double mean, double p50, double p90, dou
 }
 
 // `semsim run default`: DeepSeek-V2-Lite, 8 x H200, Attention-DP, EP8, 2,000 requests, on the
-// embedded measured profile (DeepEP's kernels time the all-to-all).
+// embedded measured profile, DeepEP's auto dispatch: its kernels move and time the all-to-all, its
+// low-latency buffers (256 tokens per rank) are reserved.
 TEST(cliGoldenValues, DefaultScenario) {
   TempDir tmp;
   const GoldenRun run = run_default(tmp, {});
   const Json& s = run.summary;
   EXPECT_EQ(s["calibration"], "h200-sxm-measured");
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84337787016392);
+  EXPECT_EQ(s["dispatch"], "auto");
+  EXPECT_EQ(s["dispatch_buffer_bytes_per_device"].get<double>(), 272631040.0);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84328694156974);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14512.008506419574);
-  expect_distribution(s["ttft_s"], 0.00909875434495317, 0.00893015630579086, 0.010230341175179982,
-                      0.014264830610058041);
-  expect_distribution(s["tpot_s"], 0.00312718300403614, 0.0031247826314029924, 0.003298655784883859,
-                      0.003452345502610386);
-  expect_distribution(s["e2e_s"], 0.8065304203741698, 0.8057682216244473, 0.8499948811453755,
-                      0.8914808024043378);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14512.020973497743);
+  expect_distribution(s["ttft_s"], 0.009125347392557145, 0.008948172800469223, 0.010234766638990324,
+                      0.01405146582112696);
+  expect_distribution(s["tpot_s"], 0.0031273645985409665, 0.003124700930423088, 0.0033009916196942617,
+                      0.0034793141614581006);
+  expect_distribution(s["e2e_s"], 0.8066033200205055, 0.8059193572614625, 0.8501966442146021,
+                      0.8954339074711609);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
-  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6227468993414234);
-  EXPECT_EQ(s["steps"].get<int>(), 34220);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030921126048102927);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.00435564161132);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.048757904126861);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.678096992982);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.326744661581083);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.7541381363069535);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15521724160990133);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.375502565707944);
-  ASSERT_EQ(run.steps.size(), 34221u);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081130134336.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6230021395379934);
+  EXPECT_EQ(s["steps"].get<int>(), 34222);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030919292387626466);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.00622932106786);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.04780279481237);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.67713618688982);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.32634150226609);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.754492603899154);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15520422759806576);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.374144297078422);
+  ASSERT_EQ(run.steps.size(), 34223u);
   EXPECT_EQ(run.steps[1],
             "0,0.0312845332,0.00678146801,0.00176138258,0.0011981725,0.00206249543,0.00148509339,"
             "0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.276306428,0.00236194529,0.0011623677,0.000145709636,0.000695442348,0.000167536392,"
-            "0.000190889217,0,3,2017600,0,0.096154,2.068376,0,0,0,0,0.000313246028,0");
+            "99,0.276298309,0.00236168089,0.0011623677,0.000145710659,0.000695442348,0.000167270971,"
+            "0.000190889217,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
 }
 
-// The same on the datasheet profile (the roofline, NCCL-style copies over the topology): the
-// numbers the engine gave before measured profiles existed.
+// The default with NCCL-style dedup dispatch on the datasheet profile (the roofline, the copies over
+// the topology): the numbers the engine gave before measured profiles existed.
 TEST(cliGoldenValues, DefaultScenarioOnTheDatasheetProfile) {
   TempDir tmp;
-  const GoldenRun run = run_default(tmp, {"calibration=datasheet"});
+  const GoldenRun run = run_default(tmp, {"calibration=datasheet", "policies.dispatch=dedup"});
   const Json& s = run.summary;
   EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.73341734045894);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
@@ -117,12 +120,12 @@ TEST(cliGoldenValues, DefaultScenarioOnTheDatasheetProfile) {
             "0.0001639393,0,10,6419072,0,0.123077,1.574359,0,0,0,0,0.000628017956,0");
 }
 
-// The datasheet run with two-batch overlap, 300 requests: micro-batches, hidden communication, SM
+// The datasheet dedup run with two-batch overlap, 300 requests: micro-batches, hidden communication, SM
 // slowdown.
 TEST(cliGoldenValues, DefaultScenarioWithTwoBatchOverlap) {
   TempDir tmp;
-  const GoldenRun run =
-      run_default(tmp, {"calibration=datasheet", "serving.overlap=two_batch", "workload.requests=300"});
+  const GoldenRun run = run_default(tmp, {"calibration=datasheet", "policies.dispatch=dedup",
+                                          "serving.overlap=two_batch", "workload.requests=300"});
   const Json& s = run.summary;
   EXPECT_EQ(s["overlap"], "two_batch");
   EXPECT_EQ(s["simulated_seconds"].get<double>(), 17.20833851589489);

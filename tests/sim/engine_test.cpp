@@ -223,7 +223,7 @@ TEST(Engine, PrefillPoolReservesOnlyThePromptsKv) {
 
 // DeepEP's low-latency buffers take their memory from the KV cache (V2-Lite: 64 experts of 2,048).
 TEST(Engine, LowLatencyBuffersTakeTheirBytesFromTheKvCache) {
-  const Scenario dedup = scenario_with({"serving.max_running_requests=128"});
+  const Scenario dedup = scenario_with({"serving.max_running_requests=128", "policies.dispatch=dedup"});
   const Scenario deepep = scenario_with({"serving.max_running_requests=128", "policies.dispatch=auto"});
   const MemoryPlan without = build_run(dedup).memory, with = build_run(deepep).memory;
   const double buffers = low_latency_buffer_bytes(128, 2048, 64, 8);
