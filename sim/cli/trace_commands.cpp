@@ -111,12 +111,18 @@ int trace_synth_command(const ScenarioArguments& scenario_arguments, int request
       shapes.push_back({r.input_tokens, r.output_tokens, true, 0});
       topics.push_back(r.topic);
     }
-  const RoutingTrace trace = synthesize_trace(
-      shapes, topics, make_synthetic_routing(spec, scenario.model),
-      {scenario.model.name,
-       fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
-                   scenario.file, spec.seed, first_request, first_request + requests - 1)},
-      first_request);
+  const RoutingTrace trace = [&] {
+    try {
+      return synthesize_trace(
+          shapes, topics, make_synthetic_routing(spec, scenario.model),
+          {scenario.model.name,
+           fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
+                       scenario.file, spec.seed, first_request, first_request + requests - 1)},
+          first_request);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--requests {}: {}", requests, e.what()));
+    }
+  }();
   write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
   std::cout << fmt::format(
       "{}: {} synthetic requests, {} routed prompt tokens; {} MoE layers x top-{} of {} "
