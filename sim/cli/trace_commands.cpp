@@ -63,14 +63,21 @@ void check_trace_output_name(const std::string& out) {
     throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
 }
 
-int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
-                         const std::string& out) {
+struct ImportOptions {
+  std::string format, input, model, out;
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+int trace_import_command(const ImportOptions& options) {
+  const auto& [format, input, model_name, out, progress_mode] = options;
   const auto started = std::chrono::steady_clock::now();
   const TraceImportFormat from = trace_import_format_named(format);
   check_trace_output_name(out);
   const MoeModel model = moe_model_option(model_name, "trace import");
-  const RoutingTrace trace = import_trace(from, input, model);
+  ProgressLine progress("trace import", progress_mode);
+  const RoutingTrace trace = import_trace(from, input, model, progress.callback());
   write_atomically(out, [&](const std::string& path) { write_trace(trace, path); });
+  progress.finish();
   std::cout << fmt::format(
       "{}: {} requests, {} routed tokens, {} token texts; {} MoE layers x top-{} of {} experts{}\n"
       "  written to {} in {:.2f} s\n",
@@ -319,20 +326,17 @@ void add_trace_commands(CommandLine& cli) {
   CLI::App* trace =
       cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator, cluster");
 
-  struct ImportOptions {
-    std::string format, input, model, out;
-  };
   auto import = std::make_shared<ImportOptions>();
   CLI::App* import_command = cli.add(
       "import", "convert a routing dump into a checked semsim trace",
-      [import] { return trace_import_command(import->format, import->input, import->model, import->out); },
-      trace);
+      [import] { return trace_import_command(*import); }, trace);
   import_command->add_option("--from", import->format, "deepseek-csv | llama4-json | mixtral-jsonl | sglang")
       ->required();
   import_command->add_option("input", import->input, "file or folder to import")->required();
   import_command->add_option("--model", import->model, "model preset the routing must match")->required();
   import_command->add_option("--out", import->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
       ->required();
+  add_progress_option(*import_command, import->progress);
 
   auto fit = std::make_shared<SplitTraceOptions>();
   CLI::App* fit_command = cli.add(
