@@ -1,6 +1,9 @@
 #include "models/compressed_file.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -26,6 +29,27 @@ bool is_folder(const std::filesystem::path& path) {
   std::error_code ignored;
   return std::filesystem::is_directory(path, ignored);
 }
+
+std::optional<std::string> why_not_a_regular_file(const std::filesystem::path& path) {
+  if (is_file(path)) return std::nullopt;
+  if (is_folder(path)) return "is a folder, not a file";
+  if (path_exists(path)) return "is not a regular file (a FIFO, device or socket is not read)";
+  return "does not exist";
+}
+
+int open_regular_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open file" + (errno == ENOENT ? " (no such file)" : ""));
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || ::fcntl(fd, F_SETFL, 0) != 0) {
+    const bool folder = S_ISDIR(status.st_mode);
+    ::close(fd);
+    throw InputError(path + (folder ? ": is a directory, not a file"
+                                    : ": is not a regular file (a FIFO, device or socket is not read)"));
+  }
+  return fd;
+}
+
 namespace {
 
 constexpr unsigned kChunk = 1 << 20;
@@ -38,9 +62,12 @@ constexpr unsigned kChunk = 1 << 20;
 class ChunkReader {
  public:
   explicit ChunkReader(const std::string& path) : path_(path) {
-    if (is_folder(path)) throw InputError(path + ": is a directory, not a file");
-    file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr) throw InputError(path + ": cannot open file");
+    const int fd = open_regular_file(path);
+    file_ = ::fdopen(fd, "rb");
+    if (file_ == nullptr) {
+      ::close(fd);
+      throw InputError(path + ": cannot open file");
+    }
     try {
       fill_input();
     } catch (...) {
@@ -181,7 +208,8 @@ bool LineReader::next(std::string_view& line) {
   if (end > begin_ && buffer_[end - 1] == '\r') --end;
   line = std::string_view(buffer_).substr(begin_, end - begin_);
   begin_ = scanned_ = std::min(newline + 1, buffer_.size());
-  ++line_number_;
+  // A UTF-8 byte-order mark (spreadsheets write one before a CSV's header) is no part of the text.
+  if (++line_number_ == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
   return true;
 }
 

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,13 +24,22 @@ namespace semsim {
 bool path_exists(const std::filesystem::path& path);
 bool is_file(const std::filesystem::path& path);
 bool is_folder(const std::filesystem::path& path);
+// Why an input named by `path` cannot be read as a file ("does not exist", "is a folder, not a file",
+// "is not a regular file ..."), or nothing when it is a regular file.
+std::optional<std::string> why_not_a_regular_file(const std::filesystem::path& path);
+
+// A descriptor open for reading `path`, which must be a regular file: InputError naming it otherwise
+// ("is a directory", "not a regular file": a FIFO or device would block or never end). Opened
+// without blocking and then checked, so nothing waits on a FIFO's writer.
+int open_regular_file(const std::string& path);
 
 // The whole (decompressed) content of `path`; more than `max_bytes` of it is an InputError.
 std::string read_text_file(const std::string& path, std::size_t max_bytes = limits::kTextFileBytes);
 
 class ChunkReader;
 
-// Line-by-line streaming over a plain or gzip file; lines are returned without their '\n' (and '\r').
+// Line-by-line streaming over a plain or gzip file; lines are returned without their '\n' (and '\r'),
+// the first without a UTF-8 byte-order mark.
 // A line longer than limits::kLineBytes is an InputError naming the file and line.
 class LineReader {
  public:

@@ -17,6 +17,7 @@ inline constexpr std::size_t kLineBytes = std::size_t{256} << 20;     // one lin
 inline constexpr std::size_t kTextFileBytes = std::size_t{1} << 30;   // a whole text input (decompressed)
 inline constexpr std::size_t kYamlFileBytes = std::size_t{64} << 20;  // a YAML file
 inline constexpr std::size_t kYamlNodes = 1'000'000;  // nodes of a YAML document, aliases counted per use
+inline constexpr std::size_t kYamlDepth = 256;        // nesting of a YAML document, aliases expanded
 inline constexpr int kClusterNodes = 4096;            // nodes of a cluster
 // Devices of one scale-up domain (a node): room above CloudMatrix384's 384 NPUs, the largest preset.
 inline constexpr int kDevicesPerNode = 1024;
@@ -25,6 +26,7 @@ inline constexpr int kDevicesPerNode = 1024;
 // and would make simulated times overflow, vanish or stop advancing.
 struct Range {
   double min, max;
+  bool contains(double value) const { return value >= min && value <= max; }  // false for NaN
 };
 inline constexpr Range kFlopsPerSecond{1e9, 1e18};
 inline constexpr Range kBytesPerSecond{1e6, 1e15};  // memory, link and NIC bandwidths

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/input_error.hpp"
+#include "models/memory_budget.hpp"
 
 namespace semsim {
 namespace {
@@ -111,6 +112,9 @@ Topology Topology::build(const Cluster& cluster, int devices) {
   topology.devices = devices;
   // The physical node size, so that same_node() holds for a partly used last node too.
   topology.devices_per_node = cluster.gpus_per_node;
+  const double pairs = static_cast<double>(devices) * devices;
+  check_memory_need(pairs * kBytesPerRoute,
+                    fmt::format("the routes between every two of {} devices ({:.4g} pairs)", devices, pairs));
   const TopologyBuilder builder(cluster, devices, topology);
   topology.routes.reserve(static_cast<std::size_t>(devices) * devices);
   for (int src = 0; src < devices; ++src)

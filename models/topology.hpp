@@ -42,7 +42,11 @@ struct Topology {
   bool same_node(int a, int b) const { return a / devices_per_node == b / devices_per_node; }
   double route_latency(int src, int dst) const;
 
-  // Builds links and routes for the first `devices` GPUs of the cluster (EP group placed node-major).
+  // What the route between two devices takes: its vector and the few hops it holds on the heap.
+  static constexpr double kBytesPerRoute = sizeof(std::vector<RouteHop>) + 64;
+
+  // Builds links and routes for the first `devices` GPUs of the cluster (EP group placed node-major);
+  // InputError, before allocating, when the devices^2 routes exceed the machine's memory.
   static Topology build(const Cluster& cluster, int devices);
 };
 

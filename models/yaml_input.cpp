@@ -84,7 +84,9 @@ bool quote_closed(std::string_view text, std::size_t start) {
 
 // What every document must be beyond YAML syntax: keys are scalars (every reader looks keys up by
 // name), quotes are closed, and the tree, aliases expanded at each use, has at most
-// limits::kYamlNodes nodes (an alias bomb is refused before anything walks its expansion).
+// limits::kYamlNodes nodes (an alias bomb is refused before anything walks its expansion), nests
+// at most limits::kYamlDepth deep and holds no alias inside the node it names (`x: &a [*a]`, a
+// cycle that every walk of the tree would follow until its stack overflows).
 class DocumentCheck {
  public:
   DocumentCheck(std::string_view text, std::shared_ptr<const std::string> file)
@@ -99,6 +101,16 @@ class DocumentCheck {
     if (node.IsScalar() && !mark.is_null() && static_cast<std::size_t>(mark.pos) < text_.size() &&
         (text_[mark.pos] == '"' || text_[mark.pos] == '\'') && !quote_closed(text_, mark.pos))
       YamlInput(node, file_, key_path).fail("unclosed quote: the value runs to the end of the file");
+    if (!node.IsSequence() && !node.IsMap()) return;
+    for (const YAML::Node& enclosing : enclosing_)
+      if (node.is(enclosing))
+        YamlInput(node, file_, key_path)
+            .fail("an alias refers to a node that contains it (a cycle of anchors): refused");
+    if (enclosing_.size() >= limits::kYamlDepth)
+      YamlInput(node, file_, key_path)
+          .fail(fmt::format("nested more than {} levels deep (counting each use of an alias): refused",
+                            limits::kYamlDepth));
+    enclosing_.push_back(node);
     if (node.IsSequence())
       for (std::size_t i = 0; i < node.size(); ++i) visit(node[i], key_path + "[" + std::to_string(i) + "]");
     if (node.IsMap())
@@ -108,12 +120,14 @@ class DocumentCheck {
         visit(entry.first, key_path);
         visit(entry.second, join_path(key_path, entry.first.Scalar()));
       }
+    enclosing_.pop_back();
   }
 
  private:
   std::string_view text_;
   std::shared_ptr<const std::string> file_;
   std::size_t nodes_ = 0;
+  std::vector<YAML::Node> enclosing_;  // the sequences and maps from the root down to the node visited
 };
 
 // Where the second YAML document of a text starts (the offset of its first content, or of its

@@ -19,10 +19,19 @@ struct PolicyChoice {
   std::string name;
   std::map<std::string, double> params;  // every declared parameter, defaults filled in
 
+  // Where a scenario gave the choice (empty for a command line's): its key path and "file:line:column",
+  // and each parameter it gave's, so that a parameter checked only when used is an error at its value.
+  std::string key_path = {};
+  std::string location = {};
+  std::map<std::string, std::string> param_locations = {};
+
   double param(const std::string& key) const { return params.at(key); }
-  // A parameter that must be a whole number in [min, max]; InputError naming policy and parameter.
+  // A parameter that must be a whole number in [min, max]; InputError naming policy and parameter
+  // (and where the scenario gave it).
   long long whole_param(const std::string& key, long long min, long long max) const;
-  friend bool operator==(const PolicyChoice&, const PolicyChoice&) = default;
+  friend bool operator==(const PolicyChoice& a, const PolicyChoice& b) {
+    return a.name == b.name && a.params == b.params;
+  }
 };
 
 }  // namespace semsim

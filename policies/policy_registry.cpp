@@ -285,6 +285,8 @@ PolicyChoice read_policy_choice(const YamlInput& in, PolicyKind kind) {
   const YamlInput name_node = in.is_map() ? in.required("name") : in;
   const PolicyEntry& entry = policy_entry(kind, name_node.as_choice(names_of(kind)));
   PolicyChoice choice = defaults_of(entry);
+  choice.key_path = in.key_path();
+  choice.location = in.location();
   if (in.is_map()) {
     std::vector<std::string> allowed{"name"};
     for (const ParamSpec& param : entry.params) allowed.push_back(param.name);
@@ -301,7 +303,10 @@ PolicyChoice read_policy_choice(const YamlInput& in, PolicyKind kind) {
     }
     in.expect_map(allowed);
     for (const ParamSpec& param : entry.params)
-      if (const auto value = in.optional(param.name)) choice.params[param.name] = value->as_double();
+      if (const auto value = in.optional(param.name)) {
+        choice.params[param.name] = value->as_double();
+        choice.param_locations[param.name] = value->location();
+      }
   } else if (!in.is_scalar()) {
     in.fail("expected a policy name or a map with 'name' and parameters");
   }

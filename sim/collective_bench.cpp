@@ -119,6 +119,16 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   if (static_cast<long long>(spec.tokens) * spec.ep > kMaxGroupTokens)
     throw InputError(fmt::format("--tokens {} over EP {}: a dispatch routes at most {} tokens per call",
                                  spec.tokens, spec.ep, kMaxGroupTokens));
+  // The calls route afresh each time: their work grows with every factor (about 0.2 us per routed copy),
+  // so all of them together are bounded too, to minutes rather than days.
+  constexpr long long kMaxRoutedTokens = 1 << 26;
+  if (static_cast<long long>(spec.tokens) * spec.ep * spec.repeat > kMaxRoutedTokens)
+    throw InputError(
+        fmt::format("--repeat {} calls of --tokens {} over EP {}: {} tokens to route, more than the {} a "
+                    "collective routes "
+                    "in all; lower --repeat (the mean settles within a few calls)",
+                    spec.repeat, spec.tokens, spec.ep,
+                    static_cast<long long>(spec.tokens) * spec.ep * spec.repeat, kMaxRoutedTokens));
   const CalibrationProfile& profile = *spec.profile;
   const Topology topology = Topology::build(spec.cluster, spec.ep);
   const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep, spec.redundant);
@@ -128,7 +138,7 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   CollectiveBenchResult r;
   DispatchTiming timing(mode);
   if (spec.measured_tables) {
-    const KernelLibrary library(profile, spec.cluster.device, false);
+    const KernelLibrary library(profile, spec.cluster.device, spec.extrapolate);
     const DeepepChoice choice{is_deepep(mode) ? EpKernel::kAuto : EpKernel::kNccl, spec.sms, spec.link_model,
                               spec.link_model};
     timing = DispatchTiming::resolve(library, profile, spec.model, spec.cluster, spec.ep, mode, choice);
@@ -176,7 +186,8 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   name_bottleneck(spec.cluster, r);
   const double bottleneck_bytes = r.bottleneck_link == "rdma" ? r.scale_out_bytes : r.scale_up_bytes;
   r.dispatch_gbps = gbps(bottleneck_bytes, r.dispatch_seconds);
-  r.combine_gbps = gbps(bottleneck_bytes * combine_copy / dispatch_copy, r.combine_seconds);
+  r.combine_bytes_per_dispatch_byte = combine_copy / dispatch_copy;
+  r.combine_gbps = gbps(bottleneck_bytes * r.combine_bytes_per_dispatch_byte, r.combine_seconds);
   const double n = spec.ep;
   const double buffer = (r.scale_up_bytes + r.scale_out_bytes - r.forwarded_bytes) * n / (n - 1);
   r.algbw_gbps = gbps(buffer, r.dispatch_seconds);

@@ -44,6 +44,7 @@ struct CollectiveBenchSpec {
   // DeepEP's link model even where its tables measure the group, fit without the model's own shape:
   // what validates the model that prices DeepEP across nodes.
   bool link_model = false;
+  bool extrapolate = false;  // calibration.extrapolate: tables queried far outside their measured grid
 };
 
 struct CollectiveBenchResult {
@@ -51,10 +52,12 @@ struct CollectiveBenchResult {
   bool nccl_collective = false;  // all_reduce | all_gather | reduce_scatter: one time, no combine
   double dispatch_seconds = 0;   // mean per call (an NCCL collective's time)
   double combine_seconds = 0;
-  // Mean per rank and call, of the dispatch (the combine moves the same copies back, in BF16).
+  // Mean per rank and call, of the dispatch; the combine moves the same copies back in BF16, so its
+  // bytes are these times combine_bytes_per_dispatch_byte.
   double scale_up_bytes = 0;   // sent over NVLink (forwarded copies included)
   double scale_out_bytes = 0;  // sent over the NICs
   double forwarded_bytes = 0;
+  double combine_bytes_per_dispatch_byte = 1;
   std::string bottleneck_link;  // nvlink | rdma: the level whose bytes take longest at its bandwidth
   // DeepEP's convention: a rank's bytes over the bottleneck level per second of the call.
   double dispatch_gbps = 0, combine_gbps = 0;

@@ -7,6 +7,7 @@
 
 #include "models/memory_budget.hpp"
 #include "models/operator_costs.hpp"
+#include "models/topology.hpp"
 #include "policies/dispatch.hpp"
 #include "sim/run_result.hpp"
 
@@ -61,7 +62,8 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
 // The least a run holds in memory: per request its arrival, its record and its latencies (with the
 // copy a percentile sorts); per step its record and inter-token gap, with every rank's batch as full
 // as serving.max_running_requests allows (fewer steps than any run of these requests can take).
-// Refused at workload.requests when even that exceeds the machine's memory.
+// Refused at workload.requests when even that exceeds the machine's memory; what grows with the
+// square of the EP group is refused at parallelism.ep.
 void check_run_memory(const YamlInput& root, const Scenario& s) {
   const auto requests = static_cast<double>(s.workload.requests);
   const double output_tokens = requests * s.workload.output_len.mean();
@@ -76,6 +78,19 @@ void check_run_memory(const YamlInput& root, const Scenario& s) {
                                   s.workload.requests, output_tokens, steps));
   } catch (const InputError& e) {
     (workload.has("requests") ? workload.required("requests") : workload).fail(e.what());
+  }
+  // What grows with the square of the EP group whatever the workload: the route between every two
+  // devices, and each MoE layer's matrix of dispatch copies that a step keeps for its executor.
+  const double pairs = static_cast<double>(s.ep) * s.ep;
+  const double layers = s.model.moe_layers();
+  try {
+    check_memory_need(pairs * (Topology::kBytesPerRoute + (layers + 1) * sizeof(long long)),
+                      fmt::format("an EP group of {} devices ({:.4g} device pairs: their routes and the "
+                                  "dispatch copies of each of {} MoE layers)",
+                                  s.ep, pairs, layers));
+  } catch (const InputError& e) {
+    const YamlInput parallelism = root.has("parallelism") ? root.required("parallelism") : root;
+    (parallelism.has("ep") ? parallelism.required("ep") : parallelism).fail(e.what());
   }
 }
 

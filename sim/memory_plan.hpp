@@ -21,7 +21,8 @@ struct MemoryPlan {
 // `root`, the scenario's document) when one longest request's KV cache does not fit.
 MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement& placement);
 
-// Refused at workload.requests when even the least a run of them holds exceeds the machine's memory.
+// Refused at workload.requests when even the least a run of them holds exceeds the machine's memory,
+// and at parallelism.ep when the routes and dispatch matrices of its device pairs do.
 void check_run_memory(const YamlInput& root, const Scenario& s);
 
 }  // namespace semsim

@@ -70,6 +70,7 @@ std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario
 // memory it leaves, and what the run's notes say of the plan against the replayed trace.
 void plan_placement_and_memory(const Scenario& s, RunPlan& run) {
   const YamlInput& root = *s.document;
+  check_run_memory(root, s);  // before anything of the size it checks is made
   const std::optional<RoutingProfile> profile = load_profile(root, s);
   run.placement = place(root, s, profile);
   if (!run.placement->token_devices.empty()) {
@@ -78,7 +79,6 @@ void plan_placement_and_memory(const Scenario& s, RunPlan& run) {
     run.notes.token_table = match;
   }
   run.memory = plan_memory(root, s, run.placement->placement);
-  check_run_memory(root, s);
   if (run.placement->profiled_on && s.workload.trace)
     run.notes.profile_overlap = profile_overlap(*run.placement->profiled_on, s.workload.trace_hash,
                                                 replayed_requests(s.workload), s.workload.trace_requests);

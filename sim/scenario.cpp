@@ -199,7 +199,7 @@ std::string existing_path(const YamlInput& value, const std::string& base_dir, c
 // An existing_path that must be a file.
 std::string existing_file(const YamlInput& value, const std::string& base_dir, const std::string& what) {
   const std::string path = existing_path(value, base_dir, what);
-  if (is_folder(path)) value.fail(fmt::format("{} '{}' is a folder, not a file", what, path));
+  if (const auto why = why_not_a_regular_file(path)) value.fail(fmt::format("{} '{}' {}", what, path, *why));
   return path;
 }
 

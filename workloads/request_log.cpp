@@ -445,7 +445,7 @@ RequestLog load_request_log(const YamlInput& in, const std::string& base_dir) {
   in.expect_map({"file", "format", "time_scale", "line"});
   const YamlInput file = in.required("file");
   const std::string path = resolve_relative(file.as_string(), base_dir);
-  if (!is_file(path)) file.fail("request log '" + path + "' does not exist");
+  if (const auto why = why_not_a_regular_file(path)) file.fail("request log '" + path + "' " + *why);
   const auto& names = request_log_format_names();
   const auto format = static_cast<RequestLogFormat>(
       std::find(names.begin(), names.end(), in.required("format").as_choice(names)) - names.begin());

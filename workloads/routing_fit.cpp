@@ -12,6 +12,7 @@
 
 #include "models/input_error.hpp"
 #include "models/output_files.hpp"
+#include "models/memory_budget.hpp"
 #include "workloads/routing_profile.hpp"
 
 namespace semsim {
@@ -140,6 +141,15 @@ RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<
   header.experts = routing.experts();
   header.top_k = routing.top_k();
   header.gate_weights = false;
+  // What the routing of every token needs at once (its token, its experts here and in the trace), so
+  // that too many requests are refused before the first allocation rather than by bad_alloc.
+  const int layers = routing.moe_layers(), k = routing.top_k();
+  double routed = 0;
+  for (const TraceRequest& q : requests) routed += q.routed_tokens();
+  check_memory_need(routed * static_cast<double>(sizeof(TokenRef) + 2 * sizeof(std::int32_t) +
+                                                 (2.0 * layers + 1) * k * sizeof(ExpertId)),
+                    fmt::format("a trace of {} requests ({:.4g} routed tokens x {} MoE layers x top-{})",
+                                requests.size(), routed, layers, k));
   TraceBuilder builder(std::move(header));
   for (std::int32_t id = 0; id < routing.vocabulary(); ++id)
     builder.declare_token(id, "", "synthetic vocabulary");
@@ -155,7 +165,6 @@ RoutingTrace synthesize_trace(std::span<const TraceRequest> requests, std::span<
     }
     first_token.push_back(tokens.size());
   }
-  const int layers = routing.moe_layers(), k = routing.top_k();
   std::vector<ExpertId> by_layer(tokens.size() * k), experts(tokens.size() * layers * k);
   for (int layer = 0; layer < layers; ++layer) {
     routing.route(layer, tokens, by_layer);

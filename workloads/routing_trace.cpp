@@ -582,17 +582,17 @@ struct Mapping {
 };
 
 bool has_binary_magic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  const int fd = open_regular_file(path);
   char magic[sizeof(kBinaryMagic)] = {};
-  in.read(magic, sizeof(magic));
-  return in && std::memcmp(magic, kBinaryMagic, sizeof(magic)) == 0;
+  const bool read = ::read(fd, magic, sizeof(magic)) == static_cast<ssize_t>(sizeof(magic));
+  ::close(fd);
+  return read && std::memcmp(magic, kBinaryMagic, sizeof(magic)) == 0;
 }
 
 }  // namespace
 
 RoutingTrace map_binary_trace(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw InputError(path + ": cannot open file");
+  const int fd = open_regular_file(path);
   struct stat st {};
   ::fstat(fd, &st);
   auto mapping = std::make_shared<Mapping>();

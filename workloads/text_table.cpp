@@ -17,7 +17,7 @@ void fail_at_line(const std::string& path, int line, const std::string& message)
 
 std::vector<NumberOnLine> read_number_column(const YamlInput& file, const std::string& base_dir) {
   const std::string path = resolve_relative(file.as_string(), base_dir);
-  if (!is_file(path)) file.fail("file '" + path + "' does not exist");
+  if (const auto why = why_not_a_regular_file(path)) file.fail("file '" + path + "' " + *why);
   LineReader lines(path);
   std::vector<NumberOnLine> values;
   for (std::string_view line; lines.next(line);) {

@@ -495,7 +495,8 @@ TraceImportFormat trace_import_format_named(const std::string& name) {
   return static_cast<TraceImportFormat>(it - names.begin());
 }
 
-RoutingTrace import_trace(TraceImportFormat format, const std::string& path, const MoeModel& model) {
+RoutingTrace import_trace(TraceImportFormat format, const std::string& path, const MoeModel& model,
+                          const ProgressCallback& progress) {
   struct Importer {
     const char* file_pattern;  // its first group, when not empty, orders files numerically
     const char* files;         // for "no ... files in this folder"
@@ -513,8 +514,12 @@ RoutingTrace import_trace(TraceImportFormat format, const std::string& path, con
       model, moe_index_of_layers(model),
       TraceBuilder(header_for(model, format_name + ": " + fs::path(path).filename().string(),
                               format == TraceImportFormat::kMixtralJsonl))};
-  for (const auto& file : input_files(path, std::regex(importer.file_pattern), importer.files))
+  const std::vector<std::string> files = input_files(path, std::regex(importer.file_pattern), importer.files);
+  ProgressCounter counter(progress, "file", static_cast<long long>(files.size()));
+  for (const std::string& file : files) {
     importer.import_file(file, context);
+    counter.finished_one();
+  }
   if (format == TraceImportFormat::kMixtralJsonl)
     context.builder.set_source(
         fmt::format("{}; decode routing only; prompt lengths estimated at 4 bytes per token from "

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/moe_model.hpp"
+#include "models/progress.hpp"
 #include "workloads/routing_trace.hpp"
 
 namespace semsim {
@@ -16,6 +17,8 @@ const std::vector<std::string>& trace_import_format_names();  // as `--from` spe
 TraceImportFormat trace_import_format_named(const std::string& name);
 
 // `path` is a file or a folder of files of that format (read in a documented, deterministic order).
-RoutingTrace import_trace(TraceImportFormat format, const std::string& path, const MoeModel& model);
+// `progress` (optional) counts the input files read.
+RoutingTrace import_trace(TraceImportFormat format, const std::string& path, const MoeModel& model,
+                          const ProgressCallback& progress = {});
 
 }  // namespace semsim

@@ -71,7 +71,8 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
     const YamlInput file = routing->required("file");
     w.trace_file_as_written = file.as_string();
     w.trace_file = resolve_relative(w.trace_file_as_written, base_dir);
-    if (!is_file(w.trace_file)) file.fail("trace file '" + w.trace_file + "' does not exist");
+    if (const auto why = why_not_a_regular_file(w.trace_file))
+      file.fail("trace file '" + w.trace_file + "' " + *why);
     w.trace = std::make_shared<const RoutingTrace>(load_trace(w.trace_file));
     w.trace_hash = trace_content_hash(*w.trace);
     w.trace_requests = w.trace->requests();

@@ -44,7 +44,7 @@ std::vector<std::optional<double>> read_numbers(const YamlInput& in, std::string
       values.emplace_back();
     } else {
       const auto value = parse_number(word);
-      if (!value || *value < limits::kMeasuredValue.min || *value > limits::kMeasuredValue.max)
+      if (!value || !limits::kMeasuredValue.contains(*value))
         in.fail(fmt::format("{}value {}: expected a number in [{:g}, {:g}] or ~, got '{}'", where,
                             values.size() + 1, limits::kMeasuredValue.min, limits::kMeasuredValue.max, word));
       values.emplace_back(*value);

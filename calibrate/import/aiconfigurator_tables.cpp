@@ -12,6 +12,7 @@
 #include "models/compressed_file.hpp"
 #include "models/csv.hpp"
 #include "models/input_error.hpp"
+#include "models/input_limits.hpp"
 
 namespace semsim {
 namespace {
@@ -29,9 +30,14 @@ class RowFields {
     if (!value) fail(column, "expected a number, got '" + text(column) + "'");
     return *value;
   }
-  double positive(std::string_view column) const {
-    const double value = number(column);
-    if (!(value > 0)) fail(column, fmt::format("expected a positive number, got {}", text(column)));
+  // A latency in units of `unit_seconds` ("ms" 1e-3, "us" 1e-6), in seconds: in the range a
+  // calibration profile holds (what `run` reads back), so that nothing imported is refused later.
+  double seconds(std::string_view column, std::string_view unit, double unit_seconds) const {
+    const double value = number(column) * unit_seconds;
+    if (!limits::kMeasuredValue.contains(value))
+      fail(column, fmt::format("expected a positive number in [{:g}, {:g}] ({}), got {}",
+                               limits::kMeasuredValue.min / unit_seconds,
+                               limits::kMeasuredValue.max / unit_seconds, unit, text(column)));
     return value;
   }
   long long count(std::string_view column, long long min = 1) const {
@@ -99,7 +105,7 @@ MeasuredPoint point(const RowFields& r, std::string kernel, std::string shape, s
 
 void map_gemm(const RowFields& r, MeasuredRow& row) {
   const std::string dtype = kernel_dtype(r.choice("gemm_dtype", kDtypes));
-  const double seconds = r.positive("latency") * 1e-3;
+  const double seconds = r.seconds("latency", "ms", 1e-3);
   const long long m = r.count("m"), n = r.count("n"), k = r.count("k");
   if (dtype.empty()) return void(row.skipped = "dtype not modelled");
   row.points.push_back(
@@ -130,7 +136,7 @@ long long balanced_rank0_tokens(long long tokens, long long top_k, long long exp
 // made the busiest) the axis is the group's mean, num_tokens * topk / ep.
 void map_moe(const RowFields& r, MeasuredRow& row) {
   const std::string dtype = kernel_dtype(r.choice("moe_dtype", kDtypes));
-  const double seconds = r.positive("latency") * 1e-3;
+  const double seconds = r.seconds("latency", "ms", 1e-3);
   const long long tokens = r.count("num_tokens"), hidden = r.count("hidden_size"),
                   ffn = r.count("inter_size");
   const long long top_k = r.count("topk"), experts = r.count("num_experts");
@@ -155,7 +161,7 @@ void map_moe(const RowFields& r, MeasuredRow& row) {
 void map_mla(const RowFields& r, MeasuredRow& row, bool prefill) {
   const std::string dtype = kernel_dtype(r.choice("kv_cache_dtype", kDtypes));
   r.choice("mla_dtype", {"bfloat16", "float16"});
-  const double seconds = r.positive("latency") * 1e-3;
+  const double seconds = r.seconds("latency", "ms", 1e-3);
   const long long heads = r.count("num_heads"), batch = r.count("batch_size"), isl = r.count("isl");
   const long long step = r.count("step", 0);
   r.count("tp_size");
@@ -168,7 +174,7 @@ void map_mla(const RowFields& r, MeasuredRow& row, bool prefill) {
 void map_gqa(const RowFields& r, MeasuredRow& row, bool prefill) {
   const std::string dtype = kernel_dtype(r.choice("kv_cache_dtype", kDtypes));
   const std::string compute = r.choice("attn_dtype", kDtypes);
-  const double seconds = r.positive("latency") * 1e-3;
+  const double seconds = r.seconds("latency", "ms", 1e-3);
   const long long batch = r.count("batch_size"), isl = r.count("isl"), step = r.count("step", 0);
   const long long heads = r.count("num_heads"), kv_heads = r.count("num_key_value_heads");
   const long long head_dim = r.count("head_dim"), window = r.count("window_size", 0);
@@ -199,7 +205,7 @@ void map_nccl(const RowFields& r, MeasuredRow& row) {
   const long long ranks = r.count("num_gpus", 2), elements = r.count("message_size");
   MeasuredPoint p = point(
       r, "nccl_" + (op == "alltoall" ? std::string("all_to_all") : op), fmt::format("ranks={}", ranks), dtype,
-      static_cast<double>(elements) * nccl_element_bytes(dtype), 0, r.positive("latency") * 1e-3);
+      static_cast<double>(elements) * nccl_element_bytes(dtype), 0, r.seconds("latency", "ms", 1e-3));
   p.ranks = static_cast<int>(ranks);
   row.points.push_back(std::move(p));
 }
@@ -212,7 +218,7 @@ void map_deepep(const RowFields& r, MeasuredRow& row, bool low_latency) {
   const char* family = low_latency ? "deepep_ll_" : "deepep_normal_";
   for (const std::string phase : {"dispatch", "combine"}) {
     const std::string column = low_latency ? phase + "_avg_t_us" : phase + "_transmit_us";
-    const double seconds = r.positive(column) * 1e-6;
+    const double seconds = r.seconds(column, "us", 1e-6);
     const std::string shape = low_latency
                                   ? fmt::format("hidden={} experts={} top_k={}", hidden, experts, top_k)
                                   : fmt::format("hidden={} experts={} top_k={} sms={}", hidden, experts,
@@ -303,6 +309,13 @@ MeasuredTable read_aiconfigurator_table(const std::string& path, bool allow_repe
   std::string_view line;
   if (!reader.next(line)) throw InputError(path + ":1: empty table (expected a header line)");
   table.columns = split_csv_line(std::string(line));
+  // A column named twice would be read from its first copy while the second says otherwise.
+  for (std::size_t i = 0, character = 1; i < table.columns.size(); character += table.columns[i++].size() + 1)
+    if (const auto first = std::find(table.columns.begin(), table.columns.begin() + i, table.columns[i]);
+        first != table.columns.begin() + i)
+      throw InputError(fmt::format("{}:1:{}: column '{}' appears twice (fields {} and {})", path, character,
+                                   table.columns[i], first - table.columns.begin() + 1, i + 1),
+                       table.columns[i]);
   // Keys, latencies and provenance, each once (kernel_source and op_name are keys of some kinds too).
   std::vector<std::string> required = schema->keys;
   for (const std::vector<std::string>* columns : {&schema->measured, &kProvenance})

@@ -8,6 +8,7 @@
 
 #include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/input_limits.hpp"
 
 namespace semsim {
 namespace {
@@ -90,11 +91,22 @@ MeasuredRow result_row(const std::vector<std::pair<std::string, int>>& fields, c
   row.line = number;
   for (const auto& [field, column] : fields) row.fields.push_back(field);
   row.fields.resize(kColumns.size());
+  // What a calibration profile holds (what `run` reads back), so that nothing imported is refused later.
+  auto measured = [&](std::size_t i, double unit_seconds) {
+    const double scaled = value(i) * unit_seconds;
+    if (scaled > 0 && !limits::kMeasuredValue.contains(scaled))
+      throw InputError(
+          fmt::format("{}:{}:{}: column '{}': expected a number in [{:g}, {:g}], got '{}'", path, number,
+                      fields[i].second, kColumns[i], limits::kMeasuredValue.min / unit_seconds,
+                      limits::kMeasuredValue.max / unit_seconds, fields[i].first),
+          kColumns[i]);
+    return scaled;
+  };
   MeasuredPoint p;
   p.shape = "";  // set by the caller, once the ranks are known
-  p.x = value(0);
+  p.x = measured(0, 1);
   value(1);
-  p.seconds = value(5) * 1e-6;
+  p.seconds = measured(5, 1e-6);
   p.implementation = "NCCL";
   p.dtype = fields[2].first;
   if (!(p.x > 0)) {

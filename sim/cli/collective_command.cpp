@@ -25,6 +25,7 @@ struct CollectiveOptions {
   std::string nodes;  // --nodes as given, checked as a scenario's cluster.nodes is
   bool nodes_given = false;
   std::string calibration = "measured";
+  bool extrapolate = false;  // calibration.extrapolate: tables queried far outside their measured grid
   std::string routing = "uniform";
   std::string fidelity = "bottleneck";
   std::string step = "prefill";
@@ -91,6 +92,10 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
     j["busbw_gbps"] = r.busbw_gbps;
     j["bytes_per_rank"] = {
         {"nvlink", r.scale_up_bytes}, {"rdma", r.scale_out_bytes}, {"forwarded", r.forwarded_bytes}};
+    if (!r.nccl_collective)
+      j["combine_bytes_per_rank"] = {{"nvlink", r.scale_up_bytes * r.combine_bytes_per_dispatch_byte},
+                                     {"rdma", r.scale_out_bytes * r.combine_bytes_per_dispatch_byte},
+                                     {"forwarded", r.forwarded_bytes * r.combine_bytes_per_dispatch_byte}};
     std::cout << j.dump() << "\n";
     return;
   }
@@ -110,8 +115,17 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
         us(r.dispatch_seconds), link, r.dispatch_gbps, r.algbw_gbps, r.busbw_gbps);
     std::cout << fmt::format("combine  {}  {} {:.1f} GB/s\n", us(r.combine_seconds), link, r.combine_gbps);
   }
-  std::cout << fmt::format("per rank and call: NVLink {:.3f} MB (forwarded {:.3f} MB), RDMA {:.3f} MB\n",
-                           r.scale_up_bytes / 1e6, r.forwarded_bytes / 1e6, r.scale_out_bytes / 1e6);
+  const auto bytes = [&](double scale) {
+    return fmt::format("NVLink {:.3f} MB (forwarded {:.3f} MB), RDMA {:.3f} MB",
+                       r.scale_up_bytes * scale / 1e6, r.forwarded_bytes * scale / 1e6,
+                       r.scale_out_bytes * scale / 1e6);
+  };
+  if (r.nccl_collective) {
+    std::cout << "per rank and call: " << bytes(1) << "\n";
+  } else {
+    std::cout << "per rank and call: dispatch " << bytes(1) << "\n";
+    std::cout << "                   combine  " << bytes(r.combine_bytes_per_dispatch_byte) << "\n";
+  }
 }
 
 int collective(CollectiveOptions& o) {
@@ -126,6 +140,7 @@ int collective(CollectiveOptions& o) {
         YamlInput(YAML::Node(o.nodes), std::make_shared<const std::string>("--nodes " + o.nodes), ""),
         std::nullopt);
   spec.profile = profile_option(o.calibration, spec.cluster.device);
+  spec.extrapolate = o.extrapolate;
   spec.zipf = zipf_exponent(o.routing);
   spec.measured_tables = o.timing != "topology";
   spec.link_model = o.timing == "model";
@@ -181,8 +196,10 @@ void add_collective_command(CommandLine& cli) {
   command
       ->add_option("--fidelity", o->fidelity, "flow | bottleneck (a lone collective takes the same in both)")
       ->check(CLI::IsMember(names_of(kNetworkFidelityNames)));
-  command->add_option("--repeat", o->spec.repeat, "calls, each with fresh routing (default 1)")
-      ->check(CLI::Range(1, 1 << 16));
+  command
+      ->add_option("--repeat", o->spec.repeat,
+                   "calls, each with fresh routing (default 1; at most 4096, and 2^26 routed tokens in all)")
+      ->check(CLI::Range(1, 1 << 12));
   command->add_option("--seed", o->spec.seed, "routing seed (default 1)");
   command->add_option("--sms", o->spec.sms, "SMs of DeepEP's normal kernels (default: the device's)")
       ->check(CLI::Range(1, 1024));
@@ -190,6 +207,10 @@ void add_collective_command(CommandLine& cli) {
       ->check(CLI::IsMember({"fp8", "bf16"}));
   command->add_option("--calibration", o->calibration,
                       "measured | datasheet | profile file (default measured)");
+  command->add_flag(
+      "--extrapolate", o->extrapolate,
+      "extrapolate measured tables far outside their grid, as calibration.extrapolate: true does "
+      "(default: refused)");
   command
       ->add_option("--timing", o->timing,
                    "tables: as a run prices it (DeepEP's and NCCL's measured tables where they time the "

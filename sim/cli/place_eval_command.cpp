@@ -137,8 +137,16 @@ PlaceEvalReport evaluate_plan(const PlaceEvalOptions& options) {
   r.scheduler = policy_option("--scheduler", PolicyKind::kRequestScheduling, options.scheduler,
                               "--scheduler-param", options.scheduler_params);
   ProgressLine progress("place eval", options.progress);
-  r.evaluation = evaluate_placement(
-      plan, trace, evaluate, {requests.balance, requests.tp_batch_tokens, r.scheduler, progress.callback()});
+  try {
+    r.evaluation =
+        evaluate_placement(plan, trace, evaluate,
+                           {requests.balance, requests.tp_batch_tokens, r.scheduler, progress.callback()});
+  } catch (const InputError& e) {
+    // A plan and a trace that do not fit each other (another model's): the error names both.
+    throw InputError(fmt::format("{} with trace {} (model {}): {}", options.plan, requests.trace,
+                                 trace.header().model, e.what()),
+                     e.key_path());
+  }
   r.fallback = token_identity_fallback(r.scheduler, plan, !trace.vocabulary().empty());
   if (plan.profiled_on)
     r.overlap = profile_overlap(*plan.profiled_on, trace_content_hash(trace), evaluate, trace.requests());

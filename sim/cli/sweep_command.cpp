@@ -28,6 +28,7 @@ struct SweepCommandOptions {
   bool force = false;
   bool dry_run = false;
   double point_timeout = 0;
+  ProgressMode progress = ProgressMode::kAuto;
   std::vector<std::string> shard_dirs;  // merge
 };
 
@@ -88,6 +89,7 @@ int sweep_points(const SweepCommandOptions& o) {
   options.retry_failed = o.retry_failed;
   options.force = o.force;
   options.point_timeout = o.point_timeout;
+  options.progress = o.progress;
   const SweepOutcome done = run_sweep(sweep, options);
   const bool sharded = !o.shard.empty() || options.shard.count > 1;
   std::cout << fmt::format(
@@ -130,7 +132,8 @@ void add_sweep_commands(CommandLine& cli) {
   sweep_command->add_flag("--retry-failed", options->retry_failed, "run again the points recorded as failed");
   sweep_command->add_flag(
       "--force", options->force,
-      "--out holds another sweep's points: remove them (points.csv, points/) and start over");
+      "--out holds points this sweep does not have as recorded (a value edited, a point removed): remove "
+      "those and keep the rest");
   sweep_command
       ->add_option("--point-timeout", options->point_timeout,
                    "wall-clock seconds a point may run; one still running then is killed and recorded as "
@@ -138,6 +141,7 @@ void add_sweep_commands(CommandLine& cli) {
       ->check(real_range(1e-3, 1e9));
   sweep_command->add_flag("--dry-run", options->dry_run,
                           "check the sweep file and list its points (id, values) without running");
+  add_progress_option(*sweep_command, options->progress);
 
   CLI::App* merge_command = cli.add(
       "merge", "combine the output folders of a sharded sweep", [options] { return merge_shards(*options); },

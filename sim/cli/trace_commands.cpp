@@ -64,17 +64,24 @@ void check_trace_output_name(const std::string& out) {
     throw InputError("--out '" + out + "': must end in .semtrace (binary) or .semtrace.txt[.gz] (text)");
 }
 
-int trace_import_command(const std::string& format, const std::string& input, const std::string& model_name,
-                         const std::string& out) {
+struct ImportOptions {
+  std::string format, input, model, out;
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+int trace_import_command(const ImportOptions& options) {
+  const auto& [format, input, model_name, out, progress_mode] = options;
   const auto started = std::chrono::steady_clock::now();
   const TraceImportFormat from = trace_import_format_named(format);
   check_trace_output_name(out);
   OutputStaging staging({input});
   const std::string staged = staging.staged_at("--out", out);
   const MoeModel model = moe_model_option(model_name, "trace import");
-  const RoutingTrace trace = import_trace(from, input, model);
+  ProgressLine progress("trace import", progress_mode);
+  const RoutingTrace trace = import_trace(from, input, model, progress.callback());
   write_trace(trace, staged);
   staging.commit();
+  progress.finish();
   std::cout << fmt::format(
       "{}: {} requests, {} routed tokens, {} token texts; {} MoE layers x top-{} of {} experts{}\n"
       "  written to {} in {:.2f} s\n",
@@ -117,12 +124,18 @@ int trace_synth_command(const ScenarioArguments& scenario_arguments, int request
       shapes.push_back({r.input_tokens, r.output_tokens, true, 0});
       topics.push_back(r.topic);
     }
-  const RoutingTrace trace = synthesize_trace(
-      shapes, topics, make_synthetic_routing(spec, scenario.model),
-      {scenario.model.name,
-       fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
-                   scenario.file, spec.seed, first_request, first_request + requests - 1)},
-      first_request);
+  const RoutingTrace trace = [&] {
+    try {
+      return synthesize_trace(
+          shapes, topics, make_synthetic_routing(spec, scenario.model),
+          {scenario.model.name,
+           fmt::format("synthetic routing of scenario {} ({}), seed {}, requests {}..{}", scenario.name,
+                       scenario.file, spec.seed, first_request, first_request + requests - 1)},
+          first_request);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--requests {}: {}", requests, e.what()));
+    }
+  }();
   write_trace(trace, staged);
   staging.commit();
   std::cout << fmt::format(
@@ -322,20 +335,17 @@ void add_trace_commands(CommandLine& cli) {
   CLI::App* trace =
       cli.add_group("trace", "routing traces: import from other tools, fit a synthetic generator, cluster");
 
-  struct ImportOptions {
-    std::string format, input, model, out;
-  };
   auto import = std::make_shared<ImportOptions>();
   CLI::App* import_command = cli.add(
       "import", "convert a routing dump into a checked semsim trace",
-      [import] { return trace_import_command(import->format, import->input, import->model, import->out); },
-      trace);
+      [import] { return trace_import_command(*import); }, trace);
   import_command->add_option("--from", import->format, "deepseek-csv | llama4-json | mixtral-jsonl | sglang")
       ->required();
   import_command->add_option("input", import->input, "file or folder to import")->required();
   import_command->add_option("--model", import->model, "model preset the routing must match")->required();
   import_command->add_option("--out", import->out, "output trace: .semtrace (binary) or .semtrace.txt[.gz]")
       ->required();
+  add_progress_option(*import_command, import->progress);
 
   auto fit = std::make_shared<SplitTraceOptions>();
   CLI::App* fit_command = cli.add(

@@ -11,9 +11,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// A line of bench_serving's layout: the label padded to 40 columns, then the value.
+// A line of bench_serving's layout: the label padded to 40 columns, then the value; a longer label
+// is still followed by a space.
 void line(std::string& out, const std::string& label, const std::string& value) {
-  out += fmt::format("{:<40}{}\n", label, value);
+  out += fmt::format("{:<39} {}\n", label, value);
 }
 
 void section(std::string& out, const std::string& title) {

@@ -16,11 +16,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <stdexcept>
 
 #include "models/compressed_file.hpp"
 #include "models/output_files.hpp"
+#include "models/input_error.hpp"
 #include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/points_csv.hpp"
 #include "sim/outputs/staged_run.hpp"
@@ -75,23 +75,29 @@ fs::path prepare_out_dir(const std::string& out_dir) {
   return out;
 }
 
-// done/total, failures and ETA on stderr: redrawn in place on a terminal, a line per point in a log.
+// done/total, failures and ETA on stderr: redrawn in place on a terminal (or with --progress always),
+// a line per point in a log (--progress auto, stderr not a terminal), nothing with --progress never.
 class Progress {
  public:
-  Progress(std::size_t total, std::size_t done, std::size_t failed)
-      : total_(total), done_(done), failed_(failed), terminal_(::isatty(STDERR_FILENO) == 1) {}
+  Progress(std::size_t total, std::size_t done, std::size_t failed, ProgressMode mode)
+      : total_(total),
+        done_(done),
+        failed_(failed),
+        in_place_(mode == ProgressMode::kAlways ||
+                  (mode == ProgressMode::kAuto && ::isatty(STDERR_FILENO) == 1)),
+        lines_(mode == ProgressMode::kAuto && !in_place_) {}
 
   void point_finished(bool ok) {
     ++done_;
     ++ran_;
     failed_ += ok ? 0 : 1;
-    if (!terminal_) print('\n');
+    if (lines_) print('\n');
   }
   void tick() {
-    if (terminal_) print('\r');
+    if (in_place_) print('\r');
   }
   void close() {
-    if (terminal_ && ran_ > 0) std::fputc('\n', stderr);
+    if (in_place_ && ran_ > 0) std::fputc('\n', stderr);
   }
 
  private:
@@ -114,7 +120,7 @@ class Progress {
   }
 
   std::size_t total_, done_, failed_, ran_ = 0;
-  bool terminal_;
+  bool in_place_, lines_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
@@ -156,37 +162,50 @@ std::string recorded_fingerprint(const fs::path& dir) {
   return fingerprint;
 }
 
-// A folder holds one sweep's points only. Without a recorded fingerprint (a folder of an earlier
-// semsim), its rows must all be points of this sweep. Returns whether `out` holds another sweep's
-// points (which only --force lets this sweep remove); throws InputError, changing nothing, when it
-// does and `force` is false, or when its points.csv has other columns.
-bool holds_another_sweep(const fs::path& out, const Sweep& sweep, bool force) {
-  std::string held = recorded_fingerprint(out);
+// The points `out` records that this sweep does not have as it records them: a value edited (which
+// changes the point's scenario, so its id), a point removed, or its labels changed. A point added is
+// no such change: the sweep extends the folder, and runs only what it lacks. Throws InputError,
+// changing nothing, when there are such points and `force` is false (--force removes them), or when
+// its points.csv has other columns.
+std::vector<std::string> changed_points(const fs::path& out, const Sweep& sweep, bool force) {
   const PointsRows rows = read_points_csv((out / "points.csv").string());
-  if (held.empty()) {
-    std::set<std::string> ids;
-    for (const SweepPoint& p : sweep.points) ids.insert(p.id);
-    for (const std::string& row : rows.rows)
-      if (!ids.contains(split_csv_line(row)[0])) held = "unrecorded";
-  }
-  const bool other = !held.empty() && held != sweep.fingerprint;
-  if (other && !force)
-    throw InputError(
-        fmt::format("--out '{}': holds the points of another sweep (fingerprint {}, this one's {}): "
-                    "choose another --out, or --force to remove them and start over",
-                    out.string(), held, sweep.fingerprint));
-  if (!other && !rows.header.empty() && rows.header != points_header(sweep))
+  if (!rows.header.empty() && rows.header != points_header(sweep))
     throw InputError((out / "points.csv").string() +
                      ": written by a sweep with other columns (its axes or this semsim's metrics "
                      "differ); use another --out folder");
-  return other;
+  std::map<std::string, const SweepPoint*> points;
+  for (const SweepPoint& p : sweep.points) points.emplace(p.id, &p);
+  std::vector<std::string> changed;
+  for (const std::string& row : rows.rows) {
+    const std::vector<std::string> fields = split_csv_line(row);
+    const auto point = points.find(fields[0]);
+    // Labels as a row holds them (a line break written as "\n").
+    if (point == points.end() ||
+        !std::equal(
+            point->second->labels.begin(), point->second->labels.end(), fields.begin() + 2,
+            [](const std::string& label, const std::string& field) { return one_line(label) == field; }))
+      changed.push_back(fields[0]);
+  }
+  if (!changed.empty() && !force)
+    throw InputError(fmt::format(
+        "--out '{}': holds {} point(s) this sweep does not have as recorded (a value edited, a point removed "
+        "or relabelled; first {}): choose another --out, or --force to remove those (the points both share "
+        "are kept)",
+        out.string(), changed.size(), changed.front()));
+  return changed;
 }
 
-// Under the folder's lock: removes another sweep's points (--force) and records this sweep's.
+// Under the folder's lock: removes the points whose meaning changed (--force) and records this sweep.
 void claim_out_dir(const fs::path& out, const Sweep& sweep, bool force) {
-  if (holds_another_sweep(out, sweep, force)) {
-    fs::remove(out / "points.csv");
-    fs::remove_all(out / "points");
+  if (const std::vector<std::string> changed = changed_points(out, sweep, force); !changed.empty()) {
+    const std::string path = (out / "points.csv").string();
+    const PointsRows rows = read_points_csv(path);
+    std::vector<std::string> kept;
+    for (const std::string& row : rows.rows)
+      if (std::find(changed.begin(), changed.end(), split_csv_line(row)[0]) == changed.end())
+        kept.push_back(row);
+    replace_points_csv(path, rows.header, kept);
+    for (const std::string& id : changed) fs::remove_all(out / "points" / id);
   }
   write_atomically((out / kFingerprintFile).string(),
                    [&](const std::string& path) { write_text_file(path, sweep.fingerprint + "\n"); });
@@ -259,7 +278,7 @@ void record_finished(std::vector<RunningPoint>& running, double point_timeout, c
 SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
   // Refused before anything is created.
   check_output_folder("--out", options.out_dir, kSweepFolder, {sweep.file});
-  holds_another_sweep(options.out_dir, sweep, options.force);
+  changed_points(options.out_dir, sweep, options.force);
   const fs::path out = prepare_out_dir(options.out_dir);
   const FolderLock lock(out);
   claim_out_dir(out, sweep, options.force);
@@ -286,7 +305,7 @@ SweepOutcome run_sweep(const Sweep& sweep, const SweepOptions& options) {
     }
   }
 
-  Progress progress(outcome.points, outcome.already_done, outcome.failed);
+  Progress progress(outcome.points, outcome.already_done, outcome.failed, options.progress);
   const std::vector<std::string> header = points_header_fields(sweep);
   auto record = [&](const SweepPoint& p, const Json* summary, const std::string& error) {
     table.append(point_row(header, p, summary, error));

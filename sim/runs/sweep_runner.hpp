@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/runs/progress.hpp"
 #include "sim/runs/sweep_file.hpp"
 
 namespace semsim {
@@ -26,8 +27,9 @@ struct SweepOptions {
   int jobs = 1;  // simulations at once
   SweepShard shard;
   bool retry_failed = false;  // run again the points recorded as failed
-  bool force = false;         // a folder holding another sweep's points: remove them and start over
+  bool force = false;         // a folder holding points this sweep does not have as recorded: remove those
   double point_timeout = 0;   // wall-clock seconds a point may run before it is killed and failed; 0: none
+  ProgressMode progress = ProgressMode::kAuto;
 };
 
 struct SweepOutcome {

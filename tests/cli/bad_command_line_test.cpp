@@ -1,6 +1,7 @@
 // Bad input given on the command line rather than in a scenario file: --set overrides, --seed, --out,
 // unknown subcommands. Each must be rejected with exit code 2 and one "error: " line on stderr.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <regex>
 #include <string>
@@ -203,15 +204,24 @@ TEST(cliCommandLine, TimelineInAMissingFolderIsRefusedBeforeSimulating) {
   EXPECT_FALSE(fs::exists(tmp / "out"));
 }
 
-// An endless file as the scenario: refused at a size limit instead of read until memory runs out.
-TEST(cliCommandLine, EndlessScenarioFileIsRefused) {
+// An endless device or a FIFO as the scenario (or any input): refused as what it is instead of read
+// until memory runs out or blocked on forever waiting for a writer.
+TEST(cliCommandLine, ScenarioThatIsNoRegularFileIsRefused) {
   TempDir tmp;
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"check", "/dev/zero"},
-        std::vector<std::string>{"run", "/dev/zero", "--out", tmp / "out"}}) {
-    expect_one_error(args, run_semsim(args, "", 60), {"/dev/zero: larger than 64 MiB"});
-    EXPECT_FALSE(fs::exists(tmp / "out"));
-  }
+  ASSERT_EQ(::mkfifo((tmp / "fifo.yaml").c_str(), 0600), 0);
+  for (const std::string& scenario : {std::string("/dev/zero"), tmp / "fifo.yaml"})
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"check", scenario},
+          std::vector<std::string>{"run", scenario, "--out", tmp / "out"}}) {
+      expect_one_error(args, run_semsim(args, "", 60),
+                       {scenario + ": is not a regular file (a FIFO, device or socket is not read)"});
+      EXPECT_FALSE(fs::exists(tmp / "out"));
+    }
+  // Named inside a scenario, it is refused at its key.
+  const std::vector<std::string> args{"check", "default", "--set",
+                                      "workload.arrival={process: trace, file: " + tmp / "fifo.yaml" + "}"};
+  expect_one_error(args, run_semsim(args, "", 60),
+                   {"workload.arrival.file: file '" + tmp / "fifo.yaml" + "' is not a regular file"});
 }
 
 }  // namespace

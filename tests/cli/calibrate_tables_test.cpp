@@ -84,8 +84,9 @@ TEST(cliCalibrateTables, ImportRefusesABadTableAndWritesNothing) {
   const std::string bad = test::write_table(tmp / "db", "gemm_perf", rows);
   const std::string line = test::table_line("gemm_perf", rows[3]);
   const CliResult r = import_folder(tmp / "db", tmp / "profiles/profile.yaml");
-  expect_error(r, fmt::format("{}:5:{}: column 'latency': expected a positive number, got -1", bad,
-                              line.rfind(',') + 2));
+  expect_error(
+      r, fmt::format("{}:5:{}: column 'latency': expected a positive number in [1e-09, 1e+21] (ms), got -1",
+                     bad, line.rfind(',') + 2));
   EXPECT_EQ(entries_under(tmp / "profiles"), std::vector<std::string>{}) << "no profile, no partial file";
 }
 

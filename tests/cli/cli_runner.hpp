@@ -214,7 +214,7 @@ inline std::vector<std::string> progress_states(const std::string& err) {
 // `text` with the wall-clock times semsim prints and writes (run's "Wall time (s):", a placement's
 // solver seconds, the "(1.23 s)" a command ends with) replaced by '#', for comparing two runs.
 inline std::string without_wall_clock(const std::string& text) {
-  static const std::regex times(R"((Wall time \(s\): *|solver_seconds"?:? ?|solver |\()[0-9.e+-]+)");
+  static const std::regex times(R"((Wall time \(s\): *|solver_seconds"?:? ?|solver |\(|written to \S+ in )[0-9.e+-]+)");
   return std::regex_replace(text, times, "$1#");
 }
 

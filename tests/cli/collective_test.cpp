@@ -102,6 +102,35 @@ TEST(cliCollective, RedundantSlotsLetTheEpSizeDivideTheSlots) {
   EXPECT_GT(result["dispatch_us"].get<double>(), 0);
 }
 
+// The combine's bytes are shown beside the dispatch's: the same copies back, in BF16 rather than FP8.
+TEST(cliCollective, ShowsTheCombinesBytesToo) {
+  const auto result = collective_json({"--kernel", "normal", "--tokens", "256"});
+  const auto& dispatch = result["bytes_per_rank"];
+  const auto& combine = result["combine_bytes_per_rank"];
+  const double ratio = 2.0 / (1.0 + 4.0 / 128);  // BF16 against FP8 with a 4-byte scale per 128
+  for (const char* level : {"nvlink", "rdma", "forwarded"})
+    EXPECT_DOUBLE_EQ(combine[level].get<double>(), dispatch[level].get<double>() * ratio) << level;
+  const CliResult text = run_semsim({"collective", "--model", "deepseek-v2-lite", "--tokens", "256"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("per rank and call: dispatch NVLink "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\n                   combine  NVLink "), std::string::npos) << text.out;
+}
+
+// calibration.extrapolate has its flag: a query far outside the measured grid is refused without it
+// and priced with it.
+TEST(cliCollective, ExtrapolateLetsTablesBeQueriedFarOutsideTheirGrid) {
+  const std::vector<std::string> far{"collective", "--model",  "deepseek-v2-lite", "--kernel",
+                                     "normal",     "--tokens", "1000000",          "--json"};
+  const CliResult refused = run_semsim(far);
+  EXPECT_EQ(refused.exit_code, 2) << describe(far, refused);
+  EXPECT_NE(refused.err.find("far outside the measured grid"), std::string::npos) << refused.err;
+  std::vector<std::string> extrapolated = far;
+  extrapolated.push_back("--extrapolate");
+  const CliResult r = run_semsim(extrapolated);
+  ASSERT_EQ(r.exit_code, 0) << describe(extrapolated, r);
+  EXPECT_GT(nlohmann::json::parse(r.out)["dispatch_us"].get<double>(), 0);
+}
+
 TEST(cliCollective, BadOptionsExit2WithOneMessage) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--ep", "12", "--cluster", "h200-2x8"}, "--ep 12 does not divide the 64 routed experts"},
@@ -114,6 +143,10 @@ TEST(cliCollective, BadOptionsExit2WithOneMessage) {
       {{"--cluster", "h200-2x8", "--ep", "12", "--redundant", "4"},
        "--ep 12 does not divide the 64 routed experts + 4 redundant slots"},
       {{"--group-limited"}, "--group-limited: 'deepseek-v2-lite' has no group limit"},
+      // Work without bound: refused at once rather than run for hours.
+      {{"--repeat", "65536"}, "--repeat"},
+      {{"--tokens", "65536", "--repeat", "200"},
+       "--repeat 200 calls of --tokens 65536 over EP 8: 104857600 tokens to route, more than the 67108864"},
   };
   for (const auto& [options, message] : cases) {
     std::vector<std::string> args{"collective", "--model", "deepseek-v2-lite"};

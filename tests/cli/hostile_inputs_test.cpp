@@ -95,6 +95,25 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
   const std::vector<std::string> sweep{"sweep", tmp / "sweep.yaml", "--dry-run"};
   expect_refused(sweep, run_semsim(sweep, "", 120, kLimit),
                  "the sweep's 100000 validated points needs at least 5 GB of memory");
+
+  // DeepSeek-V3 at EP16384 on 2,048 H800 nodes: what grows with the square of the EP group (a route
+  // per pair of devices, a matrix of dispatch copies per MoE layer) is refused at the EP size, as it
+  // is in `collective`; it died of bad_alloc.
+  const std::vector<std::string> ep16384{"check",   "default",
+                                         "--set",   "model=deepseek-v3",
+                                         "--set",   "cluster=h800-ib",
+                                         "--nodes", "2048",
+                                         "--set",   "parallelism.ep=16384",
+                                         "--set",   "policies.placement={name: contiguous, redundant: 16128}",
+                                         "--set",   "calibration=datasheet"};
+  expect_refused(ep16384, run_semsim(ep16384, "", 120, kLimit),
+                 "parallelism.ep: an EP group of 16384 devices (2.684e+08 device pairs: their routes and the "
+                 "dispatch copies of each of 58 MoE layers) needs at least");
+  const std::vector<std::string> collective{
+      "collective", "--model", "deepseek-v3", "--cluster", "h800-ib",  "--nodes", "2048",
+      "--ep",       "16384",   "--redundant", "16128",     "--tokens", "1"};
+  expect_refused(collective, run_semsim(collective, "", 120, kLimit),
+                 "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
 }
 
 }  // namespace

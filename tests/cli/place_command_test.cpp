@@ -79,6 +79,20 @@ TEST_F(cliPlace, PlaceThenEvalGivesTheDocumentedJson) {
   EXPECT_DOUBLE_EQ(j["lar_dp_hindsight"].get<double>(), 0.125);
 }
 
+// A plan of one model evaluated on another model's trace: the error names both files and the model.
+TEST_F(cliPlace, EvalOfAnotherModelsTraceNamesBothFiles) {
+  const std::string plan = dir_ / "contiguous.semplace";
+  run_ok({"place", "--policy", "contiguous", "--profile", dir_ / "prof", "--ep", "8", "--out", plan});
+  const std::string mixtral = SEMSIM_SOURCE_DIR "/tests/data/bad-inputs/valid/trace.semtrace.txt";
+  const std::vector<std::string> eval{"place", "eval", plan, "--trace", mixtral, "--no-bound"};
+  const CliResult r = run_semsim(eval);
+  EXPECT_EQ(r.exit_code, 2) << describe(eval, r);
+  EXPECT_EQ(r.err,
+            "error: " + plan + " with trace " + mixtral +
+                " (model mixtral-8x7b): the trace has 32 MoE layers of 8 experts, the placement 26 of 64\n");
+  EXPECT_EQ(r.out, "");
+}
+
 TEST_F(cliPlace, BoundAloneIsEvalsBoundAndNoBoundLeavesItOut) {
   const std::string plan = dir_ / "random.semplace";
   run_ok({"place", "--policy", "random", "--profile", dir_ / "prof", "--ep", "4", "--out", plan});

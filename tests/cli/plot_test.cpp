@@ -65,5 +65,21 @@ TEST(cliPlot, AFolderWithoutPointsCsvExits2) {
   EXPECT_NE(r.err.find("no points.csv here"), std::string::npos) << r.err;
 }
 
+// A column points.csv lacks (ttft.p99 for ttft_s.p99) is bad input: one line listing the latency
+// columns there are, exit 2 (it was a Python traceback), and checked before matplotlib is needed.
+TEST(cliPlot, AnSloMetricOrRateColumnNotInPointsCsvExits2NamingTheColumnsThereAre) {
+  TempDir tmp;
+  const std::vector<std::string> metric{"plot", kFixture, "--slo-metric", "ttft.p99", "--out", tmp / "plots"};
+  const CliResult r = run_semsim(metric);
+  EXPECT_EQ(r.exit_code, 2) << describe(metric, r);
+  EXPECT_EQ(r.err, "error: --slo-metric 'ttft.p99': " + kFixture +
+                       "/points.csv has no such column; latency columns: e2e_s.p99\n");
+  const std::vector<std::string> rate{"plot", kFixture, "--rate-column", "rate", "--out", tmp / "plots"};
+  const CliResult q = run_semsim(rate);
+  EXPECT_EQ(q.exit_code, 2) << describe(rate, q);
+  EXPECT_NE(q.err.find("error: --rate-column 'rate': "), std::string::npos) << q.err;
+  EXPECT_FALSE(fs::exists(tmp / "plots"));
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

@@ -114,6 +114,22 @@ TEST(cliRunOutputs, SummaryHasTheDocumentedKeysAndCounts) {
   EXPECT_EQ(step_lines.size(), s["steps"].get<std::size_t>() + 1);
 }
 
+// Every line of the console summary keeps a space between its label and its value, labels longer
+// than bench_serving's 40 columns too ("Saturated prefill / decode tok/s per node:300538.45" had none).
+TEST(cliRunOutputs, EveryConsoleLabelIsFollowedByASpace) {
+  TempDir tmp;
+  const std::vector<std::string> args{"run",   "default",
+                                      "--set", "workload.requests=60",
+                                      "--set", "workload.arrival.rate=1000",
+                                      "--set", "serving.max_running_requests=4",
+                                      "--out", tmp / "out"};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_NE(r.out.find("Saturated prefill / decode tok/s per node: "), std::string::npos) << r.out;
+  const std::regex glued("^[A-Za-z][^:]*:[^ :/]");
+  for (const std::string& line : split_lines(r.out)) EXPECT_FALSE(std::regex_search(line, glued)) << line;
+}
+
 TEST(cliRunOutputs, OutputSwitchesLeaveOutTheCsvFiles) {
   TempDir tmp;
   const std::string out = tmp / "out";

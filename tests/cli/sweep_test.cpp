@@ -307,30 +307,71 @@ axes:
   EXPECT_NE(twice.err.find("is in both"), std::string::npos) << twice.err;
 }
 
-// An edited sweep run into the folder of the first: refused, nothing touched; --force starts over
-// with only the new sweep's points. The same sweep again resumes (nothing runs).
-TEST(cliSweep, AnotherSweepsFolderIsRefusedUnlessForced) {
+// The same sweep again resumes (nothing runs); with points added it extends the folder (only the new
+// points run). A sweep whose points differ from those recorded (a value edited changes every point's
+// id) is refused, nothing touched; --force removes only the points it does not have and keeps the
+// points both share.
+TEST(cliSweep, AnExtendedSweepRunsOnlyItsNewPointsAnEditedOneIsRefusedUnlessForced) {
   TempDir tmp;
   const std::string first = write_sweep(tmp, kSmallSweep);
   const std::string out = tmp / "out";
   ASSERT_EQ(sweep({first, "--out", out}).exit_code, 0);
-  const std::string rows_before = read_file(out + "/points.csv");
   const CliResult again = sweep({first, "--out", out});
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("4 done before, 0 ran"), std::string::npos) << again.out;
+  const std::vector<std::string> first_ids = column(out + "/points.csv", 0);
 
-  std::string edited_text = kSmallSweep;
-  edited_text.replace(edited_text.find("[10, 40]"), 8, "[10, 20, 40]");
+  std::string extended_text = kSmallSweep;
+  extended_text.replace(extended_text.find("[10, 40]"), 8, "[10, 20, 40]");
+  const CliResult extended = sweep({write_sweep(tmp, extended_text, "extended.yaml"), "--out", out});
+  ASSERT_EQ(extended.exit_code, 0) << extended.err;
+  EXPECT_NE(extended.out.find("6 points: 4 done before, 2 ran"), std::string::npos) << extended.out;
+  const std::vector<std::string> extended_ids = column(out + "/points.csv", 0);
+  EXPECT_EQ(extended_ids.size(), 6u);
+  for (const std::string& id : first_ids)
+    EXPECT_NE(std::find(extended_ids.begin(), extended_ids.end(), id), extended_ids.end()) << id;
+  const std::string rows_before = read_file(out + "/points.csv");
+
+  // One series' value edited: its 3 points are new ids, the folder's 3 old ones are not this sweep's.
+  std::string edited_text = extended_text;
+  edited_text.replace(edited_text.find("sq: {policies.request_scheduling: shortest_queue}"), 49,
+                      "sq: {policies.request_scheduling: shortest_queue, workload.seed: 7}");
   const std::string edited = write_sweep(tmp, edited_text, "edited.yaml");
   const CliResult refused = sweep({edited, "--out", out});
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("holds the points of another sweep"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("holds 3 point(s) this sweep does not have as recorded"), std::string::npos)
+      << refused.err;
   EXPECT_EQ(read_file(out + "/points.csv"), rows_before);
 
   const CliResult forced = sweep({edited, "--out", out, "--force"});
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_NE(forced.out.find("6 points: 0 done before, 6 ran"), std::string::npos) << forced.out;
-  EXPECT_EQ(column(out + "/points.csv", 0).size(), 6u);
+  EXPECT_NE(forced.out.find("6 points: 3 done before, 3 ran"), std::string::npos) << forced.out;
+  std::vector<std::string> ids = column(out + "/points.csv", 0), folders;
+  for (const auto& entry : fs::directory_iterator(out + "/points"))
+    folders.push_back(entry.path().filename());
+  std::sort(ids.begin(), ids.end());
+  std::sort(folders.begin(), folders.end());
+  EXPECT_EQ(folders, ids);  // the removed points' folders went with their rows
+}
+
+// --progress as the other long commands take it. Into a log (stderr not a terminal, as here) the
+// default writes a plain line per finished point and no carriage return; always draws in place;
+// never draws nothing. The points are the same whichever.
+TEST(cliSweep, ProgressIsPlainLinesInALogInPlaceWhenAskedAndNothingWhenNot) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, kSmallSweep);
+  const CliResult logged = sweep({file, "--out", tmp / "auto"});
+  ASSERT_EQ(logged.exit_code, 0) << logged.err;
+  EXPECT_EQ(logged.err.find('\r'), std::string::npos) << logged.err;
+  EXPECT_NE(logged.err.find("sweep: 4/4 done, 0 failed"), std::string::npos) << logged.err;
+  const CliResult always = sweep({file, "--out", tmp / "always", "--progress", "always"});
+  ASSERT_EQ(always.exit_code, 0) << always.err;
+  EXPECT_NE(always.err.find("\r["), std::string::npos) << always.err;
+  const CliResult never = sweep({file, "--out", tmp / "never", "--progress", "never"});
+  ASSERT_EQ(never.exit_code, 0) << never.err;
+  EXPECT_EQ(never.err, "");
+  EXPECT_EQ(read_file(tmp / "never/points.csv"), read_file(tmp / "auto/points.csv"));
+  EXPECT_EQ(read_file(tmp / "always/points.csv"), read_file(tmp / "auto/points.csv"));
 }
 
 TEST(cliSweep, DryRunListsAShardsPointsAndWritesNothing) {

@@ -192,6 +192,32 @@ TEST(cliTrace, ProfileAndFitDrawProgressOnStderrOnlyAndChangeNoOutput) {
       << fit_states.back();
 }
 
+// trace import takes --progress as the other long commands do: a line per file read, stderr only.
+TEST(cliTrace, ImportDrawsProgressPerFileOnStderrOnly) {
+  TempDir dir;
+  write_deepseek_fixture(dir.path() / "ds", 4);
+  const std::vector<CliResult> runs =
+      run_in_each_progress_mode(dir.path() / "import", import_args(dir.path() / "ds", "ds.semtrace"));
+  const std::vector<std::string> states = progress_states(runs[0].err);
+  ASSERT_FALSE(states.empty()) << runs[0].err;
+  EXPECT_TRUE(states.back().starts_with("trace import: file 4/4, ")) << states.back();
+  EXPECT_EQ(read_file(dir.path() / "import/always/ds.semtrace"),
+            read_file(dir.path() / "import/never/ds.semtrace"));
+}
+
+// More requests than the machine can hold the routing of are refused up front, naming --requests,
+// instead of dying of bad_alloc part-way (10M requests of 512 tokens over 26 layers: terabytes).
+TEST(cliTrace, SynthOfMoreRequestsThanMemoryHoldsIsRefusedBeforeAllocating) {
+  TempDir dir;
+  const std::vector<std::string> args{"trace",    "synth", "default",           "--requests",
+                                      "10000000", "--out", dir / "big.semtrace"};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_TRUE(r.err.starts_with("error: --requests 10000000: a trace of 10000000 requests (")) << r.err;
+  EXPECT_NE(r.err.find("GB of memory, more than the"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "big.semtrace"));
+}
+
 // profile and trace fit into the folder of their earlier run replace its files (a killed run left
 // some of them, or the user reran); a foreign file is still refused, and a dead run's staging
 // folder is removed.

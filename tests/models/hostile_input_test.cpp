@@ -1,8 +1,10 @@
 // The shared readers every input goes through, against hostile and extreme inputs: gzip streams
 // with bytes after them, endless lines and files, YAML that is valid syntax but not a valid input
-// (keys that are lists, a second document, unclosed quotes, alias bombs, bytes that are not UTF-8),
-// and the memory check that refuses what cannot fit.
+// (keys that are lists, a second document, unclosed quotes, alias bombs and cycles, nesting without
+// bound, bytes that are not UTF-8), and the memory check that refuses what cannot fit.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -88,8 +90,16 @@ TEST(CompressedFile, WholeFilesLargerThanTheirLimitAreAnError) {
   EXPECT_EQ(read_text_file(dir / "big.txt").size(), std::size_t{3} << 20);
   EXPECT_EQ(error_of([&] { read_text_file(dir / "big.txt", 2 << 20); }),
             dir / "big.txt" + ": larger than 2 MiB (the most semsim reads of such a file)");
-  EXPECT_NE(error_of([&] { read_text_file("/dev/zero", 1 << 20); }).find("larger than 1 MiB"),
-            std::string::npos);
+  EXPECT_EQ(error_of([&] { read_text_file("/dev/zero", 1 << 20); }),
+            "/dev/zero: is not a regular file (a FIFO, device or socket is not read)");
+  // A FIFO without a writer is refused rather than waited on.
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { read_text_file(dir / "fifo"); }),
+            dir / "fifo" + ": is not a regular file (a FIFO, device or socket is not read)");
+  EXPECT_EQ(why_not_a_regular_file(dir / "fifo"),
+            "is not a regular file (a FIFO, device or socket is not read)");
+  EXPECT_EQ(why_not_a_regular_file(dir / "missing"), "does not exist");
+  EXPECT_EQ(why_not_a_regular_file(dir / "big.txt"), std::nullopt);
   EXPECT_NE(error_of([&] { read_text_file(dir / ""); }).find("is a directory"), std::string::npos);
 }
 
@@ -136,6 +146,32 @@ TEST(YamlInputChecks, AliasesExpandingPastTheNodeLimitAreRefused) {
   // Aliases within the limit are read as usual.
   const YamlInput ok = YamlInput::parse("a: &a {x: 1}\nb: *a\n", "ok.yaml");
   EXPECT_EQ(ok.required("b").required("x").as_int(), 1);
+}
+
+TEST(YamlInputChecks, AnAliasInsideItsOwnAnchorIsRefusedAtItsPosition) {
+  const std::string cycle = "an alias refers to a node that contains it (a cycle of anchors): refused";
+  EXPECT_EQ(yaml_error("x: &a [*a]\n"), "in.yaml:1:4: x[0]: " + cycle);
+  EXPECT_EQ(yaml_error("top:\n  x: &a {y: [1, *a]}\n"), "in.yaml:2:6: top.x.y[1]: " + cycle);
+  EXPECT_EQ(yaml_error("x: &a [&b [*a]]\n"), "in.yaml:1:4: x[0][0]: " + cycle);
+  // An alias of an enclosing node's sibling is no cycle.
+  const YamlInput ok = YamlInput::parse("a: &a [1]\nb: [*a, [*a]]\n", "ok.yaml");
+  EXPECT_EQ(ok.required("b").items()[1].items()[0].items()[0].as_int(), 1);
+}
+
+TEST(YamlInputChecks, NestingPastTheDepthLimitIsRefused) {
+  const auto nested = [](std::size_t depth) {
+    return "x: " + std::string(depth, '[') + std::string(depth, ']') + "\n";
+  };
+  EXPECT_NO_THROW(YamlInput::parse(nested(limits::kYamlDepth - 1), "ok.yaml"));
+  EXPECT_NE(yaml_error(nested(limits::kYamlDepth)).find("nested more than 256 levels deep"),
+            std::string::npos);
+  // Aliases count at each use: a0 nests 100 deep, each a<n> holds a<n-1> two levels further down.
+  std::string chain = "a0: &a0 " + std::string(100, '[') + std::string(100, ']') + "\n";
+  for (int level = 1; level <= 77; ++level)
+    chain += fmt::format("a{}: &a{} [[*a{}]]\n", level, level, level - 1);
+  EXPECT_NO_THROW(YamlInput::parse(chain, "ok.yaml"));
+  chain += "a78: &a78 [[*a77]]\n";
+  EXPECT_NE(yaml_error(chain).find(": a78[0][0][0]"), std::string::npos) << yaml_error(chain);
 }
 
 TEST(MemoryBudget, NeedsBeyondTheMachineAreRefusedNamingWhat) {

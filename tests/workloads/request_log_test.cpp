@@ -77,6 +77,21 @@ TEST_F(RequestLogTest, PlainCsvIsSortedStablyByTimeFromTheFirstRequest) {
   EXPECT_EQ(log.note, "");
 }
 
+// Spreadsheets save CSV with a UTF-8 byte-order mark before the header: it is not part of its name.
+TEST_F(RequestLogTest, CsvWithAByteOrderMarkReadsItsHeader) {
+  const RequestLog log = read_request_log(
+      write("bom.csv", "\xEF\xBB\xBFtimestamp,input_tokens,output_tokens\r\n1,10,1\r\n2,20,2\r\n"),
+      RequestLogFormat::kCsv);
+  EXPECT_EQ(log.arrival_column, "timestamp");
+  EXPECT_EQ(inputs(log), (std::vector<int>{10, 20}));
+  // Only at the start of the file: elsewhere the bytes are text, and here not a number.
+  const std::string error = error_of(
+      "timestamp,input_tokens,output_tokens\n\xEF\xBB\xBF"
+      "1,10,1\n",
+      RequestLogFormat::kCsv);
+  EXPECT_TRUE(error.starts_with("log:2: column 1 (timestamp): expected seconds or a date-time")) << error;
+}
+
 TEST_F(RequestLogTest, AzureCsvReadsDateTimesOfBothTraceYears) {
   // 2023: 100 ns ticks, no zone; across midnight.
   const RequestLog code = read_request_log(write("azure-2023.csv",
