@@ -47,34 +47,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   const Json& s = run.summary;
   EXPECT_EQ(s["calibration"], "h200-sxm-measured");
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84337787016392);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.8435693054746);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14512.008506419574);
-  expect_distribution(s["ttft_s"], 0.00909875434495317, 0.00893015630579086, 0.010230341175179982,
-                      0.014264830610058041);
-  expect_distribution(s["tpot_s"], 0.00312718300403614, 0.0031247826314029924, 0.003298655784883859,
-                      0.003452345502610386);
-  expect_distribution(s["e2e_s"], 0.8065304203741698, 0.8057682216244473, 0.8499948811453755,
-                      0.8914808024043378);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.982259091794);
+  expect_distribution(s["ttft_s"], 0.009151418955810226, 0.008982151649259862, 0.010245765148665242,
+                      0.014247487418196769);
+  expect_distribution(s["tpot_s"], 0.003128501727858297, 0.003123801840059301, 0.003302097880931257,
+                      0.003480596413374441);
+  expect_distribution(s["e2e_s"], 0.8069193595596762, 0.8058335044297387, 0.8506611819671079,
+                      0.8963987904222899);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6227468993414234);
-  EXPECT_EQ(s["steps"].get<int>(), 34220);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030921126048102927);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.00435564161132);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.048757904126861);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.678096992982);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.326744661581083);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.7541381363069535);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15521724160990133);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.375502565707944);
-  ASSERT_EQ(run.steps.size(), 34221u);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.622680673954468);
+  EXPECT_EQ(s["steps"].get<int>(), 34210);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0030930220629067874);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.026558877745494);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.044184822111198);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.66696676297782);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.321160848320732);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.7534134608859455);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15511327220928675);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.365345670431973);
+  ASSERT_EQ(run.steps.size(), 34211u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00678146801,0.00176138258,0.0011981725,0.00206249543,0.00148509339,"
-            "0.000274324103,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
+            "0,0.0312845332,0.0068000476,0.0017793011,0.0011981725,0.00206249543,0.00148509339,"
+            "0.000274985176,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.276306428,0.00236194529,0.0011623677,0.000145709636,0.000695442348,0.000167536392,"
-            "0.000190889217,0,3,2017600,0,0.096154,2.068376,0,0,0,0,0.000313246028,0");
+            "99,0.27639632,0.00236230854,0.0011627131,0.000145709636,0.000695442348,0.000167536392,"
+            "0.000190907061,0,3,2017600,0,0.096154,2.068376,0,0,0,0,0.000313246028,0");
 }
 
 // The same on the datasheet profile (the roofline, NCCL-style copies over the topology): the
