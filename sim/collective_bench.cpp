@@ -14,10 +14,12 @@
 #include "policies/contiguous_placement.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/policy_registry.hpp"
+#include "sim/collective_pricing.hpp"
 #include "sim/collectives.hpp"
 #include "sim/dispatch_timing.hpp"
 #include "sim/nccl_collectives.hpp"
 #include "sim/network.hpp"
+#include "sim/run_plan.hpp"
 #include "workloads/alias_table.hpp"
 #include "workloads/counter_rng.hpp"
 #include "workloads/expert_groups.hpp"
@@ -84,10 +86,13 @@ class Router {
 };
 
 // Per-rank bytes of a level over that level's per-GPU bandwidth: the longer names the bottleneck.
-void name_bottleneck(const Cluster& cluster, CollectiveBenchResult& r) {
+// DeepEP reports its intranode kernels' bandwidth over NVLink and its internode kernels' over RDMA
+// (the NIC bytes): the group's span names the link its convention reports.
+void name_links(const Cluster& cluster, const Topology& topology, CollectiveBenchResult& r) {
   const double nvlink = r.scale_up_bytes / cluster.scaleup_bandwidth;
   const double rdma = cluster.nic_bandwidth > 0 ? r.scale_out_bytes / cluster.nic_bandwidth : 0.0;
   r.bottleneck_link = rdma > nvlink ? "rdma" : "nvlink";
+  r.reported_link = topology.devices > topology.devices_per_node ? "rdma" : "nvlink";
 }
 
 double gbps(double bytes, double seconds) {
@@ -130,33 +135,30 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
                     spec.repeat, spec.tokens, spec.ep,
                     static_cast<long long>(spec.tokens) * spec.ep * spec.repeat, kMaxRoutedTokens));
   const CalibrationProfile& profile = *spec.profile;
-  const Topology topology = Topology::build(spec.cluster, spec.ep);
+  // What a run of this group prices its dispatch with: the effective topology (link bandwidths at the
+  // profile's efficiencies), the same timing resolution and the same pricing of each exchange.
+  const Topology topology = effective_topology(spec.cluster, spec.ep, profile);
   const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep, spec.redundant);
-  const double dispatch_copy = spec.model.hidden * (spec.fp8_dispatch ? kFp8BlockScaledBytes : kBf16Bytes);
-  const double combine_copy = spec.model.hidden * kBf16Bytes;
+  const ExchangeShape shape{spec.ep,
+                            spec.model.hidden * (spec.fp8_dispatch ? kFp8BlockScaledBytes : kBf16Bytes),
+                            spec.model.hidden * kBf16Bytes};
 
   CollectiveBenchResult r;
-  DispatchTiming timing(mode);
-  if (spec.measured_tables) {
-    const KernelLibrary library(profile, spec.cluster.device, spec.extrapolate);
-    const DeepepChoice choice{is_deepep(mode) ? EpKernel::kAuto : EpKernel::kNccl, spec.sms, spec.link_model,
-                              spec.link_model};
-    timing = DispatchTiming::resolve(library, profile, spec.model, spec.cluster, spec.ep, mode, choice);
-  }
+  const KernelLibrary library(profile, spec.cluster.device, spec.extrapolate);
+  const DeepepChoice choice{spec.measured_tables ? EpKernel::kAuto : EpKernel::kNccl, spec.sms,
+                            spec.link_model, spec.link_model};
+  const DispatchTiming timing =
+      DispatchTiming::resolve(library, profile, spec.model, spec.cluster, spec.ep, mode, choice);
   r.timed_by = timing.measured()       ? timing.description()
                : !spec.measured_tables ? "the copies over the topology (--timing topology)"
                : is_deepep(mode)       ? timing.description()
                                        : "NCCL-style copies over the topology";
+  CollectivePricing pricing(shape, profile, topology, profile.collective_overhead, timing, nullptr);
   // One call is one step's dispatch: DeepEP's auto mode runs a decode-only one as low_latency.
-  const StepExchange step = timing.for_step(mode == DispatchMode::kLowLatency ||
-                                            (mode == DispatchMode::kDeepepAuto && spec.decode_step));
+  pricing.start_step(mode == DispatchMode::kLowLatency ||
+                     (mode == DispatchMode::kDeepepAuto && spec.decode_step));
   LoneCollectiveTime lone(topology, BandwidthFactors(profile, topology));
-  const double overhead = all_to_all_overhead(profile, topology, profile.collective_overhead);
-  const auto seconds = [&](const std::vector<long long>& copies, bool combine) {
-    const double bytes_per_copy = combine ? combine_copy : dispatch_copy;
-    if (timing.measured()) return timing.measured_seconds(step, combine, copies, bytes_per_copy);
-    return overhead + lone.seconds(CopyTraffic{copies, spec.ep, bytes_per_copy, combine});
-  };
+  const double dispatch_copy = shape.dispatch_bytes_per_copy, combine_copy = shape.combine_bytes_per_copy;
 
   const std::vector<double> weights = popularity(spec.model.routed_experts, spec.zipf, spec.seed);
   const ExpertGroupLimit limit =
@@ -168,9 +170,9 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   for (int call = 0; call < spec.repeat; ++call) {
     router.route(spec.ep, spec.tokens, static_cast<std::uint64_t>(call), token_device, experts);
     dispatch.clear();
-    account_dispatch(placement, 0, step.traffic, token_device, experts, spec.model.top_k, dispatch);
-    r.dispatch_seconds += seconds(dispatch.copies, false);
-    r.combine_seconds += seconds(dispatch.copies, true);
+    account_dispatch(placement, 0, pricing.traffic(), token_device, experts, spec.model.top_k, dispatch);
+    r.dispatch_seconds += alone_seconds(pricing.exchange(dispatch.copies, false), lone);
+    r.combine_seconds += alone_seconds(pricing.exchange(dispatch.copies, true), lone);
     const LevelBytes moved =
         level_bytes(CopyTraffic{dispatch.copies, spec.ep, dispatch_copy, false}, topology);
     r.scale_up_bytes += moved.scale_up;
@@ -183,11 +185,13 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   r.scale_up_bytes *= per_call_rank;
   r.scale_out_bytes *= per_call_rank;
   r.forwarded_bytes *= per_call_rank;
-  name_bottleneck(spec.cluster, r);
-  const double bottleneck_bytes = r.bottleneck_link == "rdma" ? r.scale_out_bytes : r.scale_up_bytes;
-  r.dispatch_gbps = gbps(bottleneck_bytes, r.dispatch_seconds);
+  name_links(spec.cluster, topology, r);
   r.combine_bytes_per_dispatch_byte = combine_copy / dispatch_copy;
-  r.combine_gbps = gbps(bottleneck_bytes * r.combine_bytes_per_dispatch_byte, r.combine_seconds);
+  const double combine_share = r.combine_bytes_per_dispatch_byte;
+  r.dispatch_nvlink_gbps = gbps(r.scale_up_bytes, r.dispatch_seconds);
+  r.dispatch_rdma_gbps = gbps(r.scale_out_bytes, r.dispatch_seconds);
+  r.combine_nvlink_gbps = gbps(r.scale_up_bytes * combine_share, r.combine_seconds);
+  r.combine_rdma_gbps = gbps(r.scale_out_bytes * combine_share, r.combine_seconds);
   const double n = spec.ep;
   const double buffer = (r.scale_up_bytes + r.scale_out_bytes - r.forwarded_bytes) * n / (n - 1);
   r.algbw_gbps = gbps(buffer, r.dispatch_seconds);
@@ -197,7 +201,7 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
 
 CollectiveBenchResult bench_nccl(const CollectiveBenchSpec& spec, const NcclKernel& kernel) {
   const CalibrationProfile& profile = *spec.profile;
-  const Topology topology = Topology::build(spec.cluster, spec.ep);
+  const Topology topology = effective_topology(spec.cluster, spec.ep, profile);
   const double buffer = static_cast<double>(spec.tokens) * spec.model.hidden * 2.0;  // BF16 per rank
   const double shard = buffer / spec.ep;
   std::optional<NcclTimes> nccl;
@@ -225,9 +229,9 @@ CollectiveBenchResult bench_nccl(const CollectiveBenchSpec& spec, const NcclKern
   const LevelBytes moved = level_bytes(exchange.traffic, topology);
   r.scale_up_bytes = exchanges * moved.scale_up / spec.ep;
   r.scale_out_bytes = exchanges * moved.scale_out / spec.ep;
-  name_bottleneck(spec.cluster, r);
-  r.dispatch_gbps =
-      gbps(r.bottleneck_link == "rdma" ? r.scale_out_bytes : r.scale_up_bytes, r.dispatch_seconds);
+  name_links(spec.cluster, topology, r);
+  r.dispatch_nvlink_gbps = gbps(r.scale_up_bytes, r.dispatch_seconds);
+  r.dispatch_rdma_gbps = gbps(r.scale_out_bytes, r.dispatch_seconds);
   const double n = spec.ep;
   r.algbw_gbps = gbps(buffer, r.dispatch_seconds);
   r.busbw_gbps = r.algbw_gbps * kernel.bus_factor_numerator * (n - 1) / n;

@@ -59,8 +59,11 @@ struct CollectiveBenchResult {
   double forwarded_bytes = 0;
   double combine_bytes_per_dispatch_byte = 1;
   std::string bottleneck_link;  // nvlink | rdma: the level whose bytes take longest at its bandwidth
-  // DeepEP's convention: a rank's bytes over the bottleneck level per second of the call.
-  double dispatch_gbps = 0, combine_gbps = 0;
+  // The level DeepEP's convention reports: NVLink for a group on one node, RDMA for one over nodes
+  // (its internode kernels report the NIC bytes).
+  std::string reported_link;
+  // DeepEP's convention: a rank's bytes over a level per second of the call, for both levels.
+  double dispatch_nvlink_gbps = 0, dispatch_rdma_gbps = 0, combine_nvlink_gbps = 0, combine_rdma_gbps = 0;
   // nccl-tests': algbw = S / t over a rank's buffer S (for a dispatch, the copies it sends, its own
   // included); busbw = algbw x the collective's bus factor ((n-1)/n, all-reduce 2(n-1)/n).
   double algbw_gbps = 0, busbw_gbps = 0;

@@ -2,30 +2,33 @@
 
 namespace semsim {
 
-CollectivePricing::CollectivePricing(const Scenario& scenario, const Topology& topology,
-                                     double collective_overhead, const DispatchTiming& dispatch,
-                                     const NcclTimes* nccl)
-    : scenario_(scenario),
+ExchangeShape ExchangeShape::of(const Scenario& scenario) {
+  return {scenario.ep, scenario.model.hidden * scenario.dispatch_bytes_per_element,
+          scenario.model.hidden * scenario.precision.activation_bytes};
+}
+
+CollectivePricing::CollectivePricing(const ExchangeShape& shape, const CalibrationProfile& profile,
+                                     const Topology& topology, double collective_overhead,
+                                     const DispatchTiming& dispatch, const NcclTimes* nccl)
+    : shape_(shape),
       topology_(topology),
       dispatch_(dispatch),
       nccl_(nccl),
-      overhead_(scenario.ep > 1 ? all_to_all_overhead(*scenario.calibration, topology, collective_overhead)
-                                : 0.0),
-      every_pair_(every_pair(scenario.ep)) {}
+      overhead_(shape.ep > 1 ? all_to_all_overhead(profile, topology, collective_overhead) : 0.0),
+      every_pair_(every_pair(shape.ep)) {}
 
 Collective CollectivePricing::exchange(std::span<const long long> copies, bool combine) const {
-  const double bytes_per_copy = scenario_.model.hidden * (combine ? scenario_.precision.activation_bytes
-                                                                  : scenario_.dispatch_bytes_per_element);
-  const Collective exchange = all_to_allv(copies, scenario_.ep, bytes_per_copy, combine, overhead_);
+  const double bytes_per_copy = combine ? shape_.combine_bytes_per_copy : shape_.dispatch_bytes_per_copy;
+  const Collective exchange = all_to_allv(copies, shape_.ep, bytes_per_copy, combine, overhead_);
   if (!dispatch_.measured()) return exchange;
   return timed(exchange, dispatch_.measured_seconds(step_, combine, copies, bytes_per_copy));
 }
 
 Collective CollectivePricing::shard(ShardCollective kind, double shard_bytes) const {
-  if (nccl_ == nullptr) return equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, overhead_);
+  if (nccl_ == nullptr) return equal_shard_exchange(every_pair_, shape_.ep, shard_bytes, overhead_);
   // An all-reduce moves a reduce-scatter's shards and then an all-gather's.
   const double moved = (kind == ShardCollective::kAllReduce ? 2 : 1) * shard_bytes;
-  return timed(equal_shard_exchange(every_pair_, scenario_.ep, moved, overhead_),
+  return timed(equal_shard_exchange(every_pair_, shape_.ep, moved, overhead_),
                nccl_->seconds(kind, shard_bytes));
 }
 
@@ -33,7 +36,7 @@ double CollectivePricing::shard_bytes_moved(ShardCollective kind, double shard_b
   const auto [known, added] = shard_bytes_moved_.try_emplace(shard_bytes, 0.0);
   if (added) {
     const LevelBytes moved =
-        level_bytes(equal_shard_exchange(every_pair_, scenario_.ep, shard_bytes, overhead_).traffic, topology_);
+        level_bytes(equal_shard_exchange(every_pair_, shape_.ep, shard_bytes, overhead_).traffic, topology_);
     known->second = moved.scale_up + moved.scale_out;
   }
   return (kind == ShardCollective::kAllReduce ? 2 : 1) * known->second;

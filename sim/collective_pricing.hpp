@@ -14,11 +14,24 @@
 
 namespace semsim {
 
+// What the exchanges of an EP group carry: `semsim collective` and a run's steps give the same.
+struct ExchangeShape {
+  int ep = 1;
+  double dispatch_bytes_per_copy = 0;  // a token's hidden state as dispatched (FP8 or BF16)
+  double combine_bytes_per_copy = 0;   // as combined (the activations' precision)
+  static ExchangeShape of(const Scenario& scenario);
+};
+
 class CollectivePricing {
  public:
-  // `collective_overhead` is the cost model's launch and synchronisation time of a collective.
+  // `collective_overhead` is the cost model's launch and synchronisation time of a collective;
+  // `topology` the effective one (sim/run_plan.hpp), link bandwidths at the profile's efficiencies.
+  CollectivePricing(const ExchangeShape& shape, const CalibrationProfile& profile, const Topology& topology,
+                    double collective_overhead, const DispatchTiming& dispatch, const NcclTimes* nccl);
   CollectivePricing(const Scenario& scenario, const Topology& topology, double collective_overhead,
-                    const DispatchTiming& dispatch, const NcclTimes* nccl);
+                    const DispatchTiming& dispatch, const NcclTimes* nccl)
+      : CollectivePricing(ExchangeShape::of(scenario), *scenario.calibration, topology, collective_overhead,
+                          dispatch, nccl) {}
 
   // What this step's dispatch and combine move and which kernel runs them.
   void start_step(bool decode_only) { step_ = dispatch_.for_step(decode_only); }
@@ -32,9 +45,10 @@ class CollectivePricing {
   double shard_bytes_moved(ShardCollective kind, double shard_bytes) const;
   // NCCL's measured all-reduce times a dense layer's reduction as one collective.
   bool has_all_reduce() const { return nccl_ != nullptr && nccl_->has_all_reduce(); }
+  const ExchangeShape& shape() const { return shape_; }
 
  private:
-  const Scenario& scenario_;
+  ExchangeShape shape_;
   const Topology& topology_;
   const DispatchTiming& dispatch_;
   const NcclTimes* nccl_;

@@ -7,6 +7,11 @@ Collective all_to_allv(std::span<const long long> copies, int devices, double by
   return {CopyTraffic{copies, devices, bytes_per_copy, reverse}, overhead, std::nullopt};
 }
 
+double alone_seconds(const Collective& collective, LoneCollectiveTime& network) {
+  if (collective.measured_seconds) return *collective.measured_seconds;
+  return collective.overhead + network.seconds(collective.traffic);
+}
+
 std::vector<long long> every_pair(int devices) {
   std::vector<long long> pairs(static_cast<std::size_t>(devices) * devices, 1);
   for (int device = 0; device < devices; ++device)

@@ -27,6 +27,10 @@ inline Collective timed(Collective collective, double seconds) {
   return collective;
 }
 
+// The time of `collective` run alone, as a step of nothing else runs it: its measured time, or its
+// overhead and then its traffic over the network.
+double alone_seconds(const Collective& collective, LoneCollectiveTime& network);
+
 // Dispatch: `copies[src * devices + dst]` token copies of `bytes_per_copy` each. Combine returns
 // every dispatched copy to its sender (`reverse`), possibly at another precision.
 Collective all_to_allv(std::span<const long long> copies, int devices, double bytes_per_copy, bool reverse,

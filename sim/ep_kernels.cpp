@@ -8,6 +8,7 @@
 
 #include "calibrate/format/shape_words.hpp"
 #include "models/operator_costs.hpp"
+#include "models/presets.hpp"
 
 namespace semsim {
 namespace {
@@ -24,7 +25,62 @@ double miss_probability(int experts, int top_k, int ranks) {
   return std::max(0.0, p);
 }
 
+// The devices whose measured DeepEP tables price DeepEP on a device without any (GH100, 132 SMs).
+constexpr const char* kReferenceDevices[] = {"h100-sxm", "h200-sxm"};
+
+// The SM counts `kernel`'s tables of `profile` were measured at (normal kernels), increasing.
+std::vector<int> measured_sms(const CalibrationProfile& profile, const std::string& kernel) {
+  std::vector<int> sms;
+  for (const KernelTable& table : profile.kernels)
+    if (table.kernel == kernel)
+      if (const auto value = shape_value(table.shape, "sms")) sms.push_back(static_cast<int>(*value));
+  std::sort(sms.begin(), sms.end());
+  sms.erase(std::unique(sms.begin(), sms.end()), sms.end());
+  return sms;
+}
+
+// The link model of one reference profile at `sms` SMs of its own: between the SM counts measured,
+// latency and bandwidth interpolated linearly; below the least, its latency and a bandwidth in
+// proportion to the SMs (each SM moves its share); above the most, held (the link caps it after).
+std::optional<DeepepLinkModel> link_model_at(const CalibrationProfile& profile, const std::string& kernel,
+                                             double sms) {
+  if (!kernel.starts_with("deepep_normal")) return fit_deepep_link_model(profile, kernel, 0);
+  const std::vector<int> measured = measured_sms(profile, kernel);
+  if (measured.empty()) return std::nullopt;
+  const auto above = std::lower_bound(measured.begin(), measured.end(), sms);
+  if (above == measured.begin() || above == measured.end()) {
+    const int at = above == measured.end() ? measured.back() : measured.front();
+    auto model = fit_deepep_link_model(profile, kernel, at);
+    if (model && sms < at) model->bandwidth *= sms / at;
+    return model;
+  }
+  const int high = *above, low = *std::prev(above);
+  const auto a = fit_deepep_link_model(profile, kernel, low),
+             b = fit_deepep_link_model(profile, kernel, high);
+  if (!a || !b) return a ? a : b;
+  const double t = (sms - low) / (high - low);
+  return DeepepLinkModel{a->latency + t * (b->latency - a->latency),
+                         a->bandwidth + t * (b->bandwidth - a->bandwidth), a->samples + b->samples};
+}
+
 }  // namespace
+
+std::optional<DeepepLinkModel> transferred_deepep_link_model(const std::string& kernel, double sm_share,
+                                                             double nvlink_bandwidth) {
+  double latency = 0, bandwidth = 0;
+  int references = 0, samples = 0;
+  for (const char* name : kReferenceDevices) {
+    const Device device =
+        load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("reference"), ""), ".");
+    const auto profile = CalibrationProfile::measured(device);
+    if (!profile) continue;
+    const auto model = link_model_at(*profile, kernel, sm_share * device.compute_units);
+    if (!model) continue;
+    latency += model->latency, bandwidth += model->bandwidth, samples += model->samples, ++references;
+  }
+  if (references == 0) return std::nullopt;
+  return DeepepLinkModel{latency / references, std::min(bandwidth / references, nvlink_bandwidth), samples};
+}
 
 std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& profile,
                                                      const std::string& kernel, int sms,
@@ -125,6 +181,22 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
     found = (!want_normal || (t.normal_dispatch_ && t.normal_combine_)) &&
             (!want_ll || (t.ll_dispatch_ && t.ll_combine_));
   }
+  if (!found && is_deepep(mode)) {
+    // No DeepEP tables in the profile (a datasheet device): the measured H100/H200 kernels' link
+    // model at this device's share of SMs, never the raw link rate.
+    const double share =
+        static_cast<double>(sms) /
+        (cluster.device.compute_units > 0 ? cluster.device.compute_units : kReferenceComputeUnits);
+    const double nvlink = cluster.scaleup_bandwidth * profile.scaleup_efficiency;
+    t.normal_dispatch_link_ = transferred_deepep_link_model("deepep_normal_dispatch", share, nvlink);
+    t.normal_combine_link_ = transferred_deepep_link_model("deepep_normal_combine", share, nvlink);
+    t.ll_dispatch_link_ = transferred_deepep_link_model("deepep_ll_dispatch", share, nvlink);
+    t.ll_combine_link_ = transferred_deepep_link_model("deepep_ll_combine", share, nvlink);
+    t.transferred_ = true;
+    t.sms_ = sms;
+    found = (!want_normal || (t.normal_dispatch_link_ && t.normal_combine_link_)) &&
+            (!want_ll || (t.ll_dispatch_link_ && t.ll_combine_link_));
+  }
   if (!found) {
     why_not = fmt::format("{} (the calibration profile has no DeepEP tables for it)", instead);
     return std::nullopt;
@@ -197,9 +269,12 @@ std::string DeepepTimes::description() const {
   const auto& link =
       choice_ == EpKernel::kLowLatency || !normal_dispatch_link_ ? ll_dispatch_link_ : normal_dispatch_link_;
   return fmt::format(
-      "{}, link model of its measured tables (dispatch {:.1f} us + bytes at {:.0f} GB/s; RDMA at "
-      "most {:.0f} GB/s)",
-      kernel, link->latency * 1e6, link->bandwidth / 1e9, std::min(link->bandwidth, rdma_bandwidth_) / 1e9);
+      "{}, link model of {} (dispatch {:.1f} us + bytes at {:.0f} GB/s; RDMA at most {:.0f} GB/s)", kernel,
+      transferred_ ? fmt::format("the measured H100/H200 DeepEP tables at this device's SM share ({} SMs), "
+                                 "NVLink at most its calibrated bandwidth",
+                                 sms_)
+                   : "its measured tables",
+      link->latency * 1e6, link->bandwidth / 1e9, std::min(link->bandwidth, rdma_bandwidth_) / 1e9);
 }
 
 }  // namespace semsim

@@ -11,7 +11,9 @@
 //   shape of the kernel: a fixed latency plus the busiest rank's bytes over the bandwidth the
 //   kernel's SMs reach on NVLink, and over the lesser of that and the NICs' calibrated bandwidth for
 //   the bytes it sends or receives by RDMA.
-// Without DeepEP tables, the dispatch is priced as its copies over the topology.
+// - Without DeepEP tables in the profile (a datasheet device), a DeepEP dispatch mode is priced by the
+//   link model of the measured H100/H200 tables at the device's share of SMs, its NVLink bandwidth
+//   capped by the device's calibrated link; an NCCL-style dispatch as its copies over the topology.
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +48,18 @@ std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& p
                                                      const std::string& kernel, int sms,
                                                      const std::string& leave_out_shape = "");
 
+// The SMs of the reference devices (H100/H200 SXM), for a device that does not say its own.
+inline constexpr int kReferenceComputeUnits = 132;
+
+// DeepEP's `kernel` on a device without DeepEP tables: the link model of the measured H100 and H200
+// SXM tables (the embedded profiles; their mean), at the same share of the device's SMs as the
+// kernel holds (normal kernels: interpolated between the SM counts measured, in proportion below
+// the least), its NVLink bandwidth at most `nvlink_bandwidth` (the device's link at the profile's
+// scale-up efficiency: an H800's 200 GB/s link caps what an H100's SMs would push). Nothing when
+// no reference profile has the kernel.
+std::optional<DeepepLinkModel> transferred_deepep_link_model(const std::string& kernel, double sm_share,
+                                                             double nvlink_bandwidth);
+
 struct DeepepChoice {
   EpKernel kernel = EpKernel::kAuto;  // serving.ep_kernel (a DeepEP dispatch mode names its own)
   int sms = 0;                        // normal kernels' SMs (0: the device's communication_units)
@@ -77,6 +91,8 @@ class DeepepTimes {
                       double bytes_per_copy) const;
 
   EpKernel choice_ = EpKernel::kAuto;
+  bool transferred_ = false;  // the link model of the reference devices' tables (a profile without any)
+  int sms_ = 0;
   int ep_ = 0;
   int devices_per_node_ = 0;
   double rdma_bandwidth_ = 0;  // a GPU's NIC at the profile's scale-out efficiency

@@ -1,5 +1,6 @@
 // The profiles embedded in the binary: each device preset's datasheet profile (YAML, a kilobyte) and
 // the measured profiles, packed at build time from calibrate/profiles/*-measured.yaml.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -7,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "calibrate/format/derived_profile.hpp"
 #include "calibrate/format/profile.hpp"
 #include "calibrate/format/profile_pack.hpp"
+#include "models/presets.hpp"
 
 namespace semsim {
 namespace profiles_data {
@@ -24,6 +27,10 @@ std::optional<std::string_view> embedded_profile(const std::string& name) {
   return std::nullopt;
 }
 
+// Devices without measurements of their own but of the same silicon as a measured one: their measured
+// profile is that one's, derived for their links (calibrate/format/derived_profile.hpp).
+constexpr std::pair<std::string_view, std::string_view> kSameSilicon[] = {{"h800-sxm", "h100-sxm"}};
+
 }  // namespace
 
 CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
@@ -37,6 +44,25 @@ CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
 }
 
 std::shared_ptr<const CalibrationProfile> CalibrationProfile::measured(const Device& device) {
+  const auto same = std::find_if(std::begin(kSameSilicon), std::end(kSameSilicon),
+                                 [&](const auto& pair) { return pair.first == device.name; });
+  if (same != std::end(kSameSilicon)) {
+    const Device source = load_device(
+        YamlInput(YAML::Node(std::string(same->second)), std::make_shared<const std::string>("embedded"), ""),
+        ".");
+    const auto measured_source = measured(source);
+    if (!measured_source) return nullptr;
+    static std::mutex mutex;
+    static std::map<std::string, std::shared_ptr<const CalibrationProfile>> derived;
+    const std::lock_guard lock(mutex);
+    auto at = derived.find(device.name);
+    if (at == derived.end())
+      at = derived
+               .emplace(device.name, std::make_shared<const CalibrationProfile>(
+                                         derive_profile(*measured_source, source, device)))
+               .first;
+    return at->second;
+  }
   const auto packed = embedded_profile(device.name + "-measured.json");
   if (!packed) return nullptr;
   // Megabytes, held by every scenario of a sweep: unpacked once per device name and process.

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "calibrate/fit/interpolation.hpp"
 #include "calibrate/fit/quantile.hpp"
@@ -185,7 +187,85 @@ double choose_tile(const ScatteredRows& rows) {
   return best_tile;
 }
 
-std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const ScatteredRows& rows) {
+// The samples of one row (x, seconds) that are outliers (kOutlierFactor): indices into `points`, and
+// for each the mean seconds of the sizes either side of its run.
+std::vector<std::pair<std::size_t, std::pair<double, double>>> row_outliers(
+    const std::vector<std::pair<double, double>>& points) {
+  std::map<double, std::pair<double, int>> by_x;  // x -> (sum of log seconds, samples)
+  for (const auto& [x, seconds] : points) {
+    auto& [sum, count] = by_x[x];
+    sum += std::log(seconds), ++count;
+  }
+  std::vector<double> xs, level;
+  for (const auto& [x, sum_count] : by_x)
+    xs.push_back(x), level.push_back(sum_count.first / sum_count.second);
+  constexpr std::size_t kMinSizes = 5;
+  if (xs.size() < kMinSizes) return {};
+  const double jump = std::log(kOutlierFactor);
+  // The strongest spike or dip first, judged against the nearest sizes not yet flagged on either side
+  // (a size beside a spike is no dip for being lower than the spike); then the next, until none.
+  std::vector<bool> flagged(xs.size(), false);
+  std::vector<std::pair<std::size_t, std::size_t>> flanks(xs.size());  // of each flagged size's run
+  for (;;) {
+    double strongest = jump;
+    std::size_t best_first = 0, best_last = 0, best_left = 0, best_right = 0;
+    for (std::size_t first = 1; first + 1 < xs.size(); ++first) {
+      if (flagged[first]) continue;
+      std::size_t left = first - 1;
+      while (left > 0 && flagged[left]) --left;
+      if (flagged[left]) continue;
+      std::size_t last = first;
+      for (std::size_t sizes = 1; sizes <= kOutlierRun && last + 1 < xs.size(); ++sizes, ++last) {
+        if (flagged[last]) break;
+        std::size_t right = last + 1;
+        while (right + 1 < xs.size() && flagged[right]) ++right;
+        if (flagged[right]) break;
+        double above = std::numeric_limits<double>::infinity(), below = above;
+        for (std::size_t i = first; i <= last; ++i) {
+          above = std::min(above, level[i] - std::max(level[left], level[right]));
+          below = std::min(below, std::min(level[left], level[right]) - level[i]);
+        }
+        if (std::max(above, below) > strongest)
+          strongest = std::max(above, below), best_first = first, best_last = last, best_left = left,
+          best_right = right;
+      }
+    }
+    if (strongest == jump) break;
+    for (std::size_t i = best_first; i <= best_last; ++i)
+      flagged[i] = true, flanks[i] = {best_left, best_right};
+  }
+  std::vector<std::pair<std::size_t, std::pair<double, double>>> found;
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const std::size_t i = index_of(xs, points[p].first);
+    if (flagged[i])
+      found.push_back({p, {std::exp(level[flanks[i].first]), std::exp(level[flanks[i].second])}});
+  }
+  return found;
+}
+
+// Each row without its outliers; `kept_out` gets them as (row, x, seconds, neighbours).
+struct KeptOut {
+  double row, x, seconds, left, right;
+};
+ScatteredRows without_outliers(const ScatteredRows& rows, std::vector<KeptOut>* kept_out) {
+  ScatteredRows kept;
+  for (const auto& [row, points] : rows) {
+    const auto outliers = row_outliers(points);
+    std::vector<bool> out(points.size(), false);
+    for (const auto& [p, neighbours] : outliers) {
+      out[p] = true;
+      if (kept_out != nullptr)
+        kept_out->push_back({row, points[p].first, points[p].second, neighbours.first, neighbours.second});
+    }
+    for (std::size_t p = 0; p < points.size(); ++p)
+      if (!out[p]) kept[row].push_back(points[p]);
+  }
+  return kept;
+}
+
+std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const ScatteredRows& measured_rows,
+                                           std::vector<KeptOut>* kept_out = nullptr) {
+  const ScatteredRows rows = without_outliers(measured_rows, kept_out);
   const bool two_axes = spec.axes.size() == 2;
   const double tile = spec.tiled ? choose_tile(rows) : 1.0;
   std::vector<double> grid;
@@ -325,7 +405,8 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
 std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
                                                const std::string& dtype, const std::string& implementation,
                                                const std::vector<KernelSample>& samples, int folds,
-                                               std::vector<std::optional<double>>* predictions) {
+                                               std::vector<std::optional<double>>* predictions,
+                                               std::vector<OutlierRow>* outliers) {
   const bool two_axes = spec.axes.size() == 2;
   auto rows_of = [&](auto&& keep) {
     ScatteredRows rows;
@@ -336,11 +417,30 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
     }
     return rows;
   };
-  std::optional<KernelTable> table = table_from_rows(spec, rows_of([](std::size_t) { return true; }));
+  std::vector<KeptOut> kept_out;
+  std::optional<KernelTable> table =
+      table_from_rows(spec, rows_of([](std::size_t) { return true; }), &kept_out);
   if (!table) return std::nullopt;
   table->shape = shape;
   table->dtype = dtype;
   table->implementation = implementation;
+  // The samples kept out of the whole fit are no prediction the table makes: not scored.
+  const auto is_outlier = [&](const KernelSample& s) {
+    return std::any_of(kept_out.begin(), kept_out.end(), [&](const KeptOut& o) {
+      return o.row == (two_axes ? s.x : 0) && o.x == (two_axes ? s.y : s.x) && o.seconds == s.seconds;
+    });
+  };
+  std::sort(kept_out.begin(), kept_out.end(), [](const KeptOut& a, const KeptOut& b) {
+    return std::tie(a.row, a.x, a.seconds) < std::tie(b.row, b.x, b.seconds);
+  });
+  if (outliers != nullptr)
+    for (const KeptOut& o : kept_out)
+      outliers->push_back({table->kernel,
+                           shape,
+                           dtype,
+                           two_axes ? std::vector{o.row, o.x} : std::vector{o.x},
+                           o.seconds,
+                           {o.left, o.right}});
   std::vector<double> errors;
   if (predictions != nullptr) predictions->assign(samples.size(), std::nullopt);
   for (int fold = 0; fold < folds && folds >= 2; ++fold) {
@@ -354,7 +454,7 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
     // Held-out points beyond 2x of what the rest measured are no test of interpolation: skipped.
     const KernelTableLookup lookup(*without, table->kernel, false);
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      if (!held_out(i) || !(samples[i].seconds > 0)) continue;
+      if (!held_out(i) || !(samples[i].seconds > 0) || is_outlier(samples[i])) continue;
       try {
         const double predicted = lookup.seconds(samples[i].x, samples[i].y);
         errors.push_back(relative_error(predicted, samples[i].seconds));

@@ -30,12 +30,14 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
                                             const std::vector<KernelSample>& grid,
                                             const std::vector<KernelSample>& held_out = {});
 
-// A kernel's time is a launch floor plus its work: fit_scattered_table fits rows in
-// log(seconds - floor), the floor this share of the row's least time. Bending from flat to steep in log-log,
-// the curve then crosses gaps between measured sizes as the kernels do (prefill attention p95 on rows left
-// out: H100 22.3 %
-// -> 20.9 %, H200 23.2 % -> 21.8 %; the share was chosen on H100's tables, H200's checked it).
-inline constexpr double kLaunchFloorShare = 0.8;
+// kLaunchFloorShare (calibrate/fit/interpolation.hpp): fit_scattered_table fits rows above it.
+
+// A measured size of a row whose time differs from both measured sizes beside it by more than this
+// factor (above both or below both), alone or in a run of at most kOutlierRun sizes, is an outlier:
+// a spike or dip no smooth kernel law passes through (DeepGEMM FP8 n 3072 k 7168 takes 146-150 us at
+// m 769-1024, 54 us at 768 and 67 us at 1281). A tile step is no outlier: the sizes after it stay up.
+inline constexpr double kOutlierFactor = 1.5;
+inline constexpr std::size_t kOutlierRun = 3;
 
 // The table of one kernel on one shape from samples scattered over its axes (a database's rows):
 // rows at every distinct value of the first axis (two-axis kernels), and along the last axis the
@@ -50,10 +52,13 @@ inline constexpr double kLaunchFloorShare = 0.8;
 // `folds`-fold cross-validation over the samples (each fold predicted by the table fitted without
 // it); `predictions`, when given, gets each sample's held-out prediction (nothing where it lay
 // beyond the rest's reach). folds < 2 leaves both empty. Nothing when no row has two distinct values.
+// Outliers (kOutlierFactor) of rows of at least five sizes are kept out of every fit, added to
+// `outliers` when given, and not scored (a fold may still flag others among the rows it fits).
 std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std::string& shape,
                                                const std::string& dtype, const std::string& implementation,
                                                const std::vector<KernelSample>& samples, int folds = 5,
-                                               std::vector<std::optional<double>>* predictions = nullptr);
+                                               std::vector<std::optional<double>>* predictions = nullptr,
+                                               std::vector<OutlierRow>* outliers = nullptr);
 
 // One measured collective, nccl-tests conventions.
 struct CollectiveSample {

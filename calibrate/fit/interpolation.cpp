@@ -26,6 +26,18 @@ double end_slope(double h0, double h1, double d0, double d1) {
 
 }  // namespace
 
+double MonotoneCurve::below_range(double x) const {
+  // The launch floor as the fit takes it, and the work above it along the row's first doubling.
+  const double first = x_.front(), at_first = std::exp(v_.front());
+  const double floor = kLaunchFloorShare * at_first;
+  const double next = std::min(2 * first, x_.back()), at_next = (*this)(next);
+  const double slope =
+      at_next > at_first
+          ? std::min(std::log((at_next - floor) / (at_first - floor)) / std::log(next / first), 2.0)
+          : 0.0;
+  return floor + (at_first - floor) * std::pow(x / first, slope);
+}
+
 MonotoneCurve::MonotoneCurve(std::vector<double> x, std::vector<double> y) : x_(std::move(x)) {
   const std::size_t n = x_.size();
   if (n < 2 || y.size() != n) throw std::invalid_argument("MonotoneCurve: needs at least two (x, y) points");
@@ -185,7 +197,10 @@ std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const 
 
 double KernelTableLookup::interpolate(double x, double y) const {
   // The rows whose measured range reaches y (rows of a triangular grid start or stop at different
-  // columns), evaluated at y, then interpolated across at x.
+  // columns), evaluated at y, then interpolated across at x. Below its own range a row
+  // answers the time of the least work it measured, as a whole table does below its range: a kernel is
+  // launch- or weight-bound there, and a row's slope at its start (a prompt of 16 tokens and more) says
+  // nothing of a 1-token prompt.
   std::vector<double> across_x, across_seconds;
   double first = rows_[0].first_x(), last = rows_[0].last_x();
   for (std::size_t row = 0; row < rows_.size(); ++row) {
@@ -194,7 +209,7 @@ double KernelTableLookup::interpolate(double x, double y) const {
     if (allow_extrapolation_ ||
         (y >= rows_[row].first_x() / kNearGridFactor && y <= rows_[row].last_x() * kNearGridFactor)) {
       across_x.push_back(row_values_[row]);
-      across_seconds.push_back(rows_[row](y));
+      across_seconds.push_back(y < rows_[row].first_x() ? rows_[row].below_range(y) : rows_[row](y));
     }
   }
   check_near(1, y, first, last);

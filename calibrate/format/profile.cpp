@@ -194,9 +194,24 @@ ProfileTopology read_topology(const YamlInput& in) {
   return t;
 }
 
+OutlierRow read_outlier(const YamlInput& in) {
+  in.expect_map({"kernel", "shape", "dtype", "at", "seconds", "neighbours"});
+  OutlierRow o;
+  o.kernel = in.required("kernel").as_string();
+  o.shape = in.required("shape").as_string();
+  o.dtype = in.required("dtype").as_string();
+  for (const YamlInput& value : in.required("at").items())
+    o.at.push_back(value.as_double_in(limits::kMeasuredValue));
+  o.seconds = in.required("seconds").as_double_in(limits::kMeasuredValue);
+  if (const auto neighbours = in.optional("neighbours"))
+    for (const YamlInput& value : neighbours->items())
+      o.neighbours.push_back(value.as_double_in(limits::kMeasuredValue));
+  return o;
+}
+
 ProfileProvenance read_provenance(const YamlInput& in) {
   in.expect_map({"date", "gpu", "gpus", "driver", "cuda", "cublas", "nccl", "database", "frameworks",
-                 "tables", "topology"});
+                 "tables", "topology", "outliers"});
   ProfileProvenance p;
   p.date = in.get_string("date", "");
   p.gpu = in.get_string("gpu", "");
@@ -210,6 +225,8 @@ ProfileProvenance read_provenance(const YamlInput& in) {
   if (const auto tables = in.optional("tables"))
     for (const YamlInput& item : tables->items()) p.tables.push_back(read_source_table(item));
   if (const auto topology = in.optional("topology")) p.topology = read_topology(*topology);
+  if (const auto outliers = in.optional("outliers"))
+    for (const YamlInput& item : outliers->items()) p.outliers.push_back(read_outlier(item));
   return p;
 }
 
@@ -426,6 +443,19 @@ void emit_provenance(YAML::Emitter& out, const ProfileProvenance& provenance) {
         << YAML::Value << YAML::BeginSeq;
     for (const std::string& host : t->hosts) out << YAML::DoubleQuoted << host;
     out << YAML::EndSeq << YAML::EndMap;
+  }
+  if (!provenance.outliers.empty()) {
+    out << YAML::Key << "outliers" << YAML::Value << YAML::BeginSeq;
+    for (const OutlierRow& o : provenance.outliers) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << o.kernel << YAML::Key
+          << "shape" << YAML::Value << YAML::DoubleQuoted << o.shape << YAML::Key << "dtype" << YAML::Value
+          << o.dtype << YAML::Key << "at" << YAML::Value;
+      emit_numbers(out, o.at);
+      out << YAML::Key << "seconds" << YAML::Value << o.seconds << YAML::Key << "neighbours" << YAML::Value;
+      emit_numbers(out, o.neighbours);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
   }
   out << YAML::EndMap;
 }

@@ -84,6 +84,16 @@ struct ProfileTopology {
   bool operator==(const ProfileTopology&) const = default;
 };
 
+// A measured row the fit kept out: it disagrees with the measured sizes on both sides of it by more
+// than kOutlierFactor (calibrate/fit/fit.hpp), as one spike or dip of a row.
+struct OutlierRow {
+  std::string kernel, shape, dtype;
+  std::vector<double> at;  // its coordinates on the table's axes
+  double seconds = 0;
+  std::vector<double> neighbours;  // the mean seconds of the measured sizes either side of the run
+  bool operator==(const OutlierRow&) const = default;
+};
+
 // Where a measured profile came from.
 struct ProfileProvenance {
   std::string date;    // ISO 8601, UTC: when it was measured ("" when the source does not say)
@@ -97,6 +107,7 @@ struct ProfileProvenance {
   std::string frameworks;  // serving frameworks and versions whose kernels were timed
   std::vector<SourceTable> tables;
   std::optional<ProfileTopology> topology;  // the project's own suite: what it ran on
+  std::vector<OutlierRow> outliers;         // rows the kernel fits kept out
   bool operator==(const ProfileProvenance&) const = default;
 };
 

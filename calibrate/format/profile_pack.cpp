@@ -36,8 +36,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveFit, collective, level, ranks, alph
                                    factor_bytes, factor, residuals)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SourceTable, file, rows, used, repeats, skipped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfileTopology, nodes, gpus_per_node, nics_per_node, hosts)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OutlierRow, kernel, shape, dtype, at, seconds, neighbours)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfileProvenance, date, gpu, gpus, driver, cuda, cublas, nccl, database,
-                                   frameworks, tables, topology)
+                                   frameworks, tables, topology, outliers)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FamilyResiduals, family, within_shape, across_shapes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineCosts, step_seconds, request_step_seconds, eager_layer_seconds,
                                    graph_step_seconds, request_seconds)

@@ -160,7 +160,8 @@ GroupedPoints group_points(const std::vector<MeasuredTable>& tables) {
 // Per kernel, shape and dtype, the table of the preferred implementation's points (the other
 // implementations' rows are skipped); the shapes that made one.
 std::vector<FittedShape> fit_kernel_groups(CalibrationProfile& profile, const KernelGroups& kernels,
-                                           SkippedRows& skipped, int folds) {
+                                           SkippedRows& skipped, int folds,
+                                           std::vector<OutlierRow>& outliers) {
   std::vector<FittedShape> fitted;
   for (const auto& [key, implementations] : kernels) {
     const auto& [kernel, shape, dtype] = key;
@@ -175,7 +176,7 @@ std::vector<FittedShape> fit_kernel_groups(CalibrationProfile& profile, const Ke
     for (const PointRef& ref : implementations.at(*kept))
       f.samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
     const KernelSpec& spec = *find_kernel_spec(kernel);
-    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, f.samples, folds, &f.own)) {
+    if (auto table = fit_scattered_table(spec, shape, dtype, *kept, f.samples, folds, &f.own, &outliers)) {
       profile.kernels.push_back(std::move(*table));
       fitted.push_back(std::move(f));
     } else {
@@ -318,13 +319,15 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
   profile.collectives.clear();
 
   GroupedPoints points = group_points(tables);
+  std::vector<OutlierRow> outliers;
   const std::vector<FittedShape> fitted =
-      fit_kernel_groups(profile, points.kernels, points.skipped, options.folds);
+      fit_kernel_groups(profile, points.kernels, points.skipped, options.folds, outliers);
   blend_across_shapes(profile, device, fitted);
   fit_collective_groups(profile, points.collectives, points.skipped, device);
   add_collective_residuals(profile, points.collectives);
   const std::vector<std::string> derived = set_roofline_figures(profile, points.kernels, device);
   profile.provenance = import_provenance(tables, options, points.skipped, profile.collectives);
+  profile.provenance->outliers = std::move(outliers);
   profile.notes = fmt::format(
       "Imported from {} measured tables{}. Kernel tables are smoothed fits of the rows used; residuals "
       "are on rows left out of each fit. Derived from the rows: {}; the other efficiencies and overheads "

@@ -131,7 +131,8 @@ ProfileProvenance provenance_of(const RawResults& raw) {
       "",
       "",
       {},
-      raw.topology};
+      raw.topology,
+      {}};
 }
 
 // The names of the correctness checks that did not pass, space-separated.

@@ -78,15 +78,20 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
     j["fidelity"] = o.fidelity;
     j["calibration"] = spec.profile->name;
     j["timed_by"] = r.timed_by;
+    const bool rdma = r.reported_link == "rdma";
     if (r.nccl_collective) {
       j["time_us"] = r.dispatch_seconds * 1e6;
-      j["gbps"] = r.dispatch_gbps;
+      j["gbps"] = rdma ? r.dispatch_rdma_gbps : r.dispatch_nvlink_gbps;
     } else {
       j["dispatch_us"] = r.dispatch_seconds * 1e6;
       j["combine_us"] = r.combine_seconds * 1e6;
-      j["dispatch_gbps"] = r.dispatch_gbps;
-      j["combine_gbps"] = r.combine_gbps;
+      j["dispatch_gbps"] = rdma ? r.dispatch_rdma_gbps : r.dispatch_nvlink_gbps;
+      j["combine_gbps"] = rdma ? r.combine_rdma_gbps : r.combine_nvlink_gbps;
     }
+    j["reported_link"] = r.reported_link;
+    j["gbps_by_link"] = {
+        {"nvlink", {{"dispatch", r.dispatch_nvlink_gbps}, {"combine", r.combine_nvlink_gbps}}},
+        {"rdma", {{"dispatch", r.dispatch_rdma_gbps}, {"combine", r.combine_rdma_gbps}}}};
     j["bottleneck_link"] = r.bottleneck_link;
     j["algbw_gbps"] = r.algbw_gbps;
     j["busbw_gbps"] = r.busbw_gbps;
@@ -105,16 +110,24 @@ void print_result(const CollectiveOptions& o, const CollectiveBenchResult& r) {
                            spec.tokens, spec.group_limited ? "group-limited " : "", o.routing, spec.repeat,
                            spec.repeat == 1 ? "" : "s");
   std::cout << "timed by: " << r.timed_by << " (alone, so the same in either fidelity)\n";
-  const std::string link = r.bottleneck_link == "rdma" ? "RDMA" : "NVLink";
+  // Both levels' GB/s, the one DeepEP's convention reports first (RDMA for a group over nodes).
+  const auto links = [&](double nvlink, double rdma) {
+    const bool over_nodes = r.reported_link == "rdma";
+    return fmt::format("{} {:.1f} GB/s ({})  {} {:.1f} GB/s", over_nodes ? "RDMA" : "NVLink",
+                       over_nodes ? rdma : nvlink, "DeepEP's convention", over_nodes ? "NVLink" : "RDMA",
+                       over_nodes ? nvlink : rdma);
+  };
   if (r.nccl_collective) {
-    std::cout << fmt::format("time {}  {} {:.1f} GB/s  algbw {:.1f} GB/s  busbw {:.1f} GB/s\n",
-                             us(r.dispatch_seconds), link, r.dispatch_gbps, r.algbw_gbps, r.busbw_gbps);
+    std::cout << fmt::format("time {}  {}  algbw {:.1f} GB/s  busbw {:.1f} GB/s\n", us(r.dispatch_seconds),
+                             links(r.dispatch_nvlink_gbps, r.dispatch_rdma_gbps), r.algbw_gbps, r.busbw_gbps);
   } else {
-    std::cout << fmt::format(
-        "dispatch {}  {} {:.1f} GB/s   (nccl-tests: algbw {:.1f} GB/s, busbw {:.1f} GB/s)\n",
-        us(r.dispatch_seconds), link, r.dispatch_gbps, r.algbw_gbps, r.busbw_gbps);
-    std::cout << fmt::format("combine  {}  {} {:.1f} GB/s\n", us(r.combine_seconds), link, r.combine_gbps);
+    std::cout << fmt::format("dispatch {}  {}   (nccl-tests: algbw {:.1f} GB/s, busbw {:.1f} GB/s)\n",
+                             us(r.dispatch_seconds), links(r.dispatch_nvlink_gbps, r.dispatch_rdma_gbps),
+                             r.algbw_gbps, r.busbw_gbps);
+    std::cout << fmt::format("combine  {}  {}\n", us(r.combine_seconds),
+                             links(r.combine_nvlink_gbps, r.combine_rdma_gbps));
   }
+  std::cout << fmt::format("bottleneck: {}\n", r.bottleneck_link == "rdma" ? "RDMA" : "NVLink");
   const auto bytes = [&](double scale) {
     return fmt::format("NVLink {:.3f} MB (forwarded {:.3f} MB), RDMA {:.3f} MB",
                        r.scale_up_bytes * scale / 1e6, r.forwarded_bytes * scale / 1e6,

@@ -120,12 +120,41 @@ KernelTable triangular_experts_table() {
 
 TEST(KernelTableLookup, InterpolatesTwoAxesAcrossATriangularGrid) {
   const KernelTableLookup lookup(triangular_experts_table(), "t", false);
-  for (auto [a, tokens] :
-       {std::pair{3.0, 100.0}, {5.0, 7.0}, {48.0, 3000.0}, {64.0, 64.0}, {1.0, 1.0}, {20.0, 4096.0}})
+  for (auto [a, tokens] : {std::pair{3.0, 100.0}, {48.0, 3000.0}, {64.0, 64.0}, {1.0, 1.0}, {20.0, 4096.0}})
     EXPECT_NEAR(lookup.seconds(a, tokens), experts_law(a, tokens), 1e-9 * experts_law(a, tokens))
         << a << " " << tokens;
+  // 5 experts at 7 tokens: the row of 8 starts at 8 tokens and answers its least measured time there.
+  EXPECT_GT(lookup.seconds(5, 7), experts_law(5, 7));
+  EXPECT_LT(lookup.seconds(5, 7), experts_law(8, 8));
   EXPECT_THROW(lookup.seconds(200, 1000), InputError);  // more than 2x the largest active count
   EXPECT_THROW(lookup.seconds(4, 10000), InputError);   // more than 2x the most tokens
+}
+
+// Prefill attention's rows start at different prompt lengths: below a row's range the row keeps its
+// launch floor (0.8 of its least time, as the fit) and scales the work above it, never the row's
+// slope carried down below every launch time measured (3.4 us predicted where 18.7 us was measured).
+TEST(KernelTableLookup, BelowARowsRangeKeepsItsLaunchFloor) {
+  KernelTable t;
+  t.kernel = "gqa_prefill";
+  t.axes = {{"batch", {1, 2, 4}}, {"tokens", {1, 2, 256, 4096}}};
+  const double launch = 18e-6;
+  const auto law = [&](double batch, double tokens) { return launch + 1e-9 * batch * tokens * tokens; };
+  for (double batch : t.axes[0].values)
+    for (double tokens : t.axes[1].values)
+      t.seconds.push_back(batch == 1 || tokens > 1 ? std::optional<double>(law(batch, tokens))
+                                                   : std::nullopt);
+  const KernelTableLookup lookup(t, "t", false);
+  // Rows 2 and 4 start at 2 tokens: at 1 token, between their launch floor and their least time.
+  for (const double batch : {2.0, 3.0, 4.0}) {
+    const double one = lookup.seconds(batch, 1);
+    EXPECT_GE(one, kLaunchFloorShare * law(2, 2)) << batch;
+    EXPECT_LE(one, law(4, 2)) << batch;
+  }
+  EXPECT_LE(lookup.seconds(2, 1), law(2, 2));
+  EXPECT_NEAR(lookup.seconds(1, 1), law(1, 1), 1e-12 * law(1, 1));
+  // Above the range a row continues along its trend over the last doubling (never downward).
+  const double slope = std::log(law(2, 4096) / law(2, 256)) / std::log(16.0);
+  EXPECT_NEAR(lookup.seconds(2, 8192), law(2, 4096) * std::pow(2.0, slope), 1e-12);
 }
 
 TEST(KernelTableLookup, IsMonotoneAlongBothAxesOnMonotoneData) {
@@ -267,6 +296,39 @@ std::vector<double> database_rows() {
   for (int i = 32; i <= 256; i += 16) m.push_back(i), m.push_back(i + 1);
   for (int i = 512; i <= 8192; i *= 2) m.push_back(i), m.push_back(i + 1);
   return m;
+}
+
+// A spike (DeepGEMM FP8 n 3072 k 7168: 146-150 us at m 769-1024, 54 us at 768 and 67 us at 1281)
+// is flagged, listed and kept out: the sizes around it keep the smooth law; a tile step is no spike.
+TEST(FitScatteredTable, KeepsASpikeOutAndListsIt) {
+  auto smooth = [](double m) { return 3e-6 + 40e-9 * m; };
+  std::vector<KernelSample> samples;
+  for (const double m : database_rows()) samples.push_back({m, 0, (m == 1024 ? 2.4 : 1.0) * smooth(m)});
+  // The database's sweep around it: 768, 769, 1281, 1536 too.
+  for (const double m : {768.0, 1281.0, 1536.0}) samples.push_back({m, 0, smooth(m)});
+  samples.push_back({769, 0, 2.5 * smooth(769)});
+  std::vector<OutlierRow> outliers;
+  const auto table = fit_scattered_table(*find_kernel_spec("gemm"), "n=3072 k=7168", "fp8", "test", samples,
+                                         5, nullptr, &outliers);
+  ASSERT_TRUE(table);
+  ASSERT_EQ(outliers.size(), 2u);
+  EXPECT_EQ(outliers[0].kernel, "gemm");
+  EXPECT_EQ(outliers[0].shape, "n=3072 k=7168");
+  EXPECT_EQ(outliers[0].at, std::vector<double>{769});
+  EXPECT_DOUBLE_EQ(outliers[0].seconds, 2.5 * smooth(769));
+  EXPECT_EQ(outliers[1].at, std::vector<double>{1024});
+  EXPECT_NEAR(outliers[1].neighbours[0], smooth(768), 1e-12 * smooth(768));
+  EXPECT_NEAR(outliers[1].neighbours[1], smooth(1025), 1e-12 * smooth(1025));
+  const KernelTableLookup lookup(*table, "gemm", false);
+  for (const double m : {700.0, 769.0, 900.0, 1024.0, 1100.0})
+    EXPECT_NEAR(lookup.seconds(m), smooth(m), 0.01 * smooth(m)) << m;
+  EXPECT_LT(table->residuals.p95, 0.02) << "the spike is neither fitted nor scored";
+  // The same table's tile steps (a 64-row tile: 65 rows as long as 128) are not spikes.
+  std::vector<OutlierRow> none;
+  std::vector<KernelSample> tiled;
+  for (const double m : database_rows()) tiled.push_back({m, 0, 3e-6 + 40e-9 * std::ceil(m / 64) * 64});
+  fit_scattered_table(*find_kernel_spec("gemm"), "n=3072 k=7168", "fp8", "test", tiled, 5, nullptr, &none);
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(FitScatteredTable, FindsTheTileOfAGemmThatPaysForWholeTiles) {

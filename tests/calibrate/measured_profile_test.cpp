@@ -45,7 +45,8 @@ TEST(MeasuredProfile, FitsTablesFitsAndEfficienciesFromRawResults) {
                                               "",
                                               "",
                                               {},
-                                              ProfileTopology{1, 8, 0, {}}}));
+                                              ProfileTopology{1, 8, 0, {}},
+                                              {}}));
   // Tables: routed experts, LM head and copy; the gate failed its check, FP8 was unsupported.
   ASSERT_EQ(p.kernels.size(), 3u);
   const MoeModel model = model_preset("deepseek-v2-lite");

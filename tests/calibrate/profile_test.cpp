@@ -73,17 +73,19 @@ CalibrationProfile full_profile() {
   CalibrationProfile p = CalibrationProfile::datasheet(h200());
   p.name = "round-trip";
   p.source = "measured";
-  p.provenance = ProfileProvenance{"2025-01-02T03:04:05Z",
-                                   "NVIDIA H200",
-                                   8,
-                                   "580.1",
-                                   "13.0",
-                                   "13.1.0",
-                                   "2.28.9",
-                                   "",
-                                   "",
-                                   {},
-                                   ProfileTopology{2, 8, 8, {"gpu-a", "gpu-b"}}};
+  p.provenance =
+      ProfileProvenance{"2025-01-02T03:04:05Z",
+                        "NVIDIA H200",
+                        8,
+                        "580.1",
+                        "13.0",
+                        "13.1.0",
+                        "2.28.9",
+                        "",
+                        "",
+                        {},
+                        ProfileTopology{2, 8, 8, {"gpu-a", "gpu-b"}},
+                        {OutlierRow{"gemm", "n=3072 k=7168", "fp8", {769}, 1.459e-4, {5.37e-5, 6.66e-5}}}};
   p.gemm_efficiency = 0.6123456789012345;
   p.kernel_overhead = 3.3e-6;
   KernelTable experts;
@@ -144,6 +146,7 @@ TEST(Profile, EmbeddedMeasuredProfilesAreTheirFiles) {
     const std::filesystem::path file =
         std::filesystem::path(SEMSIM_SOURCE_DIR) / "calibrate/profiles" / (name + "-measured.yaml");
     const auto embedded = CalibrationProfile::measured(device_preset(name));
+    if (name == "h800-sxm") continue;  // derived from the H100's (below)
     ASSERT_EQ(std::filesystem::exists(file), embedded != nullptr) << name;
     if (!embedded) continue;
     SCOPED_TRACE(name);
@@ -154,6 +157,44 @@ TEST(Profile, EmbeddedMeasuredProfilesAreTheirFiles) {
     ++compared;
   }
   EXPECT_EQ(compared, 2);
+}
+
+// The H800 is an H100 SXM with NVLink at 200 GB/s per direction instead of 450: its measured profile
+// is the H100's, every value traced to it — kernel tables equal, NCCL's bus bandwidths scaled by the
+// links, DeepEP's tables left out (NVLink-bound kernels, priced by the link model instead).
+TEST(Profile, H800MeasuredIsTheH100sWithItsNvlinkRescaled) {
+  const Device h100 = device_preset("h100-sxm"), h800 = device_preset("h800-sxm");
+  const auto source = CalibrationProfile::measured(h100);
+  const auto derived = CalibrationProfile::measured(h800);
+  ASSERT_TRUE(source && derived);
+  EXPECT_EQ(derived->device, "h800-sxm");
+  EXPECT_EQ(derived->source, "measured");
+  EXPECT_EQ(CalibrationProfile::standard(h800), derived);
+  std::size_t deepep = 0;
+  for (const KernelTable& table : source->kernels) {
+    if (table.kernel.starts_with("deepep_")) {
+      ++deepep;
+      EXPECT_EQ(derived->find_kernel(table.kernel, table.shape, table.dtype), nullptr);
+      continue;
+    }
+    const KernelTable* same = derived->find_kernel(table.kernel, table.shape, table.dtype);
+    ASSERT_NE(same, nullptr) << table.kernel << " " << table.shape;
+    EXPECT_TRUE(*same == table) << table.kernel << " " << table.shape;
+  }
+  EXPECT_GT(deepep, 0u);
+  EXPECT_EQ(derived->kernels.size() + deepep, source->kernels.size());
+  ASSERT_EQ(derived->collectives.size(), source->collectives.size());
+  for (std::size_t i = 0; i < source->collectives.size(); ++i) {
+    const CollectiveFit &from = source->collectives[i], &to = derived->collectives[i];
+    ASSERT_EQ(from.level, "scaleup");
+    EXPECT_DOUBLE_EQ(to.bus_bandwidth, from.bus_bandwidth * 200e9 / 450e9) << from.collective << from.ranks;
+    EXPECT_EQ(to.alpha, from.alpha);
+    EXPECT_EQ(to.factor, from.factor);
+    EXPECT_EQ(to.efficiency, from.efficiency);
+  }
+  EXPECT_EQ(derived->scaleup_efficiency, source->scaleup_efficiency);
+  EXPECT_EQ(derived->gemm_efficiency, source->gemm_efficiency);
+  EXPECT_NE(derived->notes.find("Derived from h100-sxm-measured"), std::string::npos) << derived->notes;
 }
 
 TEST(Profile, KeysLeftOutKeepTheDatasheetValues) {

@@ -37,6 +37,12 @@ TEST(cliCollective, NormalAcrossNodesSendsOneRdmaCopyPerNodeAndForwardsInside) {
   // The same routing: the copies inside the source's node are dedup's, forwarded ones come on top.
   EXPECT_DOUBLE_EQ(nb["nvlink"].get<double>() - nb["forwarded"].get<double>(), db["nvlink"].get<double>());
   EXPECT_EQ(normal["bottleneck_link"], "rdma");
+  // DeepEP's internode kernels report RDMA bandwidth: the headline is the NIC bytes', NVLink's beside it.
+  EXPECT_EQ(normal["reported_link"], "rdma");
+  const auto& links = normal["gbps_by_link"];
+  EXPECT_DOUBLE_EQ(normal["dispatch_gbps"].get<double>(), links["rdma"]["dispatch"].get<double>());
+  EXPECT_DOUBLE_EQ(links["rdma"]["dispatch"].get<double>() / links["nvlink"]["dispatch"].get<double>(),
+                   nb["rdma"].get<double>() / nb["nvlink"].get<double>());
   EXPECT_DOUBLE_EQ(normal["busbw_gbps"].get<double>(), normal["algbw_gbps"].get<double>() * 15 / 16);
   EXPECT_GT(normal["dispatch_us"].get<double>(), 0);
   EXPECT_GT(normal["combine_us"].get<double>(), normal["dispatch_us"].get<double>())
@@ -54,6 +60,8 @@ TEST(cliCollective, OneNodeNormalMovesDedupsBytesAndTheTablesTimeIt) {
   const auto dedup = collective_json({"--kernel", "dedup"});
   EXPECT_EQ(normal["bytes_per_rank"], dedup["bytes_per_rank"]);
   EXPECT_EQ(normal["bottleneck_link"], "nvlink");
+  EXPECT_EQ(normal["reported_link"], "nvlink");
+  EXPECT_EQ(normal["gbps_by_link"]["rdma"]["dispatch"], 0.0);
   EXPECT_EQ(normal["timed_by"], "deepep normal") << normal;
   const auto topology = collective_json({"--kernel", "normal", "--timing", "topology"});
   EXPECT_NE(topology["dispatch_us"], normal["dispatch_us"]);
@@ -129,6 +137,45 @@ TEST(cliCollective, ExtrapolateLetsTablesBeQueriedFarOutsideTheirGrid) {
   const CliResult r = run_semsim(extrapolated);
   ASSERT_EQ(r.exit_code, 0) << describe(extrapolated, r);
   EXPECT_GT(nlohmann::json::parse(r.out)["dispatch_us"].get<double>(), 0);
+}
+
+// `collective` prices an exchange exactly as a run's step does: the effective topology (a profile's
+// scale-up efficiency halves NVLink here), the same overhead and the same timing. Every token picks
+// all 8 experts (one per rank), so a one-step run of 8 prompts of 512 tokens, one per rank, moves
+// the very traffic of `collective --tokens 512`; its steps.csv sums both MoE layers' exchanges.
+TEST(cliCollective, TimesAnExchangeAsAOneStepRunOfTheSameTrafficDoes) {
+  const TempDir tmp;
+  std::ofstream(tmp / "every-expert.yaml")
+      << "kind: model\nname: every-expert\nsource: test\nlayers: 2\nhidden: 2048\nvocabulary: 32000\n"
+         "first_dense_layers: 0\nmoe_layer_interval: 1\ndense_ffn: 4096\ntied_embeddings: false\n"
+         "experts: {routed: 8, shared: 0, top_k: 8, groups: 1, topk_groups: 1, ffn: 1408, shared_ffn: 1408}\n"
+         "attention: {kind: gqa, heads: 16, kv_heads: 4, head_dim: 128}\n";
+  std::ofstream(tmp / "half.yaml") << "kind: profile\nversion: 2\nname: half-nvlink\nsource: datasheet\n"
+                                      "device: h200-sxm\nefficiency: {scaleup: 0.5}\n";
+  std::ofstream(tmp / "run.yaml")
+      << "schema: 1\nname: one-step\nmodel: " << tmp / "every-expert.yaml"
+      << "\ncluster: h200-1x8\ncalibration: " << tmp / "half.yaml"
+      << "\nparallelism: {ep: 8, attention: dp}\n"
+         "workload: {requests: 8, seed: 1, concurrency: 8, input_len: {dist: fixed, "
+         "value: 512}, output_len: {dist: fixed, value: 1}}\n";
+  const std::vector<std::string> run_args{"run", tmp / "run.yaml", "--out", tmp / "out"};
+  const CliResult run = run_semsim(run_args);
+  ASSERT_EQ(run.exit_code, 0) << describe(run_args, run);
+  const std::string steps = read_file(fs::path(tmp / "out") / "steps.csv");
+  ASSERT_EQ(column_of(steps, "dispatch_s").size(), 1u) << steps;
+  const double run_dispatch = column_of(steps, "dispatch_s")[0] / 2;
+  const double run_combine = column_of(steps, "combine_s")[0] / 2;
+
+  const auto timed = [&](const std::string& profile) {
+    return collective_json(
+        {"--cluster", "h200-1x8", "--kernel", "dedup", "--tokens", "512", "--calibration", profile},
+        tmp / "every-expert.yaml");
+  };
+  const auto half = timed(tmp / "half.yaml");
+  EXPECT_NEAR(half["dispatch_us"].get<double>(), run_dispatch * 1e6, 1e-6 * run_dispatch * 1e6);
+  EXPECT_NEAR(half["combine_us"].get<double>(), run_combine * 1e6, 1e-6 * run_combine * 1e6);
+  // The efficiency is what sets it: the datasheet profile's 0.8 moves the same bytes faster.
+  EXPECT_LT(timed("datasheet")["dispatch_us"].get<double>(), 0.9 * half["dispatch_us"].get<double>());
 }
 
 TEST(cliCollective, BadOptionsExit2WithOneMessage) {

@@ -85,5 +85,37 @@ TEST(DeepepLinkModel, PricesAGroupOverNodesWithRdmaAtTheNicsBandwidth) {
   EXPECT_EQ(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes), 0.0);
 }
 
+// A device without DeepEP tables (a datasheet profile) gets the measured H100/H200 kernels' link
+// model at its share of SMs — their mean latency, the bandwidth those SMs reached — capped by its own
+// calibrated NVLink, never the raw link rate and a 10 us overhead.
+TEST(DeepepLinkModel, ADeviceWithoutTablesGetsTheMeasuredKernelsAtItsSmShareCappedByItsLink) {
+  double latency = 0, bandwidth = 0;
+  for (const char* name : {"h100-sxm", "h200-sxm"}) {
+    const Device device =
+        load_device(YamlInput(YAML::Node(name), std::make_shared<const std::string>("t"), ""), ".");
+    const auto own =
+        fit_deepep_link_model(*CalibrationProfile::measured(device), "deepep_normal_dispatch", 24);
+    ASSERT_TRUE(own);
+    latency += own->latency / 2, bandwidth += own->bandwidth / 2;
+  }
+  const auto free = transferred_deepep_link_model("deepep_normal_dispatch", 24.0 / 132, 1e15);
+  ASSERT_TRUE(free);
+  EXPECT_NEAR(free->latency, latency, 1e-12);
+  EXPECT_NEAR(free->bandwidth, bandwidth, 1e-3 * bandwidth);
+  EXPECT_GT(free->latency, 20e-6);
+  // An H800's link (200 GB/s at 0.8) caps what the H100's SMs push; fewer SMs push less.
+  const auto h800 = transferred_deepep_link_model("deepep_normal_dispatch", 24.0 / 132, 160e9);
+  EXPECT_EQ(h800->bandwidth, std::min(bandwidth, 160e9));
+  EXPECT_EQ(h800->latency, free->latency);
+  const auto fewer = transferred_deepep_link_model("deepep_normal_dispatch", 12.0 / 132, 1e15);
+  EXPECT_LT(fewer->bandwidth, 0.8 * free->bandwidth);
+  const auto two = transferred_deepep_link_model("deepep_normal_dispatch", 2.0 / 132, 1e15);
+  const auto four = fit_deepep_link_model(
+      *CalibrationProfile::measured(
+          load_device(YamlInput(YAML::Node("h100-sxm"), std::make_shared<const std::string>("t"), ""), ".")),
+      "deepep_normal_dispatch", 4);
+  EXPECT_LT(two->bandwidth, four->bandwidth) << "below the least SMs measured: in proportion";
+}
+
 }  // namespace
 }  // namespace semsim
