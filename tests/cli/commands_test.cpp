@@ -149,7 +149,11 @@ TEST_P(ModelPresetTest, CheckPasses) {
                                       "--set", "parallelism.ep=" + std::to_string(p.ep)};
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 0) << describe(args, r);
-  EXPECT_EQ(r.err, "");
+  // Nothing on stderr but, where the EP group leaves nodes idle, the warning that says so.
+  const auto warnings = split_lines(r.err);
+  EXPECT_LE(warnings.size(), 1u) << r.err;
+  for (const std::string& warning : warnings)
+    EXPECT_TRUE(warning.starts_with("warning: cluster '" + p.cluster + "' has ")) << warning;
   EXPECT_NE(r.out.find("model " + p.model + " "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cluster " + p.cluster + " "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("EP" + std::to_string(p.ep) + " "), std::string::npos) << r.out;

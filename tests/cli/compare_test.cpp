@@ -197,13 +197,14 @@ std::string one_device_memory_fraction_for(double tokens) {
 TEST(cliCompare, TwoRunsSideBySideWithTheirDeltasAndWhatBoundsEach) {
   TempDir tmp;
   // All-to-all bound: long prompts on two nodes, so dispatch and combine cross the NICs.
-  run_scenario(tmp / "a2a",
-               {"workload.requests=48", "workload.input_len.value=2048", "workload.output_len.value=4",
-                "workload.arrival.rate=400", "cluster=h200-2x8", "parallelism.ep=16"});
+  run_scenario(tmp / "a2a", {"workload.requests=48", "workload.input_len.value=2048",
+                             "workload.output_len.value=4", "workload.arrival.rate=400", "cluster=h200-2x8",
+                             "parallelism.ep=16", "policies.dispatch=dedup"});
   // KV bound: one device with KV room for two and a half requests, all arriving at once.
-  run_scenario(tmp / "kv", {"parallelism.ep=1", "workload.requests=12", "workload.input_len.value=200",
-                            "workload.output_len.value=100", "workload.arrival.rate=1000",
-                            "serving.memory_fraction=" + one_device_memory_fraction_for(750)});
+  run_scenario(tmp / "kv",
+               {"parallelism.ep=1", "workload.requests=12", "workload.input_len.value=200",
+                "workload.output_len.value=100", "workload.arrival.rate=1000", "policies.dispatch=dedup",
+                "serving.memory_fraction=" + one_device_memory_fraction_for(750)});
   if (testing::Test::HasFailure()) return;
 
   const std::vector<std::string> args{"compare", tmp / "a2a", tmp / "kv", "--json", tmp / "compare.json"};

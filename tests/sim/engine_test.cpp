@@ -22,7 +22,8 @@ using Json = nlohmann::json;
 using test::simulate_isolated;
 
 Scenario scenario_with(std::vector<std::string> overrides) {
-  overrides.insert(overrides.begin(), "workload.requests=40");
+  // NCCL-style dedup dispatch over the topology, what these tests were written against.
+  overrides.insert(overrides.begin(), {"workload.requests=40", "policies.dispatch=dedup"});
   return load_scenario(default_scenario_text(), "<default>", "", overrides);
 }
 

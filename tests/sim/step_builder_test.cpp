@@ -31,7 +31,9 @@ struct StepBuilderFixture {
         topology(effective_topology(scenario)) {}
 
   static std::vector<std::string> with_small(std::vector<std::string> overrides) {
-    overrides.insert(overrides.begin(), {"workload.requests=4", "parallelism.ep=2"});
+    // NCCL-style dedup dispatch (the registry default), which every layout, experts TP included, takes.
+    overrides.insert(overrides.begin(),
+                     {"workload.requests=4", "parallelism.ep=2", "policies.dispatch=dedup"});
     return overrides;
   }
   // RooflineCostModel keeps a reference to its model: the TP shard must outlive it.
