@@ -20,6 +20,7 @@
 #include "models/csv.hpp"
 #include "models/input_error.hpp"
 #include "models/operator_costs.hpp"
+#include "models/output_files.hpp"
 #include "models/presets.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/cli/commands.hpp"
@@ -68,6 +69,7 @@ void print_residuals(const CalibrationProfile& p) {
 
 int import_tables(const ImportCommand& c) {
   if (c.inputs.empty()) throw InputError("calibrate import: give the tables (a folder, or nccl-tests logs)");
+  check_output_file("--out", c.out, c.inputs);  // before the tables are read, which takes a while
   const Device device = device_option(c.device);
   std::vector<MeasuredTable> tables;
   ImportOptions options = c.options;

@@ -273,7 +273,9 @@ TEST(cliCalibrateTables, EmbeddedProfilesByNameAndResidualsWithoutAnErrorAreNa) 
   EXPECT_NE(coverage.out.find("\nprofile h200-sxm-measured (measured) on h200-sxm\n"), std::string::npos);
   const CliResult datasheet = run_semsim({"calibrate", "coverage", "datasheet", "--device", "h800-sxm"});
   ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
-  EXPECT_TRUE(datasheet.out.starts_with("profile h800-sxm-datasheet (datasheet) on h800-sxm\n"))
+  EXPECT_TRUE(datasheet.out.starts_with(
+                  "profile h800-sxm-datasheet (datasheet only: no kernel of h800-sxm was measured; every time "
+                  "is a roofline over its datasheet figures) on h800-sxm\n"))
       << datasheet.out;
   expect_error(run_semsim({"calibrate", "coverage", "datasheet"}), "datasheet: give --device PRESET");
 
