@@ -8,12 +8,12 @@ namespace semsim {
 namespace {
 
 struct LiveRequest {
-  int index = 0;             // into the request list
-  int prefilled = 0;         // prompt tokens already processed
-  int generated = 0;         // output tokens produced
-  int chunk = 0;             // tokens in the current step
-  int last_token_step = -1;  // the step that yielded its latest output token
-  int gain = 0;              // output tokens the current step gives it (more than one: accepted drafts)
+  int index = 0;                // into the request list
+  int prefilled = 0;            // prompt tokens already processed
+  int generated = 0;            // output tokens produced
+  int chunk = 0;                // tokens in the current step
+  int last_token_step = -1;     // the step that yielded its latest output token
+  int gain = 0;                 // output tokens the current step gives it (more than one: accepted drafts)
   long long verifications = 0;  // speculative decoding: its verifications so far
 };
 
@@ -317,11 +317,15 @@ class DataParallelServer {
           tokens_.push_back({request.id, request.topic, first_position + i});
           token_rank_.push_back(r);
         }
-        live.gain = decoding ? verified_tokens(live) : live.prefilled + live.chunk == request.input_tokens ? 1 : 0;
+        live.gain = decoding                                              ? verified_tokens(live)
+                    : live.prefilled + live.chunk == request.input_tokens ? 1
+                                                                          : 0;
         if (speculative_.on()) {
           const bool continues = live.gain > 0 && live.generated + live.gain < tokens_to_generate(request);
-          batch.draft.push_back({{request.id, request.topic, first_position}, decoding ? live.gain : live.chunk,
-                                 !decoding, continues});
+          batch.draft.push_back({{request.id, request.topic, first_position},
+                                 decoding ? live.gain : live.chunk,
+                                 !decoding,
+                                 continues});
         }
       }
       any = any || batch.tokens > 0;

@@ -22,9 +22,10 @@ double draft_weight_bytes(const SpeculativeDecoding& spec, const MoeModel& model
                           const Precision& p) {
   if (!spec.on()) return 0;
   if (spec.draft_model) return weight_bytes_per_device(*spec.draft_model, 0, p);
-  const long long ffn = model.dense() ? dense_ffn_params(model)
-                                      : gate_params(model) + model.shared_experts * shared_expert_params(model) +
-                                            slots_per_layer * expert_params(model);
+  const long long ffn = model.dense()
+                            ? dense_ffn_params(model)
+                            : gate_params(model) + model.shared_experts * shared_expert_params(model) +
+                                  slots_per_layer * expert_params(model);
   const long long projection = 2LL * model.hidden * model.hidden;
   return static_cast<double>(attention_params_per_layer(model) + ffn + projection) * p.weight_bytes;
 }
@@ -58,10 +59,11 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   const long long slots_per_layer = s.model.dense() ? 0 : m.most_slots_per_device;
   m.draft_weight_bytes_per_device = draft_weight_bytes(spec, rank_model, slots_per_layer, s.precision);
   m.weight_bytes_per_device += m.draft_weight_bytes_per_device;
-  const double kv_per_token = kv_bytes_per_token(rank_model, s.precision) + draft_kv_bytes_per_token(spec, rank_model, s.precision);
-  const long long longest =
-      kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound()) +
-      (s.serving.pool == ServingPool::kPrefill ? 0 : spec.tokens);
+  const double kv_per_token =
+      kv_bytes_per_token(rank_model, s.precision) + draft_kv_bytes_per_token(spec, rank_model, s.precision);
+  const long long longest = kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(),
+                                           s.workload.output_len.upper_bound()) +
+                            (s.serving.pool == ServingPool::kPrefill ? 0 : spec.tokens);
   if (s.low_latency_buffer_tokens > 0 &&
       !s.model.dense())  // DeepEP's experts are the group's slots, replicas included
     m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,

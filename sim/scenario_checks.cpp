@@ -138,9 +138,9 @@ void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
   if (s.low_latency_buffer_tokens == 0) return;
   // A decode-only step runs each request's verified drafts too (serving.speculative).
   const bool every_step = s.dispatch == DispatchMode::kLowLatency;
-  const long long most = every_step ? s.serving.max_batch_tokens
-                                    : static_cast<long long>(s.serving.max_running_requests) *
-                                          s.serving.decode_step_tokens();
+  const long long most =
+      every_step ? s.serving.max_batch_tokens
+                 : static_cast<long long>(s.serving.max_running_requests) * s.serving.decode_step_tokens();
   if (most > s.low_latency_buffer_tokens) {
     const char* key = every_step ? "max_batch_tokens" : "max_running_requests";
     const YamlInput serving = root.optional("serving") ? root.required("serving") : root;

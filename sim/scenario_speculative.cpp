@@ -45,9 +45,10 @@ AcceptanceModel read_acceptance(const YamlInput& in, int drafts, const std::stri
   if (!rates.is_sequence()) rates.fail("expected a list of acceptance rates, one per draft token");
   const std::vector<YamlInput> items = rates.items();
   if (static_cast<int>(items.size()) != drafts)
-    rates.fail(fmt::format("{} rates for {} draft tokens (serving.speculative.tokens): give one per draft "
-                           "position",
-                           items.size(), drafts));
+    rates.fail(
+        fmt::format("{} rates for {} draft tokens (serving.speculative.tokens): give one per draft "
+                    "position",
+                    items.size(), drafts));
   for (const YamlInput& rate : items) model.rates.push_back(rate.as_double_in(0, 1));
   return model;
 }
@@ -63,9 +64,10 @@ void read_speculative(const YamlInput& in, const std::string& base_dir, Scenario
     const YamlInput draft = in.required("draft_model");
     spec.draft_model = std::make_shared<const MoeModel>(load_model(draft, base_dir));
     if (!spec.draft_model->dense())
-      draft.fail(fmt::format("draft model '{}' has experts: a draft model runs whole on each rank, so it "
-                             "must be dense",
-                             spec.draft_model->name));
+      draft.fail(
+          fmt::format("draft model '{}' has experts: a draft model runs whole on each rank, so it "
+                      "must be dense",
+                      spec.draft_model->name));
     if (s.attention == AttentionMode::kTensorParallel)
       in.required("method").fail(
           "a draft model under attention: tp (sharded over the group) is not simulated; use method: mtp or "

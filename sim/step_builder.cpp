@@ -321,7 +321,8 @@ void StepBuilder::account_expert_slices(MicroBatch& mb) const {
 
 // The gate runs on each rank's own tokens: under Attention-TP after the reduce-scatter, but every
 // rank waits for the slowest at the next collective either way.
-void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph) {
+void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer,
+                                             StepGraph& graph) {
   Activity& attention = graph.add_compute(Phase::kAttention, layer, index, {mb.last});
   for (int r = 0; r < scenario_.ep; ++r)
     attention.seconds[r] = (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.gate[r];
@@ -340,7 +341,8 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
                          slice_collective(mb, ShardCollective::kReduceScatter), {mb.last});
     mb.last = graph.last();
   }
-  graph.add_collective(Phase::kDispatch, layer, index, pricing_.exchange(mb.copies[moe - mb.first_moe], false), {mb.last});
+  graph.add_collective(Phase::kDispatch, layer, index,
+                       pricing_.exchange(mb.copies[moe - mb.first_moe], false), {mb.last});
   mb.last = graph.last();
 }
 
@@ -361,7 +363,8 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, in
       add_shard_collective(mb, Phase::kCombine, ShardCollective::kReduceScatter, layer, index, graph);
     return;
   }
-  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe - mb.first_moe], true), {mb.last});
+  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe - mb.first_moe], true),
+                       {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
   graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, ShardCollective::kAllGather),
@@ -416,8 +419,10 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
     }
     counters_.count_layer_load(micro_batches_ == 1 ? micro_[0].dispatch.device_tokens : layer_tokens_);
     // Each stage for every micro-batch before the next stage: the order of compute on each device.
-    for (int m = 0; m < micro_batches_; ++m) add_attention_and_dispatch(micro_[m], m, l, moe_layer_ids_[moe], graph);
-    for (int m = 0; m < micro_batches_; ++m) add_experts_and_combine(micro_[m], m, l, moe_layer_ids_[moe], graph);
+    for (int m = 0; m < micro_batches_; ++m)
+      add_attention_and_dispatch(micro_[m], m, l, moe_layer_ids_[moe], graph);
+    for (int m = 0; m < micro_batches_; ++m)
+      add_experts_and_combine(micro_[m], m, l, moe_layer_ids_[moe], graph);
     if (tensor_parallel_)
       for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
   }
@@ -451,7 +456,8 @@ void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& gr
     } else if (scenario_.model.dense()) {
       price_ranks(mb);
       Activity& layer = graph.add_compute(Phase::kOther, mtp_layer, 0, {mb.last});
-      for (int r = 0; r < scenario_.ep; ++r) layer.seconds[r] = mb.attention_full[r] + mb.dense[r] + mb.head[r];
+      for (int r = 0; r < scenario_.ep; ++r)
+        layer.seconds[r] = mb.attention_full[r] + mb.dense[r] + mb.head[r];
       count_batch_tokens(mb, layer);
     } else {
       price_ranks(mb);

@@ -110,12 +110,13 @@ class StepBuilder {
     const std::vector<int>* moe_rank = nullptr;
     std::vector<ExpertId> experts;  // this layer's routing of its tokens
     LayerDispatch dispatch;
-    int first_moe = 0;                           // the MoE layer of copies[0]
-    std::vector<std::vector<long long>> copies;  // [moe layer - first_moe] dispatch copies, kept for the executor
-    std::vector<double> device_experts;          // per device: routed + shared expert seconds
-    std::vector<int> active_experts;             // per device: its experts with a token this layer
-    std::vector<std::int32_t> token_ids;         // Attention-TP: what the token scheduler reads
-    std::vector<int> majority;                   // [moe layer * tokens + token] majority device this step
+    int first_moe = 0;  // the MoE layer of copies[0]
+    std::vector<std::vector<long long>>
+        copies;                           // [moe layer - first_moe] dispatch copies, kept for the executor
+    std::vector<double> device_experts;   // per device: routed + shared expert seconds
+    std::vector<int> active_experts;      // per device: its experts with a token this layer
+    std::vector<std::int32_t> token_ids;  // Attention-TP: what the token scheduler reads
+    std::vector<int> majority;            // [moe layer * tokens + token] majority device this step
     std::vector<int> previous_devices;
     std::vector<int> scheduled;  // Attention-TP: each token's rank at this MoE layer
     int last = -1;               // its last activity so far
@@ -166,7 +167,7 @@ class StepBuilder {
   StepCounters counters_;
   std::vector<MicroBatch> micro_;
   std::vector<MicroBatch> drafts_;  // speculative decoding's draft passes, one each
-  std::vector<TokenRef> tokens_;  // the step's tokens with their vocabulary ids
+  std::vector<TokenRef> tokens_;    // the step's tokens with their vocabulary ids
   std::vector<ExpertId> experts_;
   std::vector<int> local_counts_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches

@@ -24,9 +24,10 @@ inline constexpr ChoiceNames<SpeculativeMethod, 2> kSpeculativeMethodNames{
 // that it is accepted once every draft before it was (fixed: one rate for all; per_position: one
 // each), or the accepted counts a serving engine logged, drawn uniformly with replacement (trace).
 enum class AcceptanceKind { kFixed, kPerPosition, kTrace };
-inline constexpr ChoiceNames<AcceptanceKind, 3> kAcceptanceKindNames{{{AcceptanceKind::kFixed, "fixed"},
-                                                                      {AcceptanceKind::kPerPosition, "per_position"},
-                                                                      {AcceptanceKind::kTrace, "trace"}}};
+inline constexpr ChoiceNames<AcceptanceKind, 3> kAcceptanceKindNames{
+    {{AcceptanceKind::kFixed, "fixed"},
+     {AcceptanceKind::kPerPosition, "per_position"},
+     {AcceptanceKind::kTrace, "trace"}}};
 
 // DeepSeek-V3 technical report (arXiv 2412.19437, section 5.4.3): the second token its MTP module
 // predicts is accepted 85-90 % of the time. The lower end is the default rate of every position;

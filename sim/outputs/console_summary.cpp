@@ -206,10 +206,11 @@ void add_speculative(std::string& out, const Json& spec) {
   std::string positions;
   for (const Json& position : spec["position_acceptance"])
     positions += (positions.empty() ? "" : ", ") + rate(position);
-  line(out, "Speculative decoding (" + spec["method"].get<std::string>() + "):",
-       fmt::format("{} drafts; {} verifications, {} accepted, {} tokens each; per position {}",
-                   spec["tokens"].get<int>(), spec["verifications"].get<long long>(),
-                   rate(spec["accepted_per_verification"]), rate(spec["tokens_per_verification"]), positions));
+  line(
+      out, "Speculative decoding (" + spec["method"].get<std::string>() + "):",
+      fmt::format("{} drafts; {} verifications, {} accepted, {} tokens each; per position {}",
+                  spec["tokens"].get<int>(), spec["verifications"].get<long long>(),
+                  rate(spec["accepted_per_verification"]), rate(spec["tokens_per_verification"]), positions));
 }
 
 // A dense model's steps are its dense layers and LM head ("other") and, under Attention-TP, their

@@ -219,8 +219,9 @@ nlohmann::ordered_json speculative_json(const Scenario& scenario, const MemoryPl
   Json positions = Json::array();
   for (std::size_t i = 0; i < static_cast<std::size_t>(spec.tokens); ++i) {
     const long long reached = i < counts.reached.size() ? counts.reached[i] : 0;
-    positions.push_back(reached > 0 ? Json(static_cast<double>(counts.accepted_at[i]) / static_cast<double>(reached))
-                                    : Json());
+    positions.push_back(reached > 0
+                            ? Json(static_cast<double>(counts.accepted_at[i]) / static_cast<double>(reached))
+                            : Json());
   }
   return {{"method", name_of(kSpeculativeMethodNames, spec.method)},
           {"tokens", spec.tokens},

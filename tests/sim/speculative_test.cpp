@@ -17,9 +17,8 @@ using test::simulate_isolated;
 
 // One request of a 300-token prompt and 20 output tokens on one device (no all-to-all), alone.
 Scenario lone_request(const std::string& speculative) {
-  std::vector<std::string> overrides{"workload.requests=1",          "policies.dispatch=dedup",
-                                     "parallelism.ep=1",             "workload.input_len.value=300",
-                                     "workload.output_len.value=20"};
+  std::vector<std::string> overrides{"workload.requests=1", "policies.dispatch=dedup", "parallelism.ep=1",
+                                     "workload.input_len.value=300", "workload.output_len.value=20"};
   if (!speculative.empty()) overrides.push_back("serving.speculative=" + speculative);
   return load_scenario(default_scenario_text(), "<default>", "", overrides);
 }
@@ -42,8 +41,8 @@ Json steps_of(const Scenario& s) {
 }
 
 std::string mtp(int drafts, double rate) {
-  return "{method: mtp, tokens: " + std::to_string(drafts) + ", acceptance: {dist: fixed, rate: " +
-         std::to_string(rate) + "}}";
+  return "{method: mtp, tokens: " + std::to_string(drafts) +
+         ", acceptance: {dist: fixed, rate: " + std::to_string(rate) + "}}";
 }
 
 // Acceptance 0: one token per step, as plain decoding, each step dearer by the verified drafts and

@@ -67,7 +67,8 @@ struct StepBuilderFixture {
 // Rank 0 prefills 7 prompt tokens of request 0 (the chunk ends the prompt); rank 1 decodes one
 // token of request 1 at position 20.
 struct Step {
-  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7, 1, {}}, RankBatch{{{1, 20}}, {true}, 1, 1, 0, 1, {}}};
+  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7, 1, {}},
+                                 RankBatch{{{1, 20}}, {true}, 1, 1, 0, 1, {}}};
   std::vector<TokenRef> tokens;
   std::vector<int> token_rank;
   Step() {
@@ -306,8 +307,8 @@ namespace {
 // more MoE layer (attention and gate, dispatch, experts, combine) and the LM head.
 TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
   StepBuilderFixture f({"serving.speculative={method: mtp, tokens: 2}"});
-  const RankBatch verify{{{1, 20}, {1, 21}, {1, 22}}, {true, true, true}, 3, 3, 0, 1,
-                         {DraftWork{{1, 0, 20}, 3, false, true}}};
+  const RankBatch verify{
+      {{1, 20}, {1, 21}, {1, 22}}, {true, true, true}, 3, 3, 0, 1, {DraftWork{{1, 0, 20}, 3, false, true}}};
   const std::vector<RankBatch> batches{RankBatch{}, verify};
   const std::vector<TokenRef> tokens{{1, 0, 20}, {1, 0, 21}, {1, 0, 22}};
   const StepGraph g = f.build(batches, tokens, {1, 1, 1});
@@ -317,10 +318,10 @@ TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
   ASSERT_EQ(a.size(), first + 2 * 5);
   EXPECT_EQ(a[1].seconds[1], f.rank_cost.attention(a[1].layer, verify.chunks) + f.cost.gate(3));
   const std::vector<SequenceChunk> kept{{1, 20}, {1, 21}, {1, 22}}, drafted{{1, 23}};
-  for (const auto& [pass, chunks, logits] :
-       {std::tuple{0, kept, 1}, std::tuple{1, drafted, 1}}) {
+  for (const auto& [pass, chunks, logits] : {std::tuple{0, kept, 1}, std::tuple{1, drafted, 1}}) {
     const std::size_t at = first + 5 * static_cast<std::size_t>(pass);
-    const Phase expected[] = {Phase::kAttention, Phase::kDispatch, Phase::kExperts, Phase::kCombine, Phase::kOther};
+    const Phase expected[] = {Phase::kAttention, Phase::kDispatch, Phase::kExperts, Phase::kCombine,
+                              Phase::kOther};
     for (std::size_t i = 0; i < 5; ++i) {
       EXPECT_EQ(a[at + i].phase, expected[i]) << pass << " " << i;
       ASSERT_EQ(a[at + i].after().size(), 1u);
@@ -337,7 +338,8 @@ TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
 // A request that finishes with this step drafts nothing: no pass runs.
 TEST(StepBuilder, ARequestThatFinishesDraftsNothing) {
   StepBuilderFixture f({"serving.speculative={method: mtp, tokens: 1}"});
-  const RankBatch verify{{{1, 20}, {1, 21}}, {true, true}, 2, 2, 0, 1, {DraftWork{{1, 0, 20}, 2, false, false}}};
+  const RankBatch verify{
+      {{1, 20}, {1, 21}}, {true, true}, 2, 2, 0, 1, {DraftWork{{1, 0, 20}, 2, false, false}}};
   const StepGraph g = f.build({RankBatch{}, verify}, {{1, 0, 20}, {1, 0, 21}}, {1, 1});
   EXPECT_EQ(g.activities().size(), 1 + 4 * static_cast<std::size_t>(moe_layers(f.scenario.model)));
 }
