@@ -60,6 +60,11 @@ void read_speculative(const YamlInput& in, const std::string& base_dir, Scenario
   SpeculativeDecoding& spec = s.serving.speculative;
   spec.method = read_choice(in.required("method"), kSpeculativeMethodNames);
   spec.tokens = static_cast<int>(in.required("tokens").as_int_in(1, kMaxDraftTokens));
+  // A decoding request's step runs its last token and the drafts: the token budget must hold them.
+  if (s.serving.max_batch_tokens < spec.tokens + 1)
+    in.required("tokens").fail(
+        fmt::format("{} draft tokens and the last one exceed serving.max_batch_tokens {}", spec.tokens,
+                    s.serving.max_batch_tokens));
   if (spec.method == SpeculativeMethod::kDraft) {
     const YamlInput draft = in.required("draft_model");
     spec.draft_model = std::make_shared<const MoeModel>(load_model(draft, base_dir));
