@@ -8,11 +8,13 @@ namespace semsim {
 namespace {
 
 struct LiveRequest {
-  int index = 0;             // into the request list
-  int prefilled = 0;         // prompt tokens already processed
-  int generated = 0;         // output tokens produced
-  int chunk = 0;             // tokens in the current step
-  int last_token_step = -1;  // the step that yielded its latest output token
+  int index = 0;                // into the request list
+  int prefilled = 0;            // prompt tokens already processed
+  int generated = 0;            // output tokens produced
+  int chunk = 0;                // tokens in the current step
+  int last_token_step = -1;     // the step that yielded its latest output token
+  int gain = 0;                 // output tokens the current step gives it (more than one: accepted drafts)
+  long long verifications = 0;  // speculative decoding: its verifications so far
 };
 
 struct Rank {
@@ -39,6 +41,7 @@ class DataParallelServer {
         batches_(scenario.dp),
         handoff_(handoff),
         request_seconds_(scenario.engine.on() ? scenario.calibration->engine.request_seconds : 0.0),
+        speculative_(scenario.serving.speculative),
         sent_(closed_loop() ? std::min<std::size_t>(scenario.workload.concurrency, requests.size())
                             : requests.size()) {
     if (receives_handoffs()) handoff_->set_rank_chooser([this](int index) { return assign(index); });
@@ -206,7 +209,14 @@ class DataParallelServer {
   // The KV-cache tokens waiting request `index` reserves when admitted.
   long long kv_need(int index) const {
     const Request& request = requests_[index];
-    return kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens);
+    return kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens) +
+           draft_kv_tokens();
+  }
+
+  // Speculative decoding writes each verified draft's KV past the request's last token, rejected
+  // or not: K more slots. A prefill pool decodes nothing.
+  long long draft_kv_tokens() const {
+    return scenario_.serving.pool == ServingPool::kPrefill ? 0 : speculative_.tokens;
   }
 
   // Whether the rank's next waiting request may run: under the request cap, its KV footprint free.
@@ -233,12 +243,13 @@ class DataParallelServer {
       // limited by the prefill token budget.
       int budget = kind == StepKind::kDecodeOnly ? std::numeric_limits<int>::max()
                                                  : scenario_.serving.max_batch_tokens;
+      const int decode_tokens = scenario_.serving.decode_step_tokens();
       for (LiveRequest& live : rank.running) {
         live.chunk = 0;
         if (kind == StepKind::kPrefillOnly || live.prefilled < requests_[live.index].input_tokens) continue;
-        if (budget > 0) {
-          live.chunk = 1;
-          --budget;
+        if (budget >= decode_tokens) {
+          live.chunk = decode_tokens;
+          budget -= decode_tokens;
         } else {
           record.token_budget_full = true;
         }
@@ -251,7 +262,8 @@ class DataParallelServer {
         record.token_budget_full = record.token_budget_full || live.chunk < remaining;
       }
       // A request whose KV footprint does not fit waits for KV to free up.
-      while (kind != StepKind::kDecodeOnly && budget > 0 && can_admit(rank)) {
+      const int admitted_tokens = scenario_.serving.pool == ServingPool::kDecode ? decode_tokens : 1;
+      while (kind != StepKind::kDecodeOnly && budget >= admitted_tokens && can_admit(rank)) {
         const Request& next = requests_[rank.waiting.front()];
         rank.kv_reserved += kv_need(rank.waiting.front());
         LiveRequest live;
@@ -259,7 +271,7 @@ class DataParallelServer {
         if (scenario_.serving.pool == ServingPool::kDecode) {
           live.prefilled = next.input_tokens;           // its prompt's KV arrived with it: it decodes at once
           if (receives_handoffs()) live.generated = 1;  // the prefill pool's token
-          live.chunk = 1;
+          live.chunk = decode_tokens;
         } else {
           live.chunk = std::min(next.input_tokens, budget);
           record.token_budget_full = record.token_budget_full || live.chunk < next.input_tokens;
@@ -270,7 +282,7 @@ class DataParallelServer {
       }
       // What stopped admission while requests still wait, in the order the loop above tests it.
       if (!rank.waiting.empty()) {
-        if (budget == 0)
+        if (budget < admitted_tokens)
           record.token_budget_full = true;
         else if (static_cast<int>(rank.running.size()) >= scenario_.serving.max_running_requests)
           record.request_cap_full = true;
@@ -280,20 +292,40 @@ class DataParallelServer {
       if (kv_capacity_tokens_ > 0)
         record.kv_use = std::max(
             record.kv_use, static_cast<double>(rank.kv_reserved) / static_cast<double>(kv_capacity_tokens_));
-      for (const LiveRequest& live : rank.running) {
+      for (LiveRequest& live : rank.running) {
         if (live.chunk == 0) continue;
         const Request& request = requests_[live.index];
         const bool decoding = live.prefilled == request.input_tokens;
         const int first_position = decoding ? request.input_tokens + live.generated - 1 : live.prefilled;
-        batch.chunks.push_back({live.chunk, first_position});
+        ++batch.requests;
         batch.tokens += live.chunk;
-        if (!decoding) batch.prefill_tokens += live.chunk;
-        const bool yields_token = decoding || live.prefilled + live.chunk == request.input_tokens;
-        batch.yields_token.push_back(yields_token);
-        if (yields_token) ++batch.logits;
+        if (decoding) {
+          // One decode query per token: the last one and, verifying drafts, each draft.
+          for (int i = 0; i < live.chunk; ++i) {
+            batch.chunks.push_back({1, first_position + i});
+            batch.yields_token.push_back(true);
+          }
+          batch.logits += live.chunk;
+        } else {
+          batch.chunks.push_back({live.chunk, first_position});
+          batch.prefill_tokens += live.chunk;
+          const bool yields_token = live.prefilled + live.chunk == request.input_tokens;
+          batch.yields_token.push_back(yields_token);
+          if (yields_token) ++batch.logits;
+        }
         for (int i = 0; i < live.chunk; ++i) {
           tokens_.push_back({request.id, request.topic, first_position + i});
           token_rank_.push_back(r);
+        }
+        live.gain = decoding                                              ? verified_tokens(live)
+                    : live.prefilled + live.chunk == request.input_tokens ? 1
+                                                                          : 0;
+        if (speculative_.on()) {
+          const bool continues = live.gain > 0 && live.generated + live.gain < tokens_to_generate(request);
+          batch.draft.push_back({{request.id, request.topic, first_position},
+                                 decoding ? live.gain : live.chunk,
+                                 !decoding,
+                                 continues});
         }
       }
       any = any || batch.tokens > 0;
@@ -347,7 +379,7 @@ class DataParallelServer {
           out.first_token = now;  // the prompt's last chunk yields the first output token
           out.first_token_step = step;
         } else {
-          ++record.decode_tokens;
+          record.decode_tokens += live.gain;
           if (live.last_token_step < 0) {  // a decode pool's request: its first decode step
             out.first_token_step = step;
             // Handed over, its first token was the prefill pool's: the wait from its KV landing to
@@ -358,9 +390,9 @@ class DataParallelServer {
           }
         }
         live.last_token_step = step;
-        ++live.generated;
-        ++result_.output_tokens;
-        --rank.load.outstanding_tokens;
+        live.generated += live.gain;
+        result_.output_tokens += live.gain;
+        rank.load.outstanding_tokens -= live.gain;
         if (live.generated == tokens_to_generate(request)) {
           out.finish = now;
           out.finish_step = step;
@@ -372,13 +404,28 @@ class DataParallelServer {
       for (auto it = done; it != rank.running.end(); ++it) {
         const Request& request = requests_[it->index];
         rank.kv_reserved -=
-            kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens);
+            kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens) +
+            draft_kv_tokens();
         --rank.load.requests;
         request_finished(now);
       }
       rank.running.erase(done, rank.running.end());
     }
     result_.steps.push_back(record);
+  }
+
+  // The output tokens a decoding request's step gives it: one, or with speculative decoding the
+  // drafts its verification accepts and the target model's own token after them (no more than it
+  // still needs). Drawn as its batch is formed, so the draft knows who goes on decoding.
+  int verified_tokens(LiveRequest& live) {
+    if (!speculative_.on()) return 1;
+    const Request& request = requests_[live.index];
+    const int drafts = speculative_.tokens;
+    const int accepted = accepted_drafts(speculative_.acceptance, drafts, scenario_.workload.seed, request.id,
+                                         live.verifications++);
+    const int kept = std::min(accepted + 1, tokens_to_generate(request) - live.generated);
+    result_.acceptance.add(drafts, accepted, kept);
+    return kept;
   }
 
   // A prefill pool's request ends with the token its prompt yields.
@@ -405,6 +452,7 @@ class DataParallelServer {
   std::vector<int> token_rank_;
   KvHandoff* handoff_;
   double request_seconds_;  // the engine's request path: HTTP, tokenisation (0 without an engine)
+  const SpeculativeDecoding& speculative_;
   std::vector<KvArrival> arrived_;
   StepClock clock_;
   std::size_t next_arrival_ = 0;

@@ -13,6 +13,32 @@
 
 namespace semsim {
 
+namespace {
+
+// Speculative decoding's draft on each device: DeepSeek's MTP module is one more layer shaped like the
+// model's last (its experts spread as that layer's slots) and a projection of [embedding; hidden
+// state] (2 hidden x hidden); a draft model is held whole by every rank.
+double draft_weight_bytes(const SpeculativeDecoding& spec, const MoeModel& model, long long slots_per_layer,
+                          const Precision& p) {
+  if (!spec.on()) return 0;
+  if (spec.draft_model) return weight_bytes_per_device(*spec.draft_model, 0, p);
+  const long long ffn = model.dense()
+                            ? dense_ffn_params(model)
+                            : gate_params(model) + model.shared_experts * shared_expert_params(model) +
+                                  slots_per_layer * expert_params(model);
+  const long long projection = 2LL * model.hidden * model.hidden;
+  return static_cast<double>(attention_params_per_layer(model) + ffn + projection) * p.weight_bytes;
+}
+
+// The draft's own KV cache per token: the MTP layer's, or every layer of the draft model's.
+double draft_kv_bytes_per_token(const SpeculativeDecoding& spec, const MoeModel& model, const Precision& p) {
+  if (!spec.on()) return 0;
+  if (spec.draft_model) return kv_bytes_per_token(*spec.draft_model, p);
+  return static_cast<double>(model.kv_elements_per_token_per_layer()) * p.kv_bytes;
+}
+
+}  // namespace
+
 // Under Attention-TP every rank holds its shard of the attention, dense FFN and vocabulary weights
 // and of every token's KV cache (attention_tp_shard: GQA/MHA KV split by min(tp, kv_heads), MLA's
 // latent KV replicated), so the group's token capacity is what one rank's share allows. With experts
@@ -29,9 +55,15 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
     for (const auto& device : layer)
       m.most_slots_per_device = std::max(m.most_slots_per_device, static_cast<int>(device.size()));
   const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
-  const double kv_per_token = kv_bytes_per_token(rank_model, s.precision);
-  const long long longest =
-      kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(), s.workload.output_len.upper_bound());
+  const SpeculativeDecoding& spec = s.serving.speculative;
+  const long long slots_per_layer = s.model.dense() ? 0 : m.most_slots_per_device;
+  m.draft_weight_bytes_per_device = draft_weight_bytes(spec, rank_model, slots_per_layer, s.precision);
+  m.weight_bytes_per_device += m.draft_weight_bytes_per_device;
+  const double kv_per_token =
+      kv_bytes_per_token(rank_model, s.precision) + draft_kv_bytes_per_token(spec, rank_model, s.precision);
+  const long long longest = kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(),
+                                           s.workload.output_len.upper_bound()) +
+                            (s.serving.pool == ServingPool::kPrefill ? 0 : spec.tokens);
   if (s.low_latency_buffer_tokens > 0 &&
       !s.model.dense())  // DeepEP's experts are the group's slots, replicas included
     m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,

@@ -10,7 +10,8 @@ struct MemoryPlan {
   // KV-cache capacity of one DP rank in tokens, after weights (validated > one longest request).
   // Attention-TP: of the group, each device holding its shard of every token's KV.
   long long kv_capacity_tokens = 0;
-  double weight_bytes_per_device = 0;  // the device with the most expert slots (replicas cost weights)
+  double weight_bytes_per_device = 0;        // the device with the most expert slots (replicas cost weights)
+  double draft_weight_bytes_per_device = 0;  // of those, speculative decoding's MTP layer or draft model
   double dispatch_buffer_bytes_per_device = 0;  // DeepEP's low-latency buffers (policies/dispatch.hpp)
   int physical_slots_per_layer = 0;             // expert slots of the fullest MoE layer, replicas included
   int redundant_experts = 0;                    // ... beyond the logical experts

@@ -135,6 +135,10 @@ RunPlan build_run(const Scenario& scenario) {
   run.rank_cost = std::make_unique<CalibratedCostModel>(
       *run.rank_model, scenario.cluster.device, *scenario.calibration, scenario.precision,
       scenario.calibration_extrapolation, experts_see_whole_batch);
+  if (const auto& draft = scenario.serving.speculative.draft_model)
+    run.draft_cost =
+        std::make_unique<CalibratedCostModel>(*draft, scenario.cluster.device, *scenario.calibration,
+                                              scenario.precision, scenario.calibration_extrapolation, false);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
   if (scenario.model.dense()) {  // nothing to dispatch

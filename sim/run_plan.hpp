@@ -31,6 +31,8 @@ struct RunPlan {
   // with experts split by tensor parallelism each device's slice of them (experts_tp_shard).
   std::unique_ptr<const MoeModel> rank_model, expert_model;
   std::unique_ptr<CalibratedCostModel> cost, rank_cost;
+  // Speculative decoding with a draft model (serving.speculative method draft): its costs on a rank.
+  std::unique_ptr<CalibratedCostModel> draft_cost;
   // What the dispatch and combine move and what times them (DeepEP's kernels where the profile
   // measured them for this group).
   DispatchTiming dispatch;

@@ -9,6 +9,7 @@
 #include "sim/phase.hpp"
 #include "workloads/expert_groups.hpp"
 #include "workloads/routing_drift.hpp"
+#include "workloads/speculative_acceptance.hpp"
 
 namespace semsim {
 
@@ -175,6 +176,7 @@ struct RunResult {
   bool stopped_at_time_limit = false;         // serving.time_limit ended it with requests not done
   long long prefill_tokens = 0;
   long long output_tokens = 0;
+  AcceptanceCounts acceptance;               // speculative decoding's verifications (serving.speculative)
   bool engine_host_work = false;             // the steps pay an engine's host work (StepEngineRecord)
   RunNotes notes;                            // RunPlan::notes
   std::vector<ExportedStep> exported_steps;  // --export-steps' window (sim/step_exporter.hpp)

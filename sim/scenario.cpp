@@ -12,6 +12,7 @@
 #include "sim/scenario_checks.hpp"
 #include "sim/scenario_disaggregation.hpp"
 #include "sim/scenario_overrides.hpp"
+#include "sim/scenario_speculative.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
@@ -110,7 +111,7 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
 
 void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
   in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap",
-                 "ep_kernel", "pool", "batching"});
+                 "ep_kernel", "pool", "batching", "speculative"});
   if (const auto pool = in.optional("pool")) limits.pool = read_choice(*pool, kServingPoolNames);
   if (const auto batching = in.optional("batching")) limits.batching = read_choice(*batching, kBatchingNames);
   if (const auto kernel = in.optional("ep_kernel")) limits.ep_kernel = read_choice(*kernel, kEpKernelNames);
@@ -288,6 +289,7 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   const auto serving = root.optional("serving");
   if (serving) read_serving(*serving, s.cluster.device, s.serving);
   if (const auto engine = root.optional("engine")) read_engine(*engine, serving, s);
+  if (serving && serving->has("speculative")) read_speculative(serving->required("speculative"), base_dir, s);
   s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
   check_routing_matches(s.workload, s.model, root.required("workload"));
   if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);

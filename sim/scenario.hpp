@@ -21,6 +21,7 @@
 #include "sim/network.hpp"
 #include "sim/scenario_overrides.hpp"
 #include "workloads/routing_drift.hpp"
+#include "workloads/speculative_acceptance.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
@@ -68,6 +69,9 @@ struct ServingLimits {
   Batching batching = Batching::kMixed;
   // serving.ep_kernel: the kernels timing dispatch and combine (sim/ep_kernels.hpp).
   EpKernel ep_kernel = EpKernel::kAuto;
+  SpeculativeDecoding speculative;  // serving.speculative (sim/scenario_speculative.hpp)
+  // The tokens one decoding request runs per step: its last token, and the drafts verified with it.
+  int decode_step_tokens() const { return 1 + speculative.tokens; }
 };
 
 // engine.name: which serving engine's host work a step pays besides its kernels (sglang: SGLang

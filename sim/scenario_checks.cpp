@@ -136,16 +136,24 @@ void check_deepep_dispatch(const YamlInput& root, const Scenario& s) {
   // Its low-latency buffers hold a fixed number of tokens per rank: every step that runs
   // low_latency (all of them; with auto, the decode-only ones) must fit.
   if (s.low_latency_buffer_tokens == 0) return;
+  // A decode-only step runs each request's verified drafts too (serving.speculative).
   const bool every_step = s.dispatch == DispatchMode::kLowLatency;
-  const int most = every_step ? s.serving.max_batch_tokens : s.serving.max_running_requests;
+  const long long most =
+      every_step ? s.serving.max_batch_tokens
+                 : static_cast<long long>(s.serving.max_running_requests) * s.serving.decode_step_tokens();
   if (most > s.low_latency_buffer_tokens) {
     const char* key = every_step ? "max_batch_tokens" : "max_running_requests";
     const YamlInput serving = root.optional("serving") ? root.required("serving") : root;
+    const std::string tokens =
+        every_step || !s.serving.speculative.on()
+            ? std::to_string(most)
+            : fmt::format("{} x {} tokens per decoding request (serving.speculative) = {}",
+                          s.serving.max_running_requests, s.serving.decode_step_tokens(), most);
     (serving.has(key) ? serving.required(key) : policy_key(root, PolicyKind::kDispatch))
         .fail(fmt::format("serving.{} {} exceeds the {} tokens per rank DeepEP's low-latency buffers hold "
                           "(policies.dispatch '{}', max_dispatch_tokens_per_rank): lower it, or raise "
                           "max_dispatch_tokens_per_rank (buffer memory grows with it)",
-                          key, most, s.low_latency_buffer_tokens, s.dispatch_name));
+                          key, tokens, s.low_latency_buffer_tokens, s.dispatch_name));
   }
 }
 

@@ -40,7 +40,9 @@ const std::vector<std::vector<const char*>> kPathKeys = {{"model"},
                                                          {"workload", "arrival", "file"},
                                                          {"workload", "input_len", "file"},
                                                          {"workload", "output_len", "file"},
-                                                         {"workload", "requests_from", "file"}};
+                                                         {"workload", "requests_from", "file"},
+                                                         {"serving", "speculative", "draft_model"},
+                                                         {"serving", "speculative", "acceptance", "trace"}};
 
 // Calls `visit(value, path)` for the scalar at `keys` below `node` when it names an existing file or
 // folder, `path` being it resolved against `base_dir`, made absolute. Nodes are handles: the map's

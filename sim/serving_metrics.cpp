@@ -205,6 +205,7 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
          {&s.kv_wait_step_share, &s.token_budget_step_share, &s.request_cap_step_share, &s.kv_use_mean})
       *per_step /= static_cast<double>(run.steps.size());
   s.saturated = saturated_window(run.steps);
+  s.acceptance = run.acceptance;
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;
   s.steps = static_cast<int>(run.steps.size());

@@ -80,6 +80,7 @@ struct Summary {
     double prefill_tok_s = 0, decode_tok_s = 0;  // prompt tokens prefilled; tokens from decode steps
   };
   std::optional<Window> saturated;
+  AcceptanceCounts acceptance;  // speculative decoding's verifications (RunResult's)
 };
 
 Summary summarize(const RunResult& run, const GoodputSlos& slos = {});

@@ -44,7 +44,7 @@ class Server {
         run_(run),
         executor_(make_executor(scenario, run.topology, platform)),
         builder_(scenario, run.placement->placement, *run.routing, *run.cost, *run.rank_cost, run.topology,
-                 *run.token_scheduler, run.dispatch, run.nccl ? &*run.nccl : nullptr),
+                 *run.token_scheduler, run.dispatch, run.nccl ? &*run.nccl : nullptr, run.draft_cost.get()),
         recorder_(scenario.model, scenario.ep, timeline),
         exporter_(scenario, run.placement->placement, exported),
         host_work_(scenario.engine, scenario.calibration->engine, scenario.model.layers),

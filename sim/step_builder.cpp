@@ -21,7 +21,8 @@ std::vector<int> moe_layer_ids(const MoeModel& model) {
 
 }  // namespace
 
-StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers, int devices_per_node)
+StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers, int devices_per_node,
+                                    int first_moe)
     : attention_full(devices),
       attention_windowed(devices),
       dense(devices),
@@ -30,6 +31,7 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers, in
       shared(devices),
       rank_tokens(devices),
       dispatch(devices, experts, devices_per_node),
+      first_moe(first_moe),
       copies(moe_layers, std::vector<long long>(static_cast<std::size_t>(devices) * devices, 0)),
       device_experts(devices),
       active_experts(devices) {}
@@ -37,13 +39,14 @@ StepBuilder::MicroBatch::MicroBatch(int devices, int experts, int moe_layers, in
 StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
                          const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
                          TokenScheduler& token_scheduler, const DispatchTiming& dispatch,
-                         const NcclTimes* nccl)
+                         const NcclTimes* nccl, const CostModel* draft_cost)
     : scenario_(scenario),
       placement_(placement),
       routing_(routing),
       cost_(cost),
       rank_cost_(rank_cost),
       token_scheduler_(token_scheduler),
+      draft_cost_(draft_cost),
       pricing_(scenario, topology, cost.collective_overhead(), dispatch, nccl),
       tensor_parallel_(scenario.attention == AttentionMode::kTensorParallel),
       experts_tensor_parallel_(scenario.experts_tensor_parallel()),
@@ -58,6 +61,10 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
   for (int m = 0; m < micro_batches_; ++m)
     micro_.emplace_back(scenario.ep, scenario.model.routed_experts, static_cast<int>(moe_layer_ids_.size()),
                         devices_per_node);
+  // Each draft pass routes through the MTP layer, whose experts are placed as the last MoE layer's.
+  for (int pass = 0; pass < scenario.serving.speculative.tokens; ++pass)
+    drafts_.emplace_back(scenario.ep, scenario.model.routed_experts, 1, devices_per_node,
+                         static_cast<int>(moe_layer_ids_.size()) - 1);
 }
 
 // Layer 0 is windowed whenever the model has windowed layers; layer 1 is then full (windows every
@@ -229,7 +236,7 @@ void StepBuilder::add_all_reduce(MicroBatch& mb, Phase phase, int layer, int ind
 // Sem-MoE permutes every token's hidden state on every rank: before the reduce-scatter, and back
 // after the all-gather (each micro-batch its own tokens). Positional slices need no permute.
 void StepBuilder::add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph) {
-  if (!reshuffle_) return;
+  if (!reshuffle_ || mb.moe_rank != &mb.scheduled) return;  // a draft pass's tokens stay in position
   const double seconds = cost_.permute_tokens(static_cast<long long>(mb.tokens.size()));
   if (seconds <= 0) return;
   Activity& permute = graph.add_compute(Phase::kPermute, layer, index, {mb.last});
@@ -239,7 +246,6 @@ void StepBuilder::add_permute(MicroBatch& mb, int index, int layer, StepGraph& g
 
 void StepBuilder::route_layer(MicroBatch& mb, int moe) {
   const int k = scenario_.model.top_k;
-  const int ranks = scenario_.ep;
   // Ranks that do not reshuffle hold for every layer of the step.
   if (tensor_parallel_ && !experts_tensor_parallel_ && (reshuffle_ || moe == 0)) {
     mb.moe_rank = &scheduled_ranks(mb, moe);
@@ -255,6 +261,15 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
   if (reshuffle_)
     for (std::size_t i = 0; i < mb.tokens.size(); ++i)
       mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
+  dispatch_routed(mb, moe, false);
+}
+
+// The dispatch accounting and each device's expert seconds of `mb`'s routing at MoE layer `moe`.
+// A draft pass's (speculative decoding's MTP layer) counts as traffic and activations, not as the
+// layer's load nor as the step export's.
+void StepBuilder::dispatch_routed(MicroBatch& mb, int moe, bool draft) {
+  const int k = scenario_.model.top_k;
+  const int ranks = scenario_.ep;
   LayerDispatch& dispatch = mb.dispatch;
   dispatch.clear();
   if (experts_tensor_parallel_)
@@ -280,14 +295,14 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     for (const int tokens : local_counts_) mb.active_experts[device] += tokens > 0 ? 1 : 0;
     mb.device_experts[device] += cost_.routed_experts(local_counts_);
   }
-  if (keep_for_export_) {
+  if (keep_for_export_ && !draft) {
     kept_expert_tokens_.resize(moe_layer_ids_.size());
     kept_expert_tokens_[moe] = dispatch.expert_tokens;
   }
   // The executor reads this layer's copies after every layer is built: keep them, and give the
   // dispatch accounting the previous step's storage to clear.
-  std::swap(dispatch.copies, mb.copies[moe]);
-  counters_.count_dispatch(moe, dispatch, mb.copies[moe]);
+  std::swap(dispatch.copies, mb.copies[moe - mb.first_moe]);
+  counters_.count_dispatch(draft ? -1 : moe, dispatch, mb.copies[moe - mb.first_moe]);
 }
 
 // Split by tensor parallelism, every device serves its slice of every activation: each is local, none
@@ -306,8 +321,8 @@ void StepBuilder::account_expert_slices(MicroBatch& mb) const {
 
 // The gate runs on each rank's own tokens: under Attention-TP after the reduce-scatter, but every
 // rank waits for the slowest at the next collective either way.
-void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph) {
-  const int layer = moe_layer_ids_[moe];
+void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer,
+                                             StepGraph& graph) {
   Activity& attention = graph.add_compute(Phase::kAttention, layer, index, {mb.last});
   for (int r = 0; r < scenario_.ep; ++r)
     attention.seconds[r] = (windowed(layer) ? mb.attention_windowed[r] : mb.attention_full[r]) + mb.gate[r];
@@ -326,12 +341,12 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
                          slice_collective(mb, ShardCollective::kReduceScatter), {mb.last});
     mb.last = graph.last();
   }
-  graph.add_collective(Phase::kDispatch, layer, index, pricing_.exchange(mb.copies[moe], false), {mb.last});
+  graph.add_collective(Phase::kDispatch, layer, index,
+                       pricing_.exchange(mb.copies[moe - mb.first_moe], false), {mb.last});
   mb.last = graph.last();
 }
 
-void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph) {
-  const int layer = moe_layer_ids_[moe];
+void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph) {
   Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
   experts.seconds = mb.device_experts;
   experts.work.resize(mb.device_experts.size());
@@ -348,7 +363,8 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, St
       add_shard_collective(mb, Phase::kCombine, ShardCollective::kReduceScatter, layer, index, graph);
     return;
   }
-  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe], true), {mb.last});
+  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe - mb.first_moe], true),
+                       {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
   graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, ShardCollective::kAllGather),
@@ -403,12 +419,113 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
     }
     counters_.count_layer_load(micro_batches_ == 1 ? micro_[0].dispatch.device_tokens : layer_tokens_);
     // Each stage for every micro-batch before the next stage: the order of compute on each device.
-    for (int m = 0; m < micro_batches_; ++m) add_attention_and_dispatch(micro_[m], m, l, graph);
-    for (int m = 0; m < micro_batches_; ++m) add_experts_and_combine(micro_[m], m, l, graph);
+    for (int m = 0; m < micro_batches_; ++m)
+      add_attention_and_dispatch(micro_[m], m, l, moe_layer_ids_[moe], graph);
+    for (int m = 0; m < micro_batches_; ++m)
+      add_experts_and_combine(micro_[m], m, l, moe_layer_ids_[moe], graph);
     if (tensor_parallel_)
       for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
   }
+  if (!drafts_.empty()) add_draft(batches, graph);
   counters_.end_step();
+}
+
+// Speculative decoding's draft, after the step's last layer (it reads the final hidden states): K
+// passes, the first over what each request kept this step, each other over one draft token of every
+// request that goes on decoding. mtp: the model's MTP layer, one more layer shaped like its last
+// (attention, then the MoE layer's gate, dispatch, experts and combine, or a dense FFN), and the LM
+// head, each pass; draft: the draft model's layers and LM head on each rank, without collectives.
+// Left out: the MTP layer's projection of [embedding; hidden state] (2 hidden x hidden weights).
+void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& graph) {
+  const int mtp_layer = scenario_.model.layers;  // its index in DeepSeek-V3's checkpoint
+  const int moe = static_cast<int>(moe_layer_ids_.size()) - 1;
+  int last = micro_.back().last;
+  if (micro_batches_ > 1) {  // the draft reads both micro-batches' outputs
+    Activity& join = graph.add_compute(Phase::kOther, -1, 0, {micro_.front().last, micro_.back().last});
+    std::fill(join.seconds.begin(), join.seconds.end(), 0.0);
+    last = graph.last();
+  }
+  for (std::size_t pass = 0; pass < drafts_.size(); ++pass) {
+    MicroBatch& mb = drafts_[pass];
+    if (!form_draft_pass(batches, static_cast<int>(pass), mb)) return;
+    mb.last = last;
+    if (draft_cost_) {
+      Activity& draft = graph.add_compute(Phase::kOther, -1, 0, {mb.last});
+      for (int r = 0; r < scenario_.ep; ++r) draft.seconds[r] = draft_model_seconds((*mb.batches)[r]);
+      count_batch_tokens(mb, draft);
+    } else if (scenario_.model.dense()) {
+      price_ranks(mb);
+      Activity& layer = graph.add_compute(Phase::kOther, mtp_layer, 0, {mb.last});
+      for (int r = 0; r < scenario_.ep; ++r)
+        layer.seconds[r] = mb.attention_full[r] + mb.dense[r] + mb.head[r];
+      count_batch_tokens(mb, layer);
+    } else {
+      price_ranks(mb);
+      for (TokenRef& token : mb.tokens) token.id = routing_.token_id(token);
+      mb.experts.resize(mb.tokens.size() * scenario_.model.top_k);
+      routing_.route(moe, mb.tokens, mb.experts);
+      dispatch_routed(mb, moe, true);
+      add_attention_and_dispatch(mb, 0, moe, mtp_layer, graph);
+      add_experts_and_combine(mb, 0, moe, mtp_layer, graph);
+      add_permute(mb, 0, mtp_layer, graph);
+      Activity& head = graph.add_compute(Phase::kOther, -1, 0, {mb.last});
+      head.seconds = mb.head;
+      count_batch_tokens(mb, head);
+    }
+    last = graph.last();
+  }
+}
+
+// The draft micro-batch of pass `pass` (add_draft) from the step's per-request draft work; returns
+// whether it has tokens.
+bool StepBuilder::form_draft_pass(const std::vector<RankBatch>& batches, int pass, MicroBatch& mb) {
+  mb.own_batches.assign(batches.size(), RankBatch{});
+  mb.batches = &mb.own_batches;
+  mb.token_rank = &mb.own_token_rank;
+  mb.tokens.clear();
+  mb.own_token_rank.clear();
+  mb.source.clear();
+  for (std::size_t r = 0; r < batches.size(); ++r) {
+    RankBatch& into = mb.own_batches[r];
+    auto add = [&](const TokenRef& first, int tokens, bool as_prompt, bool logit) {
+      if (as_prompt) {
+        into.chunks.push_back({tokens, first.position});
+        into.yields_token.push_back(logit);
+      } else {
+        for (int i = 0; i < tokens; ++i) {
+          into.chunks.push_back({1, first.position + i});
+          into.yields_token.push_back(logit && i == tokens - 1);
+        }
+      }
+      into.tokens += tokens;
+      into.logits += logit ? 1 : 0;
+      ++into.requests;
+      for (int i = 0; i < tokens; ++i) {
+        mb.tokens.push_back({first.request, first.topic, first.position + i});
+        mb.own_token_rank.push_back(static_cast<int>(r));
+      }
+    };
+    for (const DraftWork& work : batches[r].draft) {
+      if (pass == 0) {
+        if (work.prompt || work.drafts) add(work.first, work.tokens, work.prompt, work.drafts);
+      } else if (work.drafts) {  // the draft token of the pass before, fed in after the kept tokens
+        TokenRef next = work.first;
+        next.position += work.tokens + pass - 1;
+        add(next, 1, false, true);
+      }
+    }
+  }
+  return !mb.tokens.empty();
+}
+
+// One draft-model pass over a rank's batch: each of its layers' attention and FFN, and its LM head.
+double StepBuilder::draft_model_seconds(const RankBatch& batch) const {
+  if (batch.tokens == 0) return 0.0;
+  const MoeModel& draft = *scenario_.serving.speculative.draft_model;
+  double seconds = draft_cost_->lm_head(batch.logits);
+  for (int layer = 0; layer < draft.layers; ++layer)
+    seconds += draft_cost_->attention(layer, batch.chunks) + draft_cost_->dense_ffn(batch.tokens);
+  return seconds;
 }
 
 }  // namespace semsim

@@ -37,26 +37,42 @@
 
 namespace semsim {
 
-// The work of one rank in a step.
+// Speculative decoding (serving.speculative): what one request's step gives its draft. The draft's
+// first pass runs over the `tokens` the target model kept this step from position `first.position`
+// (a prompt chunk, or the verified tokens as decode queries); a request that goes on decoding
+// (`drafts`) then gets its K draft tokens: the first from that pass, each other from one more pass
+// over the draft before it.
+struct DraftWork {
+  TokenRef first;
+  int tokens = 0;
+  bool prompt = false;  // a prompt chunk (else verified decode tokens)
+  bool drafts = false;
+};
+
+// The work of one rank in a step. A decoding request runs one token, or with speculative decoding
+// its last token and K drafts, each a one-token chunk (a decode query over the request's cache).
 struct RankBatch {
-  std::vector<SequenceChunk> chunks;  // one per request with tokens in this step
-  std::vector<bool> yields_token;     // per chunk: its last token produces the request's next token
+  std::vector<SequenceChunk> chunks;  // per request with tokens in this step (a verification: K + 1)
+  std::vector<bool> yields_token;     // per chunk: its last token produces logits (LM head rows)
   int tokens = 0;                     // sum of chunk sizes
   int logits = 0;                     // chunks that yield a token (LM head rows)
-  int prefill_tokens = 0;             // of `tokens`, prompt tokens (the others decode, one per request)
+  int prefill_tokens = 0;             // of `tokens`, prompt tokens (the others decode)
+  int requests = 0;                   // requests with tokens in this step
+  std::vector<DraftWork> draft;       // speculative decoding: per request, its draft's work
 };
 
 class StepBuilder {
  public:
   // `rank_cost` prices each rank's attention, dense FFN and LM head: `cost` itself under
   // Attention-DP, one of the model's TP shard (attention_tp_shard) under Attention-TP.
-  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP. `dispatch`
+  // `token_scheduler` places the tokens on ranks at each MoE layer under Attention-TP. `draft_cost`
+  // prices speculative decoding's draft model (serving.speculative method draft). `dispatch`
   // says what the dispatch and combine move and what times them. With `nccl`, NCCL's measured fits
   // time Attention-TP's collectives; without, their shards cross the topology.
   StepBuilder(const Scenario& scenario, const Placement& placement, const RoutingSource& routing,
               const CostModel& cost, const CostModel& rank_cost, const Topology& topology,
               TokenScheduler& token_scheduler, const DispatchTiming& dispatch,
-              const NcclTimes* nccl = nullptr);
+              const NcclTimes* nccl = nullptr, const CostModel* draft_cost = nullptr);
 
   // Attention-DP: `tokens[i]` runs on rank `token_rank[i]`, `batches` holds one batch per rank.
   // Attention-TP: `batches` holds the group's one batch (every token on rank 0); the token
@@ -94,15 +110,17 @@ class StepBuilder {
     const std::vector<int>* moe_rank = nullptr;
     std::vector<ExpertId> experts;  // this layer's routing of its tokens
     LayerDispatch dispatch;
-    std::vector<std::vector<long long>> copies;  // [moe layer] dispatch copies, kept for the executor
-    std::vector<double> device_experts;          // per device: routed + shared expert seconds
-    std::vector<int> active_experts;             // per device: its experts with a token this layer
-    std::vector<std::int32_t> token_ids;         // Attention-TP: what the token scheduler reads
-    std::vector<int> majority;                   // [moe layer * tokens + token] majority device this step
+    int first_moe = 0;  // the MoE layer of copies[0]
+    std::vector<std::vector<long long>>
+        copies;                           // [moe layer - first_moe] dispatch copies, kept for the executor
+    std::vector<double> device_experts;   // per device: routed + shared expert seconds
+    std::vector<int> active_experts;      // per device: its experts with a token this layer
+    std::vector<std::int32_t> token_ids;  // Attention-TP: what the token scheduler reads
+    std::vector<int> majority;            // [moe layer * tokens + token] majority device this step
     std::vector<int> previous_devices;
     std::vector<int> scheduled;  // Attention-TP: each token's rank at this MoE layer
     int last = -1;               // its last activity so far
-    MicroBatch(int devices, int experts, int moe_layers, int devices_per_node);
+    MicroBatch(int devices, int experts, int moe_layers, int devices_per_node, int first_moe = 0);
   };
 
   void split(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
@@ -120,9 +138,14 @@ class StepBuilder {
   void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph);
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
   void route_layer(MicroBatch& mb, int moe);
+  void dispatch_routed(MicroBatch& mb, int moe, bool draft);
   void account_expert_slices(MicroBatch& mb) const;
-  void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, StepGraph& graph);
-  void add_experts_and_combine(MicroBatch& mb, int index, int moe, StepGraph& graph);
+  // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
+  void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
+  void add_experts_and_combine(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
+  void add_draft(const std::vector<RankBatch>& batches, StepGraph& graph);
+  bool form_draft_pass(const std::vector<RankBatch>& batches, int pass, MicroBatch& mb);
+  double draft_model_seconds(const RankBatch& batch) const;
   void add_permute(MicroBatch& mb, int index, int layer, StepGraph& graph);
   // Per device, the tokens of the rank batch it runs (Attention-TP: the group's one batch).
   void count_batch_tokens(const MicroBatch& mb, Activity& activity) const;
@@ -134,6 +157,7 @@ class StepBuilder {
   const CostModel& cost_;
   const CostModel& rank_cost_;
   TokenScheduler& token_scheduler_;
+  const CostModel* draft_cost_;
   CollectivePricing pricing_;
   bool tensor_parallel_;
   bool experts_tensor_parallel_;  // parallelism.moe.tp > 1: every device a slice of every expert
@@ -142,7 +166,8 @@ class StepBuilder {
   std::vector<int> moe_layer_ids_;  // model layer index of each MoE layer
   StepCounters counters_;
   std::vector<MicroBatch> micro_;
-  std::vector<TokenRef> tokens_;  // the step's tokens with their vocabulary ids
+  std::vector<MicroBatch> drafts_;  // speculative decoding's draft passes, one each
+  std::vector<TokenRef> tokens_;    // the step's tokens with their vocabulary ids
   std::vector<ExpertId> experts_;
   std::vector<int> local_counts_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches

@@ -25,9 +25,11 @@ void StepCounters::count_dispatch(int moe, const LayerDispatch& dispatch, std::s
       (scenario_.dispatch_bytes_per_element + scenario_.precision.activation_bytes);
   record_->activations += dispatch.activations;
   record_->local_activations += dispatch.local_activations;
-  std::vector<long long>& loads = layer_loads_[static_cast<std::size_t>(moe)];
-  for (std::size_t device = 0; device < loads.size(); ++device)
-    loads[device] += dispatch.device_tokens[device];
+  if (moe >= 0) {
+    std::vector<long long>& loads = layer_loads_[static_cast<std::size_t>(moe)];
+    for (std::size_t device = 0; device < loads.size(); ++device)
+      loads[device] += dispatch.device_tokens[device];
+  }
   const double dispatch_copy_bytes = model.hidden * scenario_.dispatch_bytes_per_element;
   const double combine_copy_bytes = model.hidden * scenario_.precision.activation_bytes;
   const LevelBytes dispatched =

@@ -16,7 +16,8 @@ class StepCounters {
 
   // The record the step's counts go to, from zero.
   void start_step(StepTrafficRecord& record);
-  // One micro-batch's dispatch of MoE layer `moe`, whose copies are `copies` (the combine mirrors them).
+  // One micro-batch's dispatch of MoE layer `moe`, whose copies are `copies` (the combine mirrors them);
+  // `moe` -1: a speculative draft pass's, counted in the step's traffic but no layer's load.
   void count_dispatch(int moe, const LayerDispatch& dispatch, std::span<const long long> copies);
   // An Attention-TP shard collective's bytes over the topology.
   void count_shard_collective(double bytes) { record_->tp_collective_bytes += bytes; }

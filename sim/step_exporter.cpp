@@ -22,12 +22,14 @@ void check_exportable(const Scenario& scenario) {
   const auto refuse = [&](const std::string& why) {
     throw InputError(
         fmt::format("--export-steps: scenario '{}' {}; the step export covers Attention-DP "
-                    "without two-batch overlap and with full attention on every layer",
+                    "without two-batch overlap or speculative decoding, with full attention on every layer",
                     scenario.name, why));
   };
   if (scenario.attention != AttentionMode::kDataParallel) refuse("runs Attention-TP");
   if (scenario.serving.overlap != Overlap::kNone) refuse("runs two-batch overlap");
   if (scenario.model.attention.sliding_window_every > 0) refuse("has sliding-window attention layers");
+  // The replay runs the model's own layers: a draft's passes are not among them.
+  if (scenario.serving.speculative.on()) refuse("decodes speculatively (serving.speculative)");
 }
 
 StepExport step_export_header(const Scenario& scenario, const StepWindow& window) {

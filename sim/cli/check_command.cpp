@@ -86,6 +86,20 @@ void describe(const Scenario& s, const RunPlan& plan) {
           : "",
       s.workload.seed);
   if (s.engine.on()) std::cout << engine_settings_text(s);
+  if (const SpeculativeDecoding& spec = s.serving.speculative; spec.on()) {
+    std::string rates;
+    for (const double rate : spec.acceptance.rates)
+      rates += (rates.empty() ? "" : ", ") + fmt::format("{:g}", rate);
+    std::cout << fmt::format(
+        "  speculative decoding: {}{}, {} draft tokens, acceptance {} ({}), draft weights {:.3g} GB per "
+        "device\n",
+        name_of(kSpeculativeMethodNames, spec.method),
+        spec.draft_model ? " with " + spec.draft_model->name : "", spec.tokens,
+        spec.acceptance.kind == AcceptanceKind::kTrace
+            ? "from " + spec.acceptance.trace_file
+            : name_of(kAcceptanceKindNames, spec.acceptance.kind) + std::string(" ") + rates,
+        spec.acceptance.source, plan.memory.draft_weight_bytes_per_device / 1e9);
+  }
   if (s.serving.batching != Batching::kMixed)
     std::cout << "  batching " << name_of(kBatchingNames, s.serving.batching)
               << ": a step prefills only when it can, else decodes every running request\n";

@@ -67,6 +67,12 @@ nlohmann::ordered_json bench_serving_json(const Scenario& scenario, const RunRes
   statistics("itl", s.itl, true);
   statistics("e2e_latency", s.e2e, false);  // SGLang's name
   statistics("e2el", s.e2e, false);         // vLLM's name
+  // SGLang's mean tokens per speculative verification (only with serving.speculative).
+  if (scenario.serving.speculative.on())
+    j["accept_length"] =
+        s.acceptance.verifications > 0
+            ? Json(static_cast<double>(s.acceptance.tokens) / static_cast<double>(s.acceptance.verifications))
+            : Json();
   // The per-request details bench_serving saves, in arrival order (not `itls`: one value per token).
   Json input_lens = Json::array(), output_lens = Json::array(), ttfts = Json::array(), errors = Json::array();
   for (const RequestRecord& r : run.requests) {

@@ -200,6 +200,19 @@ void add_routing(std::string& out, const Json& j) {
                 : std::string()));
 }
 
+// What the speculative verifications realised, per verification and per draft position.
+void add_speculative(std::string& out, const Json& spec) {
+  auto rate = [](const Json& v) { return v.is_null() ? std::string("n/a") : num(v.get<double>(), 3); };
+  std::string positions;
+  for (const Json& position : spec["position_acceptance"])
+    positions += (positions.empty() ? "" : ", ") + rate(position);
+  line(
+      out, "Speculative decoding (" + spec["method"].get<std::string>() + "):",
+      fmt::format("{} drafts; {} verifications, {} accepted, {} tokens each; per position {}",
+                  spec["tokens"].get<int>(), spec["verifications"].get<long long>(),
+                  rate(spec["accepted_per_verification"]), rate(spec["tokens_per_verification"]), positions));
+}
+
 // A dense model's steps are its dense layers and LM head ("other") and, under Attention-TP, their
 // all-reduces: no routing, dispatch or experts to report.
 void add_moe(std::string& out, const Json& j) {
@@ -225,6 +238,7 @@ void add_moe(std::string& out, const Json& j) {
          fmt::format("{:.3f} / {:.3f} ({:.1f}% of step time; {} eager steps)",
                      j["engine"]["exposed_seconds"].get<double>(), j["engine"]["host_seconds"].get<double>(),
                      share["engine"].get<double>() * 100, j["engine"]["eager_steps"].get<int>()));
+  if (j.contains("speculative")) add_speculative(out, j["speculative"]);
   if (j["overlap"] != "none")
     line(out, "Communication exposed / hidden (s):",
          fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),

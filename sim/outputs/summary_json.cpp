@@ -197,6 +197,43 @@ nlohmann::ordered_json engine_json(const Scenario& scenario, const Summary& s) {
           {"eager_steps", s.eager_steps}};
 }
 
+// Speculative decoding: what drafted and what the verifications realised. Per verification, the drafts
+// accepted and the tokens kept (accepted + the target model's own, fewer when the request needed
+// fewer: SGLang's accept length); per draft position, accepted ÷ reached (every draft before it
+// accepted), the conditional rate the acceptance model draws with. Null where nothing verified.
+nlohmann::ordered_json speculative_json(const Scenario& scenario, const MemoryPlan& memory,
+                                        const AcceptanceCounts& counts) {
+  using Json = nlohmann::ordered_json;
+  const SpeculativeDecoding& spec = scenario.serving.speculative;
+  const AcceptanceModel& model = spec.acceptance;
+  Json acceptance = {{"dist", name_of(kAcceptanceKindNames, model.kind)}};
+  if (model.kind == AcceptanceKind::kTrace)
+    acceptance["trace"] = model.trace_file;
+  else
+    acceptance["rates"] = model.rates;
+  acceptance["source"] = model.source;
+  const auto verifications = static_cast<double>(counts.verifications);
+  auto per_verification = [&](long long total) {
+    return counts.verifications > 0 ? Json(static_cast<double>(total) / verifications) : Json();
+  };
+  Json positions = Json::array();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(spec.tokens); ++i) {
+    const long long reached = i < counts.reached.size() ? counts.reached[i] : 0;
+    positions.push_back(reached > 0
+                            ? Json(static_cast<double>(counts.accepted_at[i]) / static_cast<double>(reached))
+                            : Json());
+  }
+  return {{"method", name_of(kSpeculativeMethodNames, spec.method)},
+          {"tokens", spec.tokens},
+          {"draft_model", spec.draft_model ? Json(spec.draft_model->name) : Json()},
+          {"acceptance", std::move(acceptance)},
+          {"verifications", counts.verifications},
+          {"accepted_per_verification", per_verification(counts.accepted)},
+          {"tokens_per_verification", per_verification(counts.tokens)},
+          {"position_acceptance", std::move(positions)},
+          {"draft_weight_bytes_per_device", memory.draft_weight_bytes_per_device}};
+}
+
 // Latencies, then what the steps spent their time on: MoE traffic and balance, phases, overlap,
 // memory and the batch limits.
 void add_steps(nlohmann::ordered_json& j, const Scenario& scenario, const MemoryPlan& memory,
@@ -262,6 +299,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   j["semsim_version"] = semsim_version();
   // Appended after the keys that predate dense models (points.csv columns keep their places).
   j["model_kind"] = scenario.model.dense() ? "dense" : "moe";
+  if (scenario.serving.speculative.on()) j["speculative"] = speculative_json(scenario, memory, s.acceptance);
   return j;
 }
 

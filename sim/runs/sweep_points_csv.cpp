@@ -15,13 +15,14 @@ namespace {
 
 // The keys of every summary, or, when some point is disaggregated, of a disaggregated run's (which
 // holds the others' and its pools'): a point that is not has those columns empty. The workload's
-// lengths name their distribution's parameters and an engine adds its own keys: `point` (a point's
-// scenario) gives those.
+// lengths name their distribution's parameters, an engine and speculative decoding add their own keys:
+// `point` (a point's scenario) gives those.
 std::vector<std::string> metric_columns(bool disaggregated = false, const Scenario* point = nullptr) {
   Scenario blank;
   if (point) {
     blank.workload = point->workload;
     blank.engine = point->engine;
+    blank.serving.speculative = point->serving.speculative;
   }
   DisaggregatedPlan plan;
   if (disaggregated) {
@@ -29,7 +30,10 @@ std::vector<std::string> metric_columns(bool disaggregated = false, const Scenar
     const bool pooled = point && point->disaggregation;
     auto pool = [&](const std::shared_ptr<const Scenario>& own) {
       auto scenario = std::make_shared<Scenario>();
-      if (pooled) scenario->engine = own->engine;
+      if (pooled) {
+        scenario->engine = own->engine;
+        scenario->serving.speculative = own->serving.speculative;
+      }
       return scenario;
     };
     pools->prefill = pool(pooled ? point->disaggregation->prefill : nullptr);

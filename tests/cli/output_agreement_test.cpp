@@ -54,6 +54,9 @@ std::vector<std::string> random_overrides(std::mt19937_64& rng) {
       "calibration=" + pick({"measured", "datasheet"}),
       "network.fidelity=" + pick({"bottleneck", "flow"})};
   if (rng() % 4 == 0) o.push_back("serving.time_limit=0.002");  // a run stopped with requests unfinished
+  if (rng() % 3 == 0)  // speculative decoding: 64 requests x 3 tokens fit DeepEP's buffers
+    o.push_back("serving.speculative={method: mtp, tokens: " + between(1, 2) +
+                ", acceptance: {dist: fixed, rate: " + pick({"0", "0.7", "1"}) + "}}");
   return o;
 }
 
@@ -142,6 +145,18 @@ void expect_outputs_agree(const Outputs& o) {
       EXPECT_EQ(console_value(c, fmt::format("{} {} (ms):", label, name)), printed(seconds, 1e3))
           << result_key;
     }
+  // Speculative decoding's realised acceptance: bench_serving's accept length is summary.json's tokens
+  // per verification, and the console prints its counts.
+  if (s.contains("speculative")) {
+    const Json& spec = s["speculative"];
+    expect_same(r["accept_length"], spec["tokens_per_verification"], "accept_length");
+    const std::string line = console_value(c, "Speculative decoding (mtp):");
+    EXPECT_NE(line.find(fmt::format("{} verifications", spec["verifications"].get<long long>())),
+              std::string::npos)
+        << line;
+  } else {
+    EXPECT_FALSE(r.contains("accept_length"));
+  }
   // A metric with no values is null (n/a), never 0: TPOT needs a request of two tokens or more.
   if (s["tpot_s"]["count"] == 0) {
     EXPECT_TRUE(r["mean_tpot_ms"].is_null());

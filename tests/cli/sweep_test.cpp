@@ -180,6 +180,30 @@ series:
             (std::vector<std::string>{"8", ""}));
 }
 
+// Speculative decoding adds its own keys: columns filled for its points, empty for the plain one.
+TEST(cliSweep, SpeculativeDecodingHasItsColumns) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {workload.requests: 12, calibration: datasheet, serving.max_running_requests: 64}
+series:
+  plain: {}
+  mtp: {serving.speculative: {method: mtp, tokens: 2, acceptance: {dist: fixed, rate: 1}}}
+)");
+  const CliResult r = sweep({file, "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  const std::vector<std::string> header = split_csv_line(lines[0]);
+  const auto at = [&](const std::string& key) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
+  };
+  ASSERT_LT(at("speculative.position_acceptance"), header.size());
+  EXPECT_EQ(column(tmp / "out/points.csv", at("speculative.tokens")), (std::vector<std::string>{"", "2"}));
+  EXPECT_EQ(column(tmp / "out/points.csv", at("speculative.position_acceptance")),
+            (std::vector<std::string>{"", "[1.0,1.0]"}));
+}
+
 TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {
   // Mixtral's 8 experts cannot be split over EP 16; every other combination is valid.
   TempDir tmp;

@@ -193,3 +193,28 @@ TEST(Disaggregation, AKvTransferSharingANicWithTheDispatchSlowsBothInFlow) {
 
 }  // namespace
 }  // namespace semsim
+
+namespace semsim {
+namespace {
+
+// Speculative decoding in the decode pool: the handed-over request has its first token (the prefill
+// pool's) and needs 9 more; with every draft accepted, K = 2 verifies 3 a step: 3 decode steps, not 9.
+TEST(Disaggregation, TheDecodePoolVerifiesSpeculativeDrafts) {
+  const Scenario plain = pools_scenario(8, "whole", "bottleneck");
+  const std::string text =
+      "schema: 1\nmodel: deepseek-v2-lite\ncluster: {preset: h200-ib, nodes: 2}\n"
+      "parallelism: {ep: 8, attention: dp}\nnetwork: {fidelity: bottleneck}\n"
+      "serving: {speculative: {method: mtp, tokens: 2, acceptance: {dist: fixed, rate: 1}}}\n"
+      "workload: {requests: 1, arrival: {process: poisson, rate: 10}, input_len: {dist: fixed, value: 1000}, "
+      "output_len: {dist: fixed, value: 10}}\n"
+      "disaggregation: {kv_transfer: whole, prefill: {nodes: 1}, decode: {nodes: 1}}\n";
+  const Json without = simulate_pools(plain);
+  const Json with = simulate_pools(load_scenario(text, "pools.yaml", ""));
+  EXPECT_EQ(without["decode_steps"].get<int>(), 9);
+  EXPECT_EQ(with["decode_steps"].get<int>(), 3);
+  EXPECT_EQ(with["decode_tokens"], without["decode_tokens"]);
+  EXPECT_LT(with["requests"][0]["finish"].get<double>(), without["requests"][0]["finish"].get<double>());
+}
+
+}  // namespace
+}  // namespace semsim

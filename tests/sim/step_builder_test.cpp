@@ -67,7 +67,8 @@ struct StepBuilderFixture {
 // Rank 0 prefills 7 prompt tokens of request 0 (the chunk ends the prompt); rank 1 decodes one
 // token of request 1 at position 20.
 struct Step {
-  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7}, RankBatch{{{1, 20}}, {true}, 1, 1, 0}};
+  std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7, 1, {}},
+                                 RankBatch{{{1, 20}}, {true}, 1, 1, 0, 1, {}}};
   std::vector<TokenRef> tokens;
   std::vector<int> token_rank;
   Step() {
@@ -116,7 +117,7 @@ TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
 
 TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
   StepBuilderFixture f({"parallelism.attention=tp"});
-  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7};
+  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7, 2, {}};
   Step step;
   step.token_rank.assign(8, 0);
   const StepGraph g = f.build({group}, step.tokens, step.token_rank);
@@ -138,7 +139,7 @@ TEST(StepBuilder, ExpertsSplitByTpRunEveryTokenOnEveryDeviceBetweenAllReduces) {
   for (const int devices : {2, 8}) {
     StepBuilderFixture f({fmt::format("parallelism={{attention: {{tp: {0}}}, moe: {{tp: {0}}}}}", devices)});
     ASSERT_EQ(f.scenario.ep, devices);
-    RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7};
+    RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7, 2, {}};
     Step step;
     step.token_rank.assign(8, 0);
     const StepGraph g = f.build({group}, step.tokens, step.token_rank);
@@ -272,7 +273,7 @@ TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
   const double lm_head =
       roofline(2 * hidden * vocabulary, hidden * vocabulary * bf16 + (hidden + vocabulary) * bf16, gemm);
 
-  const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7}};
+  const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7, 1, {}}};
   std::vector<TokenRef> tokens;
   for (int p = 0; p < 7; ++p) tokens.push_back({0, 0, p});
   const StepGraph g = f.build(batches, tokens, std::vector<int>(7, 0));
@@ -285,13 +286,62 @@ TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
 // reduce-scatter and an all-gather each without NCCL's tables): no MoE phase.
 TEST(StepBuilder, ADenseModelUnderAttentionTpAllReducesEveryLayer) {
   StepBuilderFixture f({"model=qwen3-32b", "parallelism.attention=tp"});
-  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7};
+  RankBatch group{{{7, 0}, {1, 20}}, {true, true}, 8, 2, 7, 2, {}};
   Step step;
   step.token_rank.assign(8, 0);
   const StepGraph g = f.build({group}, step.tokens, step.token_rank);
   EXPECT_EQ(phases_of(g), std::vector<Phase>(1 + 4 * 64, Phase::kOther));
   for (int a = 1; a < static_cast<int>(g.activities().size()); ++a)
     EXPECT_EQ(g.activities()[a].kind, ActivityKind::kCollective) << a;
+}
+
+}  // namespace
+}  // namespace semsim
+
+namespace semsim {
+namespace {
+
+// Speculative decoding with K = 2: rank 1 verifies request 1's last token and two drafts (three decode
+// queries from position 20), both accepted. After the last layer the MTP layer's first pass runs
+// over the three kept tokens, its second over the draft that pass made (position 23), each as one
+// more MoE layer (attention and gate, dispatch, experts, combine) and the LM head.
+TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
+  StepBuilderFixture f({"serving.speculative={method: mtp, tokens: 2}"});
+  const RankBatch verify{
+      {{1, 20}, {1, 21}, {1, 22}}, {true, true, true}, 3, 3, 0, 1, {DraftWork{{1, 0, 20}, 3, false, true}}};
+  const std::vector<RankBatch> batches{RankBatch{}, verify};
+  const std::vector<TokenRef> tokens{{1, 0, 20}, {1, 0, 21}, {1, 0, 22}};
+  const StepGraph g = f.build(batches, tokens, {1, 1, 1});
+  const int layers = moe_layers(f.scenario.model);
+  const auto& a = g.activities();
+  const std::size_t first = 1 + 4 * static_cast<std::size_t>(layers);
+  ASSERT_EQ(a.size(), first + 2 * 5);
+  EXPECT_EQ(a[1].seconds[1], f.rank_cost.attention(a[1].layer, verify.chunks) + f.cost.gate(3));
+  const std::vector<SequenceChunk> kept{{1, 20}, {1, 21}, {1, 22}}, drafted{{1, 23}};
+  for (const auto& [pass, chunks, logits] : {std::tuple{0, kept, 1}, std::tuple{1, drafted, 1}}) {
+    const std::size_t at = first + 5 * static_cast<std::size_t>(pass);
+    const Phase expected[] = {Phase::kAttention, Phase::kDispatch, Phase::kExperts, Phase::kCombine,
+                              Phase::kOther};
+    for (std::size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(a[at + i].phase, expected[i]) << pass << " " << i;
+      ASSERT_EQ(a[at + i].after().size(), 1u);
+      EXPECT_EQ(a[at + i].after()[0], static_cast<int>(at + i) - 1);
+    }
+    EXPECT_EQ(a[at].layer, f.scenario.model.layers);  // the MTP layer's index
+    const long long tokens = static_cast<long long>(chunks.size());
+    EXPECT_EQ(a[at].seconds[1], f.rank_cost.attention(0, chunks) + f.cost.gate(tokens)) << pass;
+    EXPECT_EQ(a[at].seconds[0], 0.0) << pass;  // rank 0 has nothing to draft
+    EXPECT_EQ(a[at + 4].seconds[1], f.rank_cost.lm_head(logits)) << pass;
+  }
+}
+
+// A request that finishes with this step drafts nothing: no pass runs.
+TEST(StepBuilder, ARequestThatFinishesDraftsNothing) {
+  StepBuilderFixture f({"serving.speculative={method: mtp, tokens: 1}"});
+  const RankBatch verify{
+      {{1, 20}, {1, 21}}, {true, true}, 2, 2, 0, 1, {DraftWork{{1, 0, 20}, 2, false, false}}};
+  const StepGraph g = f.build({RankBatch{}, verify}, {{1, 0, 20}, {1, 0, 21}}, {1, 1});
+  EXPECT_EQ(g.activities().size(), 1 + 4 * static_cast<std::size_t>(moe_layers(f.scenario.model)));
 }
 
 }  // namespace
