@@ -137,9 +137,10 @@ RunPlan build_run(const Scenario& scenario) {
       scenario.calibration_extrapolation, experts_see_whole_batch);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
-  if (scenario.model.dense()) {  // nothing to dispatch
+  if (scenario.model.dense() || scenario.experts_tensor_parallel()) {  // nothing to dispatch
     run.dispatch = DispatchTiming(scenario.dispatch);
-    run.notes.dispatch_kernel = "none (dense model)";
+    run.notes.dispatch_kernel =
+        scenario.model.dense() ? "none (dense model)" : "none (experts split over every device)";
   } else {
     run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
                                            scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});

@@ -93,8 +93,11 @@ struct EngineSettings {
 
 struct Disaggregation;
 
+// Scenario::file of the embedded default scenario (`semsim run default`).
+inline constexpr const char* kDefaultScenarioFile = "<default>";
+
 struct Scenario {
-  std::string file;  // where it was read from ("<default>" for the embedded one)
+  std::string file;  // where it was read from (kDefaultScenarioFile for the embedded one)
   std::string name;
   MoeModel model;
   Cluster cluster;

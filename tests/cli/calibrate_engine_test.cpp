@@ -110,5 +110,30 @@ TEST(calibrateEngine, BadArgumentsExitTwo) {
   }
 }
 
+// The profile, engine-fit.md and the runs' folder are checked before any row runs: none may be the
+// measured runs (which stay as they were), and a place no folder can be made is refused at once.
+TEST(calibrateEngine, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
+  TempDir tmp;
+  const std::string runs = write_fit_runs(tmp, {kServingRunsHeader, kFitTp2});
+  const std::string text = read_file(runs);
+  for (const std::string name : {"runs.yaml", "engine-fit.md"}) {
+    fs::copy_file(runs, tmp / name);
+    const std::string out = name == "runs.yaml" ? tmp / name : tmp / "engine.yaml";
+    const std::vector<std::string> args{"calibrate", "engine", "--runs", tmp / name, "--device", "h100-sxm",
+                                        "--out",     out};
+    const CliResult r = run_semsim(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+    EXPECT_NE(r.err.find("is also an input"), std::string::npos) << describe(args, r);
+    EXPECT_EQ(read_file(tmp / name), text) << name;
+    EXPECT_FALSE(fs::exists(tmp / "engine-runs")) << name;
+    EXPECT_FALSE(fs::exists(tmp / "runs-runs")) << name;
+  }
+  const std::vector<std::string> args{"calibrate", "engine", "--runs", runs, "--device", "h100-sxm",
+                                      "--out",     "/proc/semsim-fit/engine.yaml"};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_NE(r.err.find("cannot create the output folder"), std::string::npos) << describe(args, r);
+}
+
 }  // namespace
 }  // namespace semsim::cli_test
