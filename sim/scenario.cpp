@@ -281,9 +281,14 @@ void read_calibration(std::optional<YamlInput> calibration, const std::string& b
                         "' (there are for h100-sxm and h200-sxm): give a profile file, or datasheet");
     s.calibration = std::move(measured);
   } else {
-    s.calibration = std::make_shared<const CalibrationProfile>(CalibrationProfile::from_yaml(
-        YamlInput::load_file(existing_file(*calibration, base_dir, "profile file")), s.cluster.device));
+    s.calibration_file = existing_file(*calibration, base_dir, "profile file");
+    s.calibration = std::make_shared<const CalibrationProfile>(
+        CalibrationProfile::from_yaml(YamlInput::load_file(s.calibration_file), s.cluster.device));
   }
+  if (s.calibration_file.empty())  // embedded: a device without a datasheet file has the generic one
+    s.calibration_file = s.calibration->name == "datasheet"
+                             ? "the generic datasheet assumptions (no file)"
+                             : fmt::format("calibrate/profiles/{}.yaml (embedded)", s.calibration->name);
   try {
     s.calibration_links = calibration_links(*s.calibration, s.cluster, s.ep);
   } catch (const InputError& e) {

@@ -134,6 +134,8 @@ struct Scenario {
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   // Shared, not copied: a measured profile is megabytes, and a sweep holds a scenario per point.
   std::shared_ptr<const CalibrationProfile> calibration = std::make_shared<const CalibrationProfile>();
+  // The profile's file as errors name it: the path the scenario gives, or the embedded one's source.
+  std::string calibration_file;
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
   CalibrationLinks calibration_links;      // which link levels the profile measured (summary.json)
   bool write_requests_csv = true;

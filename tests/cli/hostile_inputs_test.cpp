@@ -53,8 +53,25 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
   std::vector<std::string> run{"run",       "default", "--out",
                                tmp / "out", "--set",   "workload.input_len.value=200000"};
   run.insert(run.end(), values.begin(), values.end());
-  expect_refused(run, run_semsim(run), "calibration profile 'h200-sxm-measured': mla_prefill");
+  const CliResult refused = run_semsim(run);
+  expect_refused(run, refused, "calibration profile 'h200-sxm-measured': mla_prefill");
+  // Named at the scenario key that asked, with the profile's file and where the value was given.
+  EXPECT_NE(refused.err.find("<default>:"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(": workload.input_len: this value asks the calibration profile "
+                             "(calibrate/profiles/h200-sxm-measured.yaml (embedded))"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("(value set by --set workload.input_len.value=200000)"), std::string::npos)
+      << refused.err;
   EXPECT_EQ(entries_under(tmp / "out"), std::vector<std::string>{});
+  // In a scenario file, at its line.
+  std::ofstream(tmp / "long-prompts.yaml")
+      << "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n"
+         "workload:\n  requests: 3\n  arrival: {process: fixed, rate: 100}\n"
+         "  input_len: {dist: fixed, value: 200000}\n  output_len: {dist: fixed, value: 2}\n";
+  const std::vector<std::string> from_file{"run", tmp / "long-prompts.yaml", "--out", tmp / "out"};
+  const CliResult located = run_semsim(from_file);
+  expect_refused(from_file, located, tmp / "long-prompts.yaml:8:14: workload.input_len: this value asks");
 
   std::ofstream(tmp / "sweep.yaml")
       << "sweep: 1\nbase: default\nset: {workload.requests: 3, calibration: {profile: measured, extrapolate: "
