@@ -71,6 +71,7 @@ std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario
 void plan_placement_and_memory(const Scenario& s, RunPlan& run) {
   const YamlInput& root = *s.document;
   check_run_memory(root, s);  // before anything of the size it checks is made
+  check_run_work(root, s);
   const std::optional<RoutingProfile> profile = load_profile(root, s);
   run.placement = place(root, s, profile);
   if (!run.placement->token_devices.empty()) {

@@ -196,8 +196,9 @@ std::string key_setting_axis(const Scenario& s, const std::string& kernel, const
 }  // namespace
 
 InputError located_grid_error(const Scenario& s, const CalibrationGridError& e) {
-  const std::string message = fmt::format("this value asks the calibration profile ({}) for {} = {:g} ({}): {}",
-                                          s.calibration_file, e.axis(), e.value(), e.kernel(), e.what());
+  const std::string message =
+      fmt::format("this value asks the calibration profile ({}) for {} = {:g} ({}): {}", s.calibration_file,
+                  e.axis(), e.value(), e.kernel(), e.what());
   if (!s.document) return InputError(fmt::format("{}: {}", s.file, message));
   // The key, or the nearest one above it that the scenario has (a default's section).
   const std::string key = key_setting_axis(s, e.kernel(), e.axis());
@@ -211,8 +212,9 @@ InputError located_grid_error(const Scenario& s, const CalibrationGridError& e) 
     start = end + 1;
   }
   try {
-    at.fail(at.key_path() == key ? message
-                                 : fmt::format("{} (the scenario leaves {} out: its default asked)", message, key));
+    at.fail(at.key_path() == key
+                ? message
+                : fmt::format("{} (the scenario leaves {} out: its default asked)", message, key));
   } catch (const InputError& located) {
     // A value given by --set (or a sweep) has no line: say where it was given.
     for (auto o = s.overrides.rbegin(); o != s.overrides.rend(); ++o)

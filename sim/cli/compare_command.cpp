@@ -130,9 +130,10 @@ void add_compare_command(CommandLine& cli) {
       ->expected(2, -1);
   command->add_option("--json", options->json_file, "also write the comparison as JSON to this file");
   command
-      ->add_option("--metrics", options->metrics,
-                   "the metrics to compare, summary.json key paths (e.g. throughput_tok_s.output,ttft_s.p99), "
-                   "or all; default: every one for runs, the headline ones for sweeps")
+      ->add_option(
+          "--metrics", options->metrics,
+          "the metrics to compare, summary.json key paths (e.g. throughput_tok_s.output,ttft_s.p99), "
+          "or all; default: every one for runs, the headline ones for sweeps")
       ->delimiter(',');
   command->add_flag("--all-points", options->all_points,
                     "sweeps: every point's table (with every metric unless --metrics) instead of a summary "

@@ -11,8 +11,8 @@
 #include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_scripts.hpp"
-#include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/live_comparison.hpp"
+#include "sim/outputs/output_staging.hpp"
 #include "sim/runs/child_process.hpp"
 
 namespace semsim {
@@ -35,10 +35,8 @@ int replay(const LiveOptions& options) {
   // The replay writes into a staging folder inside --out; its files are put in place once it has
   // finished, and a failure leaves --out as it was.
   OutputStaging staging({options.export_file});
-  staging.folder("--out", options.out_dir, {[](const std::string& name) {
-                                              return name == "steps.csv" || name == "checks.csv";
-                                            },
-                                            {}});
+  staging.folder("--out", options.out_dir,
+                 {[](const std::string& name) { return name == "steps.csv" || name == "checks.csv"; }, {}});
   std::error_code ignored;
   const std::string binary =
       options.binary.empty()

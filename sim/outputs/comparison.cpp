@@ -364,7 +364,7 @@ std::string series_text(const Comparison& comparison, const std::string& series,
   const std::size_t folders = comparison.folders.size();
   std::size_t compared = 0;
   std::vector<std::size_t> unavailable(folders, 0);
-  std::vector<std::string> keys;  // the metrics, in the first entry's order
+  std::vector<std::string> keys;                                    // the metrics, in the first entry's order
   std::map<std::string, std::vector<std::vector<double>>> changes;  // key -> per folder, the Δ% values
   std::vector<std::map<std::string, std::size_t>> bounds(folders);
   std::size_t bound_changed = 0;
@@ -391,7 +391,8 @@ std::string series_text(const Comparison& comparison, const std::string& series,
                                 entries.size() == 1 ? "" : "s", compared);
   for (std::size_t f = 0; f < folders; ++f)
     if (unavailable[f] > 0)
-      out += fmt::format("{}: {} point(s) failed or absent (listed below)\n", folder_letter(f), unavailable[f]);
+      out +=
+          fmt::format("{}: {} point(s) failed or absent (listed below)\n", folder_letter(f), unavailable[f]);
   if (!keys.empty()) {
     // Δ% statistics as a table: the metric, then per folder the median, least and most.
     std::vector<std::vector<std::string>> cells{{"Δ% from A"}};
@@ -416,13 +417,14 @@ std::string series_text(const Comparison& comparison, const std::string& series,
   for (std::size_t f = 0; f < folders; ++f) {
     std::vector<std::pair<std::size_t, std::string>> counted;
     for (const auto& [bound, count] : bounds[f]) counted.emplace_back(count, bound);
-    std::stable_sort(counted.begin(), counted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::stable_sort(counted.begin(), counted.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string line;
-    for (const auto& [count, bound] : counted) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", bound, count);
+    for (const auto& [count, bound] : counted)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", bound, count);
     out += fmt::format("  {}: {}\n", folder_letter(f), line.empty() ? "none" : line);
   }
-  if (bound_changed > 0)
-    out += fmt::format("  the bound differs from A's at {} point(s)\n", bound_changed);
+  if (bound_changed > 0) out += fmt::format("  the bound differs from A's at {} point(s)\n", bound_changed);
   return out;
 }
 
@@ -443,18 +445,21 @@ std::string sweeps_summary_text(const Comparison& comparison) {
   std::vector<std::pair<double, const ComparedEntry*>> changed;
   for (const ComparedEntry& entry : comparison.entries)
     if (const double largest = largest_change(entry); largest >= 0) changed.emplace_back(largest, &entry);
-  std::stable_sort(changed.begin(), changed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   const std::size_t shown = std::min(changed.size(), kPointsThatDifferMost);
-  out += fmt::format("\nThe {} point(s) of {} compared that differ most (largest |Δ%| of a metric above; "
-                     "--all-points for every point):\n",
-                     shown, changed.size());
+  out += fmt::format(
+      "\nThe {} point(s) of {} compared that differ most (largest |Δ%| of a metric above; "
+      "--all-points for every point):\n",
+      shown, changed.size());
   for (std::size_t i = 0; i < shown; ++i) out += entry_text(comparison, *changed[i].second);
 
   std::vector<const ComparedEntry*> unavailable;
   for (const ComparedEntry& entry : comparison.entries)
     if (std::any_of(entry.missing.begin(), entry.missing.end(), [](const auto& m) { return m.has_value(); }))
       unavailable.push_back(&entry);
-  if (!unavailable.empty()) out += fmt::format("\nPoints failed or absent in a folder ({}):\n", unavailable.size());
+  if (!unavailable.empty())
+    out += fmt::format("\nPoints failed or absent in a folder ({}):\n", unavailable.size());
   for (const ComparedEntry* entry : unavailable) {
     out += "  " + labels_text(comparison.label_columns, entry->labels) + ":";
     for (std::size_t f = 0; f < entry->missing.size(); ++f)
@@ -470,7 +475,8 @@ std::vector<std::string> headline_metrics(const Comparison& comparison) {
   std::vector<std::string> present;
   for (const std::string& key : kHeadlineMetrics)
     for (const ComparedEntry& entry : comparison.entries)
-      if (std::any_of(entry.metrics.begin(), entry.metrics.end(), [&](const MetricRow& r) { return r.key == key; })) {
+      if (std::any_of(entry.metrics.begin(), entry.metrics.end(),
+                      [&](const MetricRow& r) { return r.key == key; })) {
         present.push_back(key);
         break;
       }
@@ -485,9 +491,10 @@ void keep_metrics(Comparison& comparison, const std::vector<std::string>& metric
       if (seen.insert(row.key).second) known.push_back(row.key);
   for (const std::string& metric : metrics)
     if (!seen.contains(metric))
-      throw InputError(fmt::format("--metrics: no compared folder has a metric '{}'{} (the metrics are "
-                                   "summary.json's key paths, e.g. {})",
-                                   metric, did_you_mean(metric, known), joined(kHeadlineMetrics)));
+      throw InputError(
+          fmt::format("--metrics: no compared folder has a metric '{}'{} (the metrics are "
+                      "summary.json's key paths, e.g. {})",
+                      metric, did_you_mean(metric, known), joined(kHeadlineMetrics)));
   for (ComparedEntry& entry : comparison.entries) {
     std::vector<MetricRow> kept;
     for (const std::string& metric : metrics)

@@ -114,7 +114,8 @@ std::string summary_markdown(const std::vector<SimulatedRow>& rows, const std::s
 
 OutputFolderContents validation_folder_contents() {
   return {[](const std::string& name) {
-            return std::find(std::begin(kOutputFiles), std::end(kOutputFiles), name) != std::end(kOutputFiles);
+            return std::find(std::begin(kOutputFiles), std::end(kOutputFiles), name) !=
+                   std::end(kOutputFiles);
           },
           {kScenariosFolder}};
 }

@@ -119,8 +119,8 @@ TEST(calibrateEngine, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
   for (const std::string name : {"runs.yaml", "engine-fit.md"}) {
     fs::copy_file(runs, tmp / name);
     const std::string out = name == "runs.yaml" ? tmp / name : tmp / "engine.yaml";
-    const std::vector<std::string> args{"calibrate", "engine", "--runs", tmp / name, "--device", "h100-sxm",
-                                        "--out",     out};
+    const std::vector<std::string> args{"calibrate", "engine",   "--runs", tmp / name,
+                                        "--device",  "h100-sxm", "--out",  out};
     const CliResult r = run_semsim(args);
     EXPECT_EQ(r.exit_code, 2) << describe(args, r);
     EXPECT_NE(r.err.find("is also an input"), std::string::npos) << describe(args, r);
@@ -128,8 +128,8 @@ TEST(calibrateEngine, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
     EXPECT_FALSE(fs::exists(tmp / "engine-runs")) << name;
     EXPECT_FALSE(fs::exists(tmp / "runs-runs")) << name;
   }
-  const std::vector<std::string> args{"calibrate", "engine", "--runs", runs, "--device", "h100-sxm",
-                                      "--out",     "/proc/semsim-fit/engine.yaml"};
+  const std::vector<std::string> args{"calibrate", "engine",   "--runs", runs,
+                                      "--device",  "h100-sxm", "--out",  "/proc/semsim-fit/engine.yaml"};
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 2) << describe(args, r);
   EXPECT_NE(r.err.find("cannot create the output folder"), std::string::npos) << describe(args, r);

@@ -60,8 +60,10 @@ TEST(cliDeepepDispatch, NormalOnOneNodeMovesDedupsCopies) {
 TEST(cliDeepepDispatch, TheDefaultDispatchGivesWayToExpertsSplitOverEveryDevice) {
   TempDir tmp;
   const std::string experts_tp = "parallelism={attention: {dp: 8}, moe: {tp: 8}}";
-  const std::vector<std::string> args{"run",   "default", "--set", experts_tp,
-                                      "--set", "workload.requests=30", "--set", "calibration=datasheet",
+  const std::vector<std::string> args{"run",   "default",
+                                      "--set", experts_tp,
+                                      "--set", "workload.requests=30",
+                                      "--set", "calibration=datasheet",
                                       "--out", tmp / "default"};
   const CliResult r = run_semsim(args);
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
@@ -73,8 +75,8 @@ TEST(cliDeepepDispatch, TheDefaultDispatchGivesWayToExpertsSplitOverEveryDevice)
   EXPECT_EQ(by_default["dispatch_buffer_bytes_per_device"], dedup["dispatch_buffer_bytes_per_device"]);
   EXPECT_EQ(by_default["mean_step_seconds"], dedup["mean_step_seconds"]);
   for (const std::string given : {"auto", "low_latency"}) {
-    const std::vector<std::string> refused{"check", "default", "--set", experts_tp,
-                                           "--set", "policies.dispatch=" + given};
+    const std::vector<std::string> refused{"check",    "default", "--set",
+                                           experts_tp, "--set",   "policies.dispatch=" + given};
     const CliResult e = run_semsim(refused);
     EXPECT_EQ(e.exit_code, 2) << describe(refused, e);
     EXPECT_NE(e.err.find("policies.dispatch"), std::string::npos) << e.err;

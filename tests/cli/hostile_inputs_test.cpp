@@ -133,5 +133,33 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
                  "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
 }
 
+// 16 requests on 28 GB200 NVL72 racks at EP2016: each step's all-to-alls visit 4 million device
+// pairs in each of 58 MoE layers, minutes of work that ran without a word under a growing ETA. Refused
+// before the run starts, at the EP size, with the work and how to allow it (--work-limit 0).
+TEST(cliHostileInputs, AllToAllWorkBeyondTheLimitIsRefusedBeforeTheRun) {
+  TempDir tmp;
+  std::vector<std::string> gb200{"run",   "default",
+                                 "--set", "model=deepseek-v3",
+                                 "--set", "cluster={preset: gb200-nvl72, nodes: 28}",
+                                 "--set", "parallelism.ep=2016",
+                                 "--set", "workload.requests=16",
+                                 "--set", "policies.placement={name: contiguous, redundant: 1760}",
+                                 "--set", "calibration=datasheet",
+                                 "--out", tmp / "out"};
+  const CliResult r = run_semsim(gb200, "", 60);
+  expect_refused(
+      gb200, r,
+      "parallelism.ep: EP2016 prices each step's dispatch and combine over 4.06e+06 device pairs in "
+      "each of 58 MoE layers: at least 256 steps make 1.21e+11 pair visits, about 12 min of work, "
+      "beyond --work-limit 1e+10");
+  EXPECT_NE(r.err.find("pass --work-limit 0 (no limit)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+  // Allowed, it starts: `check` plans the run without simulating it.
+  gb200[0] = "check";
+  gb200.resize(gb200.size() - 2);
+  gb200.insert(gb200.end(), {"--work-limit", "0"});
+  EXPECT_EQ(run_semsim(gb200, "", 120).exit_code, 0) << describe(gb200, run_semsim(gb200, "", 120));
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

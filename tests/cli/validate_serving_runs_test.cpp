@@ -296,12 +296,13 @@ TEST(validateServingRuns, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
   const std::string text = read_file(runs);
   CliResult r = run_semsim({"validate", "serving-runs", runs, "--out", runs});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--out '" + runs + "': is also an input"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--out '" + runs + "': is a file, not a folder"), std::string::npos) << r.err;
   fs::create_directory(tmp / "out");
   const std::string rows = write_runs(tmp, "out/rows.csv", {kServingRunsHeader, kAggregated});
   r = run_semsim({"validate", "serving-runs", rows, "--out", tmp / "out"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("an input of this command that its outputs would replace"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("an input of this command that its outputs would replace"), std::string::npos)
+      << r.err;
   EXPECT_EQ(read_file(rows), text);
   r = run_semsim({"validate", "serving-runs", runs, "--out", "/proc/semsim-validation"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
