@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "models/compressed_file.hpp"
 #include "models/input_error.hpp"
+#include "models/interruption.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/outputs/output_staging.hpp"
 #include "sim/runs/progress.hpp"
@@ -48,14 +51,25 @@ int calibrate_engine_command(const EngineCommand& c) {
   // folders above it, which a failure removes again when empty), then the profile and engine-fit.md
   // beside it, staged and put in place together.
   OutputStaging staging({c.runs_csv});
-  staging.folder("--out", engine_runs_folder(c.out),
-                 {[](const std::string&) { return false; }, {"tables", "folds"}});
+  const std::string runs_folder = engine_runs_folder(c.out);
+  const bool new_runs_folder = !path_exists(runs_folder);
+  staging.folder("--out", runs_folder, {[](const std::string&) { return false; }, {"tables", "folds"}});
+  // A runs folder this calibration made holds only its tables: a failure or an interruption removes it.
+  std::optional<RemovedOnInterruption> made_here;
+  if (new_runs_folder) made_here.emplace(runs_folder, RemovedOnInterruption::Kind::kTree);
   const std::string report = (out.parent_path() / "engine-fit.md").string();
   options.profile_file = staging.staged_at("--out", c.out);
   options.report_file = staging.staged_at("--out", report);
   ProgressLine progress("calibrate engine", c.progress);
   options.progress = progress.callback();
-  const EngineCalibration calibration = calibrate_engine(runs, options);
+  EngineCalibration calibration;
+  try {
+    calibration = calibrate_engine(runs, options);
+  } catch (...) {
+    std::error_code ignored;
+    if (new_runs_folder) std::filesystem::remove_all(runs_folder, ignored);
+    throw;
+  }
   progress.finish();
   staging.commit();
   std::cout << engine_fit_markdown(calibration, options);

@@ -133,6 +133,16 @@ TEST(calibrateEngine, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
   const CliResult r = run_semsim(args);
   EXPECT_EQ(r.exit_code, 2) << describe(args, r);
   EXPECT_NE(r.err.find("cannot create the output folder"), std::string::npos) << describe(args, r);
+  // Rows that ran but none fits (one output token: no TPOT): the runs' folder made for them goes too.
+  std::string one_token = kFitTp2;
+  one_token.replace(one_token.find(",agg,128,8,"), 11, ",agg,128,1,");
+  const std::string unfit = write_fit_runs(tmp, {kServingRunsHeader, one_token});
+  const std::vector<std::string> none{"calibrate", "engine",   "--runs", unfit,
+                                      "--device",  "h100-sxm", "--out",  tmp / "fit/engine.yaml"};
+  const CliResult failed = run_semsim(none);
+  EXPECT_EQ(failed.exit_code, 2) << describe(none, failed);
+  EXPECT_NE(failed.err.find("no row could be simulated"), std::string::npos) << describe(none, failed);
+  EXPECT_FALSE(fs::exists(tmp / "fit")) << "nothing left: " << describe(none, failed);
 }
 
 }  // namespace
