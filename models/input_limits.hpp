@@ -36,5 +36,8 @@ inline constexpr Range kArrivalCv{1e-2, 1e2};        // coefficient of variation
 inline constexpr Range kMeasuredValue{1e-12, 1e18};  // calibration tables: sizes and seconds
 inline constexpr Range kTimeScale{1e-6, 1e6};        // a request log's time_scale
 inline constexpr double kSimulatedSeconds = 1e9;     // arrival times and time limits
+// The device-pair visits of the all-to-alls (MoE layers x 2 x EP size squared per step) a run starts
+// with unless --work-limit says otherwise: about a minute at ~6 ns each (README, "Limits").
+inline constexpr double kAllToAllPairVisits = 1e10;
 
 }  // namespace semsim::limits

@@ -91,6 +91,24 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   return m;
 }
 
+namespace {
+
+// Fewer steps than any run of the scenario's requests takes: their output tokens at full batches on
+// every rank, and a mean request's output tokens one step after another.
+double least_steps(const Scenario& s) {
+  const double output_len = s.workload.output_len.mean();
+  const double output_tokens = static_cast<double>(s.workload.requests) * output_len;
+  return std::max(output_tokens / (static_cast<double>(s.dp) * s.serving.max_running_requests), output_len);
+}
+
+// Where errors about the EP group's size are reported.
+YamlInput ep_key(const YamlInput& root) {
+  const YamlInput parallelism = root.has("parallelism") ? root.required("parallelism") : root;
+  return parallelism.has("ep") ? parallelism.required("ep") : parallelism;
+}
+
+}  // namespace
+
 // The least a run holds in memory: per request its arrival, its record and its latencies (with the
 // copy a percentile sorts); per step its record and inter-token gap, with every rank's batch as full
 // as serving.max_running_requests allows (fewer steps than any run of these requests can take).
@@ -99,7 +117,7 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
 void check_run_memory(const YamlInput& root, const Scenario& s) {
   const auto requests = static_cast<double>(s.workload.requests);
   const double output_tokens = requests * s.workload.output_len.mean();
-  const double steps = output_tokens / (static_cast<double>(s.dp) * s.serving.max_running_requests);
+  const double steps = least_steps(s);
   const double bytes =
       requests * static_cast<double>(sizeof(Request) + sizeof(RequestRecord) + 8 * sizeof(double)) +
       steps * static_cast<double>(sizeof(StepRecord) + 3 * sizeof(long long));
@@ -121,9 +139,27 @@ void check_run_memory(const YamlInput& root, const Scenario& s) {
                                   "dispatch copies of each of {} MoE layers)",
                                   s.ep, pairs, layers));
   } catch (const InputError& e) {
-    const YamlInput parallelism = root.has("parallelism") ? root.required("parallelism") : root;
-    (parallelism.has("ep") ? parallelism.required("ep") : parallelism).fail(e.what());
+    ep_key(root).fail(e.what());
   }
+}
+
+void check_run_work(const YamlInput& root, const Scenario& s) {
+  if (s.model.dense() || s.work_limit <= 0) return;
+  const double pairs = static_cast<double>(s.ep) * s.ep;
+  const double layers = s.model.moe_layers();
+  const double steps = least_steps(s);
+  const double visits = steps * layers * 2 * pairs;
+  if (visits <= s.work_limit) return;
+  constexpr double kSecondsPerVisit = 6e-9;  // measured: EP288 and EP576 on GB200 racks, 6-9 ns each
+  const double seconds = visits * kSecondsPerVisit;
+  const std::string duration =
+      seconds < 120 ? fmt::format("{:.0f} s", seconds) : fmt::format("{:.0f} min", seconds / 60);
+  ep_key(root).fail(fmt::format(
+      "EP{} prices each step's dispatch and combine over {:.3g} device pairs in each of {} MoE layers: at "
+      "least {:.3g} steps make {:.3g} pair visits, about {} of work, beyond --work-limit {:.3g}; lower the "
+      "EP "
+      "size, the requests or their output tokens, or pass --work-limit 0 (no limit) to run it",
+      s.ep, pairs, static_cast<int>(layers), steps, visits, duration, s.work_limit));
 }
 
 }  // namespace semsim

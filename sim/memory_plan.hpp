@@ -26,4 +26,9 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
 // and at parallelism.ep when the routes and dispatch matrices of its device pairs do.
 void check_run_memory(const YamlInput& root, const Scenario& s);
 
+// Refused at parallelism.ep when the least work of the run's all-to-alls (each step prices dispatch
+// and combine over every device pair of every MoE layer) exceeds the scenario's work_limit: EP2016
+// makes each step's all-to-alls 4 million pairs a layer, minutes for a handful of requests.
+void check_run_work(const YamlInput& root, const Scenario& s);
+
 }  // namespace semsim

@@ -71,6 +71,7 @@ std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario
 void plan_placement_and_memory(const Scenario& s, RunPlan& run) {
   const YamlInput& root = *s.document;
   check_run_memory(root, s);  // before anything of the size it checks is made
+  check_run_work(root, s);
   const std::optional<RoutingProfile> profile = load_profile(root, s);
   run.placement = place(root, s, profile);
   if (!run.placement->token_devices.empty()) {
@@ -141,9 +142,10 @@ RunPlan build_run(const Scenario& scenario) {
                                               scenario.precision, scenario.calibration_extrapolation, false);
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
-  if (scenario.model.dense()) {  // nothing to dispatch
+  if (scenario.model.dense() || scenario.experts_tensor_parallel()) {  // nothing to dispatch
     run.dispatch = DispatchTiming(scenario.dispatch);
-    run.notes.dispatch_kernel = "none (dense model)";
+    run.notes.dispatch_kernel =
+        scenario.model.dense() ? "none (dense model)" : "none (experts split over every device)";
   } else {
     run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
                                            scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});

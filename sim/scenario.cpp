@@ -204,6 +204,18 @@ std::string existing_file(const YamlInput& value, const std::string& base_dir, c
   return path;
 }
 
+// Whether `node` or a value below it was given by --set (or a sweep's values).
+bool holds_override(const YAML::Node& node) {
+  if (node.Tag() == YamlInput::kOverrideTag) return true;
+  if (node.IsMap())
+    for (const auto& entry : node)
+      if (holds_override(entry.second)) return true;
+  if (node.IsSequence())
+    for (const auto& item : node)
+      if (holds_override(item)) return true;
+  return false;
+}
+
 void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s) {
   std::vector<std::string> keys;
   for (const PolicyKindInfo& kind : policy_kinds()) keys.push_back(kind.key);
@@ -224,7 +236,16 @@ void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s
   }
   s.request_scheduling = choice(PolicyKind::kRequestScheduling);
   s.token_scheduling = choice(PolicyKind::kTokenScheduling);
-  const PolicyChoice dispatch = choice(PolicyKind::kDispatch);
+  // The default scenario's DeepEP dispatch is SGLang's default, not a choice the user made: with
+  // the experts split over every device no token is dispatched, so such a layout takes the registry's
+  // default instead of being refused (check_experts_tensor_parallel refuses a dispatch the user gave).
+  const auto dispatch_node = in.optional(policy_kind(PolicyKind::kDispatch).key);
+  const bool dispatch_from_default_scenario =
+      dispatch_node && in.file() == kDefaultScenarioFile && !holds_override(dispatch_node->node());
+  const PolicyChoice dispatch =
+      s.experts_tensor_parallel() && dispatch_from_default_scenario
+          ? default_policy_choice(PolicyKind::kDispatch, policy_kind(PolicyKind::kDispatch).default_name)
+          : choice(PolicyKind::kDispatch);
   s.dispatch_name = dispatch.name;
   s.dispatch = dispatch_mode_of(dispatch);
   if (s.dispatch == DispatchMode::kLowLatency || s.dispatch == DispatchMode::kDeepepAuto)
@@ -261,9 +282,14 @@ void read_calibration(std::optional<YamlInput> calibration, const std::string& b
                         "' (there are for h100-sxm and h200-sxm): give a profile file, or datasheet");
     s.calibration = std::move(measured);
   } else {
-    s.calibration = std::make_shared<const CalibrationProfile>(CalibrationProfile::from_yaml(
-        YamlInput::load_file(existing_file(*calibration, base_dir, "profile file")), s.cluster.device));
+    s.calibration_file = existing_file(*calibration, base_dir, "profile file");
+    s.calibration = std::make_shared<const CalibrationProfile>(
+        CalibrationProfile::from_yaml(YamlInput::load_file(s.calibration_file), s.cluster.device));
   }
+  if (s.calibration_file.empty())  // embedded: a device without a datasheet file has the generic one
+    s.calibration_file = s.calibration->name == "datasheet"
+                             ? "the generic datasheet assumptions (no file)"
+                             : fmt::format("calibrate/profiles/{}.yaml (embedded)", s.calibration->name);
   try {
     s.calibration_links = calibration_links(*s.calibration, s.cluster, s.ep);
   } catch (const InputError& e) {

@@ -12,6 +12,7 @@
 #include "calibrate/format/topology_check.hpp"
 #include "models/choice_names.hpp"
 #include "models/cluster.hpp"
+#include "models/input_limits.hpp"
 #include "models/moe_model.hpp"
 #include "models/operator_costs.hpp"
 #include "models/yaml_input.hpp"
@@ -97,8 +98,11 @@ struct EngineSettings {
 
 struct Disaggregation;
 
+// Scenario::file of the embedded default scenario (`semsim run default`).
+inline constexpr const char* kDefaultScenarioFile = "<default>";
+
 struct Scenario {
-  std::string file;  // where it was read from ("<default>" for the embedded one)
+  std::string file;  // where it was read from (kDefaultScenarioFile for the embedded one)
   std::string name;
   MoeModel model;
   Cluster cluster;
@@ -135,8 +139,12 @@ struct Scenario {
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   // Shared, not copied: a measured profile is megabytes, and a sweep holds a scenario per point.
   std::shared_ptr<const CalibrationProfile> calibration = std::make_shared<const CalibrationProfile>();
+  // The profile's file as errors name it: the path the scenario gives, or the embedded one's source.
+  std::string calibration_file;
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
-  CalibrationLinks calibration_links;      // which link levels the profile measured (summary.json)
+  // --work-limit: the most all-to-all device-pair visits a run is started with (0: no limit).
+  double work_limit = limits::kAllToAllPairVisits;
+  CalibrationLinks calibration_links;  // which link levels the profile measured (summary.json)
   bool write_requests_csv = true;
   bool write_steps_csv = true;
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)

@@ -187,6 +187,51 @@ std::vector<std::string> idle_nodes_warnings(const Scenario& s) {
       nodes_used == 1 ? "" : "s")};
 }
 
+namespace {
+
+// The scenario key whose value sets a kernel table's axis: a prompt's tokens and the context they
+// make (prefill and decode attention), the step's token budget (GEMMs, experts, permutes, copies),
+// the running requests (decode batches) or the layout (experts per device).
+std::string key_setting_axis(const Scenario& s, const std::string& kernel, const std::string& axis) {
+  const bool prefill = kernel.ends_with("_prefill");
+  const bool prompt = axis == "context" || (prefill && axis == "tokens");
+  if (prompt) return s.workload.request_log ? "workload.requests_from" : "workload.input_len";
+  if (axis == "batch") return prefill ? "serving.max_batch_tokens" : "serving.max_running_requests";
+  if (axis == "experts" || axis == "active_experts") return "parallelism";
+  return "serving.max_batch_tokens";
+}
+
+}  // namespace
+
+InputError located_grid_error(const Scenario& s, const CalibrationGridError& e) {
+  const std::string message =
+      fmt::format("this value asks the calibration profile ({}) for {} = {:g} ({}): {}", s.calibration_file,
+                  e.axis(), e.value(), e.kernel(), e.what());
+  if (!s.document) return InputError(fmt::format("{}: {}", s.file, message));
+  // The key, or the nearest one above it that the scenario has (a default's section).
+  const std::string key = key_setting_axis(s, e.kernel(), e.axis());
+  YamlInput at = *s.document;
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    const std::size_t end = std::min(key.find('.', start), key.size());
+    const std::string part = key.substr(start, end - start);
+    if (!at.is_map() || !at.has(part)) break;
+    at = at.required(part);
+    start = end + 1;
+  }
+  try {
+    at.fail(at.key_path() == key
+                ? message
+                : fmt::format("{} (the scenario leaves {} out: its default asked)", message, key));
+  } catch (const InputError& located) {
+    // A value given by --set (or a sweep) has no line: say where it was given.
+    for (auto o = s.overrides.rbegin(); o != s.overrides.rend(); ++o)
+      if (o->key_path.starts_with(key) || key.starts_with(o->key_path)) return located.set_by(o->origin);
+    return located;
+  }
+  return InputError(message);  // fail() always throws
+}
+
 // The requirements of every policy but the placement, from their registry entries, once the plan
 // says whether it was made from a profile.
 void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan) {

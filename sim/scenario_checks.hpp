@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/fit/interpolation.hpp"
 #include "models/yaml_input.hpp"
 #include "policies/placement_plan.hpp"
 #include "policies/policy_registry.hpp"
@@ -34,6 +35,10 @@ void check_whole_nodes(const YamlInput& root, const Scenario& s);
 // a warning naming the devices left idle and saying that per-node figures count the nodes in use
 // (none when every node serves). A disaggregated scenario's pools are each checked on their nodes.
 std::vector<std::string> idle_nodes_warnings(const Scenario& s);
+// A calibration grid error of the run, located at the scenario key whose value set the axis that
+// asked (workload.input_len for attention's context, serving.max_batch_tokens for a GEMM's tokens,
+// ...; the nearest key the scenario has) and naming the profile's file.
+InputError located_grid_error(const Scenario& s, const CalibrationGridError& e);
 // The requirements of every policy but the placement, once the plan says whether it was profiled.
 void check_policies_on_plan(const YamlInput& root, const Scenario& s, const PlacementPlan& plan);
 // A placement file is an input: read and checked against the scenario when it is loaded (a placement

@@ -81,7 +81,7 @@ std::string resolved_scenario_yaml(const Scenario& s) {
 
 std::vector<std::string> scenario_input_files(const Scenario& s) {
   std::vector<std::string> inputs;
-  if (s.file != "<default>") inputs.push_back(s.file);
+  if (s.file != kDefaultScenarioFile) inputs.push_back(s.file);
   if (s.document)
     for (const auto& keys : kPathKeys)
       visit_path(s.document->node(), keys, s.base_dir.empty() ? "." : s.base_dir,
@@ -90,7 +90,7 @@ std::vector<std::string> scenario_input_files(const Scenario& s) {
 }
 
 ScenarioSource read_scenario_source(const std::string& path_or_default) {
-  if (path_or_default == "default") return {default_scenario_text(), "<default>", ""};
+  if (path_or_default == "default") return {default_scenario_text(), kDefaultScenarioFile, ""};
   if (!path_exists(path_or_default))
     throw InputError(path_or_default + ": cannot open scenario file (no such file)");
   return {read_text_file(path_or_default, limits::kYamlFileBytes), path_or_default,

@@ -13,6 +13,7 @@
 #include "sim/dp_serving_loop.hpp"
 #include "sim/kv_transfer.hpp"
 #include "sim/platform.hpp"
+#include "sim/scenario_checks.hpp"
 
 namespace semsim {
 namespace {
@@ -72,7 +73,12 @@ class Server {
   // the actor; SimGrid would abort on an exception crossing it, so it is carried out and thrown once
   // the engine stops, keeping its kind.
   void rethrow_failure() const {
-    if (failure_) std::rethrow_exception(failure_);
+    if (!failure_) return;
+    try {
+      std::rethrow_exception(failure_);
+    } catch (const CalibrationGridError& e) {
+      throw located_grid_error(scenario_, e);  // at the scenario key that asked
+    }
   }
 
   RunResult result() {

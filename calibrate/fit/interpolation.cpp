@@ -129,7 +129,8 @@ double BandwidthFactor::operator()(double message_bytes) const {
 
 KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label, bool allow_extrapolation,
                                      BeyondWork beyond_work)
-    : label_(std::move(label)),
+    : kernel_(table.kernel),
+      label_(std::move(label)),
       allow_extrapolation_(allow_extrapolation),
       beyond_work_(beyond_work),
       tile_(table.tile) {
@@ -151,10 +152,11 @@ KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label
 
 void KernelTableLookup::check_near(std::size_t axis, double value, double first, double last) const {
   if (allow_extrapolation_ || (value >= first / kNearGridFactor && value <= last * kNearGridFactor)) return;
-  throw InputError(fmt::format(
-      "{}: {} = {} is far outside the measured grid [{}, {}] (more than {}x beyond it); measure it, or set "
-      "calibration.extrapolate: true to extrapolate",
-      label_, axis_names_[axis], value, first, last, kNearGridFactor));
+  throw CalibrationGridError(
+      fmt::format("{}: {} = {} is far outside the measured grid [{}, {}] (more than {}x beyond it); measure "
+                  "it, or set calibration.extrapolate: true to extrapolate",
+                  label_, axis_names_[axis], value, first, last, kNearGridFactor),
+      kernel_, axis_names_[axis], value);
 }
 
 double KernelTableLookup::seconds(double x, double y) const {
@@ -216,8 +218,9 @@ double KernelTableLookup::interpolate(double x, double y) const {
   if (!across_x.empty()) check_near(0, x, across_x.front(), across_x.back());
   if (across_x.size() == 1 && across_x[0] == x) return across_seconds[0];
   if (across_x.size() < 2)
-    throw InputError(fmt::format("{}: no measured rows near {} = {} to interpolate {} = {} from", label_,
-                                 axis_names_[1], y, axis_names_[0], x));
+    throw CalibrationGridError(fmt::format("{}: no measured rows near {} = {} to interpolate {} = {} from",
+                                           label_, axis_names_[1], y, axis_names_[0], x),
+                               kernel_, axis_names_[1], y);
   return MonotoneCurve(std::move(across_x), std::move(across_seconds))(x);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "calibrate/format/profile.hpp"
+#include "models/input_error.hpp"
 
 namespace semsim {
 
@@ -87,6 +88,21 @@ enum class BeyondWork {
   kBestRate,
 };
 
+// A query far outside a measured table's grid (or between rows too far apart): an InputError that
+// says which kernel and axis, and the value asked, so that the run can name what in its scenario asked.
+class CalibrationGridError : public InputError {
+ public:
+  CalibrationGridError(const std::string& message, std::string kernel, std::string axis, double value)
+      : InputError(message), kernel_(std::move(kernel)), axis_(std::move(axis)), value_(value) {}
+  const std::string& kernel() const { return kernel_; }
+  const std::string& axis() const { return axis_; }
+  double value() const { return value_; }
+
+ private:
+  std::string kernel_, axis_;
+  double value_;
+};
+
 // Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
 // MonotoneCurve along the last axis of every row, then one across the rows that reach the query.
 // Below the measured range of the last axis (the work: tokens, context, bytes) it answers the
@@ -111,6 +127,7 @@ class KernelTableLookup {
   void check_near(std::size_t axis, double value, double first, double last) const;
 
   std::vector<std::string> axis_names_;
+  std::string kernel_;
   std::string label_;
   bool allow_extrapolation_;
   BeyondWork beyond_work_;

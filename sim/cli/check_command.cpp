@@ -74,7 +74,7 @@ void describe(const Scenario& s, const RunPlan& plan) {
       s.attention == AttentionMode::kDataParallel ? "rank" : "TP group", expert_slots(s, plan.memory),
       s.model.dense() ? "none (dense model)" : s.placement.name,
       s.placement_file.empty() ? "" : fmt::format(" (from {})", s.placement_file), s.request_scheduling.name,
-      s.token_scheduling.name, s.dispatch_name, s.replica_choice_name,
+      s.token_scheduling.name, s.experts_tensor_parallel() ? "none" : s.dispatch_name, s.replica_choice_name,
       name_of(kNetworkFidelityNames, s.fidelity), s.calibration->describe_source(), s.workload.requests,
       s.workload.request_log
           ? fmt::format(" from {} ({}; arrivals: {})", s.workload.request_log->file,

@@ -98,11 +98,21 @@ void add_scenario_arguments(CLI::App& command, ScenarioArguments& arguments) {
                   "the cluster's node count (within its preset's range, semsim list clusters), after "
                   "every --set")
       ->each([&arguments](const std::string&) { arguments.nodes_given = true; });
+  command
+      .add_option(
+          "--work-limit", arguments.work_limit,
+          fmt::format("the most device-pair visits of the all-to-alls (MoE layers x 2 x EP size squared "
+                      "per step, at least as many steps as a request has output tokens) a run is "
+                      "started with (default {:g}, about a minute; 0: no limit)",
+                      limits::kAllToAllPairVisits))
+      ->check(real_range(0, 1e300));
 }
 
 Scenario ScenarioArguments::load(long long seed) const {
-  return load_scenario_file(scenario, overrides, seed,
-                            nodes_given ? std::optional<std::string>(nodes) : std::nullopt);
+  Scenario s = load_scenario_file(scenario, overrides, seed,
+                                  nodes_given ? std::optional<std::string>(nodes) : std::nullopt);
+  s.work_limit = work_limit;
+  return s;
 }
 
 CLI::Validator real_range(double min, double max) {

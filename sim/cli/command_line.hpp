@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/device.hpp"
+#include "models/input_limits.hpp"
 #include "models/moe_model.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/runs/progress.hpp"
@@ -44,13 +45,14 @@ class CommandLine {
 
 struct Scenario;
 
-// The scenario argument ("default" or a file), its --set overrides and --nodes, as every command that
-// loads a scenario takes them.
+// The scenario argument ("default" or a file), its --set overrides, --nodes and --work-limit, as every
+// command that loads a scenario takes them.
 struct ScenarioArguments {
   std::string scenario;
   std::vector<std::string> overrides;
   std::string nodes;  // as given: the scenario's cluster checks it like a cluster.nodes value
   bool nodes_given = false;
+  double work_limit = limits::kAllToAllPairVisits;  // Scenario::work_limit
 
   // The scenario, --nodes applied after every --set; `seed` (if >= 0) replaces workload.seed.
   Scenario load(long long seed = -1) const;

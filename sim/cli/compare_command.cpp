@@ -25,6 +25,8 @@ using Json = nlohmann::ordered_json;
 struct CompareOptions {
   std::vector<std::string> folders;
   std::string json_file;
+  std::vector<std::string> metrics;  // empty: every one for runs, the headline ones for sweeps
+  bool all_points = false;
 };
 
 // Whether `folder` holds a sweep's outputs (points.csv) or a run's (summary.json).
@@ -98,12 +100,18 @@ int compare(const CompareOptions& options) {
   OutputStaging staging(options.folders);
   const std::string json_file =
       options.json_file.empty() ? "" : staging.staged_at("--json", options.json_file);
-  const Comparison comparison = compare_folders(options.folders);
+  Comparison comparison = compare_folders(options.folders);
+  const bool every_metric = options.metrics == std::vector<std::string>{"all"};
+  if (!options.metrics.empty() && !every_metric) keep_metrics(comparison, options.metrics);
   if (!json_file.empty()) {
     write_text_file(json_file, comparison_json(comparison).dump(2) + "\n");
     staging.commit();
   }
-  std::cout << comparison_text(comparison);
+  // The JSON holds every metric unless --metrics chose; a sweep's text, the headline ones.
+  const std::vector<std::string> headline = headline_metrics(comparison);
+  if (options.metrics.empty() && comparison.sweeps && !options.all_points && !headline.empty())
+    keep_metrics(comparison, headline);
+  std::cout << comparison_text(comparison, options.all_points);
   return 0;
 }
 
@@ -121,6 +129,15 @@ void add_compare_command(CommandLine& cli) {
       ->required()
       ->expected(2, -1);
   command->add_option("--json", options->json_file, "also write the comparison as JSON to this file");
+  command
+      ->add_option(
+          "--metrics", options->metrics,
+          "the metrics to compare, summary.json key paths (e.g. throughput_tok_s.output,ttft_s.p99), "
+          "or all; default: every one for runs, the headline ones for sweeps")
+      ->delimiter(',');
+  command->add_flag("--all-points", options->all_points,
+                    "sweeps: every point's table (with every metric unless --metrics) instead of a summary "
+                    "per series and the points that differ most");
 }
 
 }  // namespace semsim

@@ -3,7 +3,6 @@
 // such replays. No replay binary, or no GPU, is an InputError (exit 2) and leaves nothing behind.
 #include <fmt/format.h>
 
-#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_scripts.hpp"
 #include "sim/outputs/live_comparison.hpp"
+#include "sim/outputs/output_staging.hpp"
 #include "sim/runs/child_process.hpp"
 
 namespace semsim {
@@ -32,8 +32,11 @@ int replay(const LiveOptions& options) {
   const StepExport data = read_step_export(options.export_file);  // bad input stops here
   if (options.rank >= data.ranks)
     throw InputError(fmt::format("--rank {}: the export has {} ranks", options.rank, data.ranks));
-  if (fs::exists(options.out_dir))
-    throw InputError(fmt::format("--out '{}': exists; give a new folder", options.out_dir));
+  // The replay writes into a staging folder inside --out; its files are put in place once it has
+  // finished, and a failure leaves --out as it was.
+  OutputStaging staging({options.export_file});
+  staging.folder("--out", options.out_dir,
+                 {[](const std::string& name) { return name == "steps.csv" || name == "checks.csv"; }, {}});
   std::error_code ignored;
   const std::string binary =
       options.binary.empty()
@@ -43,22 +46,19 @@ int replay(const LiveOptions& options) {
     throw InputError("live: no replay binary " + binary +
                      ": this semsim was built without CUDA; build it with -DSEMSIM_WITH_CUDA=ON on a GPU "
                      "machine (scripts/live-device does), or pass --binary PATH");
-  // The replay writes into a folder beside --out, renamed into place once it has finished.
-  const fs::path out = fs::absolute(options.out_dir);
-  const fs::path staging =
-      out.parent_path() / fmt::format(".{}.staging-{}", out.filename().string(), getpid());
+  const fs::path staged = fs::absolute(staging.staged("steps.csv")).parent_path();
+  staging.staged("checks.csv");
   const int code = ChildProcess::run_program({fs::absolute(binary).string(), options.export_file, "--out",
-                                              staging.string(), "--rank", std::to_string(options.rank),
+                                              staged.string(), "--rank", std::to_string(options.rank),
                                               "--repeats", std::to_string(options.repeats)})
                        .wait()
                        .shell_code();
-  if (code != 0) fs::remove_all(staging, ignored);
   if (code == 3)
     throw InputError("live: no CUDA GPU on this machine (the replay found none); run it on a GPU machine");
   if (code == 2) throw InputError("live: the replay refused its input (see above)");
   if (code != 0)
     throw std::runtime_error(fmt::format("live: {} exited with {}; nothing was written", binary, code));
-  fs::rename(staging, out);
+  staging.commit();
   std::cout << "Live results in " << options.out_dir << "/\n";
   return 0;
 }
@@ -71,11 +71,13 @@ struct CompareLiveOptions {
 int compare(const CompareLiveOptions& options) {
   if (options.pairs.size() % 2 != 0)
     throw InputError("compare-live: expected EXPORT LIVE_DIR pairs; got an odd number of paths");
+  OutputStaging staging(options.pairs);  // the folder checked and made before the comparison
+  staging.folder("--out", options.out_dir, live_comparison_folder_contents());
   std::vector<LiveRun> runs;
   for (std::size_t i = 0; i < options.pairs.size(); i += 2)
     runs.push_back({read_step_export(options.pairs[i]), options.pairs[i + 1]});
   const LiveComparison comparison = compare_live(runs);
-  write_live_comparison(comparison, options.out_dir);
+  write_live_comparison(comparison, staging);
   std::cout << "phase      rows  median |err|  p90 |err|\n";
   for (const ErrorSummary& s : comparison.summary)
     std::cout << fmt::format("{:<10} {:>4}  {:>10.1f}%  {:>8.1f}%\n", s.phase, s.rows, 100 * s.median,
@@ -100,7 +102,10 @@ void add_live_commands(CommandLine& cli) {
               [live] { return replay(*live); });
   replay_command->add_option("export", live->export_file, "a file `semsim run --export-steps` wrote")
       ->required();
-  replay_command->add_option("--out", live->out_dir, "new folder for steps.csv and checks.csv")->required();
+  replay_command
+      ->add_option("--out", live->out_dir,
+                   "folder for steps.csv and checks.csv (new, empty, or an earlier replay's, replaced)")
+      ->required();
   replay_command
       ->add_option("--rank", live->rank, "with one GPU, the rank whose compute phases run (default 0)")
       ->check(CLI::Range(0, 4095));

@@ -28,7 +28,10 @@ struct ServingRunsOptions {
 
 int validate_serving_runs(const ServingRunsOptions& o) {
   const std::vector<MeasuredServingRun> runs = rows_matching(read_measured_serving_runs(o.runs_csv), o.only);
-  check_validation_out_dir(o.out_dir);
+  std::vector<std::string> inputs{o.runs_csv};
+  if (!o.engine_profile.empty()) inputs.push_back(o.engine_profile);
+  OutputStaging staging(inputs);  // the folder checked and made before the rows run
+  staging.folder("--out", o.out_dir, validation_folder_contents());
   ValidationOptions options;
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!o.engine_profile.empty()) {
@@ -40,7 +43,7 @@ int validate_serving_runs(const ServingRunsOptions& o) {
   options.progress = progress.callback();
   const std::vector<SimulatedRow> rows = simulate_serving_runs(runs, options);
   progress.finish();
-  write_validation_outputs(o.out_dir, rows, o.runs_csv);
+  write_validation_outputs(staging, o.out_dir, rows, o.runs_csv);
   const auto skipped =
       std::count_if(rows.begin(), rows.end(), [](const SimulatedRow& r) { return !r.skipped.empty(); });
   const std::filesystem::path out(o.out_dir);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "calibrate/fit/quantile.hpp"
 #include "models/input_error.hpp"
 
 namespace semsim {
@@ -271,6 +272,29 @@ std::string value_text(const std::optional<Json>& value) {
   return value->dump();
 }
 
+// Rows of cells as columns: the first left-aligned, the others right-aligned.
+std::string aligned_text(const std::vector<std::vector<std::string>>& cells) {
+  // Widths in characters, not bytes ("Δ" is two bytes of UTF-8).
+  auto width = [](const std::string& s) {
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  };
+  std::vector<std::size_t> widths(cells.front().size(), 0);
+  for (const auto& line : cells)
+    for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], width(line[c]));
+  std::string out;
+  for (const auto& line : cells) {
+    std::string text;
+    for (std::size_t c = 0; c < line.size(); ++c) {
+      const std::string pad(widths[c] - width(line[c]), ' ');
+      text += c == 0 ? line[c] + pad : "  " + pad + line[c];
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
+
 std::string table_text(const std::vector<MetricRow>& metrics, std::size_t folders) {
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> header{"metric", "A"};
@@ -298,31 +322,189 @@ std::string table_text(const std::vector<MetricRow>& metrics, std::size_t folder
     }
     cells.push_back(std::move(line));
   }
-  // Widths in characters, not bytes ("Δ" is two bytes of UTF-8).
-  auto width = [](const std::string& s) {
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-  };
-  std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& line : cells)
-    for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], width(line[c]));
-  std::string out;
-  for (const auto& line : cells) {
-    std::string text;
-    for (std::size_t c = 0; c < line.size(); ++c) {
-      const std::string pad(widths[c] - width(line[c]), ' ');
-      text += c == 0 ? line[c] + pad : "  " + pad + line[c];
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out += text + "\n";
-  }
+  std::string out = aligned_text(cells);
   if (!others.empty()) out += "Values that are not numbers, where they differ:\n" + others;
+  return out;
+}
+
+// One entry: its coordinates, the folders it is missing from, its metrics and its verdicts.
+std::string entry_text(const Comparison& comparison, const ComparedEntry& entry) {
+  std::string out = "\n";
+  if (comparison.sweeps) out += "== " + labels_text(comparison.label_columns, entry.labels) + " ==\n";
+  for (std::size_t f = 0; f < entry.missing.size(); ++f)
+    if (entry.missing[f]) out += fmt::format("{}: {}\n", folder_letter(f), *entry.missing[f]);
+  if (!entry.metrics.empty()) out += table_text(entry.metrics, comparison.folders.size());
+  out += "What bounds it:\n";
+  for (std::size_t f = 0; f < entry.verdicts.size(); ++f)
+    if (entry.verdicts[f]) out += fmt::format("  {}: {}\n", folder_letter(f), entry.verdicts[f]->text);
+  return out;
+}
+
+// The largest |Δ%| of any metric and folder of an entry (-1 when it has none).
+double largest_change(const ComparedEntry& entry) {
+  double largest = -1;
+  for (const MetricRow& row : entry.metrics)
+    for (const auto& percent_change : row.delta_percent)
+      if (percent_change) largest = std::max(largest, std::abs(*percent_change));
+  return largest;
+}
+
+// The series an entry belongs to: its `series` label, or "" for a sweep without series.
+std::string series_of(const Comparison& comparison, const ComparedEntry& entry) {
+  const auto column = std::find(comparison.label_columns.begin(), comparison.label_columns.end(), "series");
+  return column == comparison.label_columns.end()
+             ? ""
+             : entry.labels[static_cast<std::size_t>(column - comparison.label_columns.begin())];
+}
+
+// A series' points in summary: how many were compared, each kept metric's Δ% (median, least, most) per
+// folder after the baseline, and how many points each verdict bounds in each folder.
+std::string series_text(const Comparison& comparison, const std::string& series,
+                        const std::vector<const ComparedEntry*>& entries) {
+  const std::size_t folders = comparison.folders.size();
+  std::size_t compared = 0;
+  std::vector<std::size_t> unavailable(folders, 0);
+  std::vector<std::string> keys;                                    // the metrics, in the first entry's order
+  std::map<std::string, std::vector<std::vector<double>>> changes;  // key -> per folder, the Δ% values
+  std::vector<std::map<std::string, std::size_t>> bounds(folders);
+  std::size_t bound_changed = 0;
+  for (const ComparedEntry* entry : entries) {
+    compared += entry->metrics.empty() ? 0 : 1;
+    bool changed = false;
+    for (std::size_t f = 0; f < folders; ++f) {
+      if (entry->missing[f]) ++unavailable[f];
+      if (entry->verdicts[f]) ++bounds[f][entry->verdicts[f]->bound];
+      changed = changed || (entry->verdicts[f] && entry->verdicts[0] &&
+                            entry->verdicts[f]->bound != entry->verdicts[0]->bound);
+    }
+    bound_changed += changed ? 1 : 0;
+    for (const MetricRow& row : entry->metrics) {
+      if (!row.numeric()) continue;
+      auto [it, added] = changes.try_emplace(row.key, folders);
+      if (added) keys.push_back(row.key);
+      for (std::size_t f = 1; f < folders; ++f)
+        if (row.delta_percent[f]) it->second[f].push_back(*row.delta_percent[f]);
+    }
+  }
+  std::string out = fmt::format("\n== {}: {} point{}, {} compared in two folders or more ==\n",
+                                series.empty() ? "every point" : "series=" + series, entries.size(),
+                                entries.size() == 1 ? "" : "s", compared);
+  for (std::size_t f = 0; f < folders; ++f)
+    if (unavailable[f] > 0)
+      out +=
+          fmt::format("{}: {} point(s) failed or absent (listed below)\n", folder_letter(f), unavailable[f]);
+  if (!keys.empty()) {
+    // Δ% statistics as a table: the metric, then per folder the median, least and most.
+    std::vector<std::vector<std::string>> cells{{"Δ% from A"}};
+    for (std::size_t f = 1; f < folders; ++f)
+      for (const char* what : {"median", "least", "most"})
+        cells[0].push_back(fmt::format("{} {}", folder_letter(f), what));
+    for (const std::string& key : keys) {
+      std::vector<std::string> line{key};
+      for (std::size_t f = 1; f < folders; ++f) {
+        const std::vector<double>& values = changes.at(key)[f];
+        if (values.empty()) {
+          line.insert(line.end(), {"n/a", "n/a", "n/a"});
+          continue;
+        }
+        for (const double q : {0.5, 0.0, 1.0}) line.push_back(fmt::format("{:+.2f}%", quantile(values, q)));
+      }
+      cells.push_back(std::move(line));
+    }
+    out += aligned_text(cells);
+  }
+  out += "Points per verdict:\n";
+  for (std::size_t f = 0; f < folders; ++f) {
+    std::vector<std::pair<std::size_t, std::string>> counted;
+    for (const auto& [bound, count] : bounds[f]) counted.emplace_back(count, bound);
+    std::stable_sort(counted.begin(), counted.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string line;
+    for (const auto& [count, bound] : counted)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", bound, count);
+    out += fmt::format("  {}: {}\n", folder_letter(f), line.empty() ? "none" : line);
+  }
+  if (bound_changed > 0) out += fmt::format("  the bound differs from A's at {} point(s)\n", bound_changed);
+  return out;
+}
+
+// The compact comparison of sweeps: a summary per series, the points that differ most, and the
+// points failed or absent somewhere.
+std::string sweeps_summary_text(const Comparison& comparison) {
+  std::vector<std::string> series;
+  std::map<std::string, std::vector<const ComparedEntry*>> by_series;
+  for (const ComparedEntry& entry : comparison.entries) {
+    const std::string name = series_of(comparison, entry);
+    auto [it, added] = by_series.try_emplace(name);
+    if (added) series.push_back(name);
+    it->second.push_back(&entry);
+  }
+  std::string out;
+  for (const std::string& name : series) out += series_text(comparison, name, by_series.at(name));
+
+  std::vector<std::pair<double, const ComparedEntry*>> changed;
+  for (const ComparedEntry& entry : comparison.entries)
+    if (const double largest = largest_change(entry); largest >= 0) changed.emplace_back(largest, &entry);
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const std::size_t shown = std::min(changed.size(), kPointsThatDifferMost);
+  out += fmt::format(
+      "\nThe {} point(s) of {} compared that differ most (largest |Δ%| of a metric above; "
+      "--all-points for every point):\n",
+      shown, changed.size());
+  for (std::size_t i = 0; i < shown; ++i) out += entry_text(comparison, *changed[i].second);
+
+  std::vector<const ComparedEntry*> unavailable;
+  for (const ComparedEntry& entry : comparison.entries)
+    if (std::any_of(entry.missing.begin(), entry.missing.end(), [](const auto& m) { return m.has_value(); }))
+      unavailable.push_back(&entry);
+  if (!unavailable.empty())
+    out += fmt::format("\nPoints failed or absent in a folder ({}):\n", unavailable.size());
+  for (const ComparedEntry* entry : unavailable) {
+    out += "  " + labels_text(comparison.label_columns, entry->labels) + ":";
+    for (std::size_t f = 0; f < entry->missing.size(); ++f)
+      if (entry->missing[f]) out += fmt::format(" {}: {};", folder_letter(f), *entry->missing[f]);
+    out.back() = '\n';
+  }
   return out;
 }
 
 }  // namespace
 
-std::string comparison_text(const Comparison& comparison) {
+std::vector<std::string> headline_metrics(const Comparison& comparison) {
+  std::vector<std::string> present;
+  for (const std::string& key : kHeadlineMetrics)
+    for (const ComparedEntry& entry : comparison.entries)
+      if (std::any_of(entry.metrics.begin(), entry.metrics.end(),
+                      [&](const MetricRow& r) { return r.key == key; })) {
+        present.push_back(key);
+        break;
+      }
+  return present;
+}
+
+void keep_metrics(Comparison& comparison, const std::vector<std::string>& metrics) {
+  std::vector<std::string> known;
+  std::set<std::string> seen;
+  for (const ComparedEntry& entry : comparison.entries)
+    for (const MetricRow& row : entry.metrics)
+      if (seen.insert(row.key).second) known.push_back(row.key);
+  for (const std::string& metric : metrics)
+    if (!seen.contains(metric))
+      throw InputError(
+          fmt::format("--metrics: no compared folder has a metric '{}'{} (the metrics are "
+                      "summary.json's key paths, e.g. {})",
+                      metric, did_you_mean(metric, known), joined(kHeadlineMetrics)));
+  for (ComparedEntry& entry : comparison.entries) {
+    std::vector<MetricRow> kept;
+    for (const std::string& metric : metrics)
+      for (MetricRow& row : entry.metrics)
+        if (row.key == metric) kept.push_back(std::move(row));
+    entry.metrics = std::move(kept);
+  }
+}
+
+std::string comparison_text(const Comparison& comparison, bool every_point) {
   std::string out = "semsim compare";
   for (std::size_t f = 0; f < comparison.folders.size(); ++f)
     out += fmt::format("{} {} = {}{}", f == 0 ? ":" : ",", folder_letter(f), comparison.folders[f],
@@ -338,16 +520,8 @@ std::string comparison_text(const Comparison& comparison) {
                     joined(comparison.label_columns), everywhere, comparison.entries.size() - everywhere);
   }
   for (const std::string& note : comparison.notes) out += "Note: " + note + "\n";
-  for (const ComparedEntry& entry : comparison.entries) {
-    out += "\n";
-    if (comparison.sweeps) out += "== " + labels_text(comparison.label_columns, entry.labels) + " ==\n";
-    for (std::size_t f = 0; f < entry.missing.size(); ++f)
-      if (entry.missing[f]) out += fmt::format("{}: {}\n", folder_letter(f), *entry.missing[f]);
-    if (!entry.metrics.empty()) out += table_text(entry.metrics, comparison.folders.size());
-    out += "What bounds it:\n";
-    for (std::size_t f = 0; f < entry.verdicts.size(); ++f)
-      if (entry.verdicts[f]) out += fmt::format("  {}: {}\n", folder_letter(f), entry.verdicts[f]->text);
-  }
+  if (comparison.sweeps && !every_point) return out + sweeps_summary_text(comparison);
+  for (const ComparedEntry& entry : comparison.entries) out += entry_text(comparison, entry);
   return out;
 }
 

@@ -87,8 +87,25 @@ Comparison compare_runs(const std::vector<std::string>& folders, const std::vect
 // points with the same labels (points could not be matched).
 Comparison compare_sweeps(const std::vector<std::string>& folders, const std::vector<SweepResults>& sweeps);
 
-// The table `semsim compare` prints, and the same as JSON (`--json`).
-std::string comparison_text(const Comparison& comparison);
+// ---- What is shown ---------------------------------------------------------------------------------
+// Sweeps hold thousands of metric rows: unless told otherwise `semsim compare` shows these of them,
+// a summary per series and the kPointsThatDifferMost points whose metrics differ most.
+inline const std::vector<std::string> kHeadlineMetrics{"throughput_tok_s.output", "ttft_s.mean", "ttft_s.p99",
+                                                       "tpot_s.mean", "tpot_s.p99"};
+inline constexpr std::size_t kPointsThatDifferMost = 5;
+
+// Keeps the metric rows named in `metrics` (`--metrics a,b`), in that order. A name that no compared
+// folder has is an InputError naming the option.
+void keep_metrics(Comparison& comparison, const std::vector<std::string>& metrics);
+// The headline metrics that the folders have.
+std::vector<std::string> headline_metrics(const Comparison& comparison);
+
+// The text `semsim compare` prints, and the same as JSON (`--json`). Runs: every metric kept. Sweeps:
+// with `every_point` each point's table, else per series (the `series` column's values, or the whole
+// sweep) the points compared and failed, each metric's Δ% from the baseline (median, least, most)
+// and how many points each verdict bounds, then the points that differ most (the largest |Δ%| of a
+// metric kept), and the failed or absent points.
+std::string comparison_text(const Comparison& comparison, bool every_point = true);
 nlohmann::ordered_json comparison_json(const Comparison& comparison);
 
 }  // namespace semsim

@@ -143,7 +143,9 @@ void add_simulation(std::string& out, const Json& j) {
   } else {
     line(out, "Policies:",
          j["placement"].get<std::string>() + " placement, " + j["request_scheduling"].get<std::string>() +
-             " scheduling, " + j["dispatch"].get<std::string>() + " dispatch");
+             " scheduling, " +
+             (j["dispatch"] == "none" ? "no dispatch (experts split over every device)"
+                                      : j["dispatch"].get<std::string>() + " dispatch"));
     const auto& slots = j["expert_slots"];
     line(out, "Expert slots:",
          fmt::format("{} per MoE layer ({} redundant), at most {} per device",

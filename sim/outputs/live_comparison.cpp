@@ -127,10 +127,14 @@ LiveComparison compare_live(const std::vector<LiveRun>& runs) {
   return out;
 }
 
-void write_live_comparison(const LiveComparison& comparison, const std::string& out_dir) {
-  OutputStaging staging(out_dir, [](const std::string& name) {
-    return std::find(std::begin(kLiveFiles), std::end(kLiveFiles), name) != std::end(kLiveFiles);
-  });
+OutputFolderContents live_comparison_folder_contents() {
+  return {[](const std::string& name) {
+            return std::find(std::begin(kLiveFiles), std::end(kLiveFiles), name) != std::end(kLiveFiles);
+          },
+          {"plots"}};
+}
+
+void write_live_comparison(const LiveComparison& comparison, OutputStaging& staging) {
   std::string rows = "rate,step,rank,phase,sim_us,live_us,relative_error\n";
   for (const PhaseComparison& c : comparison.rows)
     rows += fmt::format("{},{},{},{},{:.9g},{:.9g},{:.6g}\n", c.rate, c.step, c.rank, c.phase, c.sim_s * 1e6,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "calibrate/replay/step_export.hpp"
+#include "sim/outputs/output_staging.hpp"
 
 namespace semsim {
 
@@ -56,7 +57,11 @@ struct LiveRun {
 // InputError (file:line) on a steps.csv row naming a step, rank or phase the export does not have.
 LiveComparison compare_live(const std::vector<LiveRun>& runs);
 
-// comparison.csv, summary.csv, summary.md and throughput.csv into `out_dir` (staged).
-void write_live_comparison(const LiveComparison& comparison, const std::string& out_dir);
+// What compare-live's output folder holds (OutputStaging::folder checks it before the comparison):
+// comparison.csv, summary.csv, summary.md, throughput.csv and the plots/ scripts/plot-live draws.
+OutputFolderContents live_comparison_folder_contents();
+
+// comparison.csv, summary.csv, summary.md and throughput.csv staged in `staging`, then committed.
+void write_live_comparison(const LiveComparison& comparison, OutputStaging& staging);
 
 }  // namespace semsim

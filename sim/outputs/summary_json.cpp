@@ -112,7 +112,7 @@ void add_setup(nlohmann::ordered_json& j, const Scenario& scenario, const Summar
   j["tp"] = scenario.tp;
   j["moe_tp"] = scenario.moe_tp;
   j["token_scheduling"] = tensor_parallel ? scenario.token_scheduling.name : "";
-  j["dispatch"] = scenario.dispatch_name;
+  j["dispatch"] = scenario.experts_tensor_parallel() ? "none" : scenario.dispatch_name;  // nothing dispatched
   j["dispatch_kernel"] = s.notes.dispatch_kernel;
   j["tp_collectives"] = s.notes.tp_collectives;
   j["scheduling_fallback"] = s.notes.scheduling_fallback;

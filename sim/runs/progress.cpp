@@ -15,17 +15,19 @@ std::string format_duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
-ProgressLine::ProgressLine(std::string label, ProgressMode mode, std::FILE* out, Clock clock)
+ProgressLine::ProgressLine(std::string label, ProgressMode mode, std::FILE* out, Clock clock,
+                           std::optional<bool> terminal)
     : label_(std::move(label)),
       out_(out),
       clock_(clock ? std::move(clock) : Clock([] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
       })),
-      shown_(mode == ProgressMode::kAlways || (mode == ProgressMode::kAuto && ::isatty(::fileno(out)) == 1)),
+      in_place_(terminal ? *terminal : ::isatty(::fileno(out)) == 1),
+      shown_(mode == ProgressMode::kAlways || (mode == ProgressMode::kAuto && in_place_)),
       started_(shown_ ? clock_() : 0) {}
 
 ProgressLine::~ProgressLine() {
-  if (drawn_ && !finished_) {
+  if (in_place_ && drawn_ && !finished_) {
     std::fputc('\n', out_);
     std::fflush(out_);
   }
@@ -48,7 +50,7 @@ void ProgressLine::finish(const std::string& final_state) {
   const double now = clock_();
   const std::string& state = !final_state.empty() ? final_state : counted_state_;
   draw(now, (state.empty() ? "done" : state) + ", " + format_duration(now - started_));
-  std::fputc('\n', out_);
+  if (in_place_) std::fputc('\n', out_);
   std::fflush(out_);
   finished_ = true;
 }
@@ -61,8 +63,11 @@ std::string ProgressLine::eta(double now, double fraction) const {
 
 void ProgressLine::draw(double now, const std::string& text) {
   const std::string line = label_ + ": " + text;
-  std::fprintf(out_, "\r%s%s", line.c_str(),
-               std::string(drawn_width_ > line.size() ? drawn_width_ - line.size() : 0, ' ').c_str());
+  if (in_place_)
+    std::fprintf(out_, "\r%s%s", line.c_str(),
+                 std::string(drawn_width_ > line.size() ? drawn_width_ - line.size() : 0, ' ').c_str());
+  else
+    std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
   drawn_ = true;
   drawn_at_ = now;

@@ -1,12 +1,14 @@
 #pragma once
-// The progress line of long work (`run`, `place`, `place eval|bound`, `profile`, `trace fit`): one
-// line on stderr rewritten in place ('\r'), "place ilp: layer 7/26, 12s, ETA 33s", redrawn at most
-// every kRedrawSeconds, ended by the final state and the time taken on a line of its own. Shown
-// when stderr is a terminal unless --progress says otherwise; never on stdout, so what a command
-// prints and writes is the same with or without it.
+// The progress line of long work (`run`, `place`, `place eval|bound`, `profile`, `trace fit`): on a
+// terminal, one line on stderr rewritten in place ('\r'), "place ilp: layer 7/26, 12s, ETA 33s",
+// redrawn at most every kRedrawSeconds, ended by the final state and the time taken on a line of
+// its own; elsewhere (`--progress always` into a log) a line of its own at most every
+// kLogLineSeconds, never a carriage return. Shown when stderr is a terminal unless --progress says
+// otherwise; never on stdout, so what a command prints and writes is the same with or without it.
 #include <concepts>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,9 +25,12 @@ class ProgressLine {
  public:
   using Clock = std::function<double()>;  // seconds on a monotonic clock
   static constexpr double kRedrawSeconds = 0.25;
+  static constexpr double kLogLineSeconds = 10;
 
-  // `label` starts the line ("place ilp"). `out` is stderr but in tests, `clock` the steady clock.
-  ProgressLine(std::string label, ProgressMode mode, std::FILE* out = stderr, Clock clock = {});
+  // `label` starts the line ("place ilp"). `out` is stderr but in tests, `clock` the steady clock;
+  // `terminal` says whether `out` is one (by default, as isatty() finds).
+  ProgressLine(std::string label, ProgressMode mode, std::FILE* out = stderr, Clock clock = {},
+               std::optional<bool> terminal = std::nullopt);
   ~ProgressLine();  // ends a line the work left open (it threw) with a newline
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -45,7 +50,7 @@ class ProgressLine {
       stage_started_at_ = fraction;
       started_stage_ = true;
     }
-    if (drawn_ && now - drawn_at_ < kRedrawSeconds) return;
+    if (drawn_ && now - drawn_at_ < (in_place_ ? kRedrawSeconds : kLogLineSeconds)) return;
     draw(now,
          std::string(describe()) + ", " + format_duration(now - started_) + ", ETA " + eta(now, fraction));
   }
@@ -65,6 +70,7 @@ class ProgressLine {
   std::string label_;
   std::FILE* out_;
   Clock clock_;
+  bool in_place_;  // a terminal: redrawn with '\r'; else a line of its own each time
   bool shown_;
   double started_ = 0;
   std::string stage_;

@@ -19,8 +19,8 @@
 #include <stdexcept>
 
 #include "models/compressed_file.hpp"
-#include "models/output_files.hpp"
 #include "models/input_error.hpp"
+#include "models/output_files.hpp"
 #include "sim/outputs/output_staging.hpp"
 #include "sim/outputs/points_csv.hpp"
 #include "sim/outputs/staged_run.hpp"
@@ -75,17 +75,16 @@ fs::path prepare_out_dir(const std::string& out_dir) {
   return out;
 }
 
-// done/total, failures and ETA on stderr: redrawn in place on a terminal (or with --progress always),
-// a line per point in a log (--progress auto, stderr not a terminal), nothing with --progress never.
+// done/total, failures and ETA on stderr: redrawn in place on a terminal, a line per point in a log
+// (stderr not a terminal, --progress auto or always: never a carriage return), nothing with never.
 class Progress {
  public:
   Progress(std::size_t total, std::size_t done, std::size_t failed, ProgressMode mode)
       : total_(total),
         done_(done),
         failed_(failed),
-        in_place_(mode == ProgressMode::kAlways ||
-                  (mode == ProgressMode::kAuto && ::isatty(STDERR_FILENO) == 1)),
-        lines_(mode == ProgressMode::kAuto && !in_place_) {}
+        in_place_(mode != ProgressMode::kNever && ::isatty(STDERR_FILENO) == 1),
+        lines_(mode != ProgressMode::kNever && !in_place_) {}
 
   void point_finished(bool ok) {
     ++done_;

@@ -210,13 +210,17 @@ RetimingTable retiming_table_from_json(const std::string& text) {
   return table;
 }
 
+std::string engine_runs_folder(const std::string& profile) {
+  const fs::path path(profile);
+  return (path.parent_path() / (path.stem().string() + "-runs")).string();
+}
+
 EngineCalibration calibrate_engine(const std::vector<MeasuredServingRun>& runs,
                                    const EngineCalibrationOptions& options) {
   const auto measured = CalibrationProfile::measured(options.device);
   if (!measured)
     throw InputError(fmt::format("--device {}: no measured profile is embedded for it", options.device.name));
-  const fs::path out(options.out);
-  const fs::path runs_dir = out.parent_path() / (out.stem().string() + "-runs");
+  const fs::path runs_dir = engine_runs_folder(options.out);
   fs::create_directories(runs_dir / "folds");
 
   EngineCalibration calibration;
@@ -291,8 +295,8 @@ EngineCalibration calibrate_engine(const std::vector<MeasuredServingRun>& runs,
     for (auto* indices : {&fold.held_out, &fold.training})
       for (std::size_t& i : *indices) i = fitted[i];
   }
-  write_profile(out, options.device, calibration.all.costs);
-  write_text_file((out.parent_path() / "engine-fit.md").string(), engine_fit_markdown(calibration, options));
+  write_profile(options.profile_file, options.device, calibration.all.costs);
+  write_text_file(options.report_file, engine_fit_markdown(calibration, options));
   return calibration;
 }
 

@@ -38,10 +38,16 @@ RetimingTable retiming_table_from_json(const std::string& text);
 struct EngineCalibrationOptions {
   Device device;
   std::string runs_csv;  // named in the report
-  std::string out;       // PROFILE.yaml
-  int jobs = 1;          // simulations at once
+  std::string out;       // PROFILE.yaml, as the report names it
+  // Where the profile and engine-fit.md are written (the command's staged files of PROFILE.yaml and
+  // the engine-fit.md beside it).
+  std::string profile_file, report_file;
+  int jobs = 1;  // simulations at once
   ProgressCallback progress;
 };
+
+// The folder of a profile's runs' tables and fold profiles: <profile stem>-runs/ beside it.
+std::string engine_runs_folder(const std::string& profile);
 
 // A row of the report.
 struct CalibratedRow {
@@ -61,9 +67,9 @@ struct EngineCalibration {
   std::vector<CalibratedRow> rows;
 };
 
-// Runs the rows (the device's, already filtered), fits, evaluates the folds; writes PROFILE.yaml
-// (the device's measured profile with the fitted `engine:`), its engine-fit.md and the runs' tables
-// (<profile stem>-runs/) beside it.
+// Runs the rows (the device's, already filtered), fits, evaluates the folds; writes the profile (the
+// device's measured profile with the fitted `engine:`) and its report to options.profile_file and
+// options.report_file, and the runs' tables into engine_runs_folder(options.out).
 EngineCalibration calibrate_engine(const std::vector<MeasuredServingRun>& runs,
                                    const EngineCalibrationOptions& options);
 

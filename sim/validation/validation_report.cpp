@@ -41,24 +41,6 @@ constexpr Metric kMetrics[] = {{"ttft", &SimulatedRow::ttft_ms, &MeasuredServing
 constexpr const char* kOutputFiles[] = {"rows.csv", "summary.md", "validation.png"};
 constexpr const char* kScenariosFolder = "scenarios";
 
-// The folder holds nothing but an earlier validation's outputs (and what a killed writer left).
-void check_out_dir_holds_ours(const fs::path& out) {
-  std::error_code error;
-  if (!fs::is_directory(out, error)) return;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    const std::string name = entry.path().filename().string();
-    const bool ours = entry.is_directory() ? name == kScenariosFolder
-                                           : name.starts_with(".partial-") ||
-                                                 std::find(std::begin(kOutputFiles), std::end(kOutputFiles),
-                                                           name) != std::end(kOutputFiles);
-    if (!ours)
-      throw InputError(fmt::format(
-          "--out '{}': holds '{}', which semsim validate did not write; it writes only into an empty "
-          "folder or one holding an earlier validation's outputs (which it replaces)",
-          out.string(), name));
-  }
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   write_atomically(path.string(), [&](const std::string& temporary) { write_text_file(temporary, text); });
 }
@@ -130,15 +112,17 @@ std::string summary_markdown(const std::vector<SimulatedRow>& rows, const std::s
   return text;
 }
 
-void check_validation_out_dir(const std::string& out_dir) {
-  check_out_dir_holds_ours(out_dir);
+OutputFolderContents validation_folder_contents() {
+  return {[](const std::string& name) {
+            return std::find(std::begin(kOutputFiles), std::end(kOutputFiles), name) !=
+                   std::end(kOutputFiles);
+          },
+          {kScenariosFolder}};
 }
 
-void write_validation_outputs(const std::string& out_dir, const std::vector<SimulatedRow>& rows,
-                              const std::string& runs_csv) {
-  const fs::path out(out_dir);
-  check_out_dir_holds_ours(out);
-  const fs::path scenarios = out / kScenariosFolder;
+void write_validation_outputs(OutputStaging& staging, const std::string& out_dir,
+                              const std::vector<SimulatedRow>& rows, const std::string& runs_csv) {
+  const fs::path scenarios = fs::path(out_dir) / kScenariosFolder;
   try {
     fs::create_directories(scenarios);
   } catch (const fs::filesystem_error& e) {
@@ -148,14 +132,15 @@ void write_validation_outputs(const std::string& out_dir, const std::vector<Simu
   std::set<std::string> written;
   for (const SimulatedRow& row : rows) {
     if (row.scenario_yaml.empty()) continue;
-    const fs::path file = out / row_scenario_file(row.run);
+    const fs::path file = fs::path(out_dir) / row_scenario_file(row.run);
     write_file(file, row.scenario_yaml);
     written.insert(file.filename().string());
   }
   for (const auto& entry : fs::directory_iterator(scenarios))
     if (!written.contains(entry.path().filename().string())) fs::remove_all(entry.path());
-  write_file(out / "rows.csv", rows_csv(rows));
-  write_file(out / "summary.md", summary_markdown(rows, runs_csv));
+  write_text_file(staging.staged("rows.csv"), rows_csv(rows));
+  write_text_file(staging.staged("summary.md"), summary_markdown(rows, runs_csv));
+  staging.commit();
 }
 
 }  // namespace semsim

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/outputs/output_staging.hpp"
 #include "sim/validation/serving_run_validation.hpp"
 
 namespace semsim {
@@ -15,14 +16,13 @@ std::string rows_csv(const std::vector<SimulatedRow>& rows);
 // `runs_csv` names the measured file in the heading.
 std::string summary_markdown(const std::vector<SimulatedRow>& rows, const std::string& runs_csv);
 
-// InputError when `out_dir` holds anything but an earlier validation's outputs (checked before the
-// rows run, and again by the writer).
-void check_validation_out_dir(const std::string& out_dir);
+// What a validation's output folder holds (OutputStaging::folder checks it before the rows run):
+// rows.csv, summary.md, validation.png and scenarios/.
+OutputFolderContents validation_folder_contents();
 
-// Writes rows.csv, summary.md and scenarios/ into `out_dir`, each file whole or not at all. The folder
-// may hold only these and validation.png (an earlier validation's, replaced); anything else is an
-// InputError and nothing is written.
-void write_validation_outputs(const std::string& out_dir, const std::vector<SimulatedRow>& rows,
-                              const std::string& runs_csv);
+// Writes scenarios/ into `out_dir`, each file whole (an earlier validation's other scenarios removed),
+// and rows.csv and summary.md through `staging`, whose folder `out_dir` is, then commits it.
+void write_validation_outputs(OutputStaging& staging, const std::string& out_dir,
+                              const std::vector<SimulatedRow>& rows, const std::string& runs_csv);
 
 }  // namespace semsim

@@ -110,5 +110,40 @@ TEST(calibrateEngine, BadArgumentsExitTwo) {
   }
 }
 
+// The profile, engine-fit.md and the runs' folder are checked before any row runs: none may be the
+// measured runs (which stay as they were), and a place no folder can be made is refused at once.
+TEST(calibrateEngine, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
+  TempDir tmp;
+  const std::string runs = write_fit_runs(tmp, {kServingRunsHeader, kFitTp2});
+  const std::string text = read_file(runs);
+  for (const std::string name : {"runs.yaml", "engine-fit.md"}) {
+    fs::copy_file(runs, tmp / name);
+    const std::string out = name == "runs.yaml" ? tmp / name : tmp / "engine.yaml";
+    const std::vector<std::string> args{"calibrate", "engine",   "--runs", tmp / name,
+                                        "--device",  "h100-sxm", "--out",  out};
+    const CliResult r = run_semsim(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+    EXPECT_NE(r.err.find("is also an input"), std::string::npos) << describe(args, r);
+    EXPECT_EQ(read_file(tmp / name), text) << name;
+    EXPECT_FALSE(fs::exists(tmp / "engine-runs")) << name;
+    EXPECT_FALSE(fs::exists(tmp / "runs-runs")) << name;
+  }
+  const std::vector<std::string> args{"calibrate", "engine",   "--runs", runs,
+                                      "--device",  "h100-sxm", "--out",  "/proc/semsim-fit/engine.yaml"};
+  const CliResult r = run_semsim(args);
+  EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+  EXPECT_NE(r.err.find("cannot create the output folder"), std::string::npos) << describe(args, r);
+  // Rows that ran but none fits (one output token: no TPOT): the runs' folder made for them goes too.
+  std::string one_token = kFitTp2;
+  one_token.replace(one_token.find(",agg,128,8,"), 11, ",agg,128,1,");
+  const std::string unfit = write_fit_runs(tmp, {kServingRunsHeader, one_token});
+  const std::vector<std::string> none{"calibrate", "engine",   "--runs", unfit,
+                                      "--device",  "h100-sxm", "--out",  tmp / "fit/engine.yaml"};
+  const CliResult failed = run_semsim(none);
+  EXPECT_EQ(failed.exit_code, 2) << describe(none, failed);
+  EXPECT_NE(failed.err.find("no row could be simulated"), std::string::npos) << describe(none, failed);
+  EXPECT_FALSE(fs::exists(tmp / "fit")) << "nothing left: " << describe(none, failed);
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

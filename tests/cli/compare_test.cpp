@@ -172,6 +172,62 @@ TEST(CompareSweeps, PointsMatchByTheirLabelsAndThoseInOneFolderOnlyAreListed) {
   EXPECT_THROW(compare_sweeps({"A", "D"}, {a, twice}), InputError);
 }
 
+// Sweeps hold a table per point: by default `compare` gives, per series, the points compared, each
+// kept metric's Δ% (median, least, most) and the points per verdict, then the points that differ most
+// (largest |Δ%| first) and those failed or absent; --metrics keeps the metrics it names.
+TEST(CompareSweeps, TheCompactTextSummarisesEachSeriesAndShowsThePointsThatDifferMost) {
+  auto summary = [](double throughput, double attention) {
+    FlatSummary s = made_up_summary(attention, 0.1, 0.2, 0.1, 0.1, 1.1, 0, 0, 0);
+    s.push_back({"throughput_tok_s.output", throughput});
+    s.push_back({"ttft_s.mean", 0.5});
+    return s;
+  };
+  const std::vector<std::string> columns{"series", "workload.arrival.rate"};
+  SweepResults a{columns,
+                 {{{"ep", "10"}, true, "", summary(100, 0.5)},
+                  {{"ep", "20"}, true, "", summary(200, 0.5)},
+                  {{"tp", "10"}, true, "", summary(100, 0.5)},
+                  {{"tp", "20"}, true, "", summary(100, 0.5)}},
+                 0};
+  // ep at 10: +10 %; ep at 20: -50 % and now attention-bound; tp at 10: +1 %; tp at 20 failed.
+  SweepResults b{columns,
+                 {{{"ep", "10"}, true, "", summary(110, 0.5)},
+                  {{"ep", "20"}, true, "", summary(100, 0.1)},
+                  {{"tp", "10"}, true, "", summary(101, 0.5)},
+                  {{"tp", "20"}, false, "it broke", {}}},
+                 0};
+  Comparison c = compare_sweeps({"A", "B"}, {a, b});
+  EXPECT_THROW(keep_metrics(c, {"throughput_tok_s.outptu"}), InputError);
+  keep_metrics(c, headline_metrics(c));
+  EXPECT_EQ(headline_metrics(c), (std::vector<std::string>{"throughput_tok_s.output", "ttft_s.mean"}));
+  const std::string text = comparison_text(c, /*every_point=*/false);
+  EXPECT_NE(text.find("== series=ep: 2 points, 2 compared in two folders or more ==\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("== series=tp: 2 points, 1 compared in two folders or more ==\nB: 1 point(s) failed or "
+                      "absent"),
+            std::string::npos)
+      << text;
+  // ep's Δ% of the output throughput: -50 and +10 (median -20).
+  EXPECT_TRUE(
+      std::regex_search(text, std::regex(R"(throughput_tok_s\.output +-20\.00% +-50\.00% +\+10\.00%)")))
+      << text;
+  EXPECT_NE(text.find("  the bound differs from A's at 1 point(s)"), std::string::npos) << text;
+  // The points that differ most, largest first: ep at 20, ep at 10, tp at 10.
+  const std::size_t most = text.find("The 3 point(s) of 3 compared that differ most");
+  ASSERT_NE(most, std::string::npos) << text;
+  const std::size_t first = text.find("== series=ep workload.arrival.rate=20 ==", most);
+  const std::size_t second = text.find("== series=ep workload.arrival.rate=10 ==", most);
+  const std::size_t third = text.find("== series=tp workload.arrival.rate=10 ==", most);
+  EXPECT_LT(first, second) << text;
+  EXPECT_LT(second, third) << text;
+  EXPECT_NE(third, std::string::npos) << text;
+  EXPECT_NE(text.find("Points failed or absent in a folder (1):\n  series=tp workload.arrival.rate=20: B: "
+                      "failed: it broke\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("phase_share"), std::string::npos) << "only the metrics kept" << text;
+}
+
 // ---- End to end -------------------------------------------------------------------------------------
 
 OrderedJson read_json(const std::string& path) {
@@ -278,6 +334,23 @@ TEST(cliCompare, SweepsPointByPoint) {
       EXPECT_EQ(m["delta"][1].get<double>(), 0.0) << m["key"];
     }
   EXPECT_FALSE(comparison["entries"][1]["metrics"].empty());
+  // The text is a summary by default; --all-points gives every point's every metric; --metrics picks.
+  EXPECT_NE(r.out.find("that differ most"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("phase_share.attention"), std::string::npos) << r.out;
+  const CliResult every = run_semsim({"compare", tmp / "a", tmp / "b", "--all-points"});
+  ASSERT_EQ(every.exit_code, 0) << every.err;
+  EXPECT_NE(every.out.find("phase_share.attention"), std::string::npos) << every.out;
+  EXPECT_GT(split_lines(every.out).size(), 3 * split_lines(r.out).size());
+  const CliResult picked =
+      run_semsim({"compare", tmp / "a", tmp / "b", "--all-points", "--metrics", "ttft_s.p99,steps"});
+  ASSERT_EQ(picked.exit_code, 0) << picked.err;
+  EXPECT_NE(picked.out.find("\nttft_s.p99 "), std::string::npos) << picked.out;
+  EXPECT_NE(picked.out.find("\nsteps "), std::string::npos) << picked.out;
+  EXPECT_EQ(picked.out.find("ttft_s.mean"), std::string::npos) << picked.out;
+  const CliResult unknown = run_semsim({"compare", tmp / "a", tmp / "b", "--metrics", "ttft_s.p999"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--metrics: no compared folder has a metric 'ttft_s.p999'"), std::string::npos)
+      << unknown.err;
 }
 
 TEST(cliCompare, RefusesWhatItCannotCompareAndWritesNothing) {

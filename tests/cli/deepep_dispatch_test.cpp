@@ -54,5 +54,35 @@ TEST(cliDeepepDispatch, NormalOnOneNodeMovesDedupsCopies) {
   EXPECT_EQ(normal["lar"], dedup["lar"]);
 }
 
+// Experts split over every device (moe.tp 8, moe.ep 1) dispatch no token: the default scenario's
+// DeepEP dispatch, which the user did not choose, gives way (reported as none, no low-latency buffers
+// reserved, the run as with the registry's dedup), while a DeepEP dispatch the user gives is refused.
+TEST(cliDeepepDispatch, TheDefaultDispatchGivesWayToExpertsSplitOverEveryDevice) {
+  TempDir tmp;
+  const std::string experts_tp = "parallelism={attention: {dp: 8}, moe: {tp: 8}}";
+  const std::vector<std::string> args{"run",   "default",
+                                      "--set", experts_tp,
+                                      "--set", "workload.requests=30",
+                                      "--set", "calibration=datasheet",
+                                      "--out", tmp / "default"};
+  const CliResult r = run_semsim(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+  EXPECT_NE(r.out.find("no dispatch"), std::string::npos) << r.out;
+  const auto by_default = nlohmann::json::parse(read_file(tmp / "default/summary.json"));
+  EXPECT_EQ(by_default["dispatch"], "none");
+  const auto dedup = summary_with_dispatch(tmp, "dedup", {experts_tp});
+  EXPECT_EQ(dedup["dispatch"], "none");
+  EXPECT_EQ(by_default["dispatch_buffer_bytes_per_device"], dedup["dispatch_buffer_bytes_per_device"]);
+  EXPECT_EQ(by_default["mean_step_seconds"], dedup["mean_step_seconds"]);
+  for (const std::string given : {"auto", "low_latency"}) {
+    const std::vector<std::string> refused{"check",    "default", "--set",
+                                           experts_tp, "--set",   "policies.dispatch=" + given};
+    const CliResult e = run_semsim(refused);
+    EXPECT_EQ(e.exit_code, 2) << describe(refused, e);
+    EXPECT_NE(e.err.find("policies.dispatch"), std::string::npos) << e.err;
+    EXPECT_NE(e.err.find("no token is dispatched"), std::string::npos) << e.err;
+  }
+}
+
 }  // namespace
 }  // namespace semsim::cli_test

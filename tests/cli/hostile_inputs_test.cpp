@@ -53,8 +53,25 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
   std::vector<std::string> run{"run",       "default", "--out",
                                tmp / "out", "--set",   "workload.input_len.value=200000"};
   run.insert(run.end(), values.begin(), values.end());
-  expect_refused(run, run_semsim(run), "calibration profile 'h200-sxm-measured': mla_prefill");
+  const CliResult refused = run_semsim(run);
+  expect_refused(run, refused, "calibration profile 'h200-sxm-measured': mla_prefill");
+  // Named at the scenario key that asked, with the profile's file and where the value was given.
+  EXPECT_NE(refused.err.find("<default>:"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(": workload.input_len: this value asks the calibration profile "
+                             "(calibrate/profiles/h200-sxm-measured.yaml (embedded))"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("(value set by --set workload.input_len.value=200000)"), std::string::npos)
+      << refused.err;
   EXPECT_EQ(entries_under(tmp / "out"), std::vector<std::string>{});
+  // In a scenario file, at its line.
+  std::ofstream(tmp / "long-prompts.yaml")
+      << "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp}\n"
+         "workload:\n  requests: 3\n  arrival: {process: fixed, rate: 100}\n"
+         "  input_len: {dist: fixed, value: 200000}\n  output_len: {dist: fixed, value: 2}\n";
+  const std::vector<std::string> from_file{"run", tmp / "long-prompts.yaml", "--out", tmp / "out"};
+  const CliResult located = run_semsim(from_file);
+  expect_refused(from_file, located, tmp / "long-prompts.yaml:8:14: workload.input_len: this value asks");
 
   std::ofstream(tmp / "sweep.yaml")
       << "sweep: 1\nbase: default\nset: {workload.requests: 3, calibration: {profile: measured, extrapolate: "
@@ -114,6 +131,34 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
       "--ep",       "16384",   "--redundant", "16128",     "--tokens", "1"};
   expect_refused(collective, run_semsim(collective, "", 120, kLimit),
                  "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
+}
+
+// 16 requests on 28 GB200 NVL72 racks at EP2016: each step's all-to-alls visit 4 million device
+// pairs in each of 58 MoE layers, minutes of work that ran without a word under a growing ETA. Refused
+// before the run starts, at the EP size, with the work and how to allow it (--work-limit 0).
+TEST(cliHostileInputs, AllToAllWorkBeyondTheLimitIsRefusedBeforeTheRun) {
+  TempDir tmp;
+  std::vector<std::string> gb200{"run",   "default",
+                                 "--set", "model=deepseek-v3",
+                                 "--set", "cluster={preset: gb200-nvl72, nodes: 28}",
+                                 "--set", "parallelism.ep=2016",
+                                 "--set", "workload.requests=16",
+                                 "--set", "policies.placement={name: contiguous, redundant: 1760}",
+                                 "--set", "calibration=datasheet",
+                                 "--out", tmp / "out"};
+  const CliResult r = run_semsim(gb200, "", 60);
+  expect_refused(
+      gb200, r,
+      "parallelism.ep: EP2016 prices each step's dispatch and combine over 4.06e+06 device pairs in "
+      "each of 58 MoE layers: at least 256 steps make 1.21e+11 pair visits, about 12 min of work, "
+      "beyond --work-limit 1e+10");
+  EXPECT_NE(r.err.find("pass --work-limit 0 (no limit)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "out"));
+  // Allowed, it starts: `check` plans the run without simulating it.
+  gb200[0] = "check";
+  gb200.resize(gb200.size() - 2);
+  gb200.insert(gb200.end(), {"--work-limit", "0"});
+  EXPECT_EQ(run_semsim(gb200, "", 120).exit_code, 0) << describe(gb200, run_semsim(gb200, "", 120));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -146,6 +147,50 @@ TEST(Live, CorruptExportIsALocatedErrorBeforeAnything) {
   EXPECT_FALSE(fs::exists(dir / "live"));
 }
 
+// The replay's outputs: --out checked before the replay starts (never the export), the replay's files
+// staged in it and put in place when it succeeded, nothing left when it failed. A script stands in
+// for semsim-live.
+TEST(Live, OutputsAreCheckedBeforeTheReplayAndStaged) {
+  TempDir dir;
+  ASSERT_EQ(export_steps(dir, "x.steps", "0:1").exit_code, 0);
+  const std::string replay = dir / "replay.sh";
+  std::ofstream(replay) << "#!/bin/sh\n[ -n \"$FAIL\" ] && exit 1\nmkdir -p \"$3\"\n"
+                           "echo step,rank,phase > \"$3/steps.csv\"\necho ok > \"$3/checks.csv\"\n";
+  fs::permissions(replay, fs::perms::owner_all);
+  const std::vector<std::string> live{"live", dir / "x.steps", "--binary", replay, "--out"};
+  auto with_out = [&](const std::string& out) {
+    std::vector<std::string> args = live;
+    args.push_back(out);
+    return args;
+  };
+  const std::string exported = read_file(dir / "x.steps");
+  CliResult r = run_semsim(with_out(dir / "x.steps"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--out '" + dir / "x.steps" + "': is a file, not a folder"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(dir / "x.steps"), exported);
+  r = run_semsim(with_out("/proc/semsim-live"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot create the output folder"), std::string::npos) << r.err;
+  fs::create_directory(dir / "mixed");
+  std::ofstream(dir / "mixed/notes.txt") << "mine";
+  r = run_semsim(with_out(dir / "mixed"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("holds 'notes.txt', which semsim did not write"), std::string::npos) << r.err;
+
+  r = run_semsim(with_out(dir / "live"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir / "live")) files.push_back(entry.path().filename());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"checks.csv", "steps.csv"})) << "no staging folder left";
+  ::setenv("FAIL", "1", 1);
+  r = run_semsim(with_out(dir / "failed"));
+  ::unsetenv("FAIL");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir / "failed"));
+}
+
 TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
   TempDir dir;
   // The fixture's step 3 and two copies of it (steps 4 and 5). Rank 0 simulates attention 1 ms and
@@ -167,6 +212,14 @@ TEST(CompareLive, ErrorsAndQuantilesOfFixtureResults) {
                                            "3,0,attention,2000,0,0,5,graph\n3,0,experts,1600,0,0,5,graph\n"
                                            "4,0,attention,2000,0,0,5,graph\n4,0,experts,1000,0,0,5,eager\n"
                                            "5,0,attention,2000,0,0,5,graph\n5,0,experts,2000,0,0,5,graph\n";
+  // The live folder is an input: never the output, refused before the comparison.
+  const std::string live_steps = read_file(dir / "live/steps.csv");
+  const CliResult onto_input =
+      run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "live"});
+  EXPECT_EQ(onto_input.exit_code, 2);
+  EXPECT_NE(onto_input.err.find("--out '" + dir / "live" + "': is also an input"), std::string::npos)
+      << onto_input.err;
+  EXPECT_EQ(read_file(dir / "live/steps.csv"), live_steps);
   const CliResult r = run_semsim({"compare-live", dir / "r.steps", dir / "live", "--out", dir / "cmp"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> summary = split_lines(read_file(dir / "cmp/summary.csv"));

@@ -11,11 +11,14 @@
 namespace semsim {
 namespace {
 
-// A ProgressLine drawing into a temporary file (never a terminal) on a clock the test sets.
+// A ProgressLine drawing into a temporary file on a clock the test sets, as it draws on a terminal
+// unless told that the file is what it is (a log).
 class progressLine : public ::testing::Test {
  protected:
-  std::unique_ptr<ProgressLine> line(const std::string& label, ProgressMode mode = ProgressMode::kAlways) {
-    return std::make_unique<ProgressLine>(label, mode, file_.get(), [this] { return now_; });
+  std::unique_ptr<ProgressLine> line(const std::string& label, ProgressMode mode = ProgressMode::kAlways,
+                                     bool terminal = true) {
+    return std::make_unique<ProgressLine>(
+        label, mode, file_.get(), [this] { return now_; }, terminal);
   }
   std::string written() {
     std::fflush(file_.get());
@@ -100,16 +103,35 @@ TEST_F(progressLine, FinishingBeforeAnyStateSaysDone) {
   EXPECT_EQ(written(), "\rplace contiguous: done, 2s\n");
 }
 
+// Into a log (--progress always, stderr not a terminal) each state is a line of its own, at most every
+// kLogLineSeconds, and no carriage return is written.
+TEST_F(progressLine, IntoALogEachStateIsALineAtMostEveryTenSeconds) {
+  auto progress = line("place ilp", ProgressMode::kAlways, /*terminal=*/false);
+  progress->update("layer", 0, 26);
+  now_ += 5;
+  progress->update("layer", 7, 26);  // too soon for a log
+  now_ += 8;
+  progress->update("layer", 8, 26);
+  now_ += 40;
+  progress->update("layer", 26, 26);
+  progress->finish();
+  EXPECT_EQ(written(),
+            "place ilp: layer 0/26, 0s, ETA --\n"
+            "place ilp: layer 8/26, 13s, ETA 29s\n"
+            "place ilp: layer 26/26, 53s, ETA 0s\n"
+            "place ilp: layer 26/26, 53s\n");
+}
+
 TEST_F(progressLine, NeverAndAutoOffATerminalDrawNothingAndGiveNoCallback) {
   for (ProgressMode mode : {ProgressMode::kNever, ProgressMode::kAuto}) {
-    auto progress = line("trace fit", mode);
+    auto progress = line("trace fit", mode, /*terminal=*/false);
     EXPECT_FALSE(progress->shown());
     EXPECT_FALSE(progress->callback());
     progress->update("evaluation", 1, 10);
     progress->finish();
   }
   EXPECT_EQ(written(), "");
-  EXPECT_TRUE(line("trace fit")->callback());
+  EXPECT_TRUE(line("trace fit", ProgressMode::kAlways, /*terminal=*/false)->callback());
 }
 
 TEST(progressDuration, RoundsToWholeSecondsAndGrowsUnits) {

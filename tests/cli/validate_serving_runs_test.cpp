@@ -285,7 +285,30 @@ TEST(validateServingRuns, BadFilesNameFileLineAndColumn) {
   std::ofstream(tmp / "stranger.txt") << "x";
   r = run_semsim({"validate", "serving-runs", runs, "--out", tmp.path().string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("which semsim validate did not write"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("which semsim did not write"), std::string::npos) << r.err;
+}
+
+// The output folder is checked before any row runs: not an input, nor holding one where an output
+// would replace it, and in a folder semsim can write in; the input is left as it was.
+TEST(validateServingRuns, OutputsAreCheckedBeforeTheRowsRunAndNeverAnInput) {
+  TempDir tmp;
+  const std::string runs = write_runs(tmp, "runs.csv", {kServingRunsHeader, kAggregated});
+  const std::string text = read_file(runs);
+  CliResult r = run_semsim({"validate", "serving-runs", runs, "--out", runs});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--out '" + runs + "': is a file, not a folder"), std::string::npos) << r.err;
+  fs::create_directory(tmp / "out");
+  const std::string rows = write_runs(tmp, "out/rows.csv", {kServingRunsHeader, kAggregated});
+  r = run_semsim({"validate", "serving-runs", rows, "--out", tmp / "out"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("an input of this command that its outputs would replace"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(rows), text);
+  r = run_semsim({"validate", "serving-runs", runs, "--out", "/proc/semsim-validation"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--out '/proc/semsim-validation': cannot create the output folder"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(runs), text);
 }
 
 }  // namespace
