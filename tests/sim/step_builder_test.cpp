@@ -50,13 +50,13 @@ struct StepBuilderFixture {
   }
 
   StepGraph build(const std::vector<RankBatch>& batches, const std::vector<TokenRef>& tokens,
-                  const std::vector<int>& token_rank) {
+                  const std::vector<int>& token_rank, const CostModel* draft_cost = nullptr) {
     const RunPlan plan = build_run(scenario);
     const auto token_scheduler =
         make_token_scheduler(scenario.token_scheduling, *plan.placement, scenario.ep);
     const DispatchTiming over_the_topology(scenario.dispatch);
     StepBuilder builder(scenario, plan.placement->placement, *routing, cost, rank_cost, topology,
-                        *token_scheduler, over_the_topology);
+                        *token_scheduler, over_the_topology, nullptr, draft_cost);
     StepGraph graph(scenario.ep);
     StepRecord record;
     builder.build(batches, tokens, token_rank, graph, record);
@@ -342,6 +342,46 @@ TEST(StepBuilder, ARequestThatFinishesDraftsNothing) {
       {{1, 20}, {1, 21}}, {true, true}, 2, 2, 0, 1, {DraftWork{{1, 0, 20}, 2, false, false}}};
   const StepGraph g = f.build({RankBatch{}, verify}, {{1, 0, 20}, {1, 0, 21}}, {1, 1});
   EXPECT_EQ(g.activities().size(), 1 + 4 * static_cast<std::size_t>(moe_layers(f.scenario.model)));
+}
+
+}  // namespace
+}  // namespace semsim
+
+namespace semsim {
+namespace {
+
+// A draft model (method draft, K = 2): after the last layer, one compute activity per pass, each rank
+// running every layer of the draft model and its LM head over the pass's tokens, no collective.
+TEST(StepBuilder, ADraftModelsPassesAreItsLayersOnEachRankByHand) {
+  StepBuilderFixture f(
+      {"serving.speculative={method: draft, tokens: 2, draft_model: qwen3-32b, "
+       "acceptance: {dist: fixed, rate: 0.5}}"});
+  const MoeModel& draft = *f.scenario.serving.speculative.draft_model;
+  const RooflineCostModel draft_cost(draft, f.scenario.cluster.device, *f.scenario.calibration,
+                                     f.scenario.precision);
+  // Request 1 verified (position 20 and one draft), one accepted: two tokens kept, it goes on.
+  const RankBatch verify{
+      {{1, 20}, {1, 21}, {1, 22}}, {true, true, true}, 3, 3, 0, 1, {DraftWork{{1, 0, 20}, 2, false, true}}};
+  const StepGraph g =
+      f.build({RankBatch{}, verify}, {{1, 0, 20}, {1, 0, 21}, {1, 0, 22}}, {1, 1, 1}, &draft_cost);
+  const auto& a = g.activities();
+  const std::size_t first = 1 + 4 * static_cast<std::size_t>(moe_layers(f.scenario.model));
+  ASSERT_EQ(a.size(), first + 2);
+  auto by_hand = [&](const std::vector<SequenceChunk>& chunks) {
+    long long tokens = 0;
+    for (const SequenceChunk& c : chunks) tokens += c.new_tokens;
+    double seconds = draft_cost.lm_head(1);
+    for (int layer = 0; layer < draft.layers; ++layer)
+      seconds += draft_cost.attention(layer, chunks) + draft_cost.dense_ffn(tokens);
+    return seconds;
+  };
+  EXPECT_DOUBLE_EQ(a[first].seconds[1], by_hand({{1, 20}, {1, 21}}));
+  EXPECT_DOUBLE_EQ(a[first + 1].seconds[1], by_hand({{1, 22}}));
+  for (std::size_t i = first; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].phase, Phase::kOther);
+    EXPECT_EQ(a[i].kind, ActivityKind::kCompute);
+    EXPECT_EQ(a[i].seconds[0], 0.0);
+  }
 }
 
 }  // namespace
