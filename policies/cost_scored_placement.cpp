@@ -191,7 +191,8 @@ const std::vector<ParamSpec>& cost_scored_param_specs() {
   static const CostScoredParams d;
   static const std::vector<ParamSpec> specs = {
       {"in_flight", 0, "requests running in every sampled step (0: the scenario's concurrency; an open loop gives it)"},
-      {"steps", static_cast<double>(d.steps), "sampled steps of that many requests"},
+      {"steps", static_cast<double>(d.steps),
+       "sampled steps of that many requests (0: 1024 decode tokens' worth, 48 to 256 steps)"},
       {"evaluations", static_cast<double>(d.evaluations), "search budget: layer evaluations over all layers"},
       {"shared_tokens", 0, "Sem-MoE's start: 1 one device per token for all layers (Attention-DP)"},
       {"theta", d.theta, "Sem-MoE's start: weight of its token-load balance term"},
@@ -203,7 +204,7 @@ const std::vector<ParamSpec>& cost_scored_param_specs() {
 CostScoredParams cost_scored_params(const PolicyChoice& choice) {
   CostScoredParams p;
   p.in_flight = static_cast<int>(choice.whole_param("in_flight", 0, 1 << 20));
-  p.steps = static_cast<int>(choice.whole_param("steps", 1, 1 << 16));
+  p.steps = static_cast<int>(choice.whole_param("steps", 0, 1 << 16));
   p.evaluations = static_cast<int>(choice.whole_param("evaluations", 0, 1 << 24));
   p.shared_tokens = choice.whole_param("shared_tokens", 0, 1) == 1;
   p.theta = choice.param("theta");
@@ -234,6 +235,8 @@ PlacementResult cost_scored_placement(const PlacementInput& input, const PolicyC
   if (params.in_flight <= 0)
     throw InputError("placement policy 'cost_scored': an open-loop workload does not say how many requests a "
                      "step serves: give the policy's in_flight parameter");
+  if (params.steps == 0)
+    params.steps = std::clamp((kSampledTokens + params.in_flight - 1) / params.in_flight, kMinSteps, kMaxDefaultSteps);
   MoeLayerPricer& pricer = *scoring->pricer;
 
   // The starts: vanilla, EPLB with its default replicas, Sem-MoE with the given balance weight.

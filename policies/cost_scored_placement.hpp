@@ -55,12 +55,15 @@ struct PlacementScoring {
 
 struct CostScoredParams {
   int in_flight = 0;        // 0: PlacementScoring's
-  int steps = 48;           // sampled steps
-  int evaluations = 4000;   // layer evaluations of the search, over all layers
+  int steps = 0;            // sampled steps; 0: enough for kSampledTokens decode tokens, at least kMinSteps
+  int evaluations = 2000;   // layer evaluations of the search, over all layers
   bool shared_tokens = false;  // Sem-MoE's start: one device per token for all layers (Attention-DP)
   double theta = 0.1;          // Sem-MoE's start: its balance weight
   std::uint64_t seed = 1;
 };
+// The sample's default size: a light load needs more steps to see as many routed tokens (fewer
+// would let the search fit the sample's few tokens rather than the workload), bounded in steps.
+inline constexpr int kSampledTokens = 1024, kMinSteps = 48, kMaxDefaultSteps = 256;
 CostScoredParams cost_scored_params(const PolicyChoice& choice);
 const std::vector<ParamSpec>& cost_scored_param_specs();
 
