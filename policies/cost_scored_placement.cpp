@@ -17,13 +17,6 @@
 namespace semsim {
 namespace {
 
-// A start the search may begin from: its slots, and the token table the run's scheduler reads.
-struct Candidate {
-  const char* name;
-  Placement placement;
-  TokenDeviceTable token_devices;
-};
-
 // Every step of the sample at one layer: max over devices of the experts' kernel, plus the exchange.
 // `device_seconds`, when given, adds each device's experts time (where the search looks for moves).
 double price_layer(const Placement& placement, int layer, const RoutingTrace& paths,
@@ -73,14 +66,16 @@ std::vector<SampledStep> sample_steps(const RoutingTrace& paths, const Placement
   std::vector<std::size_t> order;
   for (std::size_t r = 0; r < paths.requests(); ++r)
     if (paths.first_token(r + 1) > paths.first_token(r)) order.push_back(r);
-  if (order.empty()) throw InputError("placement policy 'cost_scored': the routing profile holds no routed request");
+  if (order.empty())
+    throw InputError("placement policy 'cost_scored': the routing profile holds no routed request");
   std::shuffle(order.begin(), order.end(), rng);
 
   PlacementPlan plan;
   plan.placement = placement;
   plan.token_devices = token_devices;
   std::unique_ptr<RequestScheduler> scheduler;
-  if (!scoring.tensor_parallel_attention) scheduler = make_request_scheduler(scoring.request_scheduling, plan);
+  if (!scoring.tensor_parallel_attention)
+    scheduler = make_request_scheduler(scoring.request_scheduling, plan);
   std::vector<RankLoad> loads(devices);
 
   struct Running {
@@ -108,7 +103,8 @@ std::vector<SampledStep> sample_steps(const RoutingTrace& paths, const Placement
   std::vector<Running> running;
   for (int i = 0; i < params.in_flight; ++i) {
     running.push_back(start(nullptr));
-    running.back().remaining = 1 + static_cast<int>(rng() % static_cast<std::uint64_t>(running.back().remaining));
+    running.back().remaining =
+        1 + static_cast<int>(rng() % static_cast<std::uint64_t>(running.back().remaining));
   }
 
   std::vector<SampledStep> steps(params.steps);
@@ -124,7 +120,8 @@ std::vector<SampledStep> sample_steps(const RoutingTrace& paths, const Placement
         continue;
       }
       const std::int64_t first = paths.first_token(r.request), end = paths.first_token(r.request + 1);
-      step.tokens.push_back(first + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(end - first)));
+      step.tokens.push_back(first +
+                            static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(end - first)));
       step.rank.push_back(r.rank);
       --r.remaining;
       if (scheduler) --loads[r.rank].outstanding_tokens;
@@ -166,8 +163,8 @@ bool propose(const Placement& placement, int layer, const std::vector<double>& d
              std::mt19937_64& rng, Move& move) {
   const auto& slots = placement.slots[layer];
   const int devices = placement.devices;
-  const int busiest =
-      static_cast<int>(std::max_element(device_seconds.begin(), device_seconds.end()) - device_seconds.begin());
+  const int busiest = static_cast<int>(std::max_element(device_seconds.begin(), device_seconds.end()) -
+                                       device_seconds.begin());
   move.device_a = rng() % 2 == 0 ? busiest : static_cast<int>(rng() % devices);
   move.device_b = static_cast<int>(rng() % (devices - 1));
   if (move.device_b >= move.device_a) ++move.device_b;
@@ -185,12 +182,26 @@ bool propose(const Placement& placement, int layer, const std::vector<double>& d
   return !holds(b, expert_a) && !holds(a, expert_b);
 }
 
+// The run's pricing and the profiled routing it samples; InputError naming what is missing.
+const RoutingTrace* require_pricing(const PlacementInput& input) {
+  if (input.scoring == nullptr || input.scoring->pricer == nullptr)
+    throw InputError(
+        "placement policy 'cost_scored' prices plans with a scenario's cost model, links and load: use it "
+        "in a scenario (policies.placement, with a profile), not in `semsim place`");
+  if (input.profile == nullptr || input.profile->profiled_paths() == nullptr)
+    throw InputError(
+        "placement policy 'cost_scored' samples the profiled requests' routing: the routing "
+        "profile has no paths.semtrace (make it again with semsim profile)");
+  return input.profile->profiled_paths();
+}
+
 }  // namespace
 
 const std::vector<ParamSpec>& cost_scored_param_specs() {
   static const CostScoredParams d;
   static const std::vector<ParamSpec> specs = {
-      {"in_flight", 0, "requests running in every sampled step (0: the scenario's concurrency; an open loop gives it)"},
+      {"in_flight", 0,
+       "requests running in every sampled step (0: the scenario's concurrency; an open loop gives it)"},
       {"steps", static_cast<double>(d.steps),
        "sampled steps of that many requests (0: 1024 decode tokens' worth, 48 to 256 steps)"},
       {"evaluations", static_cast<double>(d.evaluations), "search budget: layer evaluations over all layers"},
@@ -209,7 +220,8 @@ CostScoredParams cost_scored_params(const PolicyChoice& choice) {
   p.shared_tokens = choice.whole_param("shared_tokens", 0, 1) == 1;
   p.theta = choice.param("theta");
   if (!(p.theta >= 0 && p.theta <= 1))
-    throw InputError(fmt::format("policy 'cost_scored': parameter 'theta' must be in [0, 1], got {}", p.theta));
+    throw InputError(
+        fmt::format("policy 'cost_scored': parameter 'theta' must be in [0, 1], got {}", p.theta));
   p.seed = static_cast<std::uint64_t>(choice.whole_param("seed", 0, 1LL << 52));
   return p;
 }
@@ -221,53 +233,54 @@ double sampled_layer_seconds(const Placement& placement, int layer, const Routin
 }
 
 PlacementResult cost_scored_placement(const PlacementInput& input, const PolicyChoice& choice) {
+  require_pricing(input);  // before the starts are made
+  const CostScoredParams params = cost_scored_params(choice);
+  // The starts: vanilla, EPLB with its default replicas, Sem-MoE with the given balance weight.
+  std::vector<PlacementStart> starts;
+  starts.push_back(
+      {"contiguous", contiguous_placement(input.moe_layers, input.experts, input.devices, 0), {}});
+  starts.push_back(
+      {"eplb", eplb_placement(input, default_policy_choice(PolicyKind::kPlacement, "eplb")).placement, {}});
+  SemMoeParams semmoe;
+  semmoe.shared_tokens = params.shared_tokens;
+  semmoe.theta = params.theta;
+  PlacementResult co_clustered = semmoe_placement(input, semmoe);
+  starts.push_back({"semmoe", std::move(co_clustered.placement), std::move(co_clustered.token_devices)});
+  return improve_cheapest_start(input, std::move(starts), params);
+}
+
+PlacementResult improve_cheapest_start(const PlacementInput& input, std::vector<PlacementStart> starts,
+                                       CostScoredParams params) {
+  const RoutingTrace* paths = require_pricing(input);
   const PlacementScoring* scoring = input.scoring;
-  if (scoring == nullptr || scoring->pricer == nullptr)
-    throw InputError(
-        "placement policy 'cost_scored' prices plans with a scenario's cost model, links and load: use it "
-        "in a scenario (policies.placement, with a profile), not in `semsim place`");
-  const RoutingTrace* paths = input.profile->profiled_paths();
-  if (paths == nullptr)
-    throw InputError("placement policy 'cost_scored' samples the profiled requests' routing: the routing "
-                     "profile has no paths.semtrace (make it again with semsim profile)");
-  CostScoredParams params = cost_scored_params(choice);
   if (params.in_flight == 0) params.in_flight = scoring->in_flight;
   if (params.in_flight <= 0)
-    throw InputError("placement policy 'cost_scored': an open-loop workload does not say how many requests a "
-                     "step serves: give the policy's in_flight parameter");
+    throw InputError(
+        "placement policy 'cost_scored': an open-loop workload does not say how many requests a "
+        "step serves: give the policy's in_flight parameter");
   if (params.steps == 0)
-    params.steps = std::clamp((kSampledTokens + params.in_flight - 1) / params.in_flight, kMinSteps, kMaxDefaultSteps);
+    params.steps =
+        std::clamp((kSampledTokens + params.in_flight - 1) / params.in_flight, kMinSteps, kMaxDefaultSteps);
   MoeLayerPricer& pricer = *scoring->pricer;
 
-  // The starts: vanilla, EPLB with its default replicas, Sem-MoE with the given balance weight.
-  std::vector<Candidate> starts;
-  {
-    Placement contiguous = contiguous_placement(input.moe_layers, input.experts, input.devices, 0);
-    starts.push_back({"contiguous", std::move(contiguous), {}});
-    PlacementResult eplb = eplb_placement(input, default_policy_choice(PolicyKind::kPlacement, "eplb"));
-    starts.push_back({"eplb", std::move(eplb.placement), {}});
-    SemMoeParams semmoe;
-    semmoe.shared_tokens = params.shared_tokens;
-    semmoe.theta = params.theta;
-    PlacementResult co_clustered = semmoe_placement(input, semmoe);
-    starts.push_back({"semmoe", std::move(co_clustered.placement), std::move(co_clustered.token_devices)});
-  }
   PlacementResult result;
   std::vector<SampledStep> steps;
   std::vector<double> layer_seconds;
   double start_seconds = 0;
   for (std::size_t s = 0; s < starts.size(); ++s) {
-    Candidate& start = starts[s];
+    PlacementStart& start = starts[s];
     start.placement.devices_per_node = input.devices_per_node;
     start.placement.seal();
     // The table the run's scheduler will read: the plan's own completed as make_placement_plan does.
     complete_token_devices(start.token_devices, start.placement, *input.profile, PlanOptions{}.token_balance);
-    std::vector<SampledStep> sampled = sample_steps(*paths, *scoring, params, start.placement, start.token_devices);
+    std::vector<SampledStep> sampled =
+        sample_steps(*paths, *scoring, params, start.placement, start.token_devices);
     std::vector<double> seconds(input.moe_layers);
     for (int layer = 0; layer < input.moe_layers; ++layer)
-      seconds[layer] = sampled_layer_seconds(start.placement, layer, *paths, sampled, pricer, scoring->replica_choice);
+      seconds[layer] =
+          sampled_layer_seconds(start.placement, layer, *paths, sampled, pricer, scoring->replica_choice);
     const double total = std::accumulate(seconds.begin(), seconds.end(), 0.0);
-    result.solver[fmt::format("seconds_{}", start.name)] = total;
+    result.solver["seconds_" + start.name] = total;
     if (s == 0 || total < start_seconds) {
       start_seconds = total;
       result.solver["start"] = static_cast<double>(s);
@@ -287,14 +300,16 @@ PlacementResult cost_scored_placement(const PlacementInput& input, const PolicyC
   std::vector<double> device_seconds(input.devices);
   for (int layer = 0; layer < input.moe_layers; ++layer) {
     std::fill(device_seconds.begin(), device_seconds.end(), 0.0);
-    double current = price_layer(placement, layer, *paths, steps, pricer, scoring->replica_choice, &device_seconds);
+    double current =
+        price_layer(placement, layer, *paths, steps, pricer, scoring->replica_choice, &device_seconds);
     for (int attempt = 0; attempt < per_layer; ++attempt) {
       Move move;
       if (!propose(placement, layer, device_seconds, rng, move)) continue;
       apply(placement.slots[layer], move);
       placement.seal();
       std::vector<double> trial(input.devices, 0.0);
-      const double seconds = price_layer(placement, layer, *paths, steps, pricer, scoring->replica_choice, &trial);
+      const double seconds =
+          price_layer(placement, layer, *paths, steps, pricer, scoring->replica_choice, &trial);
       ++evaluations;
       if (seconds < current) {
         current = seconds;
@@ -311,8 +326,8 @@ PlacementResult cost_scored_placement(const PlacementInput& input, const PolicyC
   for (int layer = 0; layer < input.moe_layers && !result.token_devices.empty(); ++layer)
     for (std::size_t token = 0; token < result.token_devices.device[layer].size(); ++token)
       if (const int device = result.token_devices.device[layer][token]; device >= 0)
-        result.token_devices.confidence[layer][token] = static_cast<float>(token_confidence(
-            placement, *input.profile, layer, static_cast<std::int32_t>(token), device));
+        result.token_devices.confidence[layer][token] = static_cast<float>(
+            token_confidence(placement, *input.profile, layer, static_cast<std::int32_t>(token), device));
   result.solver["seconds_start"] = start_seconds;
   result.solver["seconds_result"] = std::accumulate(layer_seconds.begin(), layer_seconds.end(), 0.0);
   result.solver["evaluations"] = static_cast<double>(evaluations);

@@ -19,6 +19,7 @@
 // PlacementScoring; without one (semsim place) the policy is refused.
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "policies/dispatch.hpp"
@@ -49,14 +50,14 @@ struct PlacementScoring {
   bool tensor_parallel_attention = false;
   PolicyChoice request_scheduling;
   ReplicaChoice replica_choice = ReplicaChoice::kRoundRobin;
-  int in_flight = 0;               // requests running in every sampled step
-  LengthDistribution output_len;   // output tokens of the sampled requests
+  int in_flight = 0;              // requests running in every sampled step
+  LengthDistribution output_len;  // output tokens of the sampled requests
 };
 
 struct CostScoredParams {
-  int in_flight = 0;        // 0: PlacementScoring's
-  int steps = 0;            // sampled steps; 0: enough for kSampledTokens decode tokens, at least kMinSteps
-  int evaluations = 2000;   // layer evaluations of the search, over all layers
+  int in_flight = 0;       // 0: PlacementScoring's
+  int steps = 0;           // sampled steps; 0: enough for kSampledTokens decode tokens, at least kMinSteps
+  int evaluations = 2000;  // layer evaluations of the search, over all layers
   bool shared_tokens = false;  // Sem-MoE's start: one device per token for all layers (Attention-DP)
   double theta = 0.1;          // Sem-MoE's start: its balance weight
   std::uint64_t seed = 1;
@@ -79,8 +80,24 @@ double sampled_layer_seconds(const Placement& placement, int layer, const Routin
                              std::span<const SampledStep> steps, MoeLayerPricer& pricer,
                              ReplicaChoice replica_choice);
 
-// Registered as "cost_scored". Solver report: start (0 contiguous, 1 eplb, 2 semmoe), the sampled
-// seconds of each start and of the result, evaluations, kept_moves.
+// A plan the search may begin from: its slots, and the token table the run's scheduler reads (empty:
+// completed from the slots, as make_placement_plan completes a plan's).
+struct PlacementStart {
+  std::string name;
+  Placement placement;
+  TokenDeviceTable token_devices;
+};
+
+// Registered as "cost_scored": improve_cheapest_start from contiguous, eplb and semmoe (in that order).
 PlacementResult cost_scored_placement(const PlacementInput& input, const PolicyChoice& choice);
+
+// Prices every start on its own sample (its token table decides the ranks under Attention-DP), keeps
+// the cheapest (ties: the earlier), then spends `params.evaluations` on moves, layer by layer, keeping
+// those that lower the layer's sampled time. InputError without input.scoring, without the profile's
+// routing paths, or without a load (in_flight). Solver report: start (its index), seconds_NAME of
+// each start, seconds_start, seconds_result (<= seconds_start), evaluations, kept_moves, in_flight,
+// sample_steps.
+PlacementResult improve_cheapest_start(const PlacementInput& input, std::vector<PlacementStart> starts,
+                                       CostScoredParams params);
 
 }  // namespace semsim

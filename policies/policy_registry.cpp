@@ -386,7 +386,8 @@ std::string policy_listing() {
       std::vector<std::string> needs;
       if (entry.requirements.needs_profile) needs.emplace_back("a routing profile");
       if (entry.requirements.needs_profile_tables) needs.emplace_back("a profile-driven placement");
-      if (entry.requirements.needs_scoring) needs.emplace_back("a scenario (its cost model prices the plans)");
+      if (entry.requirements.needs_scoring)
+        needs.emplace_back("a scenario (its cost model prices the plans)");
       if (entry.requirements.only_in)
         needs.push_back(fmt::format("attention: {}", attention_name(*entry.requirements.only_in)));
       if (!needs.empty()) out += fmt::format("      needs {}\n", fmt::join(needs, ", "));

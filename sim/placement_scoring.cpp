@@ -38,14 +38,17 @@ ScenarioPlacementScoring placement_scoring(const Scenario& scenario) {
   scoring.pricer = out.pricer.get();
   scoring.tensor_parallel_attention = scenario.attention == AttentionMode::kTensorParallel;
   if (scoring.tensor_parallel_attention && scenario.token_scheduling.name != "positional")
-    throw InputError("placement policy 'cost_scored' prices Attention-TP steps in positional slices: token "
-                     "scheduling '" + scenario.token_scheduling.name + "' (its reshuffle) is not priced");
+    throw InputError(
+        "placement policy 'cost_scored' prices Attention-TP steps in positional slices: token "
+        "scheduling '" +
+        scenario.token_scheduling.name + "' (its reshuffle) is not priced");
   scoring.request_scheduling = scenario.request_scheduling;
   scoring.replica_choice = scenario.replica_choice;
   scoring.output_len = scenario.workload.output_len;
   if (scenario.workload.concurrency > 0) {
     const int ranks = scoring.tensor_parallel_attention ? 1 : scenario.dp;
-    scoring.in_flight = std::min(scenario.workload.concurrency, scenario.serving.max_running_requests * ranks);
+    scoring.in_flight =
+        std::min(scenario.workload.concurrency, scenario.serving.max_running_requests * ranks);
   }
   return out;
 }

@@ -54,9 +54,8 @@ std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario
     empty.placement.seal();
     return std::make_shared<const PlacementPlan>(std::move(empty));
   }
-  PlacementInput input{s.model.moe_layers(),  s.model.routed_experts,
-                       s.expert_ranks(),      placement_devices_per_node(s),
-                       s.model.expert_groups, profile ? &*profile : nullptr};
+  PlacementInput input{s.model.moe_layers(),          s.model.routed_experts, s.expert_ranks(),
+                       placement_devices_per_node(s), s.model.expert_groups,  profile ? &*profile : nullptr};
   std::shared_ptr<const PlacementPlan> plan;
   try {
     // A cost-scored policy prices its candidates as this run will price its steps.
@@ -106,7 +105,9 @@ Topology effective_topology(const Cluster& cluster, int devices, const Calibrati
   return topology;
 }
 
-MoeModel expert_model(const Scenario& scenario) { return experts_tp_shard(scenario.model, scenario.moe_tp); }
+MoeModel expert_model(const Scenario& scenario) {
+  return experts_tp_shard(scenario.model, scenario.moe_tp);
+}
 
 std::unique_ptr<CalibratedCostModel> cost_model(const Scenario& scenario, const MoeModel& model) {
   // Split by tensor parallelism, every device's slices of the experts are given every token.
@@ -121,8 +122,8 @@ DispatchTiming dispatch_timing(const Scenario& scenario) {
   if (scenario.model.dense()) return DispatchTiming(scenario.dispatch);  // nothing to dispatch
   const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
                               scenario.calibration_extrapolation);
-  return DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster, scenario.ep,
-                                 scenario.dispatch, {scenario.serving.ep_kernel});
+  return DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
+                                 scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
 }
 
 Topology effective_topology(const Scenario& scenario) {

@@ -89,7 +89,8 @@ void describe(const Scenario& s, const RunPlan& plan) {
   // What a placement policy run here reported (a placement file's report is its own, in the file).
   if (s.placement_file.empty() && !plan.placement->solver.empty()) {
     std::cout << fmt::format("  placement solver ({:.3f} s):", plan.placement->solver_seconds);
-    for (const auto& [key, value] : plan.placement->solver) std::cout << fmt::format(" {} {:.6g}", key, value);
+    for (const auto& [key, value] : plan.placement->solver)
+      std::cout << fmt::format(" {} {:.6g}", key, value);
     std::cout << "\n";
   }
   if (s.serving.batching != Batching::kMixed)
