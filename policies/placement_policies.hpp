@@ -14,6 +14,8 @@
 
 namespace semsim {
 
+struct PlacementScoring;  // policies/cost_scored_placement.hpp
+
 struct PlacementInput {
   int moe_layers = 0;
   int experts = 0;
@@ -22,6 +24,7 @@ struct PlacementInput {
   int expert_groups = 1;                    // the model's expert groups (DeepSeek's n_group), for EPLB
   const RoutingProfile* profile = nullptr;  // profiled routing; required by profile-driven policies
   ProgressCallback progress = {};           // told each MoE layer solved, by the layer-by-layer policies
+  const PlacementScoring* scoring = nullptr;  // a run's pricing of plans; required by cost-scored policies
 };
 
 struct PlacementResult {

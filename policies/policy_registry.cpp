@@ -9,6 +9,7 @@
 #include "models/input_error.hpp"
 #include "policies/coact_placement.hpp"
 #include "policies/contiguous_placement.hpp"
+#include "policies/cost_scored_placement.hpp"
 #include "policies/eplb_placement.hpp"
 #include "policies/ilp_placement.hpp"
 #include "policies/random_placement.hpp"
@@ -61,6 +62,7 @@ std::unique_ptr<TokenScheduler> make_semmoe_tp(const PolicyChoice&, const Placem
 
 constexpr PolicyRequirements kProfile{.needs_profile = true};
 constexpr PolicyRequirements kProfileEqualGroups{.needs_profile = true, .equal_groups = true};
+constexpr PolicyRequirements kProfileScoring{.needs_profile = true, .needs_scoring = true};
 constexpr PolicyRequirements kDataParallel{.only_in = AttentionMode::kDataParallel};
 constexpr PolicyRequirements kProfileTablesDataParallel{.needs_profile_tables = true,
                                                         .only_in = AttentionMode::kDataParallel};
@@ -115,6 +117,11 @@ std::vector<PolicyEntry> placement_policies() {
         redundant_experts(0)},
        kProfileEqualGroups,
        ilp_placement},
+      {"cost_scored",
+       "the cheapest of contiguous, EPLB and Sem-MoE by the simulated MoE-layer time of a sample of the "
+       "profiled requests (the run's cost model, links, scheduler and load), improved by expert swaps and "
+       "replica moves that lower it",
+       cost_scored_param_specs(), kProfileScoring, cost_scored_placement},
   };
 }
 
@@ -379,6 +386,8 @@ std::string policy_listing() {
       std::vector<std::string> needs;
       if (entry.requirements.needs_profile) needs.emplace_back("a routing profile");
       if (entry.requirements.needs_profile_tables) needs.emplace_back("a profile-driven placement");
+      if (entry.requirements.needs_scoring)
+        needs.emplace_back("a scenario (its cost model prices the plans)");
       if (entry.requirements.only_in)
         needs.push_back(fmt::format("attention: {}", attention_name(*entry.requirements.only_in)));
       if (!needs.empty()) out += fmt::format("      needs {}\n", fmt::join(needs, ", "));

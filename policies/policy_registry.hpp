@@ -39,7 +39,8 @@ struct PolicyRequirements {
   bool needs_profile = false;         // a routing profile to place from
   bool needs_profile_tables = false;  // a profile-driven plan's tables (PlacementPlan::profiled)
   std::optional<AttentionMode> only_in = std::nullopt;  // the one attention mode it works in; none: both
-  bool equal_groups = false;  // a placement of N/D routed experts per device: the EP size divides N
+  bool equal_groups = false;   // a placement of N/D routed experts per device: the EP size divides N
+  bool needs_scoring = false;  // a run's pricing of plans (PlacementScoring): a scenario, not `semsim place`
 };
 
 using PlacementFactory = PlacementResult (*)(const PlacementInput& input, const PolicyChoice& choice);

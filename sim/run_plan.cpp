@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "policies/policy_registry.hpp"
+#include "sim/placement_scoring.hpp"
 #include "sim/scenario_checks.hpp"
 #include "sim/scenario_overrides.hpp"
 #include "workloads/synthetic_routing.hpp"
@@ -53,11 +54,16 @@ std::shared_ptr<const PlacementPlan> place(const YamlInput& root, const Scenario
     empty.placement.seal();
     return std::make_shared<const PlacementPlan>(std::move(empty));
   }
-  const PlacementInput input{s.model.moe_layers(),  s.model.routed_experts,
-                             s.expert_ranks(),      placement_devices_per_node(s),
-                             s.model.expert_groups, profile ? &*profile : nullptr};
+  PlacementInput input{s.model.moe_layers(),          s.model.routed_experts, s.expert_ranks(),
+                       placement_devices_per_node(s), s.model.expert_groups,  profile ? &*profile : nullptr};
   std::shared_ptr<const PlacementPlan> plan;
   try {
+    // A cost-scored policy prices its candidates as this run will price its steps.
+    std::optional<ScenarioPlacementScoring> scoring;
+    if (policy_entry(PolicyKind::kPlacement, s.placement.name).requirements.needs_scoring) {
+      scoring = placement_scoring(s);
+      input.scoring = &scoring->scoring;
+    }
     plan = std::make_shared<const PlacementPlan>(make_placement_plan(input, s.placement));
   } catch (const InputError& e) {
     policy_key(root, PolicyKind::kPlacement).fail(e.what());
@@ -100,6 +106,28 @@ Topology effective_topology(const Cluster& cluster, int devices, const Calibrati
   return topology;
 }
 
+MoeModel expert_model(const Scenario& scenario) {
+  return experts_tp_shard(scenario.model, scenario.moe_tp);
+}
+
+std::unique_ptr<CalibratedCostModel> cost_model(const Scenario& scenario, const MoeModel& model) {
+  // Split by tensor parallelism, every device's slices of the experts are given every token.
+  const bool experts_see_whole_batch =
+      scenario.dispatch == DispatchMode::kAllGather || scenario.experts_tensor_parallel();
+  return std::make_unique<CalibratedCostModel>(model, scenario.cluster.device, *scenario.calibration,
+                                               scenario.precision, scenario.calibration_extrapolation,
+                                               experts_see_whole_batch);
+}
+
+DispatchTiming dispatch_timing(const Scenario& scenario) {
+  if (scenario.model.dense() || scenario.experts_tensor_parallel())  // nothing to dispatch
+    return DispatchTiming(scenario.dispatch);
+  const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
+                              scenario.calibration_extrapolation);
+  return DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
+                                 scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
+}
+
 Topology effective_topology(const Scenario& scenario) {
   return effective_topology(scenario.cluster, scenario.ep, *scenario.calibration);
 }
@@ -126,31 +154,17 @@ RunPlan build_run(const Scenario& scenario) {
   run.rank_model = std::make_unique<const MoeModel>(scenario.attention == AttentionMode::kTensorParallel
                                                         ? attention_tp_shard(scenario.model, scenario.tp)
                                                         : scenario.model);
-  run.expert_model = std::make_unique<const MoeModel>(experts_tp_shard(scenario.model, scenario.moe_tp));
-  // Split by tensor parallelism, every device's slices of the experts are given every token.
-  const bool experts_see_whole_batch =
-      scenario.dispatch == DispatchMode::kAllGather || scenario.experts_tensor_parallel();
-  run.cost = std::make_unique<CalibratedCostModel>(
-      *run.expert_model, scenario.cluster.device, *scenario.calibration, scenario.precision,
-      scenario.calibration_extrapolation, experts_see_whole_batch);
-  run.rank_cost = std::make_unique<CalibratedCostModel>(
-      *run.rank_model, scenario.cluster.device, *scenario.calibration, scenario.precision,
-      scenario.calibration_extrapolation, experts_see_whole_batch);
+  run.expert_model = std::make_unique<const MoeModel>(expert_model(scenario));
+  run.cost = cost_model(scenario, *run.expert_model);
+  run.rank_cost = cost_model(scenario, *run.rank_model);
   if (const auto& draft = scenario.serving.speculative.draft_model)
     run.draft_cost =
         std::make_unique<CalibratedCostModel>(*draft, scenario.cluster.device, *scenario.calibration,
                                               scenario.precision, scenario.calibration_extrapolation, false);
-  const KernelLibrary library(*scenario.calibration, scenario.cluster.device,
-                              scenario.calibration_extrapolation);
-  if (scenario.model.dense() || scenario.experts_tensor_parallel()) {  // nothing to dispatch
-    run.dispatch = DispatchTiming(scenario.dispatch);
-    run.notes.dispatch_kernel =
-        scenario.model.dense() ? "none (dense model)" : "none (experts split over every device)";
-  } else {
-    run.dispatch = DispatchTiming::resolve(library, *scenario.calibration, scenario.model, scenario.cluster,
-                                           scenario.ep, scenario.dispatch, {scenario.serving.ep_kernel});
-    run.notes.dispatch_kernel = run.dispatch.description();
-  }
+  run.dispatch = dispatch_timing(scenario);
+  run.notes.dispatch_kernel = scenario.model.dense()                ? "none (dense model)"
+                              : scenario.experts_tensor_parallel() ? "none (experts split over every device)"
+                                                                   : run.dispatch.description();
   const bool shard_collectives =
       scenario.attention == AttentionMode::kTensorParallel || scenario.experts_tensor_parallel();
   if (shard_collectives && scenario.ep > 1) {

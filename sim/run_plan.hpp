@@ -41,6 +41,14 @@ struct RunPlan {
   RunNotes notes;  // what times dispatch and the collectives; the schedulers' token-identity fallback
 };
 
+// What prices a run's MoE layers, for build_run and the pricing of cost-scored placements
+// (sim/placement_scoring.hpp): the model each device's experts are (the model, or with experts split
+// by tensor parallelism its slice of them), the scenario's calibrated cost model over `model`, and
+// what times its dispatch and combine.
+MoeModel expert_model(const Scenario& scenario);
+std::unique_ptr<CalibratedCostModel> cost_model(const Scenario& scenario, const MoeModel& model);
+DispatchTiming dispatch_timing(const Scenario& scenario);
+
 // The topology the scenario's EP group runs on, with link bandwidths scaled by the calibration
 // profile's achievable fractions.
 Topology effective_topology(const Scenario& scenario);

@@ -100,6 +100,13 @@ void describe(const Scenario& s, const RunPlan& plan) {
             : name_of(kAcceptanceKindNames, spec.acceptance.kind) + std::string(" ") + rates,
         spec.acceptance.source, plan.memory.draft_weight_bytes_per_device / 1e9);
   }
+  // What a placement policy run here reported (a placement file's report is its own, in the file).
+  if (s.placement_file.empty() && !plan.placement->solver.empty()) {
+    std::cout << fmt::format("  placement solver ({:.3f} s):", plan.placement->solver_seconds);
+    for (const auto& [key, value] : plan.placement->solver)
+      std::cout << fmt::format(" {} {:.6g}", key, value);
+    std::cout << "\n";
+  }
   if (s.serving.batching != Batching::kMixed)
     std::cout << "  batching " << name_of(kBatchingNames, s.serving.batching)
               << ": a step prefills only when it can, else decodes every running request\n";

@@ -463,3 +463,36 @@ TEST(cliPlaceEval, DpLarEqualsTheLarOfARunWithTheSameScheduler) {
 
 }  // namespace
 }  // namespace semsim::cli_test
+
+namespace semsim::cli_test {
+namespace {
+
+// cost_scored prices plans with a scenario's cost model: `place` refuses it, a scenario with a profile
+// runs it (check prints its solver report), and an open loop must say how many requests are in flight.
+TEST_F(cliPlace, CostScoredNeedsAScenarioAndAnOpenLoopItsLoad) {
+  const std::vector<std::string> place{"place", "--policy", "cost_scored", "--profile",         dir_ / "prof",
+                                       "--ep",  "8",        "--out",       dir_ / "cs.semplace"};
+  const CliResult refused = run_semsim(place);
+  EXPECT_EQ(refused.exit_code, 2) << describe(place, refused);
+  EXPECT_NE(refused.err.find("not in `semsim place`"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir_ / "cs.semplace"));
+
+  const std::string profile = "profile=" + (dir_ / "prof");
+  const std::vector<std::string> open_loop{"check", "default", "--set",
+                                           profile, "--set",   "policies.placement=cost_scored"};
+  const CliResult no_load = run_semsim(open_loop);
+  EXPECT_EQ(no_load.exit_code, 2) << describe(open_loop, no_load);
+  EXPECT_NE(no_load.err.find("give the policy's in_flight parameter"), std::string::npos) << no_load.err;
+
+  const std::vector<std::string> check{
+      "check", "default", "--set",
+      profile, "--set",   "policies.placement={name: cost_scored, in_flight: 8, evaluations: 52}"};
+  const CliResult c = run_semsim(check);
+  ASSERT_EQ(c.exit_code, 0) << describe(check, c);
+  for (const char* key : {"placement solver (", "seconds_contiguous", "seconds_eplb", "seconds_semmoe",
+                          "seconds_start", "seconds_result", "in_flight 8"})
+    EXPECT_NE(c.out.find(key), std::string::npos) << key << " missing in " << c.out;
+}
+
+}  // namespace
+}  // namespace semsim::cli_test

@@ -27,7 +27,7 @@ std::string point(const std::string& series, double throughput, int steps, const
          std::to_string(mean_step) + "," + phases + ",10,5,0.01,0.002\n";
 }
 
-std::string points_csv(double sem_moe_mean_step) {
+std::string points_csv(double sem_moe_mean_step, bool cost_scored = false) {
   std::string csv =
       "point_id,status,series,model,attention,cluster,dispatch,dispatch_kernel,workload.concurrency,"
       "workload.arrival.rate,throughput_tok_s.output,tpot_s.mean,ttft_s.p99,lar,a2a_bytes.scale_up,"
@@ -43,13 +43,16 @@ std::string points_csv(double sem_moe_mean_step) {
   csv += point("moetuner-ilp", 1010, 100, vanilla_phases, 0.005);
   // Sem-MoE: 50 steps of 5.3 ms (comm 0.9 ms with its permute, experts 2.4 ms, rest 2 ms).
   csv += point("sem-moe", 980, 50, "0.05,0.02,0.12,0.02,0.05,0,0,0.005,0", sem_moe_mean_step);
+  // The cost-scored placement: vanilla's steps, 1.0 % above EPLB (the better of EPLB and Sem-MoE).
+  if (cost_scored) csv += point("cost-scored", 999.9, 100, vanilla_phases, 0.005);
   return csv;
 }
 
-int summarize(const TempDir& study, double sem_moe_mean_step, const std::string& log) {
+int summarize(const TempDir& study, double sem_moe_mean_step, const std::string& log,
+              bool cost_scored = false) {
   const fs::path sweep = study.path() / "sweeps" / "deepseek-v2-lite-dp-closed";
   fs::create_directories(sweep);
-  std::ofstream(sweep / "points.csv") << points_csv(sem_moe_mean_step);
+  std::ofstream(sweep / "points.csv") << points_csv(sem_moe_mean_step, cost_scored);
   return std::system(
       ("/usr/bin/python3 " + kScript + " " + study.path().string() + " >" + log + " 2>&1").c_str());
 }
@@ -72,6 +75,18 @@ TEST(cliSemmoeRegimesSummary, StepDifferenceSplitsIntoCommExpertsAndRest) {
   EXPECT_NEAR(column_of(summary, "throughput_change_pct")[3], -2.0, 1e-9);
   EXPECT_NE(read_file(study / "summary.md").find("| +0.300 = -0.100 +0.400 +0.000 |"), std::string::npos);
   EXPECT_TRUE(read_file(study / "plots/regimes.png").starts_with("\x89PNG"));
+}
+
+// A cell with the cost-scored placement: compared with the better of Sem-MoE and EPLB (here EPLB).
+TEST(cliSemmoeRegimesSummary, CostScoredAgainstTheBetterOfSemMoeAndEplb) {
+  if (!matplotlib_installed())
+    GTEST_SKIP() << "python3-matplotlib is not installed (scripts/bootstrap installs it)";
+  TempDir study;
+  ASSERT_EQ(summarize(study, 0.0053, study / "log", true), 0) << read_file(study / "log");
+  ASSERT_EQ(column_of(read_file(study / "summary.csv"), "step_change_ms").size(), 5u);
+  const std::string md = read_file(study / "summary.md");
+  EXPECT_NE(md.find("Cells: 1; cost-scored throughput >= max(Sem-MoE, EPLB) in 1."), std::string::npos) << md;
+  EXPECT_NE(md.find("| eplb | 990 | +1.0 % | -0.0 % |"), std::string::npos) << md;
 }
 
 TEST(cliSemmoeRegimesSummary, RefusesPhasesThatDoNotAddUpToTheSteps) {
