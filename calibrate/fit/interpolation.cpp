@@ -142,6 +142,7 @@ KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label
       if (const auto& seconds = table.seconds[row * columns.size() + column]) {
         x.push_back(columns[column]);
         y.push_back(*seconds);
+        best_rate_ = std::max(best_rate_, columns[column] / *seconds);
       }
     }
     rows_.emplace_back(std::move(x), std::move(y));
@@ -190,9 +191,7 @@ std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const 
   const auto below = row_values_[above] == x ? above : above - 1;
   const double reached = std::min(rows_[below].last_x(), rows_[above].last_x());
   if (y <= reached) return std::nullopt;
-  const MonotoneCurve& widest = rows_.back();
-  const double best_rate = widest.last_x() / widest(widest.last_x());
-  return std::max(interpolate(x, reached), y / best_rate);
+  return std::max(interpolate(x, reached), y / best_rate_);
 }
 
 double KernelTableLookup::interpolate(double x, double y) const {

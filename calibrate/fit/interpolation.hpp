@@ -80,10 +80,12 @@ inline constexpr double kNearGridFactor = 2.0;
 enum class BeyondWork {
   kTrend,  // the rows continue along their trends (MonotoneCurve), as near the grid as allowed
   // The larger of the time at the most work measured there (more work never takes less) and the
-  // work at the rate of the last row (the most units: the fused MoE kernel without EP, every slot
-  // real work) at its largest measured work: a compute-bound kernel's best measured rate. The MoE
-  // table's rows of few experts are EP ranks the collector measured at small loads only; a
-  // DeepEP rank of a wide EP group gives its few experts far more tokens each.
+  // work at the table's best measured rate (the most work per second of any point it measured: what
+  // the kernel reaches once compute-bound). The MoE table's rows of few experts are EP ranks the
+  // collector measured at small loads only; a DeepEP rank of a wide EP group gives its few experts
+  // far more tokens each. The rate of the row of all experts at its largest work is no such bound: with
+  // many experts that row is still weight-bound there (FlashInfer CUTLASS, 512 experts: 25x slower per
+  // copy than the same table's 8-expert EP rank at 15,000 copies per expert).
   kBestRate,
 };
 
@@ -117,6 +119,7 @@ class KernelTableLookup {
   double tile_;
   std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
   std::vector<MonotoneCurve> rows_;
+  double best_rate_ = 0;  // the most work per second measured (kBestRate)
   mutable std::map<std::pair<double, double>, double> memo_;
 };
 
