@@ -81,7 +81,8 @@ TEST(DatabaseImport, EveryTableKindBecomesKernelTablesOrCollectiveFits) {
     EXPECT_EQ(fit.level, "scaleup");
     EXPECT_EQ(fit.factor_bytes.size(), 10u);
   }
-  // Residuals per family, in the order of kernel_specs(), then the collectives'.
+  // Residuals per family, in the order of kernel_specs() (the fused MoE kernel also per backend and
+  // dtype), then the collectives'.
   std::vector<std::string> families;
   for (const FamilyResiduals& r : p.residuals) families.push_back(r.family);
   EXPECT_EQ(families, (std::vector<std::string>{"gemm", "moe_experts", "moe_experts:sglang_fused_moe:bf16",
