@@ -139,15 +139,20 @@ KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label
   const std::size_t rows = table.axes.size() == 1 ? 1 : table.axes[0].values.size();
   for (std::size_t row = 0; row < rows; ++row) {
     std::vector<double> x, y;
+    double best_rate = 0;
     for (std::size_t column = 0; column < columns.size(); ++column) {
       if (const auto& seconds = table.seconds[row * columns.size() + column]) {
         x.push_back(columns[column]);
         y.push_back(*seconds);
+        best_rate = std::max(best_rate, columns[column] / *seconds);
       }
     }
     rows_.emplace_back(std::move(x), std::move(y));
+    best_rates_.push_back(best_rate);
     if (table.axes.size() > 1) row_values_.push_back(table.axes[0].values[row]);
   }
+  for (std::size_t row = best_rates_.size() - 1; row-- > 0;)
+    best_rates_[row] = std::max(best_rates_[row], best_rates_[row + 1]);
 }
 
 void KernelTableLookup::check_near(std::size_t axis, double value, double first, double last) const {
@@ -192,9 +197,7 @@ std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const 
   const auto below = row_values_[above] == x ? above : above - 1;
   const double reached = std::min(rows_[below].last_x(), rows_[above].last_x());
   if (y <= reached) return std::nullopt;
-  const MonotoneCurve& widest = rows_.back();
-  const double best_rate = widest.last_x() / widest(widest.last_x());
-  return std::max(interpolate(x, reached), y / best_rate);
+  return std::max(interpolate(x, reached), y / best_rates_[below]);
 }
 
 double KernelTableLookup::interpolate(double x, double y) const {

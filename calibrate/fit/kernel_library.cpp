@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "calibrate/fit/moe_shape_model.hpp"
 #include "calibrate/format/kernels.hpp"
 #include "models/input_error.hpp"
 
@@ -80,16 +81,13 @@ class CrossShapeCurve final : public KernelCurve {
     ShapePairs pairs;  // `shape` parsed once: the roofline reads it at every new point
     double weight;
   };
-  // `all_experts_rows`: (x, y) is the target's row of all its x experts; each neighbour is asked at
-  // its own row of all its experts with the same load per expert, y / x.
   CrossShapeCurve(std::string kernel, std::string shape, std::string dtype, const Device& device,
-                  std::vector<Neighbour> neighbours, bool all_experts_rows)
+                  std::vector<Neighbour> neighbours)
       : kernel_(std::move(kernel)),
         pairs_(shape_pairs(shape)),
         dtype_(std::move(dtype)),
         device_(device),
-        neighbours_(std::move(neighbours)),
-        all_experts_rows_(all_experts_rows) {}
+        neighbours_(std::move(neighbours)) {}
 
   double seconds(double x, double y) const override {
     const auto key = std::make_pair(x, y);
@@ -97,12 +95,10 @@ class CrossShapeCurve final : public KernelCurve {
     double weights = 0, log_efficiency = 0;
     std::optional<InputError> outside;
     for (const Neighbour& n : neighbours_) {
-      const double nx = all_experts_rows_ ? shape_number(n.pairs, "experts") : x;
-      const double ny = all_experts_rows_ ? y * nx / x : y;
       try {
-        const double measured = n.lookup.seconds(nx, ny);
+        const double measured = n.lookup.seconds(x, y);
         log_efficiency +=
-            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, nx, ny, device_) / measured);
+            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, x, y, device_) / measured);
         weights += n.weight;
       } catch (const InputError& error) {
         outside = error;  // this neighbour was not measured that far: the others may have been
@@ -127,7 +123,6 @@ class CrossShapeCurve final : public KernelCurve {
   std::string dtype_;
   const Device& device_;
   std::vector<Neighbour> neighbours_;
-  bool all_experts_rows_;
   mutable std::map<std::pair<double, double>, double> memo_;
 };
 
@@ -267,33 +262,36 @@ std::string KernelLibrary::label(const KernelTable& table) const {
                      table.dtype);
 }
 
-std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, const std::string& shape,
-                                                  const std::string& dtype, bool without_own_shape) const {
-  return find_curve(kernel, shape, dtype, without_own_shape, false);
-}
-
 std::unique_ptr<KernelCurve> KernelLibrary::moe_experts_without_ep(const std::string& shape,
                                                                    const std::string& dtype) const {
-  std::unique_ptr<KernelCurve> all_experts = find_curve("moe_experts", shape, dtype, false, true);
+  std::unique_ptr<KernelCurve> all_experts = curve("moe_experts", shape, dtype);
   if (!all_experts) return nullptr;
   return std::make_unique<WithoutEpCurve>(std::move(all_experts), curve("moe_experts", shape, dtype),
                                           shape_number(shape_pairs(shape), "experts"));
 }
 
-std::unique_ptr<KernelCurve> KernelLibrary::find_curve(const std::string& kernel, const std::string& shape,
-                                                       const std::string& dtype, bool without_own_shape,
-                                                       bool all_experts_rows) const {
+std::unique_ptr<KernelCurve> KernelLibrary::curve(const std::string& kernel, const std::string& shape,
+                                                  const std::string& dtype, bool without_own_shape) const {
   const auto family = tables_.find({kernel, dtype});
   if (family == tables_.end()) return nullptr;
   const auto wanted = shape_pairs(shape);
-  std::vector<std::pair<double, const KernelTable*>> near;
   const KernelTable* own = nullptr;
+  for (const KernelTable* table : family->second)
+    if (table->shape == shape) own = table;
+  // The fused MoE kernel is priced from shapes of its own backend only (moe_shape_model.hpp).
+  const bool moe = kernel == "moe_experts";
+  const std::string backend =
+      !moe  ? ""
+      : own ? own->implementation
+            : moe_default_backend(family->second,
+                                  wanted.contains("distribution") ? wanted.at("distribution") : "");
+  std::vector<std::pair<double, const KernelTable*>> near;
+  const auto moe_shape = moe ? MoeShape::parse(shape) : std::nullopt;
   for (const KernelTable* table : family->second) {
-    if (table->shape == shape) {
-      own = table;
-      continue;
-    }
-    if (const auto distance = shape_distance(wanted, shape_pairs(table->shape)))
+    if (table == own || (moe && table->implementation != backend)) continue;
+    const auto other = moe_shape ? MoeShape::parse(table->shape) : std::nullopt;
+    if (const auto distance = other ? moe_shape_distance(*moe_shape, *other)
+                                    : shape_distance(wanted, shape_pairs(table->shape)))
       near.emplace_back(*distance, table);
   }
   const KernelSpec* spec = find_kernel_spec(kernel);
@@ -303,20 +301,27 @@ std::unique_ptr<KernelCurve> KernelLibrary::find_curve(const std::string& kernel
     const auto weight = profile_.cross_shape_weights.find(kernel);
     if (weight == profile_.cross_shape_weights.end() || weight->second <= 0 || near.empty() || !kernel_scope)
       return table;
-    return std::make_unique<PooledCurve>(
-        std::move(table), find_curve(kernel, shape, dtype, true, all_experts_rows), weight->second);
+    return std::make_unique<PooledCurve>(std::move(table), curve(kernel, shape, dtype, true), weight->second);
   }
   if (near.empty() || !kernel_scope) return nullptr;
   std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second->shape < b.second->shape;
   });
   near.resize(std::min(near.size(), kNeighbours));
+  if (moe) {
+    std::vector<MoeNeighbour> neighbours;
+    for (const auto& [distance, table] : near)
+      neighbours.push_back(
+          {KernelTableLookup(*table, label(*table), allow_extrapolation_, beyond_work(*table)), table->shape,
+           table->axes.back().values.front(), 1.0 / std::max(distance, 1e-12)});
+    return make_moe_shape_curve(shape, dtype, std::move(neighbours),
+                                moe_launch_floor(family->second, backend), device_);
+  }
   std::vector<CrossShapeCurve::Neighbour> neighbours;
   for (const auto& [distance, table] : near)
     neighbours.push_back({KernelTableLookup(*table, label(*table), allow_extrapolation_, beyond_work(*table)),
                           table->shape, shape_pairs(table->shape), 1.0 / std::max(distance, 1e-12)});
-  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours),
-                                           all_experts_rows);
+  return std::make_unique<CrossShapeCurve>(kernel, shape, dtype, device_, std::move(neighbours));
 }
 
 }  // namespace semsim

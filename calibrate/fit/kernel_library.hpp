@@ -6,7 +6,9 @@
 // same point of the axes, weighting neighbours by inverse squared distance in log shape space
 // (every numeric shape key; non-numeric keys and a zero, such as no sliding window, must match).
 // Efficiency changes slowly across shapes where raw times change by orders of magnitude, so this is
-// what carries over from a measured shape to one in between.
+// what carries over from a measured shape to one in between. The fused MoE kernel has a model of
+// its own (moe_shape_model.hpp): neighbours of its backend only, asked at the same EP degree and
+// copies per expert, scaled by work above a launch floor.
 #include <map>
 #include <memory>
 #include <string>
@@ -71,12 +73,6 @@ class KernelLibrary {
 
  private:
   std::string label(const KernelTable& table) const;
-  // curve(), the cross-shape model asking each neighbour at its own row of all its experts and the
-  // same load per expert when `all_experts_rows` (the queries are then at the target's own row).
-  std::unique_ptr<KernelCurve> find_curve(const std::string& kernel, const std::string& shape,
-                                          const std::string& dtype, bool without_own_shape,
-                                          bool all_experts_rows) const;
-
   const CalibrationProfile& profile_;
   const Device& device_;
   bool allow_extrapolation_;

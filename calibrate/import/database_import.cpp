@@ -68,7 +68,7 @@ void check_device(const std::vector<MeasuredTable>& tables, const Device& device
 
 // One kernel shape's samples and each one's k-fold prediction by the shape's own table.
 struct FittedShape {
-  std::string kernel, shape, dtype;
+  std::string kernel, shape, dtype, implementation;
   std::vector<KernelSample> samples;
   std::vector<std::optional<double>> own;
 };
@@ -77,7 +77,9 @@ struct FittedShape {
 // along its axes) and by its neighbours at the same point (the cross-shape model); each family's
 // weight of the latter is the one that predicts the held-out rows best (least median + p95 of the
 // relative error, weights 0, 0.05 .. 1), and the family's residuals are those of the blend. Across shapes:
-// each shape's rows predicted by its neighbours alone.
+// each shape's rows predicted by its neighbours alone. The fused MoE kernel's cross-shape model is per
+// backend, so its residuals are also given per backend and dtype ("moe_experts:BACKEND:DTYPE", at the
+// family's weight).
 void blend_across_shapes(CalibrationProfile& profile, const Device& device,
                          const std::vector<FittedShape>& fitted) {
   const KernelLibrary library(profile, device, false);
@@ -86,7 +88,12 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device,
   };
   std::map<std::string, std::vector<Triple>> pairs;             // family -> held-out rows
   std::map<std::string, std::vector<double>> own_only, across;  // family -> relative errors
+  std::map<std::string, std::string> kernel_of;                 // family -> its kernel
   for (const FittedShape& f : fitted) {
+    std::vector<std::string> families{f.kernel};
+    if (f.kernel == "moe_experts")
+      families.push_back(fmt::format("{}:{}:{}", f.kernel, f.implementation, f.dtype));
+    for (const std::string& family : families) kernel_of[family] = f.kernel;
     const auto cross = library.curve(f.kernel, f.shape, f.dtype, /*without_own_shape=*/true);
     for (std::size_t i = 0; i < f.samples.size(); ++i) {
       const KernelSample& s = f.samples[i];
@@ -96,20 +103,33 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device,
       } catch (const InputError&) {
         // beyond every neighbour's measured range: not a prediction the model makes
       }
-      if (neighbours) across[f.kernel].push_back(std::abs(*neighbours - s.seconds) / s.seconds);
-      if (f.own[i] && neighbours)
-        pairs[f.kernel].push_back({*f.own[i], *neighbours, s.seconds});
-      else if (f.own[i])
-        own_only[f.kernel].push_back(std::abs(*f.own[i] - s.seconds) / s.seconds);
+      for (const std::string& family : families) {
+        if (neighbours) across[family].push_back(std::abs(*neighbours - s.seconds) / s.seconds);
+        if (f.own[i] && neighbours)
+          pairs[family].push_back({*f.own[i], *neighbours, s.seconds});
+        else if (f.own[i])
+          own_only[family].push_back(std::abs(*f.own[i] - s.seconds) / s.seconds);
+      }
     }
   }
-  for (const KernelSpec& spec : kernel_specs()) {
-    const std::string kernel(spec.name);
-    if (!pairs.contains(kernel) && !own_only.contains(kernel) && !across.contains(kernel)) continue;
-    const std::vector<Triple>& rows = pairs[kernel];
+  std::vector<std::string> order;  // each kernel, then its per-backend families
+  for (const KernelSpec& spec : kernel_specs())
+    for (const auto& [family, kernel] : kernel_of)
+      if (kernel == spec.name && family == kernel) {
+        order.push_back(family);
+        for (const auto& [sub, of] : kernel_of)
+          if (of == kernel && sub != kernel) order.push_back(sub);
+      }
+  for (const std::string& family : order) {
+    const std::string& kernel = kernel_of[family];
+    const std::vector<Triple>& rows = pairs[family];
     // The targets are the median and the 95th percentile of the error: the weight minimising their sum.
     double best_weight = 0, best = std::numeric_limits<double>::infinity();
-    for (int step = 0; step <= 20 && !rows.empty(); ++step) {
+    if (family != kernel) {
+      const auto weight = profile.cross_shape_weights.find(kernel);
+      best_weight = weight == profile.cross_shape_weights.end() ? 0.0 : weight->second;
+    }
+    for (int step = 0; step <= 20 && !rows.empty() && family == kernel; ++step) {
       const double w = step / 20.0;
       std::vector<double> errors;
       for (const Triple& t : rows)
@@ -117,14 +137,14 @@ void blend_across_shapes(CalibrationProfile& profile, const Device& device,
       const FitResiduals r = residuals_of(std::move(errors));
       if (r.median + r.p95 < best - 1e-12) best = r.median + r.p95, best_weight = w;
     }
-    std::vector<double> within = own_only[kernel];
+    std::vector<double> within = own_only[family];
     for (const Triple& t : rows) {
       const double blended = std::pow(t.own, 1 - best_weight) * std::pow(t.cross, best_weight);
       within.push_back(std::abs(blended - t.measured) / t.measured);
     }
-    if (best_weight > 0) profile.cross_shape_weights[kernel] = best_weight;
+    if (best_weight > 0 && family == kernel) profile.cross_shape_weights[kernel] = best_weight;
     profile.residuals.push_back(
-        {kernel, residuals_of(std::move(within)), residuals_of(std::move(across[kernel]))});
+        {family, residuals_of(std::move(within)), residuals_of(std::move(across[family]))});
   }
 }
 
@@ -172,7 +192,7 @@ std::vector<FittedShape> fit_kernel_groups(CalibrationProfile& profile, const Ke
       if (implementation != *kept)
         for (const PointRef& ref : points)
           skipped[ref.table][ref.row] = "another implementation of the shape kept";
-    FittedShape f{kernel, shape, dtype, {}, {}};
+    FittedShape f{kernel, shape, dtype, *kept, {}, {}};
     for (const PointRef& ref : implementations.at(*kept))
       f.samples.push_back({ref.point->x, ref.point->y, ref.point->seconds});
     const KernelSpec& spec = *find_kernel_spec(kernel);

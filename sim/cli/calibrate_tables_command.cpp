@@ -362,15 +362,17 @@ int residuals(const std::string& profile_arg, const std::string& device_name) {
       auto if_measured = [](const FitResiduals& f, double value) {
         return f.samples > 0 ? format_number(value) : std::string("n/a");
       };
-      const auto weight = loaded.profile.cross_shape_weights.find(r.family);
-      out += csv_line({loaded.device.name, r.family, if_measured(r.within_shape, r.within_shape.median),
-                       if_measured(r.within_shape, r.within_shape.p95), std::to_string(r.within_shape.samples),
-                       if_measured(r.across_shapes, r.across_shapes.median),
-                       if_measured(r.across_shapes, r.across_shapes.p95), std::to_string(r.across_shapes.samples),
-                       // A family without a cross-shape model (NCCL) has no weight; a kernel family's
-                       // absent weight is 0: its shapes are not pooled with their neighbours.
-                       if_measured(r.across_shapes,
-                             weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
+      // A kernel's per-backend families ("moe_experts:BACKEND:DTYPE") are pooled at its weight.
+      const auto weight = loaded.profile.cross_shape_weights.find(r.family.substr(0, r.family.find(':')));
+      out += csv_line(
+                 {loaded.device.name, r.family, if_measured(r.within_shape, r.within_shape.median),
+                  if_measured(r.within_shape, r.within_shape.p95), std::to_string(r.within_shape.samples),
+                  if_measured(r.across_shapes, r.across_shapes.median),
+                  if_measured(r.across_shapes, r.across_shapes.p95), std::to_string(r.across_shapes.samples),
+                  // A family without a cross-shape model (NCCL) has no weight; a kernel family's
+                  // absent weight is 0: its shapes are not pooled with their neighbours.
+                  if_measured(r.across_shapes,
+                              weight == loaded.profile.cross_shape_weights.end() ? 0.0 : weight->second)}) +
              "\n";
     }
   }

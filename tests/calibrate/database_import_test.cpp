@@ -81,13 +81,14 @@ TEST(DatabaseImport, EveryTableKindBecomesKernelTablesOrCollectiveFits) {
     EXPECT_EQ(fit.level, "scaleup");
     EXPECT_EQ(fit.factor_bytes.size(), 10u);
   }
-  // Residuals per family, in the order of kernel_specs(), then the collectives'.
+  // Residuals per family, in the order of kernel_specs() (the fused MoE kernel also per backend and
+  // dtype), then the collectives'.
   std::vector<std::string> families;
   for (const FamilyResiduals& r : p.residuals) families.push_back(r.family);
-  EXPECT_EQ(families,
-            (std::vector<std::string>{"gemm", "moe_experts", "mla_prefill", "mla_decode", "gqa_prefill",
-                                      "gqa_decode", "deepep_ll_dispatch", "deepep_ll_combine",
-                                      "deepep_normal_dispatch", "deepep_normal_combine", "nccl"}));
+  EXPECT_EQ(families, (std::vector<std::string>{"gemm", "moe_experts", "moe_experts:sglang_fused_moe:bf16",
+                                                "mla_prefill", "mla_decode", "gqa_prefill", "gqa_decode",
+                                                "deepep_ll_dispatch", "deepep_ll_combine",
+                                                "deepep_normal_dispatch", "deepep_normal_combine", "nccl"}));
   EXPECT_GT(p.residuals[0].within_shape.samples, 0);
   EXPECT_GT(p.residuals[0].across_shapes.samples, 0) << "four GEMM shapes predict each other";
 }

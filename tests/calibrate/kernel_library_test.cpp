@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "calibrate/fit/interpolation.hpp"
+#include "calibrate/fit/moe_shape_model.hpp"
 #include "models/presets.hpp"
 #include "tests/preset_fixtures.hpp"
 
@@ -105,7 +106,7 @@ TEST(KernelLibrary, AnswersOnlyForTheKernelDtypeAndKindOfShapeMeasured) {
   CalibrationProfile profile = gemm_family({0, 0});
   KernelTable experts;
   experts.kernel = "moe_experts";
-  experts.shape = "hidden=2048 ffn=1408 distribution=power_law_1.2";
+  experts.shape = "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=power_law_1.2";
   experts.axes = {{"experts", {8, 64}}, {"tokens", {1, 1024}}};
   experts.seconds = {1e-5, 2e-5, 3e-5, 4e-5};
   profile.kernels.push_back(experts);
@@ -115,9 +116,11 @@ TEST(KernelLibrary, AnswersOnlyForTheKernelDtypeAndKindOfShapeMeasured) {
   EXPECT_EQ(library.curve("gemm", gemm_shape(4096, 4096), "fp8"), nullptr);
   EXPECT_EQ(library.curve("mla_decode", "heads=16", "bf16"), nullptr);
   // A word in the shape must match: balanced routing is not interpolated from power-law routing.
-  EXPECT_EQ(library.curve("moe_experts", "hidden=2048 ffn=1408 distribution=balanced", "bf16"), nullptr);
-  const auto other_ffn =
-      library.curve("moe_experts", "hidden=2048 ffn=2048 distribution=power_law_1.2", "bf16");
+  EXPECT_EQ(
+      library.curve("moe_experts", "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced", "bf16"),
+      nullptr);
+  const auto other_ffn = library.curve(
+      "moe_experts", "hidden=2048 ffn=2048 experts=64 top_k=6 distribution=power_law_1.2", "bf16");
   ASSERT_NE(other_ffn, nullptr);
   EXPECT_EQ(other_ffn->coverage(), Coverage::kAcrossShapes);
 }
@@ -156,6 +159,26 @@ TEST(KernelLibrary, MoeExpertsBeyondTheMeasuredLoadRunAtTheBestRate) {
   }
 }
 
+// The best rate is the table's, not that of the row of all experts at its largest load: with many
+// experts that row may still be weight-bound there (FlashInfer CUTLASS, 512 experts, where an EP row
+// continued at that rate came back 10-22x too slow at 12k-16k tokens).
+TEST(KernelLibrary, MoeExpertsBeyondAnEpRowRunAtTheTablesBestRateNotTheWidestRows) {
+  CalibrationProfile profile = CalibrationProfile::datasheet(h200());
+  KernelTable experts;
+  experts.kernel = "moe_experts";
+  experts.shape = "hidden=8192 ffn=2560 experts=512 top_k=22 distribution=balanced";
+  experts.axes = {{"experts", {8, 512}}, {"tokens", {1024, 65536, 262144}}};
+  // Eight experts to 65,536 copies at 2e7 copies per second; all 512 weight-bound to 262,144 at 4e6.
+  experts.seconds = {3e-4, 65536 / 2e7, std::nullopt, 5e-3, 2e-2, 262144 / 4e6};
+  profile.kernels.push_back(experts);
+  const KernelLibrary library(profile, h200(), false);
+  const auto curve = library.curve("moe_experts", experts.shape, "bf16");
+  ASSERT_NE(curve, nullptr);
+  // 1.5x beyond the eight experts' most work: that work at their own (the table's best) rate, not
+  // at the 512 experts' 4e6 per second (which would be 5x slower).
+  EXPECT_DOUBLE_EQ(curve->seconds(8, 98304), 98304 / 2e7);
+}
+
 // Without EP a rank's few experts run as its share of the kernel of all the shape's experts at the
 // same load per expert; a shape not measured asks its neighbours at their own rows of all their
 // experts (not at their EP rows, which were given the whole batch), where the roofline halves.
@@ -174,9 +197,11 @@ TEST(KernelLibrary, MoeExpertsWithoutEpAskTheNeighboursRowsOfAllTheirExperts) {
       library.moe_experts_without_ep("hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced", "bf16");
   ASSERT_NE(curve, nullptr);
   EXPECT_EQ(curve->coverage(), Coverage::kAcrossShapes);
-  // 8 experts with 100 copies each: 1/8 of the 64-expert kernel at 6,400 slots, which is half the
-  // neighbour's 128-expert kernel at 12,800 (the same load per expert; the roofline halves).
-  EXPECT_NEAR(curve->seconds(8, 800), 8.0 / 64 * 1e-8 * 12800 / 2, 1e-15);
+  // 8 experts with 100 copies each: 1/8 of the 64-expert kernel at 6,400 slots, which is the
+  // neighbour's 128-expert kernel at 12,800 (the same load per expert) above the launch floor (0.95
+  // of the least time measured, 64 copies at 1e-8 s each), halved with the work.
+  const double floor = kMoeFloorShare * 64e-8;
+  EXPECT_NEAR(curve->seconds(8, 800), 8.0 / 64 * (floor + (1e-8 * 12800 - floor) / 2), 1e-15);
 }
 
 TEST(KernelLibrary, CoverageNames) {

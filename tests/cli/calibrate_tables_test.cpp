@@ -274,8 +274,8 @@ TEST(cliCalibrateTables, EmbeddedProfilesByNameAndResidualsWithoutAnErrorAreNa) 
   const CliResult datasheet = run_semsim({"calibrate", "coverage", "datasheet", "--device", "h800-sxm"});
   ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
   EXPECT_TRUE(datasheet.out.starts_with(
-                  "profile h800-sxm-datasheet (datasheet only: no kernel of h800-sxm was measured; every time "
-                  "is a roofline over its datasheet figures) on h800-sxm\n"))
+      "profile h800-sxm-datasheet (datasheet only: no kernel of h800-sxm was measured; every time "
+      "is a roofline over its datasheet figures) on h800-sxm\n"))
       << datasheet.out;
   expect_error(run_semsim({"calibrate", "coverage", "datasheet"}), "datasheet: give --device PRESET");
 
@@ -287,6 +287,16 @@ TEST(cliCalibrateTables, EmbeddedProfilesByNameAndResidualsWithoutAnErrorAreNa) 
   ASSERT_NE(nccl, lines.end()) << residuals.out;
   EXPECT_TRUE(nccl->ends_with(",n/a,n/a,0,n/a")) << *nccl;
   for (const std::string& line : lines) EXPECT_EQ(line.find(",0,0,0"), std::string::npos) << line;
+  // The fused MoE kernel's per-backend families, each at the family's pooling weight.
+  auto weight_of = [&](const std::string& family) {
+    const auto line = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.starts_with("h200-sxm," + family + ",");
+    });
+    return line == lines.end() ? std::string("missing") : line->substr(line->rfind(',') + 1);
+  };
+  EXPECT_EQ(weight_of("moe_experts:sglang_fused_moe_triton:bf16"), weight_of("moe_experts")) << residuals.out;
+  EXPECT_EQ(weight_of("moe_experts:sglang_flashinfer_cutlass_moe:bf16"), weight_of("moe_experts"));
+  EXPECT_NE(weight_of("moe_experts"), "0");
 }
 
 // The lines of `semsim calibrate coverage` under "MODEL (WEIGHTS weights)": operator -> coverage.

@@ -50,33 +50,33 @@ TEST(cliGoldenValues, DefaultScenario) {
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
   EXPECT_EQ(s["dispatch"], "auto");
   EXPECT_EQ(s["dispatch_buffer_bytes_per_device"].get<double>(), 272631040.0);
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.84354082462127);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.85096904242137);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.986164040882);
-  expect_distribution(s["ttft_s"], 0.009108817401793253, 0.008858466838988832, 0.010259509823496061,
-                      0.014204700786468294);
-  expect_distribution(s["tpot_s"], 0.003129592770096415, 0.0031270456328003978, 0.003302980566737036,
-                      0.0034802442198072128);
-  expect_distribution(s["e2e_s"], 0.8071549737763803, 0.8064079902759822, 0.8507521727078338,
-                      0.896293920997229);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14510.967768130919);
+  expect_distribution(s["ttft_s"], 0.009133723911083656, 0.008972131391555394, 0.010280262585990662,
+                      0.014103826891132395);
+  expect_distribution(s["tpot_s"], 0.0031584496837722548, 0.003154636861871756, 0.0033346701998591475,
+                      0.00351587713746093);
+  expect_distribution(s["e2e_s"], 0.8145383932730105, 0.8133311363260134, 0.8590472435310076,
+                      0.9062366275554764);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
-  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081111740032.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.623121418781132);
-  EXPECT_EQ(s["steps"].get<int>(), 34198);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.003094106564480085);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 42.021114962283974);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.049502058942225);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 41.6608320971295);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.32879467418276);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.752012499551492);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1552418623694456);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.378296733124873);
-  ASSERT_EQ(run.steps.size(), 34199u);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081088000640.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6221634406445358);
+  EXPECT_EQ(s["steps"].get<int>(), 33890);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031224456922314577);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.649870981724824);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.991291360210909);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.22639179933921);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.260306394809861);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.691823973639286);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15385783242511158);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.251597755020851);
+  ASSERT_EQ(run.steps.size(), 33891u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.0068000476,0.0017793011,0.0011981725,0.00206249543,0.00148509339,"
+            "0,0.0312845332,0.0068332107,0.0017793011,0.0011981725,0.00209565853,0.00148509339,"
             "0.000274985176,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.2763882,0.00236204414,0.0011627131,0.000145710659,0.000695442348,0.000167270971,"
+            "99,0.277603215,0.00237472445,0.0011627131,0.000145710659,0.000708122656,0.000167270971,"
             "0.000190907061,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
 }
 
