@@ -151,8 +151,6 @@ KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label
     best_rates_.push_back(best_rate);
     if (table.axes.size() > 1) row_values_.push_back(table.axes[0].values[row]);
   }
-  for (std::size_t row = best_rates_.size() - 1; row-- > 0;)
-    best_rates_[row] = std::max(best_rates_[row], best_rates_[row + 1]);
 }
 
 void KernelTableLookup::check_near(std::size_t axis, double value, double first, double last) const {
@@ -197,7 +195,8 @@ std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const 
   const auto below = row_values_[above] == x ? above : above - 1;
   const double reached = std::min(rows_[below].last_x(), rows_[above].last_x());
   if (y <= reached) return std::nullopt;
-  return std::max(interpolate(x, reached), y / best_rates_[below]);
+  const double rate = std::max({best_rates_[below], best_rates_[above], best_rates_.back()});
+  return std::max(interpolate(x, reached), y / rate);
 }
 
 double KernelTableLookup::interpolate(double x, double y) const {

@@ -81,14 +81,14 @@ inline constexpr double kNearGridFactor = 2.0;
 enum class BeyondWork {
   kTrend,  // the rows continue along their trends (MonotoneCurve), as near the grid as allowed
   // The larger of the time at the most work measured there (more work never takes less) and the
-  // work at the best rate measured by the rows at x and beyond (the most work per second of any of
-  // their points: ranks of as many local experts or more, once compute-bound). The MoE table's rows
-  // of few experts are EP ranks the collector measured at small loads only; a DeepEP rank of a wide
-  // EP group gives its few experts far more tokens each. Not the rate of the row of all experts
-  // alone: with 512 experts it is still weight-bound at its largest load (an 8-expert EP row
-  // continued at its rate came back 10-22x too slow at 12k-16k tokens). Not that of rows of fewer
-  // experts either: an EP row's copies include its group's remote ones, which it computes at another
-  // cost (an 8-way EP rank "reaches" twice the copies per second of the whole kernel).
+  // work at the best rate (most work per second) of the rows around x or of the last row (the most
+  // units: the fused MoE kernel without EP), whichever is higher: a kernel's rate does not fall with
+  // more work. The MoE table's rows of few experts are EP ranks the collector measured at small loads
+  // only; a DeepEP rank of a wide EP group gives its few experts far more tokens each. Not the last
+  // row's rate alone: with 512 experts it is still weight-bound at its largest load (an 8-expert EP
+  // row continued at its rate came back 10-22x too slow at 12k-16k tokens). Not other EP rows'
+  // rates: an EP row's copies include its group's remote ones, which it computes at another cost (an
+  // 8-way EP rank "reaches" twice the copies per second of the whole kernel).
   kBestRate,
 };
 
@@ -138,7 +138,7 @@ class KernelTableLookup {
   double tile_;
   std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
   std::vector<MonotoneCurve> rows_;
-  std::vector<double> best_rates_;  // per row, the most work per second it and the rows after it measured
+  std::vector<double> best_rates_;  // per row, the most work per second it measured
   mutable std::map<std::pair<double, double>, double> memo_;
 };
 
