@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <memory>
 
 #include "models/input_error.hpp"
 #include "models/interruption.hpp"
@@ -112,6 +113,15 @@ Scenario ScenarioArguments::load(long long seed) const {
   Scenario s = load_scenario_file(scenario, overrides, seed,
                                   nodes_given ? std::optional<std::string>(nodes) : std::nullopt);
   s.work_limit = work_limit;
+  if (s.disaggregation) {  // each pool is planned as a run of its own
+    auto pools = std::make_shared<Disaggregation>(*s.disaggregation);
+    for (std::shared_ptr<const Scenario>* pool : {&pools->prefill, &pools->decode}) {
+      auto limited = std::make_shared<Scenario>(**pool);
+      limited->work_limit = work_limit;
+      *pool = std::move(limited);
+    }
+    s.disaggregation = std::move(pools);
+  }
   return s;
 }
 

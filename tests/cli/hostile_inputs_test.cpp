@@ -159,6 +159,14 @@ TEST(cliHostileInputs, AllToAllWorkBeyondTheLimitIsRefusedBeforeTheRun) {
   gb200.resize(gb200.size() - 2);
   gb200.insert(gb200.end(), {"--work-limit", "0"});
   EXPECT_EQ(run_semsim(gb200, "", 120).exit_code, 0) << describe(gb200, run_semsim(gb200, "", 120));
+  // The limit reaches each pool of a disaggregated scenario, planned as a run of its own.
+  const std::vector<std::string> pools{
+      "check",        "default",
+      "--set",        "cluster={preset: h200-ib, nodes: 3}",
+      "--set",        "calibration=datasheet",
+      "--set",        "disaggregation={prefill: {nodes: 1}, decode: {nodes: 2, set: {parallelism.ep: 16}}}",
+      "--work-limit", "1"};
+  expect_refused(pools, run_semsim(pools), "parallelism.ep: EP8 prices each step's dispatch and combine");
 }
 
 }  // namespace
