@@ -7,12 +7,12 @@
 // grid a curve continues along its trend over the last doubling of x (never downward, at most quadratic); a
 // table refuses queries far outside its grid unless told otherwise.
 #include <cmath>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "calibrate/fit/point_memo.hpp"
 #include "calibrate/format/profile.hpp"
 
 namespace semsim {
@@ -117,7 +117,7 @@ class KernelTableLookup {
   double tile_;
   std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
   std::vector<MonotoneCurve> rows_;
-  mutable std::map<std::pair<double, double>, double> memo_;
+  mutable PointMemo memo_;
 };
 
 }  // namespace semsim

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "calibrate/fit/point_memo.hpp"
 #include "calibrate/format/kernels.hpp"
 #include "models/input_error.hpp"
 
@@ -92,27 +93,24 @@ class CrossShapeCurve final : public KernelCurve {
         all_experts_rows_(all_experts_rows) {}
 
   double seconds(double x, double y) const override {
-    const auto key = std::make_pair(x, y);
-    if (const auto at = memo_.find(key); at != memo_.end()) return at->second;
-    double weights = 0, log_efficiency = 0;
-    std::optional<InputError> outside;
-    for (const Neighbour& n : neighbours_) {
-      const double nx = all_experts_rows_ ? shape_number(n.pairs, "experts") : x;
-      const double ny = all_experts_rows_ ? y * nx / x : y;
-      try {
-        const double measured = n.lookup.seconds(nx, ny);
-        log_efficiency +=
-            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, nx, ny, device_) / measured);
-        weights += n.weight;
-      } catch (const InputError& error) {
-        outside = error;  // this neighbour was not measured that far: the others may have been
+    return memo_.get(x, y, [&] {
+      double weights = 0, log_efficiency = 0;
+      std::optional<InputError> outside;
+      for (const Neighbour& n : neighbours_) {
+        const double nx = all_experts_rows_ ? shape_number(n.pairs, "experts") : x;
+        const double ny = all_experts_rows_ ? y * nx / x : y;
+        try {
+          const double measured = n.lookup.seconds(nx, ny);
+          log_efficiency +=
+              n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, nx, ny, device_) / measured);
+          weights += n.weight;
+        } catch (const InputError& error) {
+          outside = error;  // this neighbour was not measured that far: the others may have been
+        }
       }
-    }
-    if (weights == 0) throw *outside;
-    const double value =
-        roofline_seconds(kernel_, pairs_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
-    memo_.emplace(key, value);
-    return value;
+      if (weights == 0) throw *outside;
+      return roofline_seconds(kernel_, pairs_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
+    });
   }
   Coverage coverage() const override { return Coverage::kAcrossShapes; }
   std::string source() const override {
@@ -128,7 +126,7 @@ class CrossShapeCurve final : public KernelCurve {
   const Device& device_;
   std::vector<Neighbour> neighbours_;
   bool all_experts_rows_;
-  mutable std::map<std::pair<double, double>, double> memo_;
+  mutable PointMemo memo_;
 };
 
 // The fused MoE kernel of a rank given only its own copies: its share of the kernel of all the
