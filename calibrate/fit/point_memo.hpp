@@ -1,8 +1,11 @@
 #pragma once
-// The memo of a pure function of a point (x, y): the cost model asks its tables the same few
-// points again and again, millions of times a run, so a hit must cost a probe of one flat table
-// rather than a tree walk or a chain of nodes (std::map and std::unordered_map, whose
-// std::hash<double> hashes bytes, were a tenth of a run). Points are keyed by their bits, -0 as 0.
+// The memo of a pure function of a point (x, y): the cost model asks its tables the same points
+// again and again, millions of times a run, so a hit must cost one probe of a small flat table
+// rather than a tree walk or a chain of nodes. Some operators are asked at points that never
+// repeat (decode attention at a batch's mean context): an unbounded memo grew by every one of them,
+// and its look-ups missed the cache (std::map and std::unordered_map, whose std::hash<double>
+// hashes bytes, were a fifth of a run). So the memo is a fixed direct-mapped cache: a point
+// evicts the one in its slot. Points are keyed by their bits, -0 as 0.
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -17,46 +20,33 @@ class PointMemo {
   double get(double x, double y, Compute&& compute) {
     const std::uint64_t kx = std::bit_cast<std::uint64_t>(x + 0.0),
                         ky = std::bit_cast<std::uint64_t>(y + 0.0);
-    if (!slots_.empty())
-      for (std::size_t at = slot_of(kx, ky);; at = (at + 1) & (slots_.size() - 1)) {
-        const Slot& slot = slots_[at];
-        if (!slot.filled) break;
-        if (slot.x == kx && slot.y == ky) return slot.value;
-      }
+    const std::size_t at = slot_of(kx, ky);
+    if (!slots_.empty() && slots_[at].filled && slots_[at].x == kx && slots_[at].y == ky)
+      return slots_[at].value;
     const double value = compute();
-    if (2 * (size_ + 1) > slots_.size()) grow();  // at most half full: probes stay short
-    insert({kx, ky, value, true});
+    if (slots_.empty()) slots_.resize(kSlots);  // allocated on first use: most tables are never asked
+    slots_[at] = {kx, ky, value, true};
     return value;
   }
 
  private:
+  static constexpr std::size_t kSlots = std::size_t{1} << 12;  // 128 KiB a memo in use
   struct Slot {
     std::uint64_t x = 0, y = 0;
     double value = 0;
     bool filled = false;
   };
 
-  std::size_t slot_of(std::uint64_t kx, std::uint64_t ky) const {
-    std::uint64_t h = kx * 0x9E3779B97F4A7C15ULL ^ (ky + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
-    h ^= h >> 29;
-    return static_cast<std::size_t>(h) & (slots_.size() - 1);
-  }
-  void insert(const Slot& slot) {
-    std::size_t at = slot_of(slot.x, slot.y);
-    while (slots_[at].filled) at = (at + 1) & (slots_.size() - 1);
-    slots_[at] = slot;
-    ++size_;
-  }
-  void grow() {
-    std::vector<Slot> old(slots_.empty() ? 16 : 2 * slots_.size());
-    old.swap(slots_);
-    size_ = 0;
-    for (const Slot& slot : old)
-      if (slot.filled) insert(slot);
+  // MurmurHash3's finaliser over both keys: the low bits of a double of a small integer are all
+  // zero, so every bit must reach the low ones the table is indexed by.
+  static std::size_t slot_of(std::uint64_t kx, std::uint64_t ky) {
+    std::uint64_t h = kx ^ std::rotl(ky, 32) ^ ky >> 7;
+    h = (h ^ h >> 33) * 0xFF51AFD7ED558CCDULL;
+    h = (h ^ h >> 33) * 0xC4CEB9FE1A85EC53ULL;
+    return static_cast<std::size_t>(h ^ h >> 33) & (kSlots - 1);
   }
 
-  std::vector<Slot> slots_;  // a power of two of them
-  std::size_t size_ = 0;
+  std::vector<Slot> slots_;
 };
 
 }  // namespace semsim
