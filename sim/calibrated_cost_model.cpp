@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
-#include <unordered_map>
 
+#include "calibrate/fit/point_memo.hpp"
 #include "calibrate/format/kernels.hpp"
 
 namespace semsim {
@@ -26,12 +26,11 @@ class CalibratedCostModel::Operator {
   Operator(std::string name, std::vector<Part> parts) : name_(std::move(name)), parts_(std::move(parts)) {}
 
   double seconds(double x, double y = 0) const {
-    const std::pair<double, double> key(x, y);
-    if (const auto at = memo_.find(key); at != memo_.end()) return at->second;
-    double total = 0;
-    for (const Part& part : parts_) total += part.seconds(x, y);
-    memo_.emplace(key, total);
-    return total;
+    return memo_.get(x, y, [&] {
+      double total = 0;
+      for (const Part& part : parts_) total += part.seconds(x, y);
+      return total;
+    });
   }
 
   // The least calibrated of its parts stands for the whole.
@@ -47,14 +46,9 @@ class CalibratedCostModel::Operator {
   }
 
  private:
-  struct PairHash {
-    std::size_t operator()(const std::pair<double, double>& p) const {
-      return std::hash<double>()(p.first) * 31 + std::hash<double>()(p.second);
-    }
-  };
   std::string name_;
   std::vector<Part> parts_;
-  mutable std::unordered_map<std::pair<double, double>, double, PairHash> memo_;
+  mutable PointMemo memo_;
 };
 
 namespace {

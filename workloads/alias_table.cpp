@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "workloads/counter_rng.hpp"
-
 namespace semsim {
 
 AliasTable::AliasTable(const std::vector<double>& weights) {
@@ -36,13 +34,7 @@ AliasTable::AliasTable(const std::vector<double>& weights) {
   }
   for (int i : large) probability_[i] = 1.0;
   for (int i : small) probability_[i] = 1.0;  // numerical leftovers
-}
-
-int AliasTable::draw(std::uint64_t bits) const {
-  const int n = size();
-  const int column = static_cast<int>((bits >> 32) % static_cast<std::uint64_t>(n));
-  const double coin = static_cast<double>(bits & 0xFFFFFFFFULL) * 0x1.0p-32;
-  return coin < probability_[column] ? column : alias_[column];
+  remainder_factor_ = ~std::uint64_t{0} / static_cast<std::uint64_t>(n) + 1;
 }
 
 }  // namespace semsim

@@ -185,31 +185,54 @@ SyntheticRouting::SyntheticRouting(const SyntheticRoutingParams& params, int moe
       seed_(seed),
       groups_(groups),
       tokens_(params.vocabulary, params.topics, params.token_skew, seed),
-      types_per_topic_(tokens_.types_per_topic()) {
+      types_per_topic_(tokens_.types_per_topic()),
+      layer_drawn_(static_cast<std::size_t>(moe_layers)) {
   const int types = types_per_topic_ * params_.topics;
-  canonical_.resize(canonical_offset(0, types));
-  variants_.resize(variant_offset(0, types, 0));
   if (groups_.limits() && groups_.experts != experts)
     throw std::invalid_argument("synthetic routing: the group limit is of another expert count");
-  std::optional<GroupLimitedDraw> grouped;
-  if (groups_.limits()) grouped.emplace(groups_, top_k);
-  for (int layer = 0; layer < moe_layers; ++layer) draw_layer_sets(layer, grouped ? &*grouped : nullptr);
   if (experts <= 256) {
-    canonical_bytes_.assign(canonical_.begin(), canonical_.end());
-    variants_bytes_.assign(variants_.begin(), variants_.end());
-    canonical_ = {};
-    variants_ = {};
+    canonical_bytes_.resize(canonical_offset(0, types));
+    variants_bytes_.resize(variant_offset(0, types, 0));
+  } else {
+    canonical_.resize(canonical_offset(0, types));
+    variants_.resize(variant_offset(0, types, 0));
   }
+  for (int layer = 0; layer < moe_layers; ++layer)
+    affinity_.push_back(value_at_layer(params_.token_affinity, layer, moe_layers_));
 }
 
-void SyntheticRouting::draw_layer_sets(int layer, GroupLimitedDraw* grouped) {
+void SyntheticRouting::draw_layer(int layer) const {
+  std::call_once(layer_drawn_[static_cast<std::size_t>(layer)], [&] {
+    const int types = types_per_topic_ * params_.topics;
+    LayerSets sets{top_k_, params_.variants, std::vector<ExpertId>(static_cast<std::size_t>(types) * top_k_),
+                   std::vector<ExpertId>(static_cast<std::size_t>(types) * params_.variants * top_k_)};
+    std::optional<GroupLimitedDraw> grouped;
+    if (groups_.limits()) grouped.emplace(groups_, top_k_);
+    draw_layer_sets(layer, grouped ? &*grouped : nullptr, sets);
+    // Into the type-major tables, in bytes where every expert fits in one.
+    const std::size_t canonical_size = static_cast<std::size_t>(top_k_);
+    const std::size_t variants_size = static_cast<std::size_t>(params_.variants) * top_k_;
+    for (int type = 0; type < types; ++type) {
+      const ExpertId* canonical = sets.canonical_set(type);
+      const ExpertId* variants = sets.variant_set(type, 0);
+      if (canonical_bytes_.empty()) {
+        std::copy_n(canonical, canonical_size, &canonical_[canonical_offset(layer, type)]);
+        std::copy_n(variants, variants_size, &variants_[variant_offset(layer, type, 0)]);
+      } else {
+        std::copy_n(canonical, canonical_size, &canonical_bytes_[canonical_offset(layer, type)]);
+        std::copy_n(variants, variants_size, &variants_bytes_[variant_offset(layer, type, 0)]);
+      }
+    }
+  });
+}
+
+void SyntheticRouting::draw_layer_sets(int layer, GroupLimitedDraw* grouped, LayerSets& sets) const {
   std::mt19937_64 rng(hash_keys(seed_, 0x5e3f, static_cast<std::uint64_t>(layer) + 1));
-  affinity_.push_back(value_at_layer(params_.token_affinity, layer, moe_layers_));
   const double skew = value_at_layer(params_.expert_skew, layer, moe_layers_);
   const SetShape shape{top_k_, params_.variants, value_at_layer(params_.variant_overlap, layer, moe_layers_)};
   const TopicTables topics =
       topic_tables(experts_, params_.topics, skew, params_.topic_boost, grouped ? &groups_ : nullptr, rng);
-  if (params_.load_balance > 0) draw_balanced_sets(layer, topics.weights, shape.overlap, rng, grouped);
+  if (params_.load_balance > 0) draw_balanced_sets(layer, topics.weights, shape.overlap, rng, grouped, sets);
   // The group-limited draws of the other types take dozens of values a set: from a cheaper stream.
   std::optional<SplitMix64> group_draws;
   if (grouped) group_draws.emplace(rng());
@@ -217,8 +240,8 @@ void SyntheticRouting::draw_layer_sets(int layer, GroupLimitedDraw* grouped) {
   for (int type = 0; type < types; ++type) {
     if (params_.load_balance > 0 && type % types_per_topic_ < kBalancedTypesPerTopic) continue;  // done above
     const int topic = type / types_per_topic_;
-    ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
-    ExpertId* alternatives = &variants_[variant_offset(layer, type, 0)];
+    ExpertId* canonical = sets.canonical_set(type);
+    ExpertId* alternatives = sets.variant_set(type, 0);
     if (grouped)
       draw_grouped_type_sets(*grouped, topics.weights[topic], topics.groups[topic], groups_.group_size(),
                              shape, *group_draws, canonical, alternatives);
@@ -228,7 +251,8 @@ void SyntheticRouting::draw_layer_sets(int layer, GroupLimitedDraw* grouped) {
 }
 
 void SyntheticRouting::draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights,
-                                          double overlap, std::mt19937_64& rng, GroupLimitedDraw* grouped) {
+                                          double overlap, std::mt19937_64& rng, GroupLimitedDraw* grouped,
+                                          LayerSets& sets) const {
   const std::vector<double>& zipf = tokens_.zipf();
   const double lambda = params_.load_balance;
   const double zipf_total = std::accumulate(zipf.begin(), zipf.end(), 0.0);
@@ -267,10 +291,10 @@ void SyntheticRouting::draw_balanced_sets(int layer, const std::vector<std::vect
     for (int rank = 0; rank < balanced; ++rank) {  // most frequent first
       const double share = zipf[rank] / zipf_total;
       const int type = topic * types_per_topic_ + rank;
-      ExpertId* canonical = &canonical_[canonical_offset(layer, type)];
+      ExpertId* canonical = sets.canonical_set(type);
       fill(canonical, 0, share * canonical_share);
       for (int variant = 0; variant < params_.variants; ++variant) {
-        ExpertId* set = &variants_[variant_offset(layer, type, variant)];
+        ExpertId* set = sets.variant_set(type, variant);
         int kept = 0;
         for (int j = 0; j < top_k_; ++j)
           if (unit_interval(rng()) < overlap) set[kept++] = canonical[j];
@@ -298,6 +322,7 @@ std::int32_t SyntheticRouting::token_id(const TokenRef& token) const {
 
 void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
                              std::span<ExpertId> experts) const {
+  draw_layer(moe_layer);
   if (canonical_bytes_.empty())
     route_sets(canonical_.data(), variants_.data(), moe_layer, tokens, experts.data());
   else

@@ -31,6 +31,7 @@
 // Per-layer parameters are lists (a scalar means the same for every layer); a list whose length is
 // not the model's MoE layer count is resampled linearly over relative depth — how parameters fitted
 // on one model (`semsim trace fit`) carry over to another (workloads/ROUTING_FIT.md).
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -116,20 +117,35 @@ class SyntheticRouting final : public RoutingSource {
   ExpertGroupLimit groups_;
   SyntheticTokens tokens_;
   int types_per_topic_;
-  std::vector<ExpertId> canonical_;                    // [type][layer][k]
+  // One layer's sets as drawn, type by type: [type][k] canonical, [type][variant][k] alternatives.
+  struct LayerSets {
+    int k, variants;
+    std::vector<ExpertId> canonical, alternatives;
+    ExpertId* canonical_set(int type) { return &canonical[static_cast<std::size_t>(type) * k]; }
+    ExpertId* variant_set(int type, int variant) {
+      return &alternatives[(static_cast<std::size_t>(type) * variants + variant) * k];
+    }
+  };
   static constexpr int kBalancedTypesPerTopic = 1024;  // the tail's share of load is small
-  // Canonical and alternative sets of the balanced head types of every topic at `layer`.
-  // `grouped`: the group-limited draw, or null without a group limit.
-  void draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights, double overlap,
-                          std::mt19937_64& rng, GroupLimitedDraw* grouped);
+  // Draws `layer`'s sets into the tables on the first call for it. A layer's sets come from its own
+  // random stream, so the order layers are first routed in changes nothing, and a command that
+  // routes no token (`check`) draws none: drawing every layer costs a run tens of milliseconds.
+  void draw_layer(int layer) const;
   // Every type's canonical and alternative sets at `layer`, from the layer's own random stream.
-  void draw_layer_sets(int layer, GroupLimitedDraw* grouped);
+  // `grouped`: the group-limited draw, or null without a group limit.
+  void draw_layer_sets(int layer, GroupLimitedDraw* grouped, LayerSets& sets) const;
+  // Canonical and alternative sets of the balanced head types of every topic at `layer`.
+  void draw_balanced_sets(int layer, const std::vector<std::vector<double>>& topic_weights, double overlap,
+                          std::mt19937_64& rng, GroupLimitedDraw* grouped, LayerSets& sets) const;
 
-  std::vector<ExpertId> variants_;  // [type][layer][variant][k]
-  // The same tables in one byte per id when every expert fits (up to 256), and then the two above
-  // are released: routing is bound by these loads, and bytes halve the cache lines a token touches.
-  std::vector<std::uint8_t> canonical_bytes_, variants_bytes_;
-  std::vector<double> affinity_;  // [layer]
+  // The tables: filled layer by layer as routing first asks for a layer (draw_layer, once each), in
+  // one byte per id when every expert fits (up to 256), where routing is bound by these loads and
+  // bytes halve the cache lines a token touches; otherwise in ExpertIds.
+  mutable std::vector<ExpertId> canonical_;  // [type][layer][k]
+  mutable std::vector<ExpertId> variants_;   // [type][layer][variant][k]
+  mutable std::vector<std::uint8_t> canonical_bytes_, variants_bytes_;
+  mutable std::vector<std::once_flag> layer_drawn_;  // [layer]
+  std::vector<double> affinity_;                     // [layer]
   template <typename Id>
   void route_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
                   std::span<const TokenRef> tokens, ExpertId* out) const;

@@ -1,5 +1,6 @@
 // The profiles embedded in the binary: each device preset's datasheet profile (YAML, a kilobyte) and
-// the measured profiles, packed at build time from calibrate/profiles/*-measured.yaml.
+// the measured profiles, packed at build time from calibrate/profiles/*-measured.yaml
+// (calibrate/format/pack_profile_main.cpp writes packed_profiles()).
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -16,13 +17,15 @@
 namespace semsim {
 namespace profiles_data {
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_files();
-}
+const std::vector<std::pair<std::string_view, std::string_view>>& packed_profiles();  // {device, bytes}
+}  // namespace profiles_data
 
 namespace {
 
-// The embedded file `name`, or nothing.
-std::optional<std::string_view> embedded_profile(const std::string& name) {
-  for (const auto& [file, text] : profiles_data::embedded_files())
+// The embedded file `name` (or packed profile of device `name`) in `files`, or nothing.
+std::optional<std::string_view> embedded_profile(
+    const std::vector<std::pair<std::string_view, std::string_view>>& files, const std::string& name) {
+  for (const auto& [file, text] : files)
     if (file == name) return text;
   return std::nullopt;
 }
@@ -35,7 +38,7 @@ constexpr std::pair<std::string_view, std::string_view> kSameSilicon[] = {{"h800
 
 CalibrationProfile CalibrationProfile::datasheet(const Device& device) {
   const std::string wanted = device.name + "-datasheet.yaml";
-  if (const auto text = embedded_profile(wanted))
+  if (const auto text = embedded_profile(profiles_data::embedded_files(), wanted))
     return from_yaml(YamlInput::parse(std::string(*text), "<profile " + wanted + ">"), device, {});
   CalibrationProfile p;
   p.name = "datasheet:" + device.name;
@@ -63,7 +66,7 @@ std::shared_ptr<const CalibrationProfile> CalibrationProfile::measured(const Dev
                .first;
     return at->second;
   }
-  const auto packed = embedded_profile(device.name + "-measured.json");
+  const auto packed = embedded_profile(profiles_data::packed_profiles(), device.name);
   if (!packed) return nullptr;
   // Megabytes, held by every scenario of a sweep: unpacked once per device name and process.
   static std::mutex mutex;

@@ -163,11 +163,7 @@ void KernelTableLookup::check_near(std::size_t axis, double value, double first,
 }
 
 double KernelTableLookup::seconds(double x, double y) const {
-  const auto key = std::make_pair(x, y);
-  if (const auto hit = memo_.find(key); hit != memo_.end()) return hit->second;
-  const double value = evaluate(x, y);
-  memo_.emplace(key, value);
-  return value;
+  return memo_.get(x, y, [&] { return evaluate(x, y); });
 }
 
 double KernelTableLookup::evaluate(double x, double y) const {

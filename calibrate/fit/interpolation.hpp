@@ -7,12 +7,12 @@
 // grid a curve continues along its trend over the last doubling of x (never downward, at most quadratic); a
 // table refuses queries far outside its grid unless told otherwise.
 #include <cmath>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "calibrate/fit/point_memo.hpp"
 #include "calibrate/format/profile.hpp"
 #include "models/input_error.hpp"
 
@@ -139,7 +139,7 @@ class KernelTableLookup {
   std::vector<double> row_values_;  // first-axis value of each row (two-axis tables)
   std::vector<MonotoneCurve> rows_;
   std::vector<double> best_rates_;  // per row, the most work per second it measured
-  mutable std::map<std::pair<double, double>, double> memo_;
+  mutable PointMemo memo_;
 };
 
 }  // namespace semsim

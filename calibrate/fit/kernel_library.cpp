@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "calibrate/fit/moe_shape_model.hpp"
+#include "calibrate/fit/point_memo.hpp"
 #include "calibrate/format/kernels.hpp"
 #include "models/input_error.hpp"
 
@@ -90,25 +91,22 @@ class CrossShapeCurve final : public KernelCurve {
         neighbours_(std::move(neighbours)) {}
 
   double seconds(double x, double y) const override {
-    const auto key = std::make_pair(x, y);
-    if (const auto at = memo_.find(key); at != memo_.end()) return at->second;
-    double weights = 0, log_efficiency = 0;
-    std::optional<InputError> outside;
-    for (const Neighbour& n : neighbours_) {
-      try {
-        const double measured = n.lookup.seconds(x, y);
-        log_efficiency +=
-            n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, x, y, device_) / measured);
-        weights += n.weight;
-      } catch (const InputError& error) {
-        outside = error;  // this neighbour was not measured that far: the others may have been
+    return memo_.get(x, y, [&] {
+      double weights = 0, log_efficiency = 0;
+      std::optional<InputError> outside;
+      for (const Neighbour& n : neighbours_) {
+        try {
+          const double measured = n.lookup.seconds(x, y);
+          log_efficiency +=
+              n.weight * std::log(roofline_seconds(kernel_, n.pairs, dtype_, x, y, device_) / measured);
+          weights += n.weight;
+        } catch (const InputError& error) {
+          outside = error;  // this neighbour was not measured that far: the others may have been
+        }
       }
-    }
-    if (weights == 0) throw *outside;
-    const double value =
-        roofline_seconds(kernel_, pairs_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
-    memo_.emplace(key, value);
-    return value;
+      if (weights == 0) throw *outside;
+      return roofline_seconds(kernel_, pairs_, dtype_, x, y, device_) / std::exp(log_efficiency / weights);
+    });
   }
   Coverage coverage() const override { return Coverage::kAcrossShapes; }
   std::string source() const override {
@@ -123,7 +121,7 @@ class CrossShapeCurve final : public KernelCurve {
   std::string dtype_;
   const Device& device_;
   std::vector<Neighbour> neighbours_;
-  mutable std::map<std::pair<double, double>, double> memo_;
+  mutable PointMemo memo_;
 };
 
 // The fused MoE kernel of a rank given only its own copies: its share of the kernel of all the

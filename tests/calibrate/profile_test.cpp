@@ -136,7 +136,10 @@ TEST(Profile, PacksAndUnpacksExactly) {
   original.cross_shape_weights = {{"routed_experts", 0.25}};
   original.kernels.front().seconds.front() = std::nextafter(1e-5, 1.0);  // the last bit survives
   EXPECT_EQ(unpack_profile(pack_profile(original)), original);
+  const std::string packed = pack_profile(original);
   EXPECT_THROW(unpack_profile("{\"name\": 1}"), std::logic_error);
+  EXPECT_THROW(unpack_profile(packed.substr(0, packed.size() - 1)), std::logic_error);  // cut short
+  EXPECT_THROW(unpack_profile(packed + "x"), std::logic_error);                         // bytes left
 }
 
 // The packed profiles in the binary are the files under calibrate/profiles/, field by field.

@@ -14,9 +14,13 @@
 namespace semsim {
 namespace {
 
-YamlInput yaml(const std::string& text) { return YamlInput::parse(text, "test.yaml"); }
+YamlInput yaml(const std::string& text) {
+  return YamlInput::parse(text, "test.yaml");
+}
 
-double mean_gap(const std::vector<double>& t) { return (t.back() - t.front()) / static_cast<double>(t.size() - 1); }
+double mean_gap(const std::vector<double>& t) {
+  return (t.back() - t.front()) / static_cast<double>(t.size() - 1);
+}
 
 double cv_of_gaps(const std::vector<double>& t) {
   std::vector<double> gaps;
@@ -29,7 +33,8 @@ double cv_of_gaps(const std::vector<double>& t) {
 
 TEST(Arrivals, PoissonHasRequestedRateAndUnitCv) {
   std::mt19937_64 rng(7);
-  const auto times = ArrivalProcess::from_yaml(yaml("{process: poisson, rate: 20}"), "").arrival_times(40000, rng);
+  const auto times =
+      ArrivalProcess::from_yaml(yaml("{process: poisson, rate: 20}"), "").arrival_times(40000, rng);
   ASSERT_EQ(times.size(), 40000u);
   EXPECT_NEAR(mean_gap(times), 1.0 / 20, 0.02 / 20);
   EXPECT_NEAR(cv_of_gaps(times), 1.0, 0.03);
@@ -83,7 +88,8 @@ TEST(Arrivals, RejectsBadRates) {
 TEST(Lengths, DistributionsStayInBounds) {
   std::mt19937_64 rng(3);
   const auto uniform = LengthDistribution::from_yaml(yaml("{dist: uniform, min: 10, max: 20}"), "");
-  const auto lognormal = LengthDistribution::from_yaml(yaml("{dist: lognormal, median: 100, sigma: 1, max: 400}"), "");
+  const auto lognormal =
+      LengthDistribution::from_yaml(yaml("{dist: lognormal, median: 100, sigma: 1, max: 400}"), "");
   std::vector<int> logs;
   for (int i = 0; i < 5000; ++i) {
     const int u = uniform.draw(rng);
@@ -101,7 +107,8 @@ TEST(Lengths, DistributionsStayInBounds) {
   EXPECT_THROW(LengthDistribution::from_yaml(yaml("{dist: fixed, value: -3}"), ""), InputError);
 }
 
-SyntheticRouting make_routing(double affinity, double skew = 0.6, double boost = 3.0, double token_skew = 1.0) {
+SyntheticRouting make_routing(double affinity, double skew = 0.6, double boost = 3.0,
+                              double token_skew = 1.0) {
   SyntheticRoutingParams p;
   p.token_skew = token_skew;
   p.token_affinity = {affinity};
@@ -137,6 +144,29 @@ TEST(SyntheticRouting, DistinctInRangeAndIndependentOfBatching) {
   }
 }
 
+// A layer's sets are drawn when it is first routed, from its own stream: routing the layers in any
+// order, from one object or a fresh one per layer, gives the same experts — with byte tables (64
+// experts), wide ones (300), and load-balanced sets.
+TEST(SyntheticRouting, LayersDrawnOnFirstUseInAnyOrderRouteTheSame) {
+  for (const int experts : {64, 300}) {
+    SyntheticRoutingParams p;
+    p.load_balance = experts == 64 ? 0.5 : 0.0;
+    p.variant_overlap = {0.3};
+    const SyntheticRouting in_order(p, 5, experts, 6, 11), backwards(p, 5, experts, 6, 11);
+    const auto tokens = tokens_of(in_order, 30, 40);
+    std::vector<std::vector<ExpertId>> first(5, std::vector<ExpertId>(tokens.size() * 6));
+    for (int layer = 0; layer < 5; ++layer) in_order.route(layer, tokens, first[layer]);
+    for (int layer = 4; layer >= 0; --layer) {
+      std::vector<ExpertId> again(tokens.size() * 6), fresh(tokens.size() * 6);
+      backwards.route(layer, tokens, again);
+      SyntheticRouting(p, 5, experts, 6, 11).route(layer, tokens, fresh);
+      EXPECT_EQ(again, first[layer]) << experts << " experts, layer " << layer;
+      EXPECT_EQ(fresh, first[layer]) << experts << " experts, layer " << layer;
+    }
+    EXPECT_NE(first[0], first[1]);
+  }
+}
+
 TEST(SyntheticRouting, FullAffinityMakesRoutingAFunctionOfTheToken) {
   const auto routing = make_routing(1.0);
   const auto tokens = tokens_of(routing, 50, 100);
@@ -169,7 +199,8 @@ TEST(SyntheticRouting, NoSkewNoTopicsIsNearlyUniform) {
 
 TEST(Workload, SameSeedSameRequestsOtherSeedOther) {
   const auto in = yaml(
-      "{requests: 100, seed: 5, arrival: {process: poisson, rate: 3}, input_len: {dist: uniform, min: 1, max: 900},"
+      "{requests: 100, seed: 5, arrival: {process: poisson, rate: 3}, input_len: {dist: uniform, min: 1, "
+      "max: 900},"
       " output_len: {dist: fixed, value: 7}}");
   WorkloadSpec spec = WorkloadSpec::from_yaml(in, "");
   const auto a = generate_requests(spec), b = generate_requests(spec);
@@ -190,9 +221,10 @@ TEST(Workload, SameSeedSameRequestsOtherSeedOther) {
 TEST(Workload, ClosedLoopKeepsTheLengthsAndLeavesSendTimesToTheRun) {
   const std::string lengths =
       "input_len: {dist: uniform, min: 1, max: 900}, output_len: {dist: uniform, min: 1, max: 50}}";
-  const WorkloadSpec open =
-      WorkloadSpec::from_yaml(yaml("{requests: 50, seed: 5, arrival: {process: poisson, rate: 3}, " + lengths), "");
-  const WorkloadSpec closed = WorkloadSpec::from_yaml(yaml("{requests: 50, seed: 5, concurrency: 8, " + lengths), "");
+  const WorkloadSpec open = WorkloadSpec::from_yaml(
+      yaml("{requests: 50, seed: 5, arrival: {process: poisson, rate: 3}, " + lengths), "");
+  const WorkloadSpec closed =
+      WorkloadSpec::from_yaml(yaml("{requests: 50, seed: 5, concurrency: 8, " + lengths), "");
   EXPECT_EQ(open.concurrency, 0);
   EXPECT_EQ(closed.concurrency, 8);
   const auto a = generate_requests(open), b = generate_requests(closed);
