@@ -87,8 +87,9 @@ std::string kernel_dtype(const std::string& name) {
   return "";
 }
 
-const std::vector<std::string> kDtypes{"bfloat16", "float16", "fp8",   "fp8_block", "w4a16_mxfp4",
-                                       "int4_wo",  "int8_wo", "nvfp4", "w4afp8",    "int8"};
+const std::vector<std::string> kDtypes{"bfloat16",    "float16",          "fp8",     "fp8_block",
+                                       "w4a16_mxfp4", "w4a8_mxfp4_mxfp8", "int4_wo", "int8_wo",
+                                       "nvfp4",       "w4afp8",           "int8"};
 
 MeasuredPoint point(const RowFields& r, std::string kernel, std::string shape, std::string dtype, double x,
                     double y, double seconds) {

@@ -269,8 +269,12 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
 TEST(cliCalibrateTables, EmbeddedProfilesByNameAndResidualsWithoutAnErrorAreNa) {
   const CliResult coverage = run_semsim({"calibrate", "coverage", "measured"});
   ASSERT_EQ(coverage.exit_code, 0) << coverage.err;
-  EXPECT_TRUE(coverage.out.starts_with("profile h100-sxm-measured (measured) on h100-sxm\n")) << coverage.out;
-  EXPECT_NE(coverage.out.find("\nprofile h200-sxm-measured (measured) on h200-sxm\n"), std::string::npos);
+  // Every device with a measured profile, in the presets' order.
+  EXPECT_TRUE(coverage.out.starts_with("profile b200-measured (measured) on b200\n")) << coverage.out;
+  for (const std::string device : {"gb200", "h100-sxm", "h200-sxm"})
+    EXPECT_NE(coverage.out.find(fmt::format("\nprofile {0}-measured (measured) on {0}\n", device)),
+              std::string::npos)
+        << device;
   const CliResult datasheet = run_semsim({"calibrate", "coverage", "datasheet", "--device", "h800-sxm"});
   ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
   EXPECT_TRUE(datasheet.out.starts_with(
