@@ -220,7 +220,7 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
                     {"n", test::number(n)},
                     {"k", test::number(k)},
                     {"latency", test::number(test::fixture_gemm_ms(m, n, k) * 1.1)}});
-  rows.push_back({{"gemm_dtype", "nvfp4"}, {"m", "8"}});
+  rows.push_back({{"gemm_dtype", "int4_wo"}, {"m", "8"}});
   const std::string table = test::write_table(tmp / "held", "gemm_perf", rows);
   const std::vector<std::string> args{"calibrate", "predict", profile, table};
   const CliResult r = run_semsim(args);
@@ -235,7 +235,7 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
   EXPECT_EQ(tail(lines[2], 2), (std::vector<std::string>{"0", ""})) << lines[2];
   EXPECT_EQ(tail(lines[3], 2), (std::vector<std::string>{"0", ""})) << lines[3];
   EXPECT_EQ(tail(lines[4], 5),
-            (std::vector<std::string>{"", "", "", "", "dtype not modelled (gemm_dtype nvfp4)"}))
+            (std::vector<std::string>{"", "", "", "", "dtype not modelled (gemm_dtype int4_wo)"}))
       << lines[4];
   // The summary: the family's rows, and the median and p90 |error| of the two it never saw.
   auto error_of = [](const std::string& line) {
@@ -251,7 +251,7 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
       << r.err;
   EXPECT_NE(r.err.find("warning: 1 rows are in the profile's own tables (in_profile 1)"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("no prediction for 1 rows: dtype not modelled (gemm_dtype nvfp4)"), std::string::npos)
+  EXPECT_NE(r.err.find("no prediction for 1 rows: dtype not modelled (gemm_dtype int4_wo)"), std::string::npos)
       << r.err;
 
   for (test::TableRow& row : rows) row["device"] = "NVIDIA H100 80GB HBM3";
