@@ -3,8 +3,8 @@
 namespace semsim {
 
 Device Device::from_yaml(const YamlInput& in) {
-  in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "hbm_bytes",
-                 "hbm_bandwidth", "scaleup_bandwidth", "nic_bandwidth", "compute_units",
+  in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "fp4_flops",
+                 "hbm_bytes", "hbm_bandwidth", "scaleup_bandwidth", "nic_bandwidth", "compute_units",
                  "communication_units", "notes"});
   if (in.required("kind").as_string() != "device") in.required("kind").fail("expected 'device'");
   Device d;
@@ -15,6 +15,9 @@ Device Device::from_yaml(const YamlInput& in) {
   // 0: no FP8 support.
   if (const auto fp8 = in.optional("fp8_flops"); fp8 && fp8->as_double() != 0)
     d.fp8_flops = fp8->as_double_in(limits::kFlopsPerSecond);
+  // 0: no FP4 support (Blackwell's tensor cores run NVFP4 and MXFP4; Hopper's do not).
+  if (const auto fp4 = in.optional("fp4_flops"); fp4 && fp4->as_double() != 0)
+    d.fp4_flops = fp4->as_double_in(limits::kFlopsPerSecond);
   d.hbm_bytes = in.required("hbm_bytes").as_double_in(limits::kMemoryBytes);
   d.hbm_bandwidth = in.required("hbm_bandwidth").as_double_in(limits::kBytesPerSecond);
   d.scaleup_bandwidth = in.required("scaleup_bandwidth").as_double_in(limits::kBytesPerSecond);

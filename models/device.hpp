@@ -10,12 +10,13 @@ struct Device {
   std::string name;
   std::string display_name;
   std::string source;
-  double bf16_flops = 0;          // dense BF16 FLOP/s
-  double fp8_flops = 0;           // dense FP8 FLOP/s; 0 when the device has no FP8 tensor cores
-  double hbm_bytes = 0;           // device memory, bytes
-  double hbm_bandwidth = 0;       // bytes/s
-  double scaleup_bandwidth = 0;   // scale-up (NVLink/HCCS/PCIe) bytes/s per direction
-  double nic_bandwidth = 0;       // bytes/s per direction of the NIC paired with one device
+  double bf16_flops = 0;         // dense BF16 FLOP/s
+  double fp8_flops = 0;          // dense FP8 FLOP/s; 0 when the device has no FP8 tensor cores
+  double fp4_flops = 0;          // dense FP4 (NVFP4/MXFP4) FLOP/s; 0 when the device has no FP4 tensor cores
+  double hbm_bytes = 0;          // device memory, bytes
+  double hbm_bandwidth = 0;      // bytes/s
+  double scaleup_bandwidth = 0;  // scale-up (NVLink/HCCS/PCIe) bytes/s per direction
+  double nic_bandwidth = 0;      // bytes/s per direction of the NIC paired with one device
   // Compute units (NVIDIA SMs, Ascend AI cores) and those a communication kernel holds while it
   // runs beside compute (DeepEP's default: 24 SMs); 0 when the preset does not say.
   int compute_units = 0;

@@ -10,8 +10,9 @@
 //   add per weight element and token). Norms, RoPE, softmax, biases, residual adds and top-k are
 //   not counted.
 // * Bytes are HBM traffic: every weight an operator touches is read once per call (elements x
-//   weight_bytes), activations are read/written as listed per operator (elements x
-//   activation_bytes), KV-cache entries are read/written as listed (elements x kv_bytes).
+//   weight_bytes(); routed experts' weights x expert_weight_bytes()), activations are read/written as listed
+//   per operator (elements x activation_bytes), KV-cache entries are read/written as listed (elements x
+//   kv_bytes).
 // * SwiGLU FFN (routed expert, shared expert, dense FFN) with intermediate size f: gate, up and down
 //   projections, 3*hidden*f weights, 2*t*3*hidden*f FLOPs for t tokens. Activation bytes per
 //   token: hidden in + hidden out + the f-element product silu(gate)*up written by the gate/up GEMM
@@ -69,18 +70,43 @@ long long visible_prior(long long p, long long window) {
   return window > 0 ? std::min(p, window - 1) : p;
 }
 
-OpCost swiglu_cost(const MoeModel& model, long long tokens, long long ffn, const Precision& p) {
+OpCost swiglu_cost(const MoeModel& model, long long tokens, long long ffn, double weight_bytes,
+                   const Precision& p) {
   OpCost cost;
   if (tokens <= 0) return cost;
   const long long weights = 3LL * model.hidden * ffn;
   cost.flops = 2.0 * static_cast<double>(tokens) * static_cast<double>(weights);
-  cost.bytes = static_cast<double>(weights) * p.weight_bytes + static_cast<double>(tokens) * 2.0 *
-                                                                   static_cast<double>(model.hidden + ffn) *
-                                                                   p.activation_bytes;
+  cost.bytes = static_cast<double>(weights) * weight_bytes + static_cast<double>(tokens) * 2.0 *
+                                                                 static_cast<double>(model.hidden + ffn) *
+                                                                 p.activation_bytes;
   return cost;
 }
 
 }  // namespace
+
+double weight_format_bytes(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kBf16:
+      return kBf16Bytes;
+    case WeightFormat::kFp8:
+      return kFp8Bytes;
+    case WeightFormat::kNvfp4:
+      return kNvfp4Bytes;
+    case WeightFormat::kMxfp4:
+      return kMxfp4Bytes;
+  }
+  throw std::logic_error("weight_format_bytes: unknown format");
+}
+
+bool is_fp4(WeightFormat format) {
+  return format == WeightFormat::kNvfp4 || format == WeightFormat::kMxfp4;
+}
+
+double peak_flops(WeightFormat format, const Device& device) {
+  if (is_fp4(format) && device.fp4_flops > 0) return device.fp4_flops;
+  if (format == WeightFormat::kFp8 && device.fp8_flops > 0) return device.fp8_flops;
+  return device.bf16_flops;  // FP4 weights without FP4 tensor cores are dequantised (weight-only)
+}
 
 long long attention_params_per_layer(const MoeModel& model) {
   const AttentionShape& a = model.attention;
@@ -164,7 +190,7 @@ OpCost attention_projection_cost(const MoeModel& model, long long tokens, const 
   if (tokens == 0) return {};
   const auto params = static_cast<double>(attention_params_per_layer(model));
   const auto t = static_cast<double>(tokens);
-  return {2.0 * t * params, params * p.weight_bytes + 2.0 * t * model.hidden * p.activation_bytes};
+  return {2.0 * t * params, params * p.weight_bytes() + 2.0 * t * model.hidden * p.activation_bytes};
 }
 
 OpCost attention_core_cost(const MoeModel& model, int layer, std::span<const SequenceChunk> batch,
@@ -218,7 +244,7 @@ OpCost gate_cost(const MoeModel& model, long long tokens, const Precision& p) {
   const auto weights = static_cast<double>(gate_params(model));
   const auto t = static_cast<double>(tokens);
   cost.flops = 2.0 * t * weights;
-  cost.bytes = weights * p.weight_bytes +
+  cost.bytes = weights * p.weight_bytes() +
                t * static_cast<double>(model.hidden + model.routed_experts) * p.activation_bytes;
   return cost;
 }
@@ -234,8 +260,8 @@ OpCost routed_experts_cost(const MoeModel& model, std::span<const int> tokens_pe
     active += t > 0 ? 1 : 0;
   }
   if (active == 0) return {};
-  const OpCost one = swiglu_cost(model, 1, model.expert_ffn, p);
-  const double weight_bytes = 3.0 * model.hidden * model.expert_ffn * p.weight_bytes;
+  const OpCost one = swiglu_cost(model, 1, model.expert_ffn, p.expert_weight_bytes(), p);
+  const double weight_bytes = 3.0 * model.hidden * model.expert_ffn * p.expert_weight_bytes();
   return {
       one.flops * static_cast<double>(tokens),
       weight_bytes * static_cast<double>(active) + (one.bytes - weight_bytes) * static_cast<double>(tokens)};
@@ -245,13 +271,13 @@ OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precis
   require_non_negative(tokens, "tokens");
   OpCost cost;
   for (int e = 0; e < model.shared_experts; ++e)
-    cost += swiglu_cost(model, tokens, model.shared_expert_ffn, p);
+    cost += swiglu_cost(model, tokens, model.shared_expert_ffn, p.weight_bytes(), p);
   return cost;
 }
 
 OpCost dense_ffn_cost(const MoeModel& model, long long tokens, const Precision& p) {
   require_non_negative(tokens, "tokens");
-  return swiglu_cost(model, tokens, model.dense_ffn, p);
+  return swiglu_cost(model, tokens, model.dense_ffn, p.weight_bytes(), p);
 }
 
 OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p) {
@@ -261,7 +287,7 @@ OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p)
   const double weights = static_cast<double>(model.hidden) * model.vocabulary;
   const auto t = static_cast<double>(tokens);
   cost.flops = 2.0 * t * weights;
-  cost.bytes = weights * p.weight_bytes +
+  cost.bytes = weights * p.weight_bytes() +
                t * static_cast<double>(model.hidden + model.vocabulary) * p.activation_bytes;
   return cost;
 }
@@ -307,9 +333,9 @@ double weight_bytes_per_device(const MoeModel& model, long long routed_experts_o
   const long long dense = model.layers - moe;
   const long long params = embedding_params(model) + model.layers * attention_params_per_layer(model) +
                            dense * dense_ffn_params(model) +
-                           moe * (gate_params(model) + model.shared_experts * shared_expert_params(model)) +
-                           routed_experts_on_device * expert_params(model);
-  return static_cast<double>(params) * p.weight_bytes;
+                           moe * (gate_params(model) + model.shared_experts * shared_expert_params(model));
+  return static_cast<double>(params) * p.weight_bytes() +
+         static_cast<double>(routed_experts_on_device * expert_params(model)) * p.expert_weight_bytes();
 }
 
 }  // namespace semsim

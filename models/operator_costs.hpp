@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "models/choice_names.hpp"
+#include "models/device.hpp"
 #include "models/moe_model.hpp"
 
 namespace semsim {
@@ -14,11 +16,32 @@ inline constexpr double kBf16Bytes = 2.0;
 inline constexpr double kFp8Bytes = 1.0;
 // FP8 with one 4-byte (FP32) scale per block of 128 elements, as DeepSeek's FP8 dispatch sends it.
 inline constexpr double kFp8BlockScaledBytes = kFp8Bytes + 4.0 / 128;
+// Block-scaled FP4 with its scales: NVFP4 one FP8 (E4M3) scale per 16 elements, MXFP4 (OCP MX) one
+// 8-bit exponent per 32.
+inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
+inline constexpr double kMxfp4Bytes = 0.5 + 1.0 / 32;
+
+// The formats weights are stored and multiplied in (`precision.weights`, `precision.experts`); the
+// names are those of the measured tables' dtypes.
+enum class WeightFormat { kBf16, kFp8, kNvfp4, kMxfp4 };
+inline constexpr ChoiceNames<WeightFormat, 4> kWeightFormatNames{{{WeightFormat::kBf16, "bf16"},
+                                                                  {WeightFormat::kFp8, "fp8"},
+                                                                  {WeightFormat::kNvfp4, "nvfp4"},
+                                                                  {WeightFormat::kMxfp4, "mxfp4"}}};
+double weight_format_bytes(WeightFormat format);
+bool is_fp4(WeightFormat format);
+// The dense peak a GEMM in `format` runs at: its tensor cores' rate, else BF16's (FP4 without FP4
+// tensor cores runs weight-only: dequantised to BF16).
+double peak_flops(WeightFormat format, const Device& device);
 
 struct Precision {
-  double weight_bytes = 2.0;      // bytes per weight element (BF16 2, FP8 1)
-  double kv_bytes = 2.0;          // bytes per KV-cache element
-  double activation_bytes = 2.0;  // bytes per activation element
+  WeightFormat weights = WeightFormat::kBf16;  // every weight but the routed experts'
+  WeightFormat experts = WeightFormat::kBf16;  // the routed experts' (deployments run FP4 experts beside FP8)
+  double kv_bytes = 2.0;                       // bytes per KV-cache element
+  double activation_bytes = 2.0;               // bytes per activation element
+
+  double weight_bytes() const { return weight_format_bytes(weights); }
+  double expert_weight_bytes() const { return weight_format_bytes(experts); }
 };
 
 struct OpCost {

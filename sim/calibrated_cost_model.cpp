@@ -73,19 +73,32 @@ std::unique_ptr<Operator> operator_table(const KernelLibrary& library, const Moe
 
 // The dtypes of the tables that price the operators. Weight GEMMs run in FP8 where the roofline
 // prices them at FP8 peak: with 128-wide block scales (DeepGEMM, as SGLang serves FP8 checkpoints)
-// where the profile measured those.
+// where the profile measured those; FP4 in its own tables (NVFP4 GEMMs, NVFP4 and MXFP4 MoE).
 struct OperatorDtypes {
   std::string weights;           // weight GEMMs composed from GEMM tables
   std::string operator_weights;  // operator tables of operators with weights
+  std::string experts;           // the routed experts' MoE kernel tables
+  std::string operator_experts;  // the routed experts' operator table
   std::string kv;                // attention cores
 };
 
 OperatorDtypes operator_dtypes(const Precision& precision, const Device& device,
                                const KernelLibrary& library) {
-  const bool fp8 = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
+  const auto table_dtype = [&](WeightFormat format) -> std::string {
+    if (format == WeightFormat::kFp8 && device.fp8_flops > 0)
+      return library.has("gemm", "fp8_block") ? "fp8_block" : "fp8";
+    if (format == WeightFormat::kFp8) return "bf16";  // a device without FP8 runs BF16
+    return name_of(kWeightFormatNames, format);
+  };
+  const auto operator_dtype = [&](WeightFormat format) -> std::string {
+    const std::string dtype = table_dtype(format);
+    return dtype == "fp8_block" ? "fp8" : dtype;
+  };
   OperatorDtypes dtypes;
-  dtypes.weights = !fp8 ? "bf16" : library.has("gemm", "fp8_block") ? "fp8_block" : "fp8";
-  dtypes.operator_weights = fp8 ? "fp8" : "bf16";
+  dtypes.weights = table_dtype(precision.weights);
+  dtypes.operator_weights = operator_dtype(precision.weights);
+  dtypes.experts = table_dtype(precision.experts);
+  dtypes.operator_experts = operator_dtype(precision.experts);
   dtypes.kv = precision.kv_bytes < 2.0 ? "fp8" : "bf16";
   return dtypes;
 }
@@ -117,7 +130,7 @@ class OperatorBuilder {
   // The operator table (plus permutes when measured), else the fused MoE kernel over a balanced
   // histogram.
   std::unique_ptr<Operator> routed_experts(bool experts_see_whole_batch) const {
-    const std::string& table_dtype = dtypes_.operator_weights;
+    const std::string& table_dtype = dtypes_.operator_experts;
     if (operator_table(library_, model_, "routed_experts", table_dtype, "routed experts")) {
       std::vector<Part> parts;
       for (const char* kernel : {"routed_experts", "token_permute", "token_unpermute"}) {
@@ -139,8 +152,8 @@ class OperatorBuilder {
         fmt::format("hidden={} ffn={} experts={} top_k={} distribution=balanced", model_.hidden,
                     model_.expert_ffn, model_.routed_experts, model_.top_k);
     if (std::shared_ptr<KernelCurve> curve = experts_see_whole_batch
-                                                 ? library_.curve("moe_experts", shape, dtypes_.weights)
-                                                 : library_.moe_experts_without_ep(shape, dtypes_.weights))
+                                                 ? library_.curve("moe_experts", shape, dtypes_.experts)
+                                                 : library_.moe_experts_without_ep(shape, dtypes_.experts))
       return std::make_unique<Operator>("routed experts",
                                         std::vector<Part>{curve_part("moe_experts", curve)});
     return nullptr;
@@ -198,7 +211,7 @@ CalibratedCostModel::CalibratedCostModel(const MoeModel& model, const Device& de
   const OperatorBuilder build(model, library_, roofline_, operator_dtypes(precision, device, library_),
                               precision.activation_bytes);
   const OperatorDtypes& dtype = build.dtypes();
-  const double weight_bytes = precision.weight_bytes;
+  const double weight_bytes = precision.weight_bytes();
   projections_ = build.composed("attention_projections", "attention projections", dtype.operator_weights,
                                 attention_projection_gemms(model), dtype.weights, weight_bytes);
   // Composed from GEMM tables, the router and the LM head stay in BF16 as SGLang runs them; an

@@ -10,8 +10,8 @@ RooflineCostModel::RooflineCostModel(const MoeModel& model, const Device& device
       precision_(precision),
       kernel_overhead_(profile.kernel_overhead),
       collective_overhead_(profile.collective_overhead) {
-  const bool fp8_gemm = precision.weight_bytes < 2.0 && device.fp8_flops > 0;
-  gemm_flops_ = (fp8_gemm ? device.fp8_flops : device.bf16_flops) * profile.gemm_efficiency;
+  gemm_flops_ = peak_flops(precision.weights, device) * profile.gemm_efficiency;
+  expert_flops_ = peak_flops(precision.experts, device) * profile.gemm_efficiency;
   attention_flops_ = device.bf16_flops * profile.attention_efficiency;
   memory_bandwidth_ = device.hbm_bandwidth * profile.memory_efficiency;
 }
@@ -32,7 +32,9 @@ double RooflineCostModel::gate(long long tokens) const {
 }
 
 double RooflineCostModel::routed_experts(std::span<const int> tokens_per_expert) const {
-  return seconds(routed_experts_cost(model_, tokens_per_expert, precision_), KernelKind::kGemm);
+  const OpCost cost = routed_experts_cost(model_, tokens_per_expert, precision_);
+  if (cost.flops <= 0 && cost.bytes <= 0) return 0.0;
+  return kernel_overhead_ + std::max(cost.flops / expert_flops_, cost.bytes / memory_bandwidth_);
 }
 
 double RooflineCostModel::shared_experts(long long tokens) const {

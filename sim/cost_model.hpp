@@ -31,7 +31,8 @@ class CostModel {
 };
 
 // Roofline: launch overhead + max(FLOPs / (peak * efficiency), bytes / (HBM bandwidth * efficiency)).
-// GEMMs run at FP8 peak when weights are FP8 and the device has FP8, else at BF16 peak.
+// GEMMs run at the peak of their weights' format (models/operator_costs.hpp peak_flops); the routed
+// experts at their own format's.
 class RooflineCostModel final : public CostModel {
  public:
   RooflineCostModel(const MoeModel& model, const Device& device, const CalibrationProfile& profile,
@@ -54,6 +55,7 @@ class RooflineCostModel final : public CostModel {
   double kernel_overhead_;
   double collective_overhead_;
   double gemm_flops_;        // achievable FLOP/s of GEMMs
+  double expert_flops_;      // of the routed experts' GEMMs (their own format)
   double attention_flops_;   // achievable FLOP/s of attention
   double memory_bandwidth_;  // achievable bytes/s
 };

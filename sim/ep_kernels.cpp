@@ -13,8 +13,14 @@
 namespace semsim {
 namespace {
 
-// The measured tables' group: EP over the 8 GPUs of one node.
-constexpr int kMeasuredRanks = 8;
+// The measured tables' group: EP over every GPU of one node of the machine they were measured on — the
+// profile's topology, else its largest measured collective (an imported database's NCCL tables are of
+// one node: 8 GPUs of an HGX H100/H200/B200, 4 of a GB200 compute tray), else 8.
+int measured_ranks(const CalibrationProfile& profile) {
+  if (!profile.provenance) return 8;
+  if (profile.provenance->topology) return profile.provenance->topology->gpus_per_node;
+  return profile.provenance->gpus > 0 ? profile.provenance->gpus : 8;
+}
 
 // P(a token's top-k over `experts` misses the experts of one of `ranks` equal ranks) under uniform
 // routing without repeats.
@@ -99,9 +105,9 @@ std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& p
     if (!leave_out_shape.empty() &&
         fmt::format("hidden={} experts={} top_k={}", *hidden, *experts, *top_k) == leave_out_shape)
       continue;
-    const int e = static_cast<int>(*experts), k = static_cast<int>(*top_k);
-    const double copies = normal ? (kMeasuredRanks - 1) * (1 - miss_probability(e, k, kMeasuredRanks))
-                                 : k * (kMeasuredRanks - 1.0) / kMeasuredRanks;
+    const int e = static_cast<int>(*experts), k = static_cast<int>(*top_k), ranks = measured_ranks(profile);
+    const double copies =
+        normal ? (ranks - 1) * (1 - miss_probability(e, k, ranks)) : k * (ranks - 1.0) / ranks;
     const double bytes_per_token = copies * static_cast<double>(*hidden) * payload;
     for (std::size_t i = 0; i < table.seconds.size(); ++i) {
       if (!table.seconds[i]) continue;
@@ -143,12 +149,13 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
     return std::nullopt;
   }
   const int devices_per_node = std::min(cluster.gpus_per_node, ep);
-  const bool tables_group = ep == kMeasuredRanks && devices_per_node == ep;
+  const int measured = measured_ranks(profile);
+  const bool tables_group = ep == measured && devices_per_node == ep;
   // An NCCL-style dispatch uses DeepEP's time only where DeepEP measured the very group.
   if (!tables_group && !is_deepep(mode)) {
     why_not =
         fmt::format("nccl (DeepEP is measured on one node of {} GPUs; this EP group is {} over nodes of {})",
-                    kMeasuredRanks, ep, cluster.gpus_per_node);
+                    measured, ep, cluster.gpus_per_node);
     return std::nullopt;
   }
   DeepepTimes t;

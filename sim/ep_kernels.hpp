@@ -1,8 +1,9 @@
 #pragma once
 // The time of the MoE dispatch and combine as DeepEP's kernels take it, from a profile's measured
-// DeepEP tables (one node's 8 GPUs): normal (high-throughput) for steps with prefill, low-latency
-// for decode-only steps under SGLang's auto rule.
-// - On one node of 8 (the tables' group), from the table of the model's shape. The tables time
+// DeepEP tables (every GPU of one node: 8 of an HGX H100/H200/B200, 4 of a GB200 compute tray, as the
+// profile's provenance says): normal (high-throughput) for steps with prefill, low-latency for
+// decode-only steps under SGLang's auto rule.
+// - On the tables' group (one node of that many), from the table of the model's shape. The tables time
 //   uniformly random top-k routing; the engine's own traffic enters through its busiest rank: the
 //   remote copies that rank sends are turned into the tokens per rank that would send as many under
 //   uniform routing, and the kernel is timed at that. Routing that keeps tokens local (Sem-MoE's
@@ -10,7 +11,8 @@
 // - Elsewhere (a group over nodes, or of another size), from a link model fit on every measured
 //   shape of the kernel: a fixed latency plus the busiest rank's bytes over the bandwidth the
 //   kernel's SMs reach on NVLink, and over the lesser of that and the NICs' calibrated bandwidth for
-//   the bytes it sends or receives by RDMA.
+//   the bytes it sends or receives by RDMA. A GB200 NVL72 rack is one NVLink domain (one node of 72):
+//   EP over up to 72 of its GPUs is all NVLink at the link model of the tray's tables.
 // - Without DeepEP tables in the profile (a datasheet device), a DeepEP dispatch mode is priced by the
 //   link model of the measured H100/H200 tables at the device's share of SMs, its NVLink bandwidth
 //   capped by the device's calibrated link; an NCCL-style dispatch as its copies over the topology.
@@ -36,7 +38,7 @@ inline constexpr ChoiceNames<EpKernel, 4> kEpKernelNames{{{EpKernel::kAuto, "aut
 
 // t = latency + bytes / bandwidth for one DeepEP kernel, fit by least squares on relative error
 // over the measured rows of every shape of `kernel` (normal kernels: at `sms` SMs) but
-// `leave_out_shape`; a rank's bytes are what it receives on one node of 8 under uniform routing:
+// `leave_out_shape`; a rank's bytes are what it receives on the tables' node under uniform routing:
 // the tables' tokens x the kernel's copies per token x hidden x the payload (dispatch FP8, 1 B and
 // a 4 B scale per 128 elements; combine BF16). Nothing when fewer than 4 rows fit.
 struct DeepepLinkModel {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "models/compressed_file.hpp"
@@ -18,20 +19,53 @@
 namespace semsim {
 namespace {
 
+// A weight format: FP8 needs the device's FP8 tensor cores; FP4 is checked against the profile's
+// tables once the calibration is known (check_fp4_tables).
+WeightFormat read_weight_format(const YamlInput& in, const Device& device) {
+  const WeightFormat format = read_choice(in, kWeightFormatNames);
+  if (format == WeightFormat::kFp8 && device.fp8_flops <= 0)
+    in.fail("device '" + device.name + "' has no FP8 support");
+  return format;
+}
+
 Precision read_precision(const YamlInput& in, double& dispatch_bytes_per_element, const Device& device) {
-  in.expect_map({"weights", "kv_cache", "dispatch"});
-  auto bytes_of = [](const std::string& name) { return name == "fp8" ? kFp8Bytes : kBf16Bytes; };
+  in.expect_map({"weights", "experts", "kv_cache", "dispatch"});
   Precision p;
-  const std::string weights = in.get_string("weights", "bf16");
-  if (const auto w = in.optional("weights")) {
-    w->as_choice({"bf16", "fp8"});
-    if (weights == "fp8" && device.fp8_flops <= 0) w->fail("device '" + device.name + "' has no FP8 support");
-  }
-  p.weight_bytes = bytes_of(weights);
-  if (const auto kv = in.optional("kv_cache")) p.kv_bytes = bytes_of(kv->as_choice({"bf16", "fp8"}));
+  if (const auto w = in.optional("weights")) p.weights = read_weight_format(*w, device);
+  p.experts = p.weights;
+  if (const auto e = in.optional("experts")) p.experts = read_weight_format(*e, device);
+  if (const auto kv = in.optional("kv_cache"))
+    p.kv_bytes = kv->as_choice({"bf16", "fp8"}) == "fp8" ? kFp8Bytes : kBf16Bytes;
   if (const auto d = in.optional("dispatch"))
     dispatch_bytes_per_element = d->as_choice({"bf16", "fp8"}) == "fp8" ? kFp8BlockScaledBytes : kBf16Bytes;
   return p;
+}
+
+// FP4 weights are priced from the profile's FP4 tables: a profile with tables of the family (GEMMs for
+// `weights`, the MoE kernel for `experts`) in other dtypes but none in this one is refused, naming
+// those it has, rather than priced by another dtype's or by the roofline. Measured FP4 tables serve on
+// any device (Hopper runs MXFP4 weight-only kernels); without tables (a datasheet profile) FP4 is the
+// roofline at the device's fp4_flops, which Blackwell alone has.
+void check_fp4_tables(const YamlInput& precision, const Scenario& s) {
+  const auto check = [&](const char* key, WeightFormat format, const char* kernel) {
+    if (!is_fp4(format)) return;
+    const std::string dtype = name_of(kWeightFormatNames, format);
+    std::set<std::string> available;
+    for (const KernelTable& table : s.calibration->kernels)
+      if (table.kernel == kernel) available.insert(table.dtype);
+    if (available.contains(dtype) || (available.empty() && s.cluster.device.fp4_flops > 0)) return;
+    // `experts` left out takes the weights' format: the error points at `weights` then.
+    const YamlInput at = precision.optional(key) ? *precision.optional(key) : precision.required("weights");
+    if (available.empty())
+      at.fail(
+          fmt::format("device '{}' has no FP4 support (no fp4_flops in its preset) and profile '{}' no {} "
+                      "tables of {}",
+                      s.cluster.device.name, s.calibration->name, dtype, kernel));
+    at.fail(fmt::format("profile '{}' has no {} tables of {} (it has: {})", s.calibration->name, dtype,
+                        kernel, fmt::join(available, ", ")));
+  };
+  check("weights", s.precision.weights, "gemm");
+  check("experts", s.precision.experts, "moe_experts");
 }
 
 // The shorthand `{ep: N, attention: dp | tp}`: N devices, experts spread over all of them, attention
@@ -336,6 +370,7 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   check_whole_nodes(root, s);
   if (const auto network = root.optional("network")) read_network(*network, s);
   read_calibration(root.optional("calibration"), base_dir, s);
+  if (const auto precision = root.optional("precision")) check_fp4_tables(*precision, s);
   if (const auto outputs = root.optional("outputs")) read_outputs(*outputs, s);
   read_placement_input(root, s);
 }

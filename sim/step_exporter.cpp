@@ -61,7 +61,13 @@ StepExport step_export_header(const Scenario& scenario, const StepWindow& window
   }
   for (int layer = 0; layer < model.layers; ++layer)
     if (model.is_moe_layer(layer)) m.moe_layers.push_back(layer);
-  m.weights = scenario.precision.weight_bytes < 2 ? "fp8" : "bf16";
+  // The live replay runs BF16 and FP8 kernels only (calibrate/replay/step_export.hpp).
+  const Precision& precision = scenario.precision;
+  if (precision.weights != precision.experts || is_fp4(precision.weights))
+    throw InputError(fmt::format(
+        "precision: weights {}, experts {}: the live replay runs one format, bf16 or fp8",
+        name_of(kWeightFormatNames, precision.weights), name_of(kWeightFormatNames, precision.experts)));
+  m.weights = name_of(kWeightFormatNames, precision.weights);
   m.dispatch_bytes_per_element = scenario.dispatch_bytes_per_element;
   m.activation_bytes = scenario.precision.activation_bytes;
   // The GEMMs the cost models price each operator by (models/operator_costs.hpp).

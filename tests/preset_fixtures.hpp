@@ -10,4 +10,10 @@ inline const Device& h200() {
   return device;
 }
 
+// The B200 of the b200-1x8 cluster preset (FP4 tensor cores).
+inline const Device& b200() {
+  static const Device device = cluster_preset("b200-1x8").device;
+  return device;
+}
+
 }  // namespace semsim::test

@@ -299,7 +299,9 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     floors[row] = floor;
     grid.insert(grid.end(), knots.begin(), knots.end());
   }
-  if (fitted_knots.empty()) return std::nullopt;
+  // A table of two axes needs two rows (a profile's axis holds two values at least): a shape measured at
+  // one EP size only (Hopper's MXFP4 MoE rows) makes none.
+  if (fitted_knots.empty() || (two_axes && fitted_knots.size() < 2)) return std::nullopt;
   grid = distinct(grid);
   KernelTable table;
   table.kernel = std::string(spec.name);

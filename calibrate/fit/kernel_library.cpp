@@ -10,6 +10,7 @@
 #include "calibrate/fit/point_memo.hpp"
 #include "calibrate/format/kernels.hpp"
 #include "models/input_error.hpp"
+#include "models/operator_costs.hpp"
 
 namespace semsim {
 namespace {
@@ -175,12 +176,20 @@ class PooledCurve final : public KernelCurve {
   double weight_;
 };
 
+// A table's dtype as a weight format: "fp8" and "fp8_block" are both FP8.
+WeightFormat table_format(const std::string& dtype) {
+  if (dtype == "bf16") return WeightFormat::kBf16;
+  if (dtype == "nvfp4") return WeightFormat::kNvfp4;
+  if (dtype == "mxfp4") return WeightFormat::kMxfp4;
+  return WeightFormat::kFp8;
+}
+
 double peak_flops(const std::string& dtype, const Device& device) {
-  return dtype != "bf16" && device.fp8_flops > 0 ? device.fp8_flops : device.bf16_flops;
+  return semsim::peak_flops(table_format(dtype), device);
 }
 
 double element_bytes(const std::string& dtype) {
-  return dtype == "bf16" ? 2.0 : 1.0;
+  return weight_format_bytes(table_format(dtype));
 }
 
 }  // namespace

@@ -67,6 +67,13 @@ class KernelLibrary {
   bool has(const std::string& kernel, const std::string& dtype) const {
     return tables_.contains({kernel, dtype});
   }
+  // The dtypes the profile has tables of `kernel` in, in order.
+  std::vector<std::string> dtypes(const std::string& kernel) const {
+    std::vector<std::string> names;
+    for (const auto& [key, tables] : tables_)
+      if (key.first == kernel) names.push_back(key.second);
+    return names;
+  }
 
   // How many nearest measured shapes the cross-shape model blends.
   static constexpr std::size_t kNeighbours = 4;

@@ -148,7 +148,7 @@ std::string kernel_plan() {
 }
 
 const std::vector<std::string>& kernel_dtype_names() {
-  static const std::vector<std::string> names{"bf16", "fp8", "fp8_block"};
+  static const std::vector<std::string> names{"bf16", "fp8", "fp8_block", "nvfp4", "mxfp4"};
   return names;
 }
 

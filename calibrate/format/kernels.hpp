@@ -46,7 +46,8 @@ std::string kernel_shape(std::string_view kernel, const MoeModel& model);
 std::string kernel_plan();
 
 // The dtypes a kernel table may be of: bf16, fp8 (per-tensor scales), fp8_block (128-wide block
-// scales, DeepGEMM's).
+// scales, DeepGEMM's), nvfp4 and mxfp4 (block-scaled FP4 weights: NVFP4, and MXFP4 of either
+// activation format).
 const std::vector<std::string>& kernel_dtype_names();
 
 // Every collective a profile may carry a fit for, and the link levels a fit belongs to.

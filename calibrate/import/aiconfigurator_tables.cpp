@@ -80,15 +80,18 @@ struct Schema {
   RowMapper map;
 };
 
-// The database's dtype names; those the simulator does not model map to "".
+// The database's dtype names; those the simulator does not model map to "". Both MXFP4 MoE kernels
+// (MXFP8 or BF16 activations) are MXFP4 weights: map_moe keeps them apart as implementations.
 std::string kernel_dtype(const std::string& name) {
   if (name == "bfloat16" || name == "float16") return "bf16";
-  if (name == "fp8" || name == "fp8_block") return name;
+  if (name == "fp8" || name == "fp8_block" || name == "nvfp4") return name;
+  if (name == "w4a8_mxfp4_mxfp8" || name == "w4a16_mxfp4") return "mxfp4";
   return "";
 }
 
-const std::vector<std::string> kDtypes{"bfloat16", "float16", "fp8",   "fp8_block", "w4a16_mxfp4",
-                                       "int4_wo",  "int8_wo", "nvfp4", "w4afp8",    "int8"};
+const std::vector<std::string> kDtypes{"bfloat16",    "float16",          "fp8",     "fp8_block",
+                                       "w4a16_mxfp4", "w4a8_mxfp4_mxfp8", "int4_wo", "int8_wo",
+                                       "nvfp4",       "w4afp8",           "int8"};
 
 MeasuredPoint point(const RowFields& r, std::string kernel, std::string shape, std::string dtype, double x,
                     double y, double seconds) {
@@ -152,10 +155,14 @@ void map_moe(const RowFields& r, MeasuredRow& row) {
                            ? static_cast<double>(balanced_rank0_tokens(tokens, top_k, experts, ep) * top_k)
                            : static_cast<double>(tokens * top_k) / static_cast<double>(ep);
   if (!(slots > 0)) return void(row.skipped = "no token reaches rank 0");
-  row.points.push_back(point(r, "moe_experts",
-                             fmt::format("hidden={} ffn={} experts={} top_k={} distribution={}", hidden,
-                                         ffn / tp, experts, top_k, distribution),
-                             dtype, static_cast<double>(experts / ep), slots, seconds));
+  MeasuredPoint p = point(r, "moe_experts",
+                          fmt::format("hidden={} ffn={} experts={} top_k={} distribution={}", hidden,
+                                      ffn / tp, experts, top_k, distribution),
+                          dtype, static_cast<double>(experts / ep), slots, seconds);
+  // MXFP4 weights with BF16 activations: another kernel of the MXFP4 shape (the importer keeps the
+  // MXFP8-activation one, as preferred_implementation orders them).
+  if (r.text("moe_dtype") == "w4a16_mxfp4") p.implementation += " w4a16";
+  row.points.push_back(std::move(p));
 }
 
 void map_mla(const RowFields& r, MeasuredRow& row, bool prefill) {

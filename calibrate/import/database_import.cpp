@@ -325,7 +325,9 @@ ProfileProvenance import_provenance(const std::vector<MeasuredTable>& tables, co
 }  // namespace
 
 bool preferred_implementation(const std::string& a, const std::string& b) {
-  auto rank = [](const std::string& name) { return name == "fa3" ? 0 : name.starts_with("triton") ? 2 : 1; };
+  auto rank = [](const std::string& name) {
+    return name == "fa3" ? 0 : name.starts_with("triton") || name.ends_with(" w4a16") ? 2 : 1;
+  };
   return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
 }
 

@@ -25,7 +25,8 @@ CalibrationProfile import_measured_tables(const std::vector<MeasuredTable>& tabl
                                           const ImportOptions& options);
 
 // The implementation kept when a database timed one kernel shape with several (SGLang's default on
-// Hopper first: FlashAttention 3 before Triton; of Triton's, the one dequantising an FP8 cache).
+// Hopper first: FlashAttention 3 before Triton; of Triton's, the one dequantising an FP8 cache; of
+// MXFP4 MoE kernels, those with MXFP8 activations before BF16's).
 bool preferred_implementation(const std::string& a, const std::string& b);
 
 }  // namespace semsim

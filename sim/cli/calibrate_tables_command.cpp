@@ -388,13 +388,22 @@ int coverage(const std::string& profile_arg, const std::string& device_name) {
       // A dense model is served tensor-parallel: each TP size's shard has GEMM shapes of its own.
       for (const int tp : model.dense() ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1}) {
         const MoeModel shard = tp > 1 ? attention_tp_shard(model, tp) : model;
-        for (const bool fp8 : {false, true}) {
-          if (fp8 && loaded.device.fp8_flops <= 0) continue;
+        // BF16, FP8, and on FP4 devices FP8 with FP4 routed experts, as Blackwell deployments serve.
+        using F = WeightFormat;
+        const std::vector<std::pair<F, F>> precisions{
+            {F::kBf16, F::kBf16}, {F::kFp8, F::kFp8}, {F::kFp8, F::kNvfp4}, {F::kFp8, F::kMxfp4}};
+        for (const auto& [weights, experts] : precisions) {
+          if (weights == F::kFp8 && loaded.device.fp8_flops <= 0) continue;
+          if (is_fp4(experts) && (loaded.device.fp4_flops <= 0 || model.dense())) continue;
           Precision precision;
-          precision.weight_bytes = fp8 ? 1.0 : 2.0;
+          precision.weights = weights;
+          precision.experts = experts;
           const CalibratedCostModel costs(shard, loaded.device, loaded.profile, precision, true);
-          std::cout << fmt::format("\n{}{} ({} weights)\n", name, tp > 1 ? fmt::format(" TP{}", tp) : "",
-                                   fp8 ? "FP8" : "BF16");
+          std::string experts_format = is_fp4(experts) ? name_of(kWeightFormatNames, experts) : "";
+          for (char& c : experts_format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          std::cout << fmt::format("\n{}{} ({} weights{})\n", name, tp > 1 ? fmt::format(" TP{}", tp) : "",
+                                   weights == F::kFp8 ? "FP8" : "BF16",
+                                   experts_format.empty() ? "" : ", " + experts_format + " experts");
           for (const OperatorCoverage& op : costs.coverage())
             std::cout << fmt::format("  {:<22} {:<12} {}\n", op.name, coverage_name(op.coverage), op.source);
         }

@@ -164,8 +164,8 @@ PlaceEvalReport evaluate_plan(const PlaceEvalOptions& options) {
   r.a2a_tp = static_cast<double>(r.evaluation.remote_copies_tp) * (dispatch_bytes + combine_bytes);
   r.a2a_dp = static_cast<double>(r.evaluation.remote_copies_dp) * (dispatch_bytes + combine_bytes);
   r.extra_slots = extra_slots_on_fullest_device(plan.placement);
-  r.replica_bytes =
-      static_cast<double>(r.extra_slots) * static_cast<double>(expert_params(model)) * precision.weight_bytes;
+  r.replica_bytes = static_cast<double>(r.extra_slots) * static_cast<double>(expert_params(model)) *
+                    precision.expert_weight_bytes();
   return r;
 }
 

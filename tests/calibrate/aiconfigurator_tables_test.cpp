@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../cli/cli_runner.hpp"
+#include "calibrate/import/database_import.hpp"
 #include "models/input_error.hpp"
 #include "tests/calibrate/table_fixtures.hpp"
 
@@ -179,13 +180,41 @@ TEST(AiconfiguratorTables, RowsTheSimulatorDoesNotModelAreKeptWithTheReason) {
     EXPECT_TRUE(table.rows.at(0).points.empty());
     return table.rows.at(0).skipped;
   };
-  EXPECT_EQ(skipped("gemm_perf", {{"gemm_dtype", "nvfp4"}}), "dtype not modelled");
-  EXPECT_EQ(skipped("moe_perf", {{"moe_dtype", "w4a16_mxfp4"}}), "dtype not modelled");
+  EXPECT_EQ(skipped("gemm_perf", {{"gemm_dtype", "int4_wo"}}), "dtype not modelled");
+  EXPECT_EQ(skipped("moe_perf", {{"moe_dtype", "w4afp8"}}), "dtype not modelled");
   EXPECT_EQ(skipped("generation_attention_perf", {{"beam_width", "4"}}), "beam search not modelled");
   EXPECT_EQ(skipped("context_attention_perf", {{"attn_dtype", "fp8"}}),
             "FP8 attention over a BF16 cache not modelled");
   EXPECT_EQ(skipped("wideep_deepep_ll_perf", {{"node_num", "2"}}),
             "DeepEP across nodes not imported (one node's tables only)");
+}
+
+// Blackwell's FP4 rows (issue 40): NVFP4 GEMMs and MoE keep their name; both MXFP4 MoE kernels are
+// MXFP4 weights, the BF16-activation one another implementation of the shape.
+TEST(AiconfiguratorTables, Fp4RowsArePointsOfTheirOwnDtype) {
+  const TempDir tmp;
+  const std::string dir = tmp.path().string();
+  auto point_of = [&](const std::string& kind, const TableRow& row) {
+    const MeasuredTable table = read_aiconfigurator_table(test::write_table(dir, kind, {row}));
+    EXPECT_EQ(table.rows.at(0).skipped, "");
+    return table.rows.at(0).points.at(0);
+  };
+  const MeasuredPoint gemm =
+      point_of("gemm_perf", {{"kernel_source", "sglang_flashinfer_cutedsl_nvfp4"}, {"gemm_dtype", "nvfp4"}});
+  EXPECT_EQ(gemm.dtype, "nvfp4");
+  EXPECT_EQ(gemm.implementation, "sglang_flashinfer_cutedsl_nvfp4");
+  EXPECT_EQ(point_of("moe_perf", {{"moe_dtype", "nvfp4"}}).dtype, "nvfp4");
+  const MeasuredPoint w4a8 = point_of(
+      "moe_perf", {{"kernel_source", "sglang_flashinfer_trtllm_moe"}, {"moe_dtype", "w4a8_mxfp4_mxfp8"}});
+  const MeasuredPoint w4a16 =
+      point_of("moe_perf", {{"kernel_source", "sglang_flashinfer_trtllm_moe"}, {"moe_dtype", "w4a16_mxfp4"}});
+  EXPECT_EQ(w4a8.dtype, "mxfp4");
+  EXPECT_EQ(w4a16.dtype, "mxfp4");
+  EXPECT_EQ(w4a8.implementation, "sglang_flashinfer_trtllm_moe");
+  EXPECT_EQ(w4a16.implementation, "sglang_flashinfer_trtllm_moe w4a16");
+  EXPECT_EQ(w4a8.shape, w4a16.shape);
+  EXPECT_TRUE(preferred_implementation(w4a8.implementation, w4a16.implementation));
+  EXPECT_TRUE(preferred_implementation("sglang_mxfp4_flashinfer_trtllm_moe", w4a16.implementation));
 }
 
 struct Malformed {
@@ -244,13 +273,12 @@ INSTANTIATE_TEST_SUITE_P(
                   {{"batch_size", "1.5"}},
                   "batch_size",
                   "expected a whole number of at least 1, got '1.5'"},
-        Malformed{
-            "UnknownDtype",
-            "gemm_perf",
-            {{"gemm_dtype", "bf17"}},
-            "gemm_dtype",
-            "unknown value 'bf17' (expected one of: bfloat16, float16, fp8, fp8_block, w4a16_mxfp4, int4_wo, "
-            "int8_wo, nvfp4, w4afp8, int8)"},
+        Malformed{"UnknownDtype",
+                  "gemm_perf",
+                  {{"gemm_dtype", "bf17"}},
+                  "gemm_dtype",
+                  "unknown value 'bf17' (expected one of: bfloat16, float16, fp8, fp8_block, w4a16_mxfp4, "
+                  "w4a8_mxfp4_mxfp8, int4_wo, int8_wo, nvfp4, w4afp8, int8)"},
         Malformed{"UnknownNcclDtype",
                   "nccl_perf",
                   {{"nccl_dtype", "double"}},

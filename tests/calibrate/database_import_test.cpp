@@ -190,19 +190,77 @@ TEST(DatabaseImport, OfTritonsTwoWaysOverAnFp8CacheTheDequantisingOneIsKept) {
   const TempDir tmp;
   std::vector<test::TableRow> rows;
   for (const std::string compute : {"bfloat16", "fp8"})
-    for (const double isl : {128.0, 512.0, 2048.0})
-      rows.push_back({{"kernel_source", "triton"},
-                      {"attn_dtype", compute},
-                      {"kv_cache_dtype", "fp8"},
-                      {"isl", test::number(isl)},
-                      {"latency", test::number(isl * (compute == "fp8" ? 1e-4 : 2e-4))}});
+    for (const std::string batch : {"1", "2"})  // a table of two axes has two rows at least
+      for (const double isl : {128.0, 512.0, 2048.0})
+        rows.push_back({{"kernel_source", "triton"},
+                        {"attn_dtype", compute},
+                        {"kv_cache_dtype", "fp8"},
+                        {"batch_size", batch},
+                        {"isl", test::number(isl)},
+                        {"latency", test::number(isl * (compute == "fp8" ? 1e-4 : 2e-4))}});
   const CalibrationProfile p = import_measured_tables(
       read_tables({test::write_table(tmp.path().string(), "context_attention_perf", rows)}), h200(), {});
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].implementation, "triton");
   EXPECT_NEAR(*p.kernels[0].seconds.back(), 2048 * 2e-7, 1e-2 * 2048 * 2e-7) << "the BF16-compute rows";
   EXPECT_EQ(p.provenance->tables[0].skipped,
-            (std::map<std::string, int>{{"another implementation of the shape kept", 3}}));
+            (std::map<std::string, int>{{"another implementation of the shape kept", 6}}));
+}
+
+// Blackwell's FP4 rows, written here as a B200's tables: NVFP4 GEMMs, NVFP4 MoE and the two MXFP4
+// MoE kernels become tables of their own dtype (the MXFP8-activation MXFP4 kernel kept), priced
+// beside BF16's by the same library.
+TEST(DatabaseImport, Fp4RowsBecomeTablesOfTheirDtype) {
+  const TempDir tmp;
+  const std::string dir = tmp.path().string();
+  const Device& b200 = test::b200();
+  std::vector<test::TableRow> gemm, moe;
+  for (const std::string dtype : {"bfloat16", "nvfp4"})
+    for (const double m : {1.0, 8.0, 64.0, 512.0, 4096.0})
+      gemm.push_back(
+          {{"device", "NVIDIA B200"},
+           {"kernel_source", dtype == "nvfp4" ? "sglang_flashinfer_cutedsl_nvfp4" : "sglang_torch_linear"},
+           {"gemm_dtype", dtype},
+           {"m", test::number(m)},
+           {"latency", test::number(test::fixture_gemm_ms(m, 4096, 4096) / (dtype == "nvfp4" ? 3 : 1))}});
+  // (dtype, kernel, time scale): the MXFP4 shape timed by two kernels, BF16 activations the slower.
+  const std::vector<std::tuple<std::string, std::string, double>> kernels{
+      {"nvfp4", "sglang_flashinfer_trtllm_moe", 1.0},
+      {"w4a8_mxfp4_mxfp8", "sglang_flashinfer_trtllm_moe", 1.2},
+      {"w4a16_mxfp4", "sglang_flashinfer_trtllm_moe", 2.0}};
+  for (const auto& [dtype, kernel, scale] : kernels)
+    for (const int ep : {1, 8})  // two rows of local experts: 64 and 8
+      for (const int tokens : {1, 16, 128, 1024})
+        moe.push_back({{"device", "NVIDIA B200"},
+                       {"kernel_source", kernel},
+                       {"moe_dtype", dtype},
+                       {"moe_ep_size", test::number(ep)},
+                       {"num_tokens", test::number(tokens)},
+                       {"latency", test::number(scale * (8 + 32.0 / ep + tokens * 6.0 / ep * 0.02) * 1e-3)}});
+  // A shape measured at one EP size only: one row of local experts is no table (an axis has two values).
+  for (const int tokens : {1, 16, 128, 1024})
+    moe.push_back({{"device", "NVIDIA B200"},
+                   {"moe_dtype", "nvfp4"},
+                   {"hidden_size", "4096"},
+                   {"num_tokens", test::number(tokens)},
+                   {"latency", test::number((8 + tokens * 0.1) * 1e-3)}});
+  const CalibrationProfile p = import_measured_tables(
+      read_tables({test::write_table(dir, "gemm_perf", gemm), test::write_table(dir, "moe_perf", moe)}), b200,
+      {});
+  const std::string experts = "hidden=2048 ffn=1408 experts=64 top_k=6 distribution=balanced";
+  ASSERT_NE(p.find_kernel("gemm", "n=4096 k=4096", "nvfp4"), nullptr);
+  ASSERT_NE(p.find_kernel("moe_experts", experts, "nvfp4"), nullptr);
+  const KernelTable* mxfp4 = p.find_kernel("moe_experts", experts, "mxfp4");
+  ASSERT_NE(mxfp4, nullptr);
+  EXPECT_EQ(mxfp4->implementation, "sglang_flashinfer_trtllm_moe") << "MXFP8 activations kept";
+  EXPECT_EQ(p.provenance->tables[1].skipped,
+            (std::map<std::string, int>{{"another implementation of the shape kept", 8},
+                                        {"too few points for a curve", 4}}));
+  const KernelLibrary library(p, b200, false);
+  EXPECT_EQ(library.dtypes("gemm"), (std::vector<std::string>{"bf16", "nvfp4"}));
+  EXPECT_EQ(library.dtypes("moe_experts"), (std::vector<std::string>{"mxfp4", "nvfp4"}));
+  const double bf16 = library.curve("gemm", "n=4096 k=4096", "bf16")->seconds(512);
+  EXPECT_NEAR(library.curve("gemm", "n=4096 k=4096", "nvfp4")->seconds(512), bf16 / 3, 0.05 * bf16 / 3);
 }
 
 TEST(DatabaseImport, TablesOfAnotherGpuAreRefused) {

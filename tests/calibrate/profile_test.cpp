@@ -55,9 +55,15 @@ TEST(Profile, DatasheetProfilesSayNoKernelWasMeasured) {
   EXPECT_EQ(h20.describe_source(),
             "h20-datasheet (datasheet only: no kernel of h20 was measured; every time is a roofline over its "
             "datasheet figures)");
-  const auto measured = CalibrationProfile::measured(device_preset("h200-sxm"));
-  ASSERT_NE(measured, nullptr);
-  EXPECT_EQ(measured->describe_source(), measured->name + " (measured)");
+  // Measured on Hopper and on Blackwell (issue 40: B200 and GB200 from the same public tables).
+  for (const std::string device : {"h100-sxm", "h200-sxm", "b200", "gb200"}) {
+    SCOPED_TRACE(device);
+    const auto measured = CalibrationProfile::measured(device_preset(device));
+    ASSERT_NE(measured, nullptr);
+    EXPECT_EQ(measured->name, device + "-measured");
+    EXPECT_EQ(measured->describe_source(), measured->name + " (measured)");
+    EXPECT_EQ(CalibrationProfile::standard(device_preset(device)), measured) << "the device's default";
+  }
   EXPECT_EQ(CalibrationProfile::measured(device_preset("h20")), nullptr);
 }
 
@@ -159,7 +165,7 @@ TEST(Profile, EmbeddedMeasuredProfilesAreTheirFiles) {
     EXPECT_TRUE(read == *embedded);  // no print: megabytes
     ++compared;
   }
-  EXPECT_EQ(compared, 2);
+  EXPECT_EQ(compared, 4);  // H100, H200, B200, GB200
 }
 
 // The H800 is an H100 SXM with NVLink at 200 GB/s per direction instead of 450: its measured profile

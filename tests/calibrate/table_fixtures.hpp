@@ -153,7 +153,7 @@ inline std::vector<TableRow> fixture_rows(const std::string& kind) {
                         {"n", number(n)},
                         {"k", number(k)},
                         {"latency", number(fixture_gemm_ms(m, n, k))}});
-    rows.push_back({{"gemm_dtype", "nvfp4"}, {"m", "8"}});
+    rows.push_back({{"gemm_dtype", "int4_wo"}, {"m", "8"}});
   } else if (kind == "moe_perf") {
     // DeepSeek-V2-Lite's experts over 64, 32 and 8 local experts (EP 1, 2, 8).
     for (const int ep : {1, 2, 8})

@@ -220,7 +220,7 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
                     {"n", test::number(n)},
                     {"k", test::number(k)},
                     {"latency", test::number(test::fixture_gemm_ms(m, n, k) * 1.1)}});
-  rows.push_back({{"gemm_dtype", "nvfp4"}, {"m", "8"}});
+  rows.push_back({{"gemm_dtype", "int4_wo"}, {"m", "8"}});
   const std::string table = test::write_table(tmp / "held", "gemm_perf", rows);
   const std::vector<std::string> args{"calibrate", "predict", profile, table};
   const CliResult r = run_semsim(args);
@@ -235,7 +235,7 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
   EXPECT_EQ(tail(lines[2], 2), (std::vector<std::string>{"0", ""})) << lines[2];
   EXPECT_EQ(tail(lines[3], 2), (std::vector<std::string>{"0", ""})) << lines[3];
   EXPECT_EQ(tail(lines[4], 5),
-            (std::vector<std::string>{"", "", "", "", "dtype not modelled (gemm_dtype nvfp4)"}))
+            (std::vector<std::string>{"", "", "", "", "dtype not modelled (gemm_dtype int4_wo)"}))
       << lines[4];
   // The summary: the family's rows, and the median and p90 |error| of the two it never saw.
   auto error_of = [](const std::string& line) {
@@ -251,7 +251,7 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
       << r.err;
   EXPECT_NE(r.err.find("warning: 1 rows are in the profile's own tables (in_profile 1)"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("no prediction for 1 rows: dtype not modelled (gemm_dtype nvfp4)"), std::string::npos)
+  EXPECT_NE(r.err.find("no prediction for 1 rows: dtype not modelled (gemm_dtype int4_wo)"), std::string::npos)
       << r.err;
 
   for (test::TableRow& row : rows) row["device"] = "NVIDIA H100 80GB HBM3";
@@ -269,8 +269,12 @@ TEST(cliCalibrateTables, PredictFlagsFittedRowsSummarisesAndRefusesAnotherDevice
 TEST(cliCalibrateTables, EmbeddedProfilesByNameAndResidualsWithoutAnErrorAreNa) {
   const CliResult coverage = run_semsim({"calibrate", "coverage", "measured"});
   ASSERT_EQ(coverage.exit_code, 0) << coverage.err;
-  EXPECT_TRUE(coverage.out.starts_with("profile h100-sxm-measured (measured) on h100-sxm\n")) << coverage.out;
-  EXPECT_NE(coverage.out.find("\nprofile h200-sxm-measured (measured) on h200-sxm\n"), std::string::npos);
+  // Every device with a measured profile, in the presets' order.
+  EXPECT_TRUE(coverage.out.starts_with("profile b200-measured (measured) on b200\n")) << coverage.out;
+  for (const std::string device : {"gb200", "h100-sxm", "h200-sxm"})
+    EXPECT_NE(coverage.out.find(fmt::format("\nprofile {0}-measured (measured) on {0}\n", device)),
+              std::string::npos)
+        << device;
   const CliResult datasheet = run_semsim({"calibrate", "coverage", "datasheet", "--device", "h800-sxm"});
   ASSERT_EQ(datasheet.exit_code, 0) << datasheet.err;
   EXPECT_TRUE(datasheet.out.starts_with(

@@ -71,6 +71,38 @@ TEST(cliCollective, OneNodeNormalMovesDedupsBytesAndTheTablesTimeIt) {
                    all_reduce["algbw_gbps"].get<double>() * 2 * 7 / 8);
 }
 
+// A GB200 NVL72 rack is one NVLink domain: EP16 inside it moves every copy over NVLink, where two HGX
+// H200 nodes send half of them through the NICs. All-gather traffic (every token to every other
+// rank) makes the bytes per level countable by hand: DeepSeek-V3's hidden 7168 in FP8 with its scales
+// is 7168 * (1 + 4/128) = 7392 B a copy, 128 tokens a rank.
+TEST(cliCollective, Nvl72IsOneNvlinkDomainWhereTwoH200NodesCrossTheNics) {
+  const std::vector<std::string> traffic{"--kernel", "allgather", "--ep", "16", "--tokens", "128"};
+  auto on = [&](const std::string& cluster) {
+    std::vector<std::string> options = traffic;
+    options.insert(options.end(), {"--cluster", cluster});
+    return collective_json(options, "deepseek-v3");
+  };
+  const auto rack = on("gb200-nvl72"), nodes = on("h200-2x8");
+  EXPECT_DOUBLE_EQ(rack["bytes_per_rank"]["nvlink"].get<double>(), 128.0 * 15 * 7392);  // 14,192,640
+  EXPECT_EQ(rack["bytes_per_rank"]["rdma"], 0.0);
+  EXPECT_EQ(rack["bottleneck_link"], "nvlink");
+  EXPECT_DOUBLE_EQ(nodes["bytes_per_rank"]["nvlink"].get<double>(), 128.0 * 7 * 7392);  // 6,623,232
+  EXPECT_DOUBLE_EQ(nodes["bytes_per_rank"]["rdma"].get<double>(), 128.0 * 8 * 7392);    // 7,569,408
+  EXPECT_EQ(nodes["bottleneck_link"], "rdma");
+  EXPECT_LT(rack["dispatch_us"].get<double>(), nodes["dispatch_us"].get<double>());
+
+  // DeepEP on the rack: the GB200 tables time EP4 (one compute tray) themselves; wider EP inside the
+  // rack is their link model, all NVLink — never the H100/H200 tables' transferred model.
+  const auto tray =
+      collective_json({"--cluster", "gb200-nvl72", "--ep", "4", "--kernel", "normal"}, "deepseek-v3");
+  EXPECT_EQ(tray["timed_by"], "deepep normal") << tray;
+  const auto wide =
+      collective_json({"--cluster", "gb200-nvl72", "--ep", "64", "--kernel", "normal"}, "deepseek-v3");
+  EXPECT_NE(wide["timed_by"].get<std::string>().find("link model of its measured tables"), std::string::npos)
+      << wide;
+  EXPECT_EQ(wide["bytes_per_rank"]["rdma"], 0.0);
+}
+
 // DeepEP's auto mode runs what SGLang's rule picks for the step: normal with prefill, low-latency
 // for a decode-only step (the same resolver a run asks).
 TEST(cliCollective, AutoRunsTheKernelOfItsStep) {

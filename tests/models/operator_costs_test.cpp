@@ -292,6 +292,45 @@ TEST(OperatorCosts, RoutedExpertsSkipIdleExperts) {
   EXPECT_EQ(routed_experts_cost(deepseek_v2_lite(), idle, kBf16).bytes, 0.0);
 }
 
+// Block-scaled FP4 stores its scales beside the 4-bit values: NVFP4 8 bits per 16 elements (4.5 bits),
+// MXFP4 8 bits per 32 (4.25 bits). The routed experts take their own format; FLOPs do not change.
+TEST(OperatorCosts, WeightFormatsMoveTheirBytes) {
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kBf16), 2.0);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kFp8), 1.0);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kNvfp4), 0.5625);
+  EXPECT_EQ(weight_format_bytes(WeightFormat::kMxfp4), 0.53125);
+  Precision fp4_experts;
+  fp4_experts.weights = WeightFormat::kFp8;
+  fp4_experts.experts = WeightFormat::kNvfp4;
+  // DeepSeek-V2-Lite, {0, 3, 0, 10, 1, 0}: 3 experts' weights 3*8,650,752*0.5625 = 14,598,144;
+  // activations 14*2*(2048+1408)*2 = 193,536 (BF16 as before); total 14,791,680
+  const std::vector<int> hist{0, 3, 0, 10, 1, 0};
+  const OpCost nv = routed_experts_cost(deepseek_v2_lite(), hist, fp4_experts);
+  EXPECT_EQ(nv.flops, 242'221'056.0);
+  EXPECT_EQ(nv.bytes, 14'791'680.0);
+  fp4_experts.experts = WeightFormat::kMxfp4;  // 3*8,650,752*0.53125 = 13,787,136 + 193,536
+  EXPECT_EQ(routed_experts_cost(deepseek_v2_lite(), hist, fp4_experts).bytes, 13'980'672.0);
+  // The shared experts keep the weights' FP8: half of BF16's weight bytes, the same activations.
+  const OpCost shared_fp8 = shared_experts_cost(deepseek_v2_lite(), 10, fp4_experts);
+  const OpCost shared_bf16 = shared_experts_cost(deepseek_v2_lite(), 10, kBf16);
+  const double shared_weights = 2.0 * 3 * 2048 * 1408;  // two shared experts of 1408
+  EXPECT_EQ(shared_bf16.bytes - shared_fp8.bytes, shared_weights);
+}
+
+// DeepSeek-V3 as Blackwell deployments serve it: FP8 everywhere but NVFP4 (or MXFP4) routed experts.
+TEST(OperatorCosts, DeepSeekV3MemoryWithFp4Experts) {
+  Precision p;
+  p.weights = WeightFormat::kFp8;
+  p.experts = WeightFormat::kNvfp4;
+  // all but the routed experts 671,025,397,760 - 653,908,770,816 = 17,116,626,944 at 1 B;
+  // routed 653,908,770,816 * 9/16 = 367,823,683,584; total 384,940,310,528
+  EXPECT_EQ(weight_bytes_per_device(deepseek_v3(), 58 * 256, p), 384'940'310'528.0);
+  // EP8: 58*32 = 1,856 slots * 44,040,192 = 81,738,596,352 * 9/16 = 45,977,960,448 + 17,116,626,944
+  EXPECT_EQ(weight_bytes_per_device(deepseek_v3(), 58 * 32, p), 63'094'587'392.0);
+  p.experts = WeightFormat::kMxfp4;  // 81,738,596,352 * 17/32 = 43,423,629,312 + 17,116,626,944
+  EXPECT_EQ(weight_bytes_per_device(deepseek_v3(), 58 * 32, p), 60'540'256'256.0);
+}
+
 TEST(OperatorCosts, SharedExperts) {
   // DeepSeek-V2-Lite, 10 tokens, 2 shared experts of 1408:
   //   FLOPs 2 * 2*10*8,650,752 = 346,030,080
@@ -331,7 +370,7 @@ TEST(OperatorCosts, KvBytesPerToken) {
 
 TEST(OperatorCosts, TotalParamsDeepSeekV2Lite) {
   Precision one_byte;
-  one_byte.weight_bytes = 1.0;
+  one_byte.weights = one_byte.experts = WeightFormat::kFp8;
   // embedding + LM head   102400*2048*2                        =    419,430,400
   // attention             27 * 13,762,560                      =    371,589,120
   // dense FFN (layer 0)   3*2048*10944                         =     67,239,936
@@ -349,7 +388,7 @@ TEST(OperatorCosts, TotalParamsDeepSeekV2Lite) {
 
 TEST(OperatorCosts, TotalParamsQwen3) {
   Precision one_byte;
-  one_byte.weight_bytes = 1.0;
+  one_byte.weights = one_byte.experts = WeightFormat::kFp8;
   // embedding + LM head   151936*2048*2          =    622,329,856
   // attention             48 * 18,874,368        =    905,969,664
   // gates                 48 * 262,144           =     12,582,912
@@ -362,7 +401,7 @@ TEST(OperatorCosts, TotalParamsQwen3) {
 
 TEST(OperatorCosts, TotalParamsDeepSeekV3) {
   Precision one_byte;
-  one_byte.weight_bytes = 1.0;
+  one_byte.weights = one_byte.experts = WeightFormat::kFp8;
   // embedding + LM head   129280*7168*2                               =   1,853,358,080
   // attention             61 * 187,105,280                            =  11,413,422,080
   // dense FFN (3 layers)  3 * 3*7168*18432                            =   1,189,085,184
@@ -377,7 +416,7 @@ TEST(OperatorCosts, ShippedDeepSeekV2LitePresetMatchesTheseCounts) {
   const MoeModel preset = MoeModel::from_yaml(
       YamlInput::load_file(SEMSIM_SOURCE_DIR "/models/presets/models/deepseek-v2-lite.yaml"));
   Precision one_byte;
-  one_byte.weight_bytes = 1.0;
+  one_byte.weights = one_byte.experts = WeightFormat::kFp8;
   EXPECT_EQ(attention_params_per_layer(preset), 13'762'560);
   EXPECT_EQ(kv_bytes_per_token(preset, kBf16), 31'104.0);
   EXPECT_EQ(weight_bytes_per_device(preset, 26 * 64, one_byte), 15'706'357'760.0);

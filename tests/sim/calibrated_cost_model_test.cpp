@@ -136,7 +136,8 @@ TEST(CalibratedCostModel, FindsTablesByTheModelsShapeAndTheWeightPrecision) {
                        law_table("shared_experts", f.model, 3e-7, "bf16")};
   EXPECT_NEAR(f.calibrated().lm_head(16), law(1e-6, 16), 1e-18);
   EXPECT_NEAR(f.calibrated().shared_experts(16), law(3e-7, 16), 1e-18);
-  f.precision.weight_bytes = 1;  // FP8 weights: the fp8 tables, and the roofline where there is none
+  f.precision.weights = f.precision.experts =
+      WeightFormat::kFp8;  // FP8 weights: the fp8 tables, and the roofline where there is none
   EXPECT_NEAR(f.calibrated().lm_head(16), law(5e-7, 16), 1e-18);
   EXPECT_EQ(f.calibrated().shared_experts(16), f.roofline().shared_experts(16));
   EXPECT_NEAR(f.calibrated().gate(16), law(1e-7, 16), 1e-18) << "the router stays in BF16";
@@ -238,6 +239,44 @@ TEST(CalibratedCostModel, AnEpRanksExpertsRunAsTheWholeKernelAtTheirLoadPerExper
   EXPECT_NEAR(f.calibrated().routed_experts(histogram), 8.0 / 64 * 1e-8 * (800.0 * 64 / 8), 1e-15);
   const CalibratedCostModel whole_batch(f.model, h200(), f.profile, f.precision, false, true);
   EXPECT_NEAR(whole_batch.routed_experts(histogram), 1e-6 * std::sqrt(800.0), 1e-15);
+}
+
+// FP8 weights with NVFP4 routed experts (issue 40): the experts from the NVFP4 MoE table, the
+// shared experts' GEMMs from FP8's; without tables the experts' roofline runs at the FP4 peak.
+TEST(CalibratedCostModel, Fp4ExpertsArePricedByTheirOwnTables) {
+  const Device& b200 = test::b200();
+  const MoeModel model = model_preset("deepseek-v2-lite");
+  CalibrationProfile profile = CalibrationProfile::datasheet(b200);
+  for (const auto& [dtype, scale] : {std::pair<std::string, double>{"fp8", 2e-8}, {"nvfp4", 1e-8}}) {
+    KernelTable t;
+    t.kernel = "moe_experts";
+    t.shape = fmt::format("hidden={} ffn={} experts=64 top_k={} distribution=balanced", model.hidden,
+                          model.expert_ffn, model.top_k);
+    t.dtype = dtype;
+    const std::vector<double> copies{16, 256, 4096, 65536};
+    t.axes = {{"experts", {64}}, {"tokens", copies}};
+    for (const double y : copies) t.seconds.push_back(scale * y);
+    profile.kernels.push_back(t);
+  }
+  Precision precision;
+  precision.weights = WeightFormat::kFp8;
+  precision.experts = WeightFormat::kNvfp4;
+  const std::vector<int> histogram{100, 100, 100, 100, 100, 100, 100, 100};
+  EXPECT_NEAR(CalibratedCostModel(model, b200, profile, precision, false).routed_experts(histogram),
+              8.0 / 64 * 1e-8 * (800.0 * 64 / 8), 1e-15);
+  precision.experts = WeightFormat::kFp8;
+  EXPECT_NEAR(CalibratedCostModel(model, b200, profile, precision, false).routed_experts(histogram),
+              8.0 / 64 * 2e-8 * (800.0 * 64 / 8), 1e-15);
+  // The roofline of a compute-bound batch: FLOPs over the FP4 peak (9 PFLOP/s dense on the B200).
+  const CalibrationProfile datasheet = CalibrationProfile::datasheet(b200);
+  precision.experts = WeightFormat::kNvfp4;
+  const std::vector<int> busy(64, 100000);
+  const OpCost cost = routed_experts_cost(model, busy, precision);
+  EXPECT_NEAR(RooflineCostModel(model, b200, datasheet, precision).routed_experts(busy),
+              datasheet.kernel_overhead + cost.flops / (9e15 * datasheet.gemm_efficiency), 1e-12);
+  EXPECT_GT(cost.flops / (9e15 * datasheet.gemm_efficiency),
+            cost.bytes / (b200.hbm_bandwidth * datasheet.memory_efficiency))
+      << "compute-bound";
 }
 
 TEST(CalibratedCostModel, ScalingOneKernelTableScalesOnlyTheOperatorsMadeOfIt) {
