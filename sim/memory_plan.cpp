@@ -22,12 +22,12 @@ double draft_weight_bytes(const SpeculativeDecoding& spec, const MoeModel& model
                           const Precision& p) {
   if (!spec.on()) return 0;
   if (spec.draft_model) return weight_bytes_per_device(*spec.draft_model, 0, p);
-  const long long ffn = model.dense()
-                            ? dense_ffn_params(model)
-                            : gate_params(model) + model.shared_experts * shared_expert_params(model) +
-                                  slots_per_layer * expert_params(model);
+  const long long ffn = model.dense() ? dense_ffn_params(model)
+                                      : gate_params(model) + model.shared_experts * shared_expert_params(model);
+  const long long routed = model.dense() ? 0 : slots_per_layer * expert_params(model);
   const long long projection = 2LL * model.hidden * model.hidden;
-  return static_cast<double>(attention_params_per_layer(model) + ffn + projection) * p.weight_bytes;
+  return static_cast<double>(attention_params_per_layer(model) + ffn + projection) * p.weight_bytes() +
+         static_cast<double>(routed) * p.expert_weight_bytes();
 }
 
 // The draft's own KV cache per token: the MTP layer's, or every layer of the draft model's.
