@@ -282,7 +282,7 @@ std::vector<RawRequest> read_mooncake(const std::string& path, RequestLog& log) 
     Json row;
     try {
       row = Json::parse(line);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // a syntax error, or a number past a double (out_of_range)
       fail_at_line(path, number, fmt::format("not valid JSON ({})", e.what()));
     }
     if (!row.is_object()) fail_at_line(path, number, "expected one JSON object per line");
