@@ -251,9 +251,9 @@ void print_prediction_summary(const std::string& table_path,
                      "in_profile", "median", "p90");
   int in_profile = 0;
   for (const auto& [family, score] : families) {
-    const bool any = !score.unseen_errors.empty();
-    auto share = [&](double q) {
-      return any ? fmt::format("{:.1f}%", 100 * percentile(score.unseen_errors, q)) : std::string("n/a");
+    const std::vector<double>& errors = score.unseen_errors;  // a lambda may not capture a binding (C++20)
+    auto share = [&errors](double q) {
+      return errors.empty() ? std::string("n/a") : fmt::format("{:.1f}%", 100 * percentile(errors, q));
     };
     out += fmt::format("  {:<24} {:>8} {:>10} {:>11} {:>8} {:>8}\n", family, score.rows, score.predicted,
                        score.in_profile, share(50), share(90));
