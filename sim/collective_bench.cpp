@@ -209,7 +209,7 @@ CollectiveBenchResult bench_nccl(const CollectiveBenchSpec& spec, const NcclKern
   if (spec.measured_tables) nccl = NcclTimes::make(profile, spec.ep, spec.cluster.gpus_per_node, why_not);
   CollectiveBenchResult r;
   r.nccl_collective = true;
-  const std::vector<long long> pairs = every_pair(spec.ep);
+  const std::vector<long long> pairs = shard_exchange_pairs(spec.ep, topology.devices_per_node);
   const Collective exchange = equal_shard_exchange(
       pairs, spec.ep, shard, all_to_all_overhead(profile, topology, profile.collective_overhead));
   // Without a measured all-reduce the engine runs a reduce-scatter then an all-gather.

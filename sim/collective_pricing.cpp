@@ -15,7 +15,7 @@ CollectivePricing::CollectivePricing(const ExchangeShape& shape, const Calibrati
       dispatch_(dispatch),
       nccl_(nccl),
       overhead_(shape.ep > 1 ? all_to_all_overhead(profile, topology, collective_overhead) : 0.0),
-      every_pair_(every_pair(shape.ep)) {}
+      shard_pairs_(shard_exchange_pairs(shape.ep, topology.devices_per_node)) {}
 
 Collective CollectivePricing::exchange(std::span<const long long> copies, bool combine) const {
   const double bytes_per_copy = combine ? shape_.combine_bytes_per_copy : shape_.dispatch_bytes_per_copy;
@@ -25,10 +25,10 @@ Collective CollectivePricing::exchange(std::span<const long long> copies, bool c
 }
 
 Collective CollectivePricing::shard(ShardCollective kind, double shard_bytes) const {
-  if (nccl_ == nullptr) return equal_shard_exchange(every_pair_, shape_.ep, shard_bytes, overhead_);
+  if (nccl_ == nullptr) return equal_shard_exchange(shard_pairs_, shape_.ep, shard_bytes, overhead_);
   // An all-reduce moves a reduce-scatter's shards and then an all-gather's.
   const double moved = (kind == ShardCollective::kAllReduce ? 2 : 1) * shard_bytes;
-  return timed(equal_shard_exchange(every_pair_, shape_.ep, moved, overhead_),
+  return timed(equal_shard_exchange(shard_pairs_, shape_.ep, moved, overhead_),
                nccl_->seconds(kind, shard_bytes));
 }
 
@@ -36,7 +36,7 @@ double CollectivePricing::shard_bytes_moved(ShardCollective kind, double shard_b
   const auto [known, added] = shard_bytes_moved_.try_emplace(shard_bytes, 0.0);
   if (added) {
     const LevelBytes moved =
-        level_bytes(equal_shard_exchange(every_pair_, shape_.ep, shard_bytes, overhead_).traffic, topology_);
+        level_bytes(equal_shard_exchange(shard_pairs_, shape_.ep, shard_bytes, overhead_).traffic, topology_);
     known->second = moved.scale_up + moved.scale_out;
   }
   return (kind == ShardCollective::kAllReduce ? 2 : 1) * known->second;

@@ -53,7 +53,7 @@ class CollectivePricing {
   const DispatchTiming& dispatch_;
   const NcclTimes* nccl_;
   double overhead_;  // a group of one device has no collective at all; any larger group launches each one
-  std::vector<long long> every_pair_;
+  std::vector<long long> shard_pairs_;  // shard_exchange_pairs of the group
   StepExchange step_;
   mutable std::map<double, double> shard_bytes_moved_;  // one shard's bytes over the topology, by its size
 };

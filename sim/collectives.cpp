@@ -19,6 +19,20 @@ std::vector<long long> every_pair(int devices) {
   return pairs;
 }
 
+std::vector<long long> shard_exchange_pairs(int devices, int devices_per_node) {
+  if (devices <= devices_per_node || devices_per_node <= 0) return every_pair(devices);
+  const int nodes = devices / devices_per_node;
+  std::vector<long long> pairs(static_cast<std::size_t>(devices) * devices, 0);
+  for (int src = 0; src < devices; ++src)
+    for (int dst = 0; dst < devices; ++dst) {
+      if (src == dst) continue;
+      const bool same_node = src / devices_per_node == dst / devices_per_node;
+      const bool same_local_index = src % devices_per_node == dst % devices_per_node;
+      pairs[static_cast<std::size_t>(src) * devices + dst] = same_node ? nodes : same_local_index ? 1 : 0;
+    }
+  return pairs;
+}
+
 Collective equal_shard_exchange(std::span<const long long> pairs, int devices, double shard_bytes,
                                 double overhead) {
   return {CopyTraffic{pairs, devices, shard_bytes, false, true}, overhead, std::nullopt};

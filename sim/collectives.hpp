@@ -36,13 +36,21 @@ double alone_seconds(const Collective& collective, LoneCollectiveTime& network);
 Collective all_to_allv(std::span<const long long> copies, int devices, double bytes_per_copy, bool reverse,
                        double overhead);
 
-// One copy from every device to every other device (zero on the diagonal): the pattern of the
-// equal-shard collectives below.
+// One copy from every device to every other device (zero on the diagonal).
 std::vector<long long> every_pair(int devices);
 
-// NCCL's reduce-scatter (each rank receives its shard's partial sums from every other rank) and
-// all-gather (each rank sends its shard to every other rank) move the same direct traffic: one
-// shard of `shard_bytes` per ordered pair. `pairs` is every_pair(devices).
+// The pattern of the equal-shard collectives below, in copies of one rank's shard (the buffer over
+// `devices`) per ordered pair. Within a node: one per pair, NCCL's direct exchange. A group across
+// nodes moves its buffer as NCCL's rings do, one ring per NIC: each GPU's NIC carries about its
+// buffer over `devices_per_node`, not the shards of every remote rank. Priced here as the
+// hierarchical equivalent with the same per-NIC bytes: the buffer reduced (or gathered) inside each
+// node, N copies of a shard per intra-node pair, then across the N nodes between the GPUs of the
+// same local index, one copy per pair. (N = 1 gives every_pair.)
+std::vector<long long> shard_exchange_pairs(int devices, int devices_per_node);
+
+// NCCL's reduce-scatter (each rank receives its shard's partial sums from the others) and all-gather
+// (each rank sends its shard to the others) move the same traffic: `pairs[src * devices + dst]`
+// copies of `shard_bytes` (shard_exchange_pairs).
 Collective equal_shard_exchange(std::span<const long long> pairs, int devices, double shard_bytes,
                                 double overhead);
 

@@ -35,8 +35,8 @@ struct CopyTraffic {
   int devices = 0;
   double bytes_per_copy = 0;
   bool transposed = false;
-  // One copy between every two devices (an equal-shard collective): its time and bytes depend on
-  // bytes_per_copy alone, so they are computed once per size.
+  // An equal-shard collective's copies (shard_exchange_pairs, fixed by the group and its nodes): its
+  // time and bytes depend on bytes_per_copy alone, so they are computed once per size.
   bool one_per_pair = false;
 
   long long copies_at(int src, int dst) const {
