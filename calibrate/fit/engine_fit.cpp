@@ -23,10 +23,9 @@ double window_seconds(const std::vector<double>& at, int first, int last) {
   return last < first ? 0.0 : at[static_cast<std::size_t>(last) + 1] - at[static_cast<std::size_t>(first)];
 }
 
-double squared_log_ratio(double predicted, double measured) {
+double absolute_log_ratio(double predicted, double measured) {
   if (measured <= 0 || predicted <= 0) return 0;
-  const double r = std::log(predicted / measured);
-  return r * r;
+  return std::abs(std::log(predicted / measured));
 }
 
 using Point = EngineCostVector;  // log-seconds
@@ -146,8 +145,8 @@ double retiming_loss(const std::vector<const RetimingTable*>& tables, const Engi
   double loss = 0;
   for (const RetimingTable* table : tables) {
     const RetimedMeans means = retime(*table, costs);
-    loss += squared_log_ratio(means.ttft_s, table->measured_ttft_s) +
-            squared_log_ratio(means.tpot_s, table->measured_tpot_s);
+    loss += absolute_log_ratio(means.ttft_s, table->measured_ttft_s) +
+            absolute_log_ratio(means.tpot_s, table->measured_tpot_s);
   }
   return loss;
 }

@@ -63,8 +63,10 @@ constexpr double kEngineCostMin = 1e-7;  // "zero": far below any cost that matt
 // to replay a graph, 50 ms from a request's send to the scheduler.
 constexpr EngineCostVector kEngineCostMax{5e-3, 2e-4, 2e-4, 2e-3, 5e-2};
 
-// Sum over tables of log(pred/measured)^2 for TTFT and TPOT, weights equal (a mean with no request or
-// a measured 0 adds nothing).
+// Sum over tables of |log(pred/measured)| for TTFT and TPOT, weights equal (a mean with no request or a
+// measured 0 adds nothing). Absolute, not squared: each row pulls as hard however far off it is, so a
+// row the simulation cannot express, or a configuration measured twice with results 2x apart, does not
+// drag the costs toward it.
 double retiming_loss(const std::vector<const RetimingTable*>& tables, const EngineCosts& costs);
 
 struct EngineFit {

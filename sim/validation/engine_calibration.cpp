@@ -313,7 +313,7 @@ std::string engine_fit_markdown(const EngineCalibration& c, const EngineCalibrat
   for (int i = 0; i < kEngineCostCount; ++i)
     md += fmt::format("| {} | {} | {} | {} | {} |\n", kCostMeanings[i][0], kCostMeanings[i][1],
                       cost_us(start[i]), cost_us(all[i]), bound_hit(i, all[i]));
-  md += fmt::format("\nAll rows: loss {:.4g} (sum of log(pred/measured)^2, TTFT and TPOT), {} evaluations.\n",
+  md += fmt::format("\nAll rows: loss {:.4g} (sum of |log(pred/measured)|, TTFT and TPOT), {} evaluations.\n",
                     c.all.loss, c.all.evaluations);
 
   md += "\n## Per fold (costs fitted without the configuration, µs)\n\n| held out | rows |";
