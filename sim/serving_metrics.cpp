@@ -206,6 +206,7 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
       *per_step /= static_cast<double>(run.steps.size());
   s.saturated = saturated_window(run.steps);
   s.acceptance = run.acceptance;
+  s.prefix_cache = run.prefix_cache;
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;
   s.steps = static_cast<int>(run.steps.size());

@@ -81,6 +81,7 @@ struct Summary {
   };
   std::optional<Window> saturated;
   AcceptanceCounts acceptance;  // speculative decoding's verifications (RunResult's)
+  PrefixCacheCounts prefix_cache;  // RunResult's
 };
 
 Summary summarize(const RunResult& run, const GoodputSlos& slos = {});
