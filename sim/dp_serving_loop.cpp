@@ -115,6 +115,7 @@ class DataParallelServer {
     result_.end_time = clock_.now();
     if (progress_) progress_(result_.end_time, completed_, requests_.size());
     result_.stopped_at_time_limit = completed_ < requests_.size() && result_.end_time >= limit;
+    for (const Rank& rank : ranks_) result_.prefix_cache.evicted_blocks += rank.cache.evicted_blocks();
     return std::move(result_);
   }
 
