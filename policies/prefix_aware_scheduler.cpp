@@ -2,7 +2,8 @@
 
 namespace semsim {
 
-int PrefixAwareScheduler::choose(const Request&, std::span<const std::int32_t>, std::span<const RankLoad> ranks) {
+int PrefixAwareScheduler::choose(const Request&, std::span<const std::int32_t>,
+                                 std::span<const RankLoad> ranks) {
   long double total = 0;
   for (const RankLoad& rank : ranks) total += static_cast<long double>(rank.outstanding_tokens);
   const long double cap = load_cap_ * total / static_cast<long double>(ranks.size());

@@ -124,7 +124,9 @@ class DataParallelServer {
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
   bool closed_loop() const { return scenario_.workload.concurrency > 0; }
   // A decode pool prefills nothing: its ranks keep no prefix cache.
-  bool caching() const { return scenario_.serving.prefix_cache && scenario_.serving.pool != ServingPool::kDecode; }
+  bool caching() const {
+    return scenario_.serving.prefix_cache && scenario_.serving.pool != ServingPool::kDecode;
+  }
 
   // A request finished at `time`. In a closed loop that sends the next request: here, or for a
   // disaggregated run's decode pool, to the prefill pool (whose own requests end at their first
@@ -240,13 +242,15 @@ class DataParallelServer {
   // KV the prefix cache holds for no running request is free too (evicted as admission needs it);
   // the request's cached prefix it holds already.
   bool can_admit(const Rank& rank) const {
-    if (rank.waiting.empty() || static_cast<int>(rank.running.size()) >= scenario_.serving.max_running_requests)
+    if (rank.waiting.empty() ||
+        static_cast<int>(rank.running.size()) >= scenario_.serving.max_running_requests)
       return false;
     long long need = kv_need(rank.waiting.front());
     if (caching()) {
       const auto blocks = full_prefix_blocks(requests_[rank.waiting.front()], rank.cache.block_tokens());
       const int matched = rank.cache.match(blocks);
-      need += rank.cache.unheld_tokens(blocks, matched) - static_cast<long long>(matched) * rank.cache.block_tokens();
+      need += rank.cache.unheld_tokens(blocks, matched) -
+              static_cast<long long>(matched) * rank.cache.block_tokens();
     }
     return rank.kv_reserved + rank.cache.held_tokens() + need <= kv_capacity_tokens_;
   }
@@ -280,7 +284,8 @@ class DataParallelServer {
   // KV is the cache's now.
   void cache_prompt(Rank& rank, LiveRequest& live) {
     const auto blocks = full_prefix_blocks(requests_[live.index], rank.cache.block_tokens());
-    const long long moved = static_cast<long long>(blocks.size() - live.cached.size()) * rank.cache.block_tokens();
+    const long long moved =
+        static_cast<long long>(blocks.size() - live.cached.size()) * rank.cache.block_tokens();
     rank.cache.insert(blocks, live.cached);
     live.kv_own -= moved;
     rank.kv_reserved -= moved;
@@ -351,8 +356,9 @@ class DataParallelServer {
           record.kv_wait = true;
       }
       if (kv_capacity_tokens_ > 0)
-        record.kv_use = std::max(record.kv_use, static_cast<double>(rank.kv_reserved + rank.cache.held_tokens()) /
-                                                    static_cast<double>(kv_capacity_tokens_));
+        record.kv_use =
+            std::max(record.kv_use, static_cast<double>(rank.kv_reserved + rank.cache.held_tokens()) /
+                                        static_cast<double>(kv_capacity_tokens_));
       for (LiveRequest& live : rank.running) {
         if (live.chunk == 0) continue;
         const Request& request = requests_[live.index];
@@ -461,10 +467,9 @@ class DataParallelServer {
         }
       }
       // Partitioned, not removed: the finished requests themselves free their KV.
-      const auto done =
-          std::stable_partition(rank.running.begin(), rank.running.end(), [&](const LiveRequest& live) {
-            return !result_.requests[live.index].completed();
-          });
+      const auto done = std::stable_partition(
+          rank.running.begin(), rank.running.end(),
+          [&](const LiveRequest& live) { return !result_.requests[live.index].completed(); });
       for (auto it = done; it != rank.running.end(); ++it) {
         rank.kv_reserved -= it->kv_own;
         rank.cache.release(it->cached);

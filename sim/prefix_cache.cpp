@@ -111,8 +111,8 @@ long long PrefixCache::evict(long long tokens) {
 }
 
 std::span<const std::uint64_t> full_prefix_blocks(const Request& request, int block_tokens) {
-  const auto full = std::min(request.prefix_blocks.size(),
-                             static_cast<std::size_t>(request.input_tokens / block_tokens));
+  const auto full =
+      std::min(request.prefix_blocks.size(), static_cast<std::size_t>(request.input_tokens / block_tokens));
   return std::span<const std::uint64_t>(request.prefix_blocks).first(full);
 }
 

@@ -355,8 +355,9 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   check_routing_matches(s.workload, s.model, root.required("workload"));
   if (s.serving.prefix_cache && s.workload.prefix_block_tokens() == 0)
     serving->required("prefix_cache")
-        .fail("the requests carry no prefix identity to cache by: give workload.prefix, or a mooncake "
-              "request log with hash_ids");
+        .fail(
+            "the requests carry no prefix identity to cache by: give workload.prefix, or a mooncake "
+            "request log with hash_ids");
   if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);
   if (const auto profile = root.optional("profile"))
     s.profile = existing_path(*profile, base_dir, "routing profile folder");

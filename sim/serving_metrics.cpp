@@ -173,7 +173,9 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
   s.e2e = distribution_of(e2e);
   s.itl = distribution_of_counted(inter_token_gaps(run));
   if (s.simulated_seconds > 0) {
-    s.input_tok_s = static_cast<double>(run.prefill_tokens) / s.simulated_seconds;
+    // Prompt tokens served: prefilled, or found in a prefix cache (bench_serving counts prompts).
+    s.input_tok_s =
+        static_cast<double>(run.prefill_tokens + run.prefix_cache.cached_tokens) / s.simulated_seconds;
     s.output_tok_s = static_cast<double>(run.output_tokens) / s.simulated_seconds;
     s.total_tok_s = s.input_tok_s + s.output_tok_s;
   }

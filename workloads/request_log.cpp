@@ -287,10 +287,11 @@ std::vector<std::uint64_t> json_hash_ids(const Json& value, int input_tokens, in
   }
   const long long blocks = (static_cast<long long>(input_tokens) + block_tokens - 1) / block_tokens;
   if (static_cast<long long>(ids.size()) > blocks)
-    fail_at_line(path, line,
-                 fmt::format("hash_ids: {} block ids, but input_length {} fills only {} block(s) of {} tokens "
-                             "(requests_from.block_tokens)",
-                             ids.size(), input_tokens, blocks, block_tokens));
+    fail_at_line(
+        path, line,
+        fmt::format("hash_ids: {} block ids, but input_length {} fills only {} block(s) of {} tokens "
+                    "(requests_from.block_tokens)",
+                    ids.size(), input_tokens, blocks, block_tokens));
   return ids;
 }
 
@@ -481,7 +482,8 @@ RequestLog load_request_log(const YamlInput& in, const std::string& base_dir) {
   }
   int block_tokens = kMooncakeBlockTokens;
   if (const auto block = in.optional("block_tokens")) {
-    if (format != RequestLogFormat::kMooncake) block->fail("only a mooncake file has hash_ids, in blocks of tokens");
+    if (format != RequestLogFormat::kMooncake)
+      block->fail("only a mooncake file has hash_ids, in blocks of tokens");
     block_tokens = static_cast<int>(block->as_int_in(1, 1 << 16));
   }
   RequestLog log = read_request_log(path, format, result_line,

@@ -25,11 +25,13 @@ SharedPrefixes SharedPrefixes::from_yaml(const YamlInput& in) {
   return p;
 }
 
-void assign_shared_prefixes(const SharedPrefixes& prefixes, std::uint64_t seed, std::vector<Request>& requests) {
+void assign_shared_prefixes(const SharedPrefixes& prefixes, std::uint64_t seed,
+                            std::vector<Request>& requests) {
   for (Request& request : requests) {
     const auto id = static_cast<std::uint64_t>(request.id);
     const bool shares = unit_interval(hash_keys(seed, kShareStream, id)) < prefixes.share;
-    const std::uint64_t group = hash_keys(seed, kGroupStream, id) % static_cast<std::uint64_t>(prefixes.groups);
+    const std::uint64_t group =
+        hash_keys(seed, kGroupStream, id) % static_cast<std::uint64_t>(prefixes.groups);
     const int blocks = request.input_tokens / prefixes.block_tokens;
     const int shared = shares ? std::min(prefixes.length, request.input_tokens) / prefixes.block_tokens : 0;
     request.prefix_blocks.resize(static_cast<std::size_t>(blocks));

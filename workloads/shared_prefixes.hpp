@@ -27,6 +27,7 @@ struct SharedPrefixes {
 
 // Each request's prefix_blocks, one id per full block of its prompt: a sharing request's first
 // min(length, input_tokens) / block_tokens blocks are its group's, every other block its own.
-void assign_shared_prefixes(const SharedPrefixes& prefixes, std::uint64_t seed, std::vector<Request>& requests);
+void assign_shared_prefixes(const SharedPrefixes& prefixes, std::uint64_t seed,
+                            std::vector<Request>& requests);
 
 }  // namespace semsim

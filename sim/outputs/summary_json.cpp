@@ -44,7 +44,8 @@ namespace {
 // no prefix cache reads them.
 std::string unused_log_records(const RequestLog& log, bool prefix_cache) {
   if (!log.has_hash_ids || prefix_cache) return log.note;
-  const std::string unused = "hash_ids not used: every prompt is prefilled in full (serving.prefix_cache is off)";
+  const std::string unused =
+      "hash_ids not used: every prompt is prefilled in full (serving.prefix_cache is off)";
   return log.note.empty() ? unused : log.note + "; " + unused;
 }
 
@@ -53,9 +54,12 @@ std::string unused_log_records(const RequestLog& log, bool prefix_cache) {
 nlohmann::ordered_json requests_from_json(const WorkloadSpec& workload, bool prefix_cache) {
   const RequestLog* log = workload.request_log.get();
   auto count = [&](int value) { return log ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
-  return {{"file", log ? log->file : ""},       {"format", log ? log->format_name() : ""},
-          {"rows", count(log ? log->rows : 0)}, {"skipped", count(log ? log->skipped : 0)},
-          {"used", count(workload.requests)},   {"arrivals", log ? log->arrivals_description() : ""},
+  return {{"file", log ? log->file : ""},
+          {"format", log ? log->format_name() : ""},
+          {"rows", count(log ? log->rows : 0)},
+          {"skipped", count(log ? log->skipped : 0)},
+          {"used", count(workload.requests)},
+          {"arrivals", log ? log->arrivals_description() : ""},
           {"note", log ? unused_log_records(*log, prefix_cache) : ""}};
 }
 

@@ -49,7 +49,8 @@ TEST(PrefixAwareScheduler, RegistryBuildsItAndRefusesALoadCapBelowOne) {
     make_request_scheduler(choice, PlacementPlan{});
     ADD_FAILURE() << "a load cap below 1 was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("parameter 'load_cap' must be at least 1, got 0.5"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("parameter 'load_cap' must be at least 1, got 0.5"),
+              std::string::npos)
         << e.what();
   }
 }

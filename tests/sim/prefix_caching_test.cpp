@@ -56,7 +56,8 @@ Json run_of(const Scenario& s) {
 // the second chunk of the same prompt costs when chunked prefill splits it at 256.
 TEST(PrefixCaching, APrefillComputesOnlyTheUncachedSuffix) {
   std::vector<std::string> cached = dense_requests(2);
-  cached.insert(cached.end(), {"workload.prefix={groups: 1, length: 256, share: 1}", "serving.prefix_cache=true"});
+  cached.insert(cached.end(),
+                {"workload.prefix={groups: 1, length: 256, share: 1}", "serving.prefix_cache=true"});
   const Json with = run_of(default_with(cached));
   ASSERT_EQ(with["steps"].size(), 4u);  // per request: its prefill step (token 1), one decode step
   EXPECT_EQ(with["steps"][0][0], 300);
@@ -83,7 +84,8 @@ TEST(PrefixCaching, APrefillComputesOnlyTheUncachedSuffix) {
 // Without the cache, or with no request sharing, nothing is found; the run is the plain one.
 TEST(PrefixCaching, NothingSharedIsThePlainRun) {
   std::vector<std::string> unshared = dense_requests(3);
-  unshared.insert(unshared.end(), {"workload.prefix={groups: 1, length: 256, share: 0}", "serving.prefix_cache=true"});
+  unshared.insert(unshared.end(),
+                  {"workload.prefix={groups: 1, length: 256, share: 0}", "serving.prefix_cache=true"});
   const Json none = run_of(default_with(unshared));
   const Json plain = run_of(default_with(dense_requests(3)));
   EXPECT_EQ(none["cached_tokens"], 0);
@@ -110,10 +112,9 @@ TEST(PrefixCaching, EvictionsFreeWhatAdmissionNeedsByHand) {
 // Attention-DP over 8 ranks, four shared prefixes: sending each request where its prefix is cached
 // finds more of it than round robin; the same scenario and seed give the same run.
 TEST(PrefixCaching, CacheAwareSchedulingFindsMoreAndRunsAreDeterministic) {
-  const std::vector<std::string> base{"workload.requests=300", "workload.input_len.value=1024",
-                                      "workload.output_len.value=16",
-                                      "workload.prefix={groups: 4, length: 768, share: 0.8}",
-                                      "serving.prefix_cache=true"};
+  const std::vector<std::string> base{
+      "workload.requests=300", "workload.input_len.value=1024", "workload.output_len.value=16",
+      "workload.prefix={groups: 4, length: 768, share: 0.8}", "serving.prefix_cache=true"};
   auto with_scheduler = [&](const std::string& name) {
     std::vector<std::string> o = base;
     o.push_back("policies.request_scheduling=" + name);
@@ -128,10 +129,13 @@ TEST(PrefixCaching, CacheAwareSchedulingFindsMoreAndRunsAreDeterministic) {
 // Two-batch overlap and the flow network fidelity change step times, not what is cached for
 // requests a second apart.
 TEST(PrefixCaching, WorksUnderTwoBatchOverlapAndFlowFidelity) {
-  const std::vector<std::string> base{"workload.requests=6", "workload.arrival={process: fixed, rate: 1}",
-                                      "workload.input_len.value=1000", "workload.output_len.value=4",
+  const std::vector<std::string> base{"workload.requests=6",
+                                      "workload.arrival={process: fixed, rate: 1}",
+                                      "workload.input_len.value=1000",
+                                      "workload.output_len.value=4",
                                       "workload.prefix={groups: 1, length: 640, share: 1}",
-                                      "serving.prefix_cache=true", "policies.request_scheduling=prefix_aware"};
+                                      "serving.prefix_cache=true",
+                                      "policies.request_scheduling=prefix_aware"};
   const Json plain = run_of(default_with(base));
   for (const char* variant : {"serving.overlap=two_batch", "network.fidelity=flow"}) {
     SCOPED_TRACE(variant);
@@ -160,7 +164,8 @@ TEST(PrefixCaching, ThePrefillPoolCachesUnderDisaggregation) {
     Json bytes = Json::array();
     for (const KvTransferRecord& t : result.transfers) bytes.push_back(t.bytes);
     return Json{{"bytes", bytes},
-                {"prefill_tokens", {result.prefill.steps.at(0).prefill_tokens, result.prefill.steps.at(1).prefill_tokens}},
+                {"prefill_tokens",
+                 {result.prefill.steps.at(0).prefill_tokens, result.prefill.steps.at(1).prefill_tokens}},
                 {"cached", {e2e.requests.at(0).cached_tokens, e2e.requests.at(1).cached_tokens}},
                 {"e2e_cached_tokens", e2e.prefix_cache.cached_tokens},
                 {"decode_on", result.decode.prefix_cache.on},

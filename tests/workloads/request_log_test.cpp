@@ -164,12 +164,15 @@ TEST_F(RequestLogTest, CorruptCsvNamesFileLineAndColumn) {
 
 // hash_ids: one block id per 512 prompt tokens begun (Mooncake's traces), non-negative integers.
 TEST_F(RequestLogTest, MooncakeHashIdsAreCheckedAtTheirLine) {
-  const std::string ok = "{\"timestamp\": 0, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [0, 1, 2]}\n";
+  const std::string ok =
+      "{\"timestamp\": 0, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [0, 1, 2]}\n";
   EXPECT_EQ(error_of(ok, RequestLogFormat::kMooncake), "");
-  EXPECT_EQ(error_of(ok + "{\"timestamp\": 1, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [0, 1, 2]}\n",
-                     RequestLogFormat::kMooncake),
-            "log:2: hash_ids: 3 block ids, but input_length 1024 fills only 2 block(s) of 512 tokens "
-            "(requests_from.block_tokens)");
+  EXPECT_EQ(
+      error_of(
+          ok + "{\"timestamp\": 1, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [0, 1, 2]}\n",
+          RequestLogFormat::kMooncake),
+      "log:2: hash_ids: 3 block ids, but input_length 1024 fills only 2 block(s) of 512 tokens "
+      "(requests_from.block_tokens)");
   EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [-1]}\n",
                      RequestLogFormat::kMooncake),
             "log:1: hash_ids: expected block ids (non-negative integers), got -1");

@@ -89,8 +89,9 @@ TEST(SharedPrefixes, BadKeysNameTheirPlace) {
     }
     return std::string();
   };
-  EXPECT_NE(error("{groups: 2, length: 100, share: 1.5}").find("w.yaml:1:33: share: must be in [0, 1], got 1.5"),
-            std::string::npos)
+  EXPECT_NE(
+      error("{groups: 2, length: 100, share: 1.5}").find("w.yaml:1:33: share: must be in [0, 1], got 1.5"),
+      std::string::npos)
       << error("{groups: 2, length: 100, share: 1.5}");
   EXPECT_NE(error("{groups: 0, length: 100, share: 0.5}").find("groups"), std::string::npos);
   EXPECT_NE(error("{groups: 2, share: 0.5}").find("length"), std::string::npos);
