@@ -138,10 +138,12 @@ struct StepSpans {
 
 // A serving rank's requests and KV cache at one instant (Attention-TP: the one TP group's).
 struct RankState {
-  int running = 0;                   // admitted, their KV cache reserved
-  int queued = 0;                    // arrived, waiting for admission
-  long long kv_reserved_tokens = 0;  // input + output of every running request: admission's count
-  long long kv_cached_tokens = 0;    // tokens whose KV the running requests hold so far
+  int running = 0;  // admitted, their KV cache reserved
+  int queued = 0;   // arrived, waiting for admission
+  // Input + output of every running request, admission's count (with a prefix cache, the blocks
+  // they share count once).
+  long long kv_reserved_tokens = 0;
+  long long kv_cached_tokens = 0;  // tokens whose KV the running requests hold so far
 };
 
 // One timeline step as the serving loop saw it, per rank.
