@@ -3,6 +3,11 @@
 // simulation runs in its own process.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/outputs/disaggregated_summary.hpp"
@@ -145,6 +150,33 @@ TEST(PrefixCaching, WorksUnderTwoBatchOverlapAndFlowFidelity) {
     EXPECT_EQ(run["cached"], plain["cached"]);
     EXPECT_EQ(run["cached_tokens"], 5 * 640);
   }
+}
+
+// A Mooncake log's hash_ids are the identities: the second request shares the first's two 512-token
+// blocks (its third id differs), the third shares nothing; the summary's note says whether the ids
+// were used.
+TEST(PrefixCaching, AMooncakeLogsHashIdsAreTheIdentities) {
+  const auto dir = std::filesystem::temp_directory_path() / ("semsim-prefix-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "trace.jsonl")
+      << "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 4, \"hash_ids\": [7, 8, 9]}\n"
+         "{\"timestamp\": 1000, \"input_length\": 1600, \"output_length\": 4, \"hash_ids\": [7, 8, 10, 11]}\n"
+         "{\"timestamp\": 2000, \"input_length\": 1100, \"output_length\": 4, \"hash_ids\": [8, 7, 9]}\n";
+  auto scenario = [&](bool cache) {
+    const std::string text = fmt::format(
+        "schema: 1\nmodel: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {{ep: 8, attention: dp}}\n"
+        "serving: {{prefix_cache: {0}}}\npolicies: {{request_scheduling: {1}}}\n"
+        "workload: {{requests_from: {{file: trace.jsonl, format: mooncake}}}}\n",
+        cache, cache ? "prefix_aware" : "round_robin");
+    return load_scenario(text, (dir / "log.yaml").string(), dir.string());
+  };
+  const Json with = run_of(scenario(true));
+  EXPECT_EQ(with["cached"], Json({0, 1024, 0}));
+  EXPECT_EQ(with["prompt_tokens"], 3800);
+  EXPECT_EQ(with["hit_requests"], 1);
+  const Json without = run_of(scenario(false));
+  EXPECT_EQ(without["cached"], Json({0, 0, 0}));
+  std::filesystem::remove_all(dir);
 }
 
 // Disaggregated: the prefill pool caches and prefills the suffix; the whole prompt's KV still moves
