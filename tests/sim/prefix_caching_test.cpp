@@ -179,6 +179,29 @@ TEST(PrefixCaching, AMooncakeLogsHashIdsAreTheIdentities) {
   std::filesystem::remove_all(dir);
 }
 
+// Requests of different lengths finishing in the same step free their own KV: once all are done
+// every rank's reserved KV is back to 0, with the cache (its blocks held by no one) or without.
+TEST(PrefixCaching, FinishedRequestsFreeTheirOwnKv) {
+  for (const bool cache : {false, true}) {
+    SCOPED_TRACE(cache);
+    const Scenario s =
+        default_with({"workload.requests=200", "workload.arrival.rate=400",
+                      "workload.input_len={dist: lognormal, median: 600, sigma: 0.8, max: 4000}",
+                      "workload.output_len={dist: lognormal, median: 40, sigma: 0.8, max: 400}",
+                      "workload.prefix={groups: 4, length: 256, share: 0.5}",
+                      std::string("serving.prefix_cache=") + (cache ? "true" : "false")});
+    const Json end = Json::parse(run_isolated([&] {
+      const RunResult run = simulate(s, build_run(s), StepWindow{0, 1 << 20, std::nullopt});
+      Json reserved = Json::array();
+      for (const RankState& rank : run.timeline_serving.back().at_end)
+        reserved.push_back(rank.kv_reserved_tokens);
+      return Json{{"reserved", reserved}, {"completed", run.requests.back().completed()}}.dump();
+    }));
+    EXPECT_TRUE(end["completed"].get<bool>());
+    EXPECT_EQ(end["reserved"], Json(std::vector<long long>(8, 0)));
+  }
+}
+
 // Disaggregated: the prefill pool caches and prefills the suffix; the whole prompt's KV still moves
 // to the decode pool, which keeps no cache. The run's counts are the prefill pool's.
 TEST(PrefixCaching, ThePrefillPoolCachesUnderDisaggregation) {
