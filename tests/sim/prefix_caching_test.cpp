@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/outputs/disaggregated_summary.hpp"
+#include "sim/outputs/summary_json.hpp"
 #include "sim/scenario.hpp"
 #include "sim/serving_metrics.hpp"
 #include "tests/sim/isolated_simulation.hpp"
@@ -176,6 +177,12 @@ TEST(PrefixCaching, AMooncakeLogsHashIdsAreTheIdentities) {
   EXPECT_EQ(with["hit_requests"], 1);
   const Json without = run_of(scenario(false));
   EXPECT_EQ(without["cached"], Json({0, 0, 0}));
+  auto note = [](const Scenario& s) {
+    return summary_json(s, MemoryPlan{}, Summary{})["requests_from"]["note"].get<std::string>();
+  };
+  EXPECT_EQ(note(scenario(true)), "");
+  EXPECT_EQ(note(scenario(false)),
+            "hash_ids not used: every prompt is prefilled in full (serving.prefix_cache is off)");
   std::filesystem::remove_all(dir);
 }
 
