@@ -92,7 +92,7 @@ std::vector<SampledStep> sample_steps(const RoutingTrace& paths, const Placement
     const int output = scoring.output_len.draw(rng);
     Running running{r, 0, output};
     if (scheduler) {
-      const Request request{id++, 0, static_cast<int>(end - first), output, 0};
+      const Request request{id++, 0, static_cast<int>(end - first), output, 0, {}};
       running.rank = scheduler->choose(request, paths.token_ids().subspan(first, end - first), loads);
       loads[running.rank].add(end - first + output);
     }

@@ -29,6 +29,9 @@ struct PolicyChoice {
   // A parameter that must be a whole number in [min, max]; InputError naming policy and parameter
   // (and where the scenario gave it).
   long long whole_param(const std::string& key, long long min, long long max) const;
+  // A parameter that must be at least `min`; the same InputError otherwise.
+  double param_at_least(const std::string& key, double min) const;
+  [[noreturn]] void fail_param(const std::string& key, const std::string& requirement) const;
   friend bool operator==(const PolicyChoice& a, const PolicyChoice& b) {
     return a.name == b.name && a.params == b.params;
   }

@@ -12,6 +12,7 @@
 #include "policies/cost_scored_placement.hpp"
 #include "policies/eplb_placement.hpp"
 #include "policies/ilp_placement.hpp"
+#include "policies/prefix_aware_scheduler.hpp"
 #include "policies/random_placement.hpp"
 #include "policies/round_robin_placement.hpp"
 #include "policies/round_robin_scheduler.hpp"
@@ -52,6 +53,10 @@ std::unique_ptr<RequestScheduler> make_semmoe_dp_balanced(const PolicyChoice& ch
                                                      choice.param("load_weight"));
 }
 
+std::unique_ptr<RequestScheduler> make_prefix_aware(const PolicyChoice& choice, const PlacementPlan&) {
+  return std::make_unique<PrefixAwareScheduler>(choice.param_at_least("load_cap", 1));
+}
+
 std::unique_ptr<TokenScheduler> make_positional(const PolicyChoice&, const PlacementPlan&, int ranks) {
   return std::make_unique<PositionalTokenScheduler>(ranks);
 }
@@ -64,6 +69,8 @@ constexpr PolicyRequirements kProfile{.needs_profile = true};
 constexpr PolicyRequirements kProfileEqualGroups{.needs_profile = true, .equal_groups = true};
 constexpr PolicyRequirements kProfileScoring{.needs_profile = true, .needs_scoring = true};
 constexpr PolicyRequirements kDataParallel{.only_in = AttentionMode::kDataParallel};
+constexpr PolicyRequirements kPrefixCacheDataParallel{.only_in = AttentionMode::kDataParallel,
+                                                      .needs_prefix_cache = true};
 constexpr PolicyRequirements kProfileTablesDataParallel{.needs_profile_tables = true,
                                                         .only_in = AttentionMode::kDataParallel};
 constexpr PolicyRequirements kProfileTablesTensorParallel{.needs_profile_tables = true,
@@ -138,6 +145,12 @@ std::vector<PolicyEntry> request_schedulers() {
        {},
        kDataParallel,
        &make_plain_scheduler<ShortestQueueScheduler>},
+      {"prefix_aware",
+       "rank whose prefix cache holds most of the prompt, among ranks with outstanding tokens at most "
+       "load_cap x the mean (ties: fewest outstanding)",
+       {{"load_cap", 1.5, "a rank qualifies with outstanding tokens at most this x the ranks' mean (>= 1)"}},
+       kPrefixCacheDataParallel,
+       make_prefix_aware},
       {"semmoe_dp",
        "Sem-MoE: most prompt-token votes among ranks not yet masked; mask resets every D requests",
        {},
@@ -324,6 +337,8 @@ std::string unmet_requirement(const PolicyEntry& entry, const PolicyContext& giv
   const PolicyRequirements& needs = entry.requirements;
   if (needs.only_in && given.attention && *needs.only_in != *given.attention)
     return fmt::format("{} needs attention: {}", policy_named(entry), attention_name(*needs.only_in));
+  if (needs.needs_prefix_cache && given.attention && !given.has_prefix_cache)
+    return policy_named(entry) + " needs serving.prefix_cache: true (a cache to be aware of)";
   if (needs.needs_profile && !given.has_profile)
     return policy_named(entry) + " needs a routing profile (semsim profile)";
   if (needs.needs_profile_tables && !given.has_profile_tables)
@@ -388,6 +403,7 @@ std::string policy_listing() {
       if (entry.requirements.needs_profile_tables) needs.emplace_back("a profile-driven placement");
       if (entry.requirements.needs_scoring)
         needs.emplace_back("a scenario (its cost model prices the plans)");
+      if (entry.requirements.needs_prefix_cache) needs.emplace_back("serving.prefix_cache");
       if (entry.requirements.only_in)
         needs.push_back(fmt::format("attention: {}", attention_name(*entry.requirements.only_in)));
       if (!needs.empty()) out += fmt::format("      needs {}\n", fmt::join(needs, ", "));

@@ -41,6 +41,7 @@ struct PolicyRequirements {
   std::optional<AttentionMode> only_in = std::nullopt;  // the one attention mode it works in; none: both
   bool equal_groups = false;   // a placement of N/D routed experts per device: the EP size divides N
   bool needs_scoring = false;  // a run's pricing of plans (PlacementScoring): a scenario, not `semsim place`
+  bool needs_prefix_cache = false;  // serving.prefix_cache on (a scenario's; not checked outside one)
 };
 
 using PlacementFactory = PlacementResult (*)(const PlacementInput& input, const PolicyChoice& choice);
@@ -77,6 +78,7 @@ struct PolicyContext {
   std::optional<AttentionMode> attention;  // none outside a scenario (semsim place): not checked
   bool has_profile = false;
   bool has_profile_tables = false;
+  bool has_prefix_cache = false;
 };
 
 // The first requirement of `entry` that `given` does not meet, as a sentence naming the policy; ""

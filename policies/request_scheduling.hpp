@@ -13,6 +13,9 @@ namespace semsim {
 struct RankLoad {
   long long outstanding_tokens = 0;  // prompt tokens not yet prefilled + output tokens not yet generated
   int requests = 0;                  // queued + running
+  // The arriving request's prompt tokens the rank's prefix cache holds (serving.prefix_cache; 0
+  // without): prefill it would skip there.
+  long long cached_prefix_tokens = 0;
 
   // A request given to the rank, with the tokens it will process there: all of them outstanding.
   void add(long long tokens) {

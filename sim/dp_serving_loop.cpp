@@ -4,6 +4,8 @@
 #include <deque>
 #include <limits>
 
+#include "sim/prefix_cache.hpp"
+
 namespace semsim {
 namespace {
 
@@ -15,13 +17,16 @@ struct LiveRequest {
   int last_token_step = -1;     // the step that yielded its latest output token
   int gain = 0;                 // output tokens the current step gives it (more than one: accepted drafts)
   long long verifications = 0;  // speculative decoding: its verifications so far
+  long long kv_own = 0;         // its KV reservation outside the rank's prefix cache
+  PrefixCache::Path cached;     // the prefix-cache blocks it holds (reused, then its prompt's own)
 };
 
 struct Rank {
   std::deque<int> waiting;           // request indices, FIFO
   std::vector<LiveRequest> running;  // admitted (KV reserved)
-  long long kv_reserved = 0;         // tokens
+  long long kv_reserved = 0;         // tokens, outside the prefix cache
   RankLoad load;
+  PrefixCache cache{1};  // serving.prefix_cache; empty without
 };
 
 class DataParallelServer {
@@ -45,6 +50,12 @@ class DataParallelServer {
         sent_(closed_loop() ? std::min<std::size_t>(scenario.workload.concurrency, requests.size())
                             : requests.size()) {
     if (receives_handoffs()) handoff_->set_rank_chooser([this](int index) { return assign(index); });
+    if (caching()) {
+      const int block_tokens = scenario.workload.prefix_block_tokens();
+      for (Rank& rank : ranks_) rank.cache = PrefixCache(block_tokens);
+      result_.prefix_cache.on = true;
+      result_.prefix_cache.block_tokens = block_tokens;
+    }
     result_.kv_capacity_tokens = kv_capacity_tokens;
     result_.requests.resize(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -104,6 +115,7 @@ class DataParallelServer {
     result_.end_time = clock_.now();
     if (progress_) progress_(result_.end_time, completed_, requests_.size());
     result_.stopped_at_time_limit = completed_ < requests_.size() && result_.end_time >= limit;
+    for (const Rank& rank : ranks_) result_.prefix_cache.evicted_blocks += rank.cache.evicted_blocks();
     return std::move(result_);
   }
 
@@ -111,6 +123,10 @@ class DataParallelServer {
   bool hands_off() const { return handoff_ && scenario_.serving.pool == ServingPool::kPrefill; }
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
   bool closed_loop() const { return scenario_.workload.concurrency > 0; }
+  // A decode pool prefills nothing: its ranks keep no prefix cache.
+  bool caching() const {
+    return scenario_.serving.prefix_cache && scenario_.serving.pool != ServingPool::kDecode;
+  }
 
   // A request finished at `time`. In a closed loop that sends the next request: here, or for a
   // disaggregated run's decode pool, to the prefill pool (whose own requests end at their first
@@ -149,9 +165,12 @@ class DataParallelServer {
 
   // The rank the request scheduler gives request `index`, its load counted there.
   int assign(int index) {
-    std::vector<RankLoad> loads;
-    for (const Rank& rank : ranks_) loads.push_back(rank.load);
     const Request& request = requests_[index];
+    std::vector<RankLoad> loads;
+    for (const Rank& rank : ranks_) {
+      loads.push_back(rank.load);
+      if (caching()) loads.back().cached_prefix_tokens = cached_prefix_tokens(rank.cache, request);
+    }
     prompt_.clear();
     if (scheduler_.reads_prompt())
       for (int position = 0; position < request.input_tokens; ++position)
@@ -220,10 +239,56 @@ class DataParallelServer {
   }
 
   // Whether the rank's next waiting request may run: under the request cap, its KV footprint free.
+  // KV the prefix cache holds for no running request is free too (evicted as admission needs it);
+  // the request's cached prefix it holds already.
   bool can_admit(const Rank& rank) const {
-    return !rank.waiting.empty() &&
-           static_cast<int>(rank.running.size()) < scenario_.serving.max_running_requests &&
-           rank.kv_reserved + kv_need(rank.waiting.front()) <= kv_capacity_tokens_;
+    if (rank.waiting.empty() ||
+        static_cast<int>(rank.running.size()) >= scenario_.serving.max_running_requests)
+      return false;
+    long long need = kv_need(rank.waiting.front());
+    if (caching()) {
+      const auto blocks = full_prefix_blocks(requests_[rank.waiting.front()], rank.cache.block_tokens());
+      const int matched = rank.cache.match(blocks);
+      need += rank.cache.unheld_tokens(blocks, matched) -
+              static_cast<long long>(matched) * rank.cache.block_tokens();
+    }
+    return rank.kv_reserved + rank.cache.held_tokens() + need <= kv_capacity_tokens_;
+  }
+
+  // Admits `live` (can_admit said it fits): reserves its KV and, with a prefix cache, holds its
+  // cached prefix, which it then does not prefill, evicting what its own KV needs the room of.
+  void reserve_kv(Rank& rank, LiveRequest& live) {
+    const Request& request = requests_[live.index];
+    live.kv_own = kv_need(live.index);
+    if (caching()) {
+      const auto blocks = full_prefix_blocks(request, rank.cache.block_tokens());
+      const int matched = rank.cache.match(blocks);
+      rank.cache.hold(blocks, matched, live.cached);
+      live.kv_own -= static_cast<long long>(matched) * rank.cache.block_tokens();
+      const long long over = rank.kv_reserved + rank.cache.tokens() + live.kv_own - kv_capacity_tokens_;
+      if (over > 0) rank.cache.evict(over);
+      const long long cached = cached_prefix_tokens(rank.cache, request);
+      live.prefilled = static_cast<int>(cached);
+      rank.load.outstanding_tokens -= cached;
+      result_.requests[live.index].cached_tokens = static_cast<int>(cached);
+      PrefixCacheCounts& counts = result_.prefix_cache;
+      ++counts.requests;
+      counts.hit_requests += cached > 0;
+      counts.prompt_tokens += request.input_tokens;
+      counts.cached_tokens += cached;
+    }
+    rank.kv_reserved += live.kv_own;
+  }
+
+  // A prefilled prompt's full blocks enter the rank's prefix cache, still held by the request: their
+  // KV is the cache's now.
+  void cache_prompt(Rank& rank, LiveRequest& live) {
+    const auto blocks = full_prefix_blocks(requests_[live.index], rank.cache.block_tokens());
+    const long long moved =
+        static_cast<long long>(blocks.size() - live.cached.size()) * rank.cache.block_tokens();
+    rank.cache.insert(blocks, live.cached);
+    live.kv_own -= moved;
+    rank.kv_reserved -= moved;
   }
 
   // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
@@ -265,16 +330,17 @@ class DataParallelServer {
       const int admitted_tokens = scenario_.serving.pool == ServingPool::kDecode ? decode_tokens : 1;
       while (kind != StepKind::kDecodeOnly && budget >= admitted_tokens && can_admit(rank)) {
         const Request& next = requests_[rank.waiting.front()];
-        rank.kv_reserved += kv_need(rank.waiting.front());
         LiveRequest live;
         live.index = rank.waiting.front();
+        reserve_kv(rank, live);
         if (scenario_.serving.pool == ServingPool::kDecode) {
           live.prefilled = next.input_tokens;           // its prompt's KV arrived with it: it decodes at once
           if (receives_handoffs()) live.generated = 1;  // the prefill pool's token
           live.chunk = decode_tokens;
         } else {
-          live.chunk = std::min(next.input_tokens, budget);
-          record.token_budget_full = record.token_budget_full || live.chunk < next.input_tokens;
+          const int remaining = next.input_tokens - live.prefilled;  // past its cached prefix
+          live.chunk = std::min(remaining, budget);
+          record.token_budget_full = record.token_budget_full || live.chunk < remaining;
         }
         budget -= live.chunk;
         rank.waiting.pop_front();
@@ -290,8 +356,9 @@ class DataParallelServer {
           record.kv_wait = true;
       }
       if (kv_capacity_tokens_ > 0)
-        record.kv_use = std::max(
-            record.kv_use, static_cast<double>(rank.kv_reserved) / static_cast<double>(kv_capacity_tokens_));
+        record.kv_use =
+            std::max(record.kv_use, static_cast<double>(rank.kv_reserved + rank.cache.held_tokens()) /
+                                        static_cast<double>(kv_capacity_tokens_));
       for (LiveRequest& live : rank.running) {
         if (live.chunk == 0) continue;
         const Request& request = requests_[live.index];
@@ -341,7 +408,7 @@ class DataParallelServer {
       RankState& state = states.emplace_back();
       state.running = static_cast<int>(rank.running.size());
       state.queued = static_cast<int>(rank.waiting.size());
-      state.kv_reserved_tokens = rank.kv_reserved;
+      state.kv_reserved_tokens = rank.kv_reserved + rank.cache.held_tokens();
       for (const LiveRequest& live : rank.running)
         state.kv_cached_tokens += live.prefilled + std::max(0, live.generated - 1);
     }
@@ -376,6 +443,7 @@ class DataParallelServer {
           result_.prefill_tokens += live.chunk;
           rank.load.outstanding_tokens -= live.chunk;
           if (live.prefilled < request.input_tokens) continue;
+          if (caching()) cache_prompt(rank, live);
           out.first_token = now;  // the prompt's last chunk yields the first output token
           out.first_token_step = step;
         } else {
@@ -398,14 +466,13 @@ class DataParallelServer {
           out.finish_step = step;
         }
       }
-      const auto done =
-          std::remove_if(rank.running.begin(), rank.running.end(),
-                         [&](const LiveRequest& live) { return result_.requests[live.index].completed(); });
+      // Partitioned, not removed: the finished requests themselves free their KV.
+      const auto done = std::stable_partition(
+          rank.running.begin(), rank.running.end(),
+          [&](const LiveRequest& live) { return !result_.requests[live.index].completed(); });
       for (auto it = done; it != rank.running.end(); ++it) {
-        const Request& request = requests_[it->index];
-        rank.kv_reserved -=
-            kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens) +
-            draft_kv_tokens();
+        rank.kv_reserved -= it->kv_own;
+        rank.cache.release(it->cached);
         --rank.load.requests;
         request_finished(now);
       }

@@ -22,8 +22,9 @@ double draft_weight_bytes(const SpeculativeDecoding& spec, const MoeModel& model
                           const Precision& p) {
   if (!spec.on()) return 0;
   if (spec.draft_model) return weight_bytes_per_device(*spec.draft_model, 0, p);
-  const long long ffn = model.dense() ? dense_ffn_params(model)
-                                      : gate_params(model) + model.shared_experts * shared_expert_params(model);
+  const long long ffn = model.dense()
+                            ? dense_ffn_params(model)
+                            : gate_params(model) + model.shared_experts * shared_expert_params(model);
   const long long routed = model.dense() ? 0 : slots_per_layer * expert_params(model);
   const long long projection = 2LL * model.hidden * model.hidden;
   return static_cast<double>(attention_params_per_layer(model) + ffn + projection) * p.weight_bytes() +
@@ -109,18 +110,20 @@ YamlInput ep_key(const YamlInput& root) {
 
 }  // namespace
 
-// The least a run holds in memory: per request its arrival, its record and its latencies (with the
-// copy a percentile sorts); per step its record and inter-token gap, with every rank's batch as full
-// as serving.max_running_requests allows (fewer steps than any run of these requests can take).
+// The least a run holds in memory: per request its arrival, its prefix identity, its record and its
+// latencies (with the copy a percentile sorts); per step its record and inter-token gap, with every rank's
+// batch as full as serving.max_running_requests allows (fewer steps than any run of these requests can take).
 // Refused at workload.requests when even that exceeds the machine's memory; what grows with the
 // square of the EP group is refused at parallelism.ep.
 void check_run_memory(const YamlInput& root, const Scenario& s) {
   const auto requests = static_cast<double>(s.workload.requests);
   const double output_tokens = requests * s.workload.output_len.mean();
   const double steps = least_steps(s);
-  const double bytes =
+  double bytes =
       requests * static_cast<double>(sizeof(Request) + sizeof(RequestRecord) + 8 * sizeof(double)) +
       steps * static_cast<double>(sizeof(StepRecord) + 3 * sizeof(long long));
+  if (const int block_tokens = s.workload.prefix_block_tokens(); block_tokens > 0)
+    bytes += requests * s.workload.input_len.mean() / block_tokens * sizeof(std::uint64_t);
   const YamlInput workload = root.required("workload");
   try {
     check_memory_need(bytes,

@@ -19,6 +19,7 @@ struct RequestRecord {
   int rank = -1;
   int input_tokens = 0;
   int output_tokens = 0;
+  int cached_tokens = 0;    // prompt tokens its rank's prefix cache held at admission: not prefilled
   double first_token = -1;  // simulated time of the first output token; -1 if never produced
   double finish = -1;       // simulated time of the last output token; -1 if unfinished
   // Output tokens come at the end of steps: the first at step `first_token_step`, the last at
@@ -137,10 +138,12 @@ struct StepSpans {
 
 // A serving rank's requests and KV cache at one instant (Attention-TP: the one TP group's).
 struct RankState {
-  int running = 0;                   // admitted, their KV cache reserved
-  int queued = 0;                    // arrived, waiting for admission
-  long long kv_reserved_tokens = 0;  // input + output of every running request: admission's count
-  long long kv_cached_tokens = 0;    // tokens whose KV the running requests hold so far
+  int running = 0;  // admitted, their KV cache reserved
+  int queued = 0;   // arrived, waiting for admission
+  // Input + output of every running request, admission's count (with a prefix cache, the blocks
+  // they share count once).
+  long long kv_reserved_tokens = 0;
+  long long kv_cached_tokens = 0;  // tokens whose KV the running requests hold so far
 };
 
 // One timeline step as the serving loop saw it, per rank.
@@ -165,6 +168,20 @@ struct RunNotes {
   std::optional<GroupLimitCheck> group_limit;     // a replayed trace against the model's group limit
 };
 
+// What the prefix caches (serving.prefix_cache) did over a run, every rank's together.
+struct PrefixCacheCounts {
+  bool on = false;
+  int block_tokens = 0;
+  long long requests = 0;       // admitted to a rank with a cache
+  long long hit_requests = 0;   // of which found some of their prompt cached
+  long long prompt_tokens = 0;  // their prompt tokens
+  long long cached_tokens = 0;  // of which cached: prefill they skipped
+  long long evicted_blocks = 0;
+  double hit_rate() const {
+    return prompt_tokens > 0 ? static_cast<double>(cached_tokens) / static_cast<double>(prompt_tokens) : 0.0;
+  }
+};
+
 struct RunResult {
   std::vector<RequestRecord> requests;
   std::vector<StepRecord> steps;
@@ -177,6 +194,7 @@ struct RunResult {
   long long prefill_tokens = 0;
   long long output_tokens = 0;
   AcceptanceCounts acceptance;               // speculative decoding's verifications (serving.speculative)
+  PrefixCacheCounts prefix_cache;            // serving.prefix_cache
   bool engine_host_work = false;             // the steps pay an engine's host work (StepEngineRecord)
   RunNotes notes;                            // RunPlan::notes
   std::vector<ExportedStep> exported_steps;  // --export-steps' window (sim/step_exporter.hpp)

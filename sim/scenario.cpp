@@ -145,7 +145,7 @@ void read_parallelism(const YamlInput& in, Scenario& s) {
 
 void read_serving(const YamlInput& in, const Device& device, ServingLimits& limits) {
   in.expect_map({"max_batch_tokens", "max_running_requests", "memory_fraction", "time_limit", "overlap",
-                 "ep_kernel", "pool", "batching", "speculative"});
+                 "ep_kernel", "pool", "batching", "speculative", "prefix_cache"});
   if (const auto pool = in.optional("pool")) limits.pool = read_choice(*pool, kServingPoolNames);
   if (const auto batching = in.optional("batching")) limits.batching = read_choice(*batching, kBatchingNames);
   if (const auto kernel = in.optional("ep_kernel")) limits.ep_kernel = read_choice(*kernel, kEpKernelNames);
@@ -155,6 +155,7 @@ void read_serving(const YamlInput& in, const Device& device, ServingLimits& limi
       static_cast<int>(in.get_int_in("max_running_requests", limits.max_running_requests, 1, 1 << 20));
   if (const auto f = in.optional("memory_fraction")) limits.memory_fraction = f->as_double_in(0.05, 1.0);
   if (const auto t = in.optional("time_limit")) limits.time_limit = t->as_double_in(0, 1e9);
+  limits.prefix_cache = in.get_bool("prefix_cache", false);
   if (const auto overlap = in.optional("overlap")) {
     limits.overlap = read_choice(*overlap, kOverlapNames);
     // Overlapped compute slows by the units the communication kernels hold: the device must say how many.
@@ -352,6 +353,11 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   if (serving && serving->has("speculative")) read_speculative(serving->required("speculative"), base_dir, s);
   s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
   check_routing_matches(s.workload, s.model, root.required("workload"));
+  if (s.serving.prefix_cache && s.workload.prefix_block_tokens() == 0)
+    serving->required("prefix_cache")
+        .fail(
+            "the requests carry no prefix identity to cache by: give workload.prefix, or a mooncake "
+            "request log with hash_ids");
   if (seed >= 0) s.workload.seed = static_cast<std::uint64_t>(seed);
   if (const auto profile = root.optional("profile"))
     s.profile = existing_path(*profile, base_dir, "routing profile folder");

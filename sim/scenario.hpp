@@ -71,6 +71,9 @@ struct ServingLimits {
   // serving.ep_kernel: the kernels timing dispatch and combine (sim/ep_kernels.hpp).
   EpKernel ep_kernel = EpKernel::kAuto;
   SpeculativeDecoding speculative;  // serving.speculative (sim/scenario_speculative.hpp)
+  // serving.prefix_cache: each rank keeps its prompts' KV for later requests with the same prefix
+  // (sim/prefix_cache.hpp); a decode pool prefills nothing and keeps none.
+  bool prefix_cache = false;
   // The tokens one decoding request runs per step: its last token, and the drafts verified with it.
   int decode_step_tokens() const { return 1 + speculative.tokens; }
 };

@@ -28,7 +28,7 @@ PlacementPlan read_scenario_placement_file(const YamlInput& file_key, const Scen
 }
 
 PolicyContext policy_context(const Scenario& s, const PlacementPlan* plan) {
-  return {s.attention, !s.profile.empty(), plan != nullptr && plan->profiled()};
+  return {s.attention, !s.profile.empty(), plan != nullptr && plan->profiled(), s.serving.prefix_cache};
 }
 
 }  // namespace

@@ -173,7 +173,9 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
   s.e2e = distribution_of(e2e);
   s.itl = distribution_of_counted(inter_token_gaps(run));
   if (s.simulated_seconds > 0) {
-    s.input_tok_s = static_cast<double>(run.prefill_tokens) / s.simulated_seconds;
+    // Prompt tokens served: prefilled, or found in a prefix cache (bench_serving counts prompts).
+    s.input_tok_s =
+        static_cast<double>(run.prefill_tokens + run.prefix_cache.cached_tokens) / s.simulated_seconds;
     s.output_tok_s = static_cast<double>(run.output_tokens) / s.simulated_seconds;
     s.total_tok_s = s.input_tok_s + s.output_tok_s;
   }
@@ -206,6 +208,7 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
       *per_step /= static_cast<double>(run.steps.size());
   s.saturated = saturated_window(run.steps);
   s.acceptance = run.acceptance;
+  s.prefix_cache = run.prefix_cache;
   s.lar = local_activation_rate(local, activations);
   s.imbalance = activations > 0 ? weighted_imbalance / static_cast<double>(activations) : 1.0;
   s.steps = static_cast<int>(run.steps.size());

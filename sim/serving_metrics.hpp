@@ -80,7 +80,8 @@ struct Summary {
     double prefill_tok_s = 0, decode_tok_s = 0;  // prompt tokens prefilled; tokens from decode steps
   };
   std::optional<Window> saturated;
-  AcceptanceCounts acceptance;  // speculative decoding's verifications (RunResult's)
+  AcceptanceCounts acceptance;     // speculative decoding's verifications (RunResult's)
+  PrefixCacheCounts prefix_cache;  // RunResult's
 };
 
 Summary summarize(const RunResult& run, const GoodputSlos& slos = {});

@@ -31,6 +31,7 @@ struct RawRequest {
   int input_tokens = 0;
   int output_tokens = 0;
   bool failed = false;
+  std::vector<std::uint64_t> hash_ids;
 };
 
 constexpr double kMaxSeconds = 9.2e9;  // int64 nanoseconds hold up to ~292 years
@@ -271,10 +272,32 @@ int json_count(const Json& value, const std::string& path, int line, const std::
   return *count;
 }
 
-std::vector<RawRequest> read_mooncake(const std::string& path, RequestLog& log) {
+// A Mooncake request's hash_ids: block ids (non-negative integers), at most one per `block_tokens`
+// prompt tokens begun.
+std::vector<std::uint64_t> json_hash_ids(const Json& value, int input_tokens, int block_tokens,
+                                         const std::string& path, int line) {
+  if (!value.is_array())
+    fail_at_line(path, line, fmt::format("hash_ids: expected a list of block ids, got {}", value.dump()));
+  std::vector<std::uint64_t> ids;
+  for (const Json& id : value) {
+    if (!id.is_number_unsigned() && !(id.is_number_integer() && id.get<std::int64_t>() >= 0))
+      fail_at_line(path, line,
+                   fmt::format("hash_ids: expected block ids (non-negative integers), got {}", id.dump()));
+    ids.push_back(id.get<std::uint64_t>());
+  }
+  const long long blocks = (static_cast<long long>(input_tokens) + block_tokens - 1) / block_tokens;
+  if (static_cast<long long>(ids.size()) > blocks)
+    fail_at_line(
+        path, line,
+        fmt::format("hash_ids: {} block ids, but input_length {} fills only {} block(s) of {} tokens "
+                    "(requests_from.block_tokens)",
+                    ids.size(), input_tokens, blocks, block_tokens));
+  return ids;
+}
+
+std::vector<RawRequest> read_mooncake(const std::string& path, int block_tokens, RequestLog& log) {
   LineReader reader(path);
   std::vector<RawRequest> requests;
-  bool prefix_blocks = false;
   std::string_view line;
   while (reader.next(line)) {
     if (trimmed(line).empty()) continue;
@@ -292,12 +315,13 @@ std::vector<RawRequest> read_mooncake(const std::string& path, RequestLog& log) 
     request.time_ns = json_time(row["timestamp"], 1e-3, path, number, "timestamp");
     request.input_tokens = json_count(row["input_length"], path, number, "input_length");
     request.output_tokens = json_count(row["output_length"], path, number, "output_length");
-    prefix_blocks = prefix_blocks || (row.contains("hash_ids") && !row["hash_ids"].empty());
-    requests.push_back(request);
+    if (row.contains("hash_ids"))
+      request.hash_ids = json_hash_ids(row["hash_ids"], request.input_tokens, block_tokens, path, number);
+    log.has_hash_ids = log.has_hash_ids || !request.hash_ids.empty();
+    requests.push_back(std::move(request));
   }
   log.arrival_column = "timestamp";
-  if (prefix_blocks)
-    log.note = "hash_ids not used: every prompt is prefilled in full (no prefix cache is simulated)";
+  log.block_tokens = block_tokens;
   return requests;
 }
 
@@ -404,7 +428,7 @@ std::string RequestLog::format_name() const {
 }
 
 RequestLog read_request_log(const std::string& path, RequestLogFormat format, std::optional<int> result_line,
-                            double time_scale) {
+                            double time_scale, int block_tokens) {
   RequestLog log;
   log.file = path;
   log.format = format;
@@ -415,7 +439,7 @@ RequestLog read_request_log(const std::string& path, RequestLogFormat format, st
       raw = read_csv(path, log);
       break;
     case RequestLogFormat::kMooncake:
-      raw = read_mooncake(path, log);
+      raw = read_mooncake(path, block_tokens, log);
       break;
     case RequestLogFormat::kBenchServing:
       raw = read_bench_serving(path, result_line, log);
@@ -437,12 +461,13 @@ RequestLog read_request_log(const std::string& path, RequestLogFormat format, st
   }
   const std::int64_t first = raw.front().time_ns;
   for (const RawRequest& r : raw)
-    log.requests.push_back({static_cast<double>(r.time_ns - first) / 1e9, r.input_tokens, r.output_tokens});
+    log.requests.push_back(
+        {static_cast<double>(r.time_ns - first) / 1e9, r.input_tokens, r.output_tokens, r.hash_ids});
   return log;
 }
 
 RequestLog load_request_log(const YamlInput& in, const std::string& base_dir) {
-  in.expect_map({"file", "format", "time_scale", "line"});
+  in.expect_map({"file", "format", "time_scale", "line", "block_tokens"});
   const YamlInput file = in.required("file");
   const std::string path = resolve_relative(file.as_string(), base_dir);
   if (const auto why = why_not_a_regular_file(path)) file.fail("request log '" + path + "' " + *why);
@@ -455,8 +480,14 @@ RequestLog load_request_log(const YamlInput& in, const std::string& base_dir) {
       line->fail("only a bench_serving file holds several results to pick from");
     result_line = static_cast<int>(line->as_int_in(1, std::numeric_limits<int>::max()));
   }
-  RequestLog log =
-      read_request_log(path, format, result_line, in.get_double_in("time_scale", 1, limits::kTimeScale));
+  int block_tokens = kMooncakeBlockTokens;
+  if (const auto block = in.optional("block_tokens")) {
+    if (format != RequestLogFormat::kMooncake)
+      block->fail("only a mooncake file has hash_ids, in blocks of tokens");
+    block_tokens = static_cast<int>(block->as_int_in(1, 1 << 16));
+  }
+  RequestLog log = read_request_log(path, format, result_line,
+                                    in.get_double_in("time_scale", 1, limits::kTimeScale), block_tokens);
   log.file = file.as_string();
   return log;
 }

@@ -32,10 +32,11 @@ int read_requests_from_log(const YamlInput& in, const RequestLog& log) {
 }  // namespace
 
 WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& base_dir) {
-  in.expect_map(
-      {"requests", "seed", "concurrency", "arrival", "input_len", "output_len", "routing", "requests_from"});
+  in.expect_map({"requests", "seed", "concurrency", "arrival", "input_len", "output_len", "routing",
+                 "requests_from", "prefix"});
   WorkloadSpec w;
   w.seed = static_cast<std::uint64_t>(in.get_int_in("seed", 1, 0, (1LL << 62)));
+  if (const auto prefix = in.optional("prefix")) w.prefix = SharedPrefixes::from_yaml(*prefix);
   if (const auto log = in.optional("requests_from")) {
     if (const auto concurrency = in.optional("concurrency"))
       concurrency->fail(
@@ -47,6 +48,10 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
             "each request's arrival time and lengths come from workload.requests_from; "
             "remove this key");
     w.request_log = std::make_shared<const RequestLog>(load_request_log(*log, base_dir));
+    if (w.prefix.on() && w.request_log->has_hash_ids)
+      in.required("prefix").fail(fmt::format(
+          "request log '{}' gives each request's prefix blocks (hash_ids): remove workload.prefix",
+          w.request_log->file));
     w.requests = read_requests_from_log(in, *w.request_log);
     // The simulated requests' lengths, as distributions: they bound the KV cache a request may need.
     w.input_len.kind = w.output_len.kind = LengthDistribution::Kind::kFile;
@@ -168,7 +173,9 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
       requests[i].output_tokens = spec.output_len.draw(output_rng);
     }
     requests[i].topic = topic(topic_rng);
+    if (spec.request_log) requests[i].prefix_blocks = spec.request_log->requests[i].hash_ids;
   }
+  if (spec.prefix.on()) assign_shared_prefixes(spec.prefix, spec.seed, requests);
   return requests;
 }
 

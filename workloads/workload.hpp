@@ -12,6 +12,7 @@
 #include "workloads/request.hpp"
 #include "workloads/request_log.hpp"
 #include "workloads/routing_source.hpp"
+#include "workloads/shared_prefixes.hpp"
 #include "workloads/synthetic_routing.hpp"
 #include "workloads/trace_routing.hpp"
 
@@ -46,6 +47,13 @@ struct WorkloadSpec {
   TraceDecodeModel decode_model = TraceDecodeModel::kResamplePrompt;
   bool input_len_from_trace = false;
   bool output_len_from_trace = false;
+  SharedPrefixes prefix;  // workload.prefix (synthetic prefix identities)
+  // The tokens of one prefix_blocks id: workload.prefix's block_tokens, or the request log's when it
+  // has hash_ids; 0 when requests carry no prefix identity.
+  int prefix_block_tokens() const {
+    if (prefix.on()) return prefix.block_tokens;
+    return request_log && request_log->has_hash_ids ? request_log->block_tokens : 0;
+  }
 
   static WorkloadSpec from_yaml(const YamlInput& in, const std::string& base_dir);
   std::string routing_description() const;  // "synthetic" or "trace FILE (decode: MODEL)"

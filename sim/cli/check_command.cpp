@@ -100,6 +100,11 @@ void describe(const Scenario& s, const RunPlan& plan) {
             : name_of(kAcceptanceKindNames, spec.acceptance.kind) + std::string(" ") + rates,
         spec.acceptance.source, plan.memory.draft_weight_bytes_per_device / 1e9);
   }
+  if (s.serving.prefix_cache)
+    std::cout << fmt::format("  prefix cache: per rank, blocks of {} tokens ({}){}\n",
+                             s.workload.prefix_block_tokens(),
+                             s.workload.prefix.on() ? "workload.prefix" : "the request log's hash_ids",
+                             s.serving.pool == ServingPool::kDecode ? "; a decode pool keeps none" : "");
   // What a placement policy run here reported (a placement file's report is its own, in the file).
   if (s.placement_file.empty() && !plan.placement->solver.empty()) {
     std::cout << fmt::format("  placement solver ({:.3f} s):", plan.placement->solver_seconds);

@@ -241,6 +241,14 @@ void add_moe(std::string& out, const Json& j) {
                      j["engine"]["exposed_seconds"].get<double>(), j["engine"]["host_seconds"].get<double>(),
                      share["engine"].get<double>() * 100, j["engine"]["eager_steps"].get<int>()));
   if (j.contains("speculative")) add_speculative(out, j["speculative"]);
+  if (j.contains("prefix_cache") && !j["prefix_cache"]["hit_rate"].is_null()) {
+    const Json& cache = j["prefix_cache"];
+    line(out, "Prefix cache hit rate:",
+         fmt::format("{:.1f}% of {} prompt tokens ({} of {} requests hit); {} blocks of {} evicted",
+                     cache["hit_rate"].get<double>() * 100, cache["prompt_tokens"].get<long long>(),
+                     cache["hit_requests"].get<long long>(), cache["requests"].get<long long>(),
+                     cache["evicted_blocks"].get<long long>(), cache["block_tokens"].get<int>()));
+  }
   if (j["overlap"] != "none")
     line(out, "Communication exposed / hidden (s):",
          fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),

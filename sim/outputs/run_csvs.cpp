@@ -11,16 +11,17 @@
 namespace semsim {
 
 void write_requests_csv(const std::string& path, const RunResult& run) {
-  std::string text = "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed\n";
+  std::string text =
+      "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed,cached_tokens\n";
   for (const RequestRecord& r : run.requests) {
     if (!r.arrived()) continue;  // the run stopped before it arrived: nothing to say about it
     const bool done = r.completed();
     const double tpot = time_per_output_token(r);
-    text += fmt::format("{},{:.9g},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens,
-                        r.output_tokens,
-                        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
-                        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
-                        done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0);
+    text += fmt::format(
+        "{},{:.9g},{},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens, r.output_tokens,
+        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
+        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "", done ? fmt::format("{:.9g}", r.finish - r.arrival) : "",
+        done ? 1 : 0, r.cached_tokens);
   }
   write_text_file(path, text);
 }

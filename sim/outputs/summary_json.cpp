@@ -40,15 +40,27 @@ double ep_nodes(const Scenario& scenario) {
 
 namespace {
 
+// What a request log records that the run does not use: the log's own note, and its hash_ids when
+// no prefix cache reads them.
+std::string unused_log_records(const RequestLog& log, bool prefix_cache) {
+  if (!log.has_hash_ids || prefix_cache) return log.note;
+  const std::string unused =
+      "hash_ids not used: every prompt is prefilled in full (serving.prefix_cache is off)";
+  return log.note.empty() ? unused : log.note + "; " + unused;
+}
+
 // Where the requests came from: a request log's file, format, rows and arrivals ("" and null for
 // generated requests, so every summary has these keys).
-nlohmann::ordered_json requests_from_json(const WorkloadSpec& workload) {
+nlohmann::ordered_json requests_from_json(const WorkloadSpec& workload, bool prefix_cache) {
   const RequestLog* log = workload.request_log.get();
   auto count = [&](int value) { return log ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); };
-  return {{"file", log ? log->file : ""},       {"format", log ? log->format_name() : ""},
-          {"rows", count(log ? log->rows : 0)}, {"skipped", count(log ? log->skipped : 0)},
-          {"used", count(workload.requests)},   {"arrivals", log ? log->arrivals_description() : ""},
-          {"note", log ? log->note : ""}};
+  return {{"file", log ? log->file : ""},
+          {"format", log ? log->format_name() : ""},
+          {"rows", count(log ? log->rows : 0)},
+          {"skipped", count(log ? log->skipped : 0)},
+          {"used", count(workload.requests)},
+          {"arrivals", log ? log->arrivals_description() : ""},
+          {"note", log ? unused_log_records(*log, prefix_cache) : ""}};
 }
 
 nlohmann::ordered_json optional_json(const std::optional<double>& v) {
@@ -127,7 +139,7 @@ void add_setup(nlohmann::ordered_json& j, const Scenario& scenario, const Summar
   j["calibration_links"] = {{"scaleup", links.scaleup}, {"scaleout", links.scaleout}, {"note", links.note}};
   j["seed"] = scenario.workload.seed;
   j["routing"] = scenario.workload.routing_description();
-  j["requests_from"] = requests_from_json(scenario.workload);
+  j["requests_from"] = requests_from_json(scenario.workload, scenario.serving.prefix_cache);
 }
 
 // How far the run got, and at what rate: requests, tokens, throughput (per node too) and the
@@ -234,6 +246,22 @@ nlohmann::ordered_json speculative_json(const Scenario& scenario, const MemoryPl
           {"draft_weight_bytes_per_device", memory.draft_weight_bytes_per_device}};
 }
 
+// The prefix caches' work: prompt tokens found cached (the hit rate is their share of the prompt
+// tokens of the requests admitted with a cache), requests with a hit, blocks evicted. Null figures
+// where no rank kept a cache (a disaggregated run's decode pool).
+nlohmann::ordered_json prefix_cache_json(const PrefixCacheCounts& counts) {
+  using Json = nlohmann::ordered_json;
+  auto kept = [&](auto value) { return counts.on ? Json(value) : Json(); };
+  return {{"block_tokens", kept(counts.block_tokens)},
+          {"requests", kept(counts.requests)},
+          {"hit_requests", kept(counts.hit_requests)},
+          {"prompt_tokens", kept(counts.prompt_tokens)},
+          {"cached_tokens", kept(counts.cached_tokens)},
+          {"hit_rate", kept(counts.hit_rate())},
+          {"evicted_blocks", kept(counts.evicted_blocks)},
+          {"evicted_tokens", kept(counts.evicted_blocks * counts.block_tokens)}};
+}
+
 // Latencies, then what the steps spent their time on: MoE traffic and balance, phases, overlap,
 // memory and the batch limits.
 void add_steps(nlohmann::ordered_json& j, const Scenario& scenario, const MemoryPlan& memory,
@@ -300,6 +328,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const MemoryPlan& 
   // Appended after the keys that predate dense models (points.csv columns keep their places).
   j["model_kind"] = scenario.model.dense() ? "dense" : "moe";
   if (scenario.serving.speculative.on()) j["speculative"] = speculative_json(scenario, memory, s.acceptance);
+  if (scenario.serving.prefix_cache) j["prefix_cache"] = prefix_cache_json(s.prefix_cache);
   return j;
 }
 

@@ -15,14 +15,15 @@ namespace {
 
 // The keys of every summary, or, when some point is disaggregated, of a disaggregated run's (which
 // holds the others' and its pools'): a point that is not has those columns empty. The workload's
-// lengths name their distribution's parameters, an engine and speculative decoding add their own keys:
-// `point` (a point's scenario) gives those.
+// lengths name their distribution's parameters, an engine, speculative decoding and the prefix cache add
+// their own keys: `point` (a point's scenario) gives those.
 std::vector<std::string> metric_columns(bool disaggregated = false, const Scenario* point = nullptr) {
   Scenario blank;
   if (point) {
     blank.workload = point->workload;
     blank.engine = point->engine;
     blank.serving.speculative = point->serving.speculative;
+    blank.serving.prefix_cache = point->serving.prefix_cache;
   }
   DisaggregatedPlan plan;
   if (disaggregated) {
@@ -33,6 +34,7 @@ std::vector<std::string> metric_columns(bool disaggregated = false, const Scenar
       if (pooled) {
         scenario->engine = own->engine;
         scenario->serving.speculative = own->serving.speculative;
+        scenario->serving.prefix_cache = own->serving.prefix_cache;
       }
       return scenario;
     };

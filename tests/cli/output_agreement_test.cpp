@@ -57,6 +57,11 @@ std::vector<std::string> random_overrides(std::mt19937_64& rng) {
   if (rng() % 3 == 0)  // speculative decoding: 64 requests x 3 tokens fit DeepEP's buffers
     o.push_back("serving.speculative={method: mtp, tokens: " + between(1, 2) +
                 ", acceptance: {dist: fixed, rate: " + pick({"0", "0.7", "1"}) + "}}");
+  if (rng() % 3 == 0) {  // prefix caching: short shared prefixes in small blocks, so that some hit
+    o.push_back("workload.prefix={groups: 2, length: 48, share: " + pick({"0", "0.5", "1"}) +
+                ", block_tokens: 16}");
+    o.push_back("serving.prefix_cache=true");
+  }
   return o;
 }
 
@@ -156,6 +161,17 @@ void expect_outputs_agree(const Outputs& o) {
         << line;
   } else {
     EXPECT_FALSE(r.contains("accept_length"));
+  }
+  // The prefix cache's counts: what it found is part of what the requests brought, and the console
+  // prints both.
+  if (s.contains("prefix_cache") && !s["prefix_cache"]["hit_rate"].is_null()) {
+    const Json& cache = s["prefix_cache"];
+    EXPECT_LE(cache["cached_tokens"].get<long long>(), cache["prompt_tokens"].get<long long>());
+    EXPECT_LE(cache["hit_requests"].get<long long>(), cache["requests"].get<long long>());
+    const std::string line = console_value(c, "Prefix cache hit rate:");
+    EXPECT_NE(line.find(fmt::format("of {} prompt tokens", cache["prompt_tokens"].get<long long>())),
+              std::string::npos)
+        << line;
   }
   // A metric with no values is null (n/a), never 0: TPOT needs a request of two tokens or more.
   if (s["tpot_s"]["count"] == 0) {

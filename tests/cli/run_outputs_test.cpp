@@ -105,11 +105,12 @@ TEST(cliRunOutputs, SummaryHasTheDocumentedKeysAndCounts) {
       s["throughput_tok_s"]["input"].get<double>() + s["throughput_tok_s"]["output"].get<double>();
   EXPECT_NEAR(total, parts, 1e-6 * total);
 
-  // One header line plus one line per request, all completed.
+  // One header line plus one line per request, all completed, none with a cached prefix (no cache).
   const auto request_lines = split_lines(read_file(fs::path(out) / "requests.csv"));
   EXPECT_EQ(request_lines.size(), 201u);
+  EXPECT_TRUE(request_lines[0].ends_with(",completed,cached_tokens")) << request_lines[0];
   for (std::size_t i = 1; i < request_lines.size(); ++i)
-    EXPECT_TRUE(request_lines[i].ends_with(",1")) << "request not completed: " << request_lines[i];
+    EXPECT_TRUE(request_lines[i].ends_with(",1,0")) << "request not completed: " << request_lines[i];
   const auto step_lines = split_lines(read_file(fs::path(out) / "steps.csv"));
   EXPECT_EQ(step_lines.size(), s["steps"].get<std::size_t>() + 1);
 }

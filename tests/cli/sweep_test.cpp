@@ -204,6 +204,31 @@ series:
             (std::vector<std::string>{"", "[1.0,1.0]"}));
 }
 
+// The prefix cache adds its keys; a sweep over the share of requests with a shared prefix fills them.
+TEST(cliSweep, PrefixCachingHasItsColumnsAndItsShareSweeps) {
+  TempDir tmp;
+  const std::string file = write_sweep(tmp, R"(sweep: 1
+base: default
+set: {workload.requests: 24, calibration: datasheet, serving.prefix_cache: true,
+      workload.prefix: {groups: 1, length: 256, share: 0}}
+axes:
+  - workload.prefix.share: [0, 1]
+)");
+  const CliResult r = sweep({file, "--out", tmp / "out"});
+  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  const std::vector<std::string> header = split_csv_line(lines[0]);
+  const auto at = [&](const std::string& key) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
+  };
+  ASSERT_LT(at("prefix_cache.hit_rate"), header.size());
+  const std::vector<std::string> cached = column(tmp / "out/points.csv", at("prefix_cache.cached_tokens"));
+  ASSERT_EQ(cached.size(), 2u);
+  EXPECT_EQ(cached[0], "0");
+  EXPECT_GT(std::stoll(cached[1]), 0);
+}
+
 TEST(cliSweep, AFailingPointIsRecordedWithItsErrorAndTheOthersRun) {
   // Mixtral's 8 experts cannot be split over EP 16; every other combination is valid.
   TempDir tmp;

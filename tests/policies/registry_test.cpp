@@ -45,7 +45,8 @@ TEST(PolicyRegistry, EveryKindHasItsEntriesAndItsDefault) {
             (std::vector<std::string>{"contiguous", "round_robin", "random", "eplb", "semmoe", "coact", "ilp",
                                       "cost_scored"}));
   EXPECT_EQ(names(PolicyKind::kRequestScheduling),
-            (std::vector<std::string>{"round_robin", "shortest_queue", "semmoe_dp", "semmoe_dp_balanced"}));
+            (std::vector<std::string>{"round_robin", "shortest_queue", "prefix_aware", "semmoe_dp",
+                                      "semmoe_dp_balanced"}));
   EXPECT_EQ(names(PolicyKind::kTokenScheduling), (std::vector<std::string>{"positional", "semmoe_tp"}));
   EXPECT_EQ(names(PolicyKind::kDispatch),
             (std::vector<std::string>{"dedup", "per_expert", "allgather", "normal", "low_latency", "auto"}));

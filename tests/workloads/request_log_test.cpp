@@ -162,6 +162,35 @@ TEST_F(RequestLogTest, CorruptCsvNamesFileLineAndColumn) {
             "bench_serving's must not have failed)");
 }
 
+// hash_ids: one block id per 512 prompt tokens begun (Mooncake's traces), non-negative integers.
+TEST_F(RequestLogTest, MooncakeHashIdsAreCheckedAtTheirLine) {
+  const std::string ok =
+      "{\"timestamp\": 0, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [0, 1, 2]}\n";
+  EXPECT_EQ(error_of(ok, RequestLogFormat::kMooncake), "");
+  EXPECT_EQ(
+      error_of(
+          ok + "{\"timestamp\": 1, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [0, 1, 2]}\n",
+          RequestLogFormat::kMooncake),
+      "log:2: hash_ids: 3 block ids, but input_length 1024 fills only 2 block(s) of 512 tokens "
+      "(requests_from.block_tokens)");
+  EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [-1]}\n",
+                     RequestLogFormat::kMooncake),
+            "log:1: hash_ids: expected block ids (non-negative integers), got -1");
+  EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [1.5]}\n",
+                     RequestLogFormat::kMooncake),
+            "log:1: hash_ids: expected block ids (non-negative integers), got 1.5");
+  EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": 7}\n",
+                     RequestLogFormat::kMooncake),
+            "log:1: hash_ids: expected a list of block ids, got 7");
+  // A smaller block size allows more ids.
+  const RequestLog log = read_request_log(
+      write("small-blocks.jsonl",
+            "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [4, 5, 6]}\n"),
+      RequestLogFormat::kMooncake, std::nullopt, 1, 4);
+  EXPECT_EQ(log.block_tokens, 4);
+  EXPECT_EQ(log.requests.at(0).hash_ids, (std::vector<std::uint64_t>{4, 5, 6}));
+}
+
 TEST_F(RequestLogTest, MooncakeJsonlInMilliseconds) {
   const RequestLog log = read_request_log(
       write("mooncake.jsonl",
@@ -171,7 +200,13 @@ TEST_F(RequestLogTest, MooncakeJsonlInMilliseconds) {
   EXPECT_EQ(arrivals(log), (std::vector<double>{0, 1.25}));
   EXPECT_EQ(inputs(log), (std::vector<int>{6472, 6955}));
   EXPECT_EQ(outputs(log), (std::vector<int>{26, 52}));
-  EXPECT_NE(log.note.find("hash_ids not used"), std::string::npos) << log.note;
+  // Sorted with their requests: the later file line arrives first.
+  ASSERT_EQ(log.requests.size(), 2u);
+  EXPECT_EQ(log.requests[0].hash_ids, (std::vector<std::uint64_t>{46}));
+  EXPECT_EQ(log.requests[1].hash_ids, (std::vector<std::uint64_t>{46, 47}));
+  EXPECT_TRUE(log.has_hash_ids);
+  EXPECT_EQ(log.block_tokens, kMooncakeBlockTokens);
+  EXPECT_EQ(log.note, "");  // whether they are used is the run's to say (serving.prefix_cache)
 
   EXPECT_EQ(error_of("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 5, "
                      "\"input_length\": 1}\n",
