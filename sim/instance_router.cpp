@@ -5,6 +5,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Mutex.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -72,27 +73,31 @@ void InstanceRouter::start(sg4::Host* host) {
   sg4::Actor::create("router", host, [this] { run(); });
 }
 
+// Sends the requests the workload times: every one in an open loop, the first workload.concurrency
+// in a closed loop (finished() sends the others, each the moment one finishes).
 void InstanceRouter::run() {
   const double limit = scenario_.serving.time_limit > 0 ? scenario_.serving.time_limit
                                                         : std::numeric_limits<double>::infinity();
   const std::size_t concurrency = static_cast<std::size_t>(scenario_.workload.concurrency);
-  for (std::size_t next = 0; next < requests_.size(); ++next) {
-    double arrival = requests_[next].arrival;
-    if (concurrency > 0 && next >= concurrency) {  // a closed loop's next request waits for a finish
-      std::unique_lock lock(*sync_->mutex);
-      while (finish_times_.empty())
-        if (std::isinf(limit))
-          sync_->changed->wait(lock);
-        else if (sync_->changed->wait_until(lock, limit) == std::cv_status::timeout)
-          break;
-      if (finish_times_.empty()) break;
-      arrival = finish_times_.front();
-      finish_times_.erase(finish_times_.begin());
-    }
+  const std::size_t timed = concurrency > 0 ? std::min(concurrency, requests_.size()) : requests_.size();
+  for (; next_ < timed; ++next_) {
+    const double arrival = requests_[next_].arrival;
     if (arrival >= limit) break;
-    if (arrival > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(arrival);
-    route(static_cast<int>(next), arrival);
+    // The loops hear of the requests sent at one instant together: a loop woken by the first would
+    // otherwise form its batch without the others (a notification lets other actors run).
+    if (arrival > sg4::Engine::get_clock()) {
+      sync_->changed->notify_all();
+      sg4::this_actor::sleep_until(arrival);
+    }
+    route(static_cast<int>(next_), arrival);
   }
+  if (next_ < timed || next_ == requests_.size())
+    finish_sending();
+  else
+    sync_->changed->notify_all();
+}
+
+void InstanceRouter::finish_sending() {
   done_ = true;
   sync_->changed->notify_all();
 }
@@ -103,13 +108,20 @@ void InstanceRouter::route(int index, double arrival) {
   ++loads_[instance].in_flight;
   instance_of_[index] = instance;
   feeds_[instance]->send(index, arrival);
-  sync_->changed->notify_all();
 }
 
+// In a closed loop the finishing instance's actor sends the next request itself, at once: the
+// router's decision is a function of its state, whichever actor computes it, and a request sent so
+// reaches its instance before that instance forms its next batch, as in a run of one server.
 void InstanceRouter::finished(int instance, double time) {
   --loads_[instance].in_flight;
-  if (scenario_.workload.concurrency > 0) finish_times_.push_back(time);
-  sync_->changed->notify_all();
+  if (scenario_.workload.concurrency == 0 || done_) return;
+  if (scenario_.serving.time_limit > 0 && time >= scenario_.serving.time_limit) return;
+  route(static_cast<int>(next_++), time);
+  if (next_ == requests_.size())
+    finish_sending();
+  else
+    sync_->changed->notify_all();
 }
 
 }  // namespace semsim

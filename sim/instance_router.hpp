@@ -37,6 +37,7 @@ class InstanceRouter {
   void run();
   void route(int index, double arrival);
   void finished(int instance, double time);
+  void finish_sending();  // the last request is sent: loops waiting for one stop waiting
 
   const Scenario& scenario_;
   const std::vector<Request>& requests_;
@@ -46,7 +47,7 @@ class InstanceRouter {
   std::vector<std::unique_ptr<Feed>> feeds_;
   std::vector<InstanceLoad> loads_;
   std::vector<int> instance_of_;
-  std::vector<double> finish_times_;  // closed loop: finishes not yet answered with a send
+  std::size_t next_ = 0;  // the next request to send
   long long routed_ = 0;
   bool done_ = false;  // the last request is sent (or the time limit passed)
 };

@@ -55,8 +55,9 @@ std::shared_ptr<const Deployment> read_deployment(const YamlInput& in, const Sce
     const auto slack = d->router.params.find("load_slack");
     if (slack != d->router.params.end() && !(slack->second >= 0))
       router->required("load_slack").fail("load_slack must be >= 0 (the least loaded instance must qualify)");
-    check_requirements(policy_entry(PolicyKind::kRouter, d->router.name),
-                       {whole.attention, !whole.profile.empty(), false}, *router);
+    // Its attention mode here; the tables it reads on each instance's plan (build_deployment_run).
+    check_requirements(policy_entry(PolicyKind::kRouter, d->router.name), {whole.attention, true, true},
+                       *router);
   } else {
     d->router = default_policy_choice(PolicyKind::kRouter, policy_kind(PolicyKind::kRouter).default_name);
   }
