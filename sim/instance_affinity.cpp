@@ -33,9 +33,11 @@ void InstanceAffinity::prompt_estimate(std::span<InstanceLoad> instances) {
   for (std::size_t i = 0; i < instances.size(); ++i) {
     const std::vector<std::int16_t>& vote_device = vote_devices_[i];
     votes_.assign(placements_[i]->devices, 0);
-    const int voted = count_prompt_votes(vote_device, prompt_, votes_);
+    count_prompt_votes(vote_device, prompt_, votes_);
+    // Over the whole prompt: a token the instance's profile never saw is no evidence of locality there.
     instances[i].affinity =
-        voted > 0 ? static_cast<double>(*std::max_element(votes_.begin(), votes_.end())) / voted : 0.0;
+        prompt_.empty() ? 0.0
+                        : static_cast<double>(*std::max_element(votes_.begin(), votes_.end())) / prompt_.size();
   }
 }
 

@@ -3,7 +3,8 @@
 // local activation rate (LAR) at the rank of that instance where it would be most local.
 //   prompt estimate: what the router can know at arrival, the prompt's token ids: the share of the
 //     prompt's tokens whose Sem-MoE vote device (the instance's token→device table: where its
-//     profile saw that token's experts) is the instance's most voted rank (0 when no token votes);
+//     profile saw that token's experts) is the instance's most voted rank. Tokens its profile never
+//     saw count against it: a placement profiled on other traffic is no evidence of locality;
 //   hindsight: the request's actual routing, every MoE layer of every prompt token: the share of
 //     its activations whose expert the instance's most local rank hosts.
 #include <cstdint>
