@@ -36,8 +36,9 @@ void InstanceAffinity::prompt_estimate(std::span<InstanceLoad> instances) {
     count_prompt_votes(vote_device, prompt_, votes_);
     // Over the whole prompt: a token the instance's profile never saw is no evidence of locality there.
     instances[i].affinity =
-        prompt_.empty() ? 0.0
-                        : static_cast<double>(*std::max_element(votes_.begin(), votes_.end())) / prompt_.size();
+        prompt_.empty()
+            ? 0.0
+            : static_cast<double>(*std::max_element(votes_.begin(), votes_.end())) / prompt_.size();
   }
 }
 

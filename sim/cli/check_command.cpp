@@ -125,11 +125,14 @@ int check_scenario(const ScenarioArguments& arguments) {
     const DeploymentPlan plan = build_deployment_run(s);
     std::cout << s.file << ": ok\n";
     std::cout << fmt::format("  {} instances on {}, {} node{} each, router {}\n", deployment.instances,
-                             s.cluster.name, deployment.instance_nodes(), deployment.instance_nodes() == 1 ? "" : "s",
-                             deployment.router.name);
+                             s.cluster.name, deployment.instance_nodes(),
+                             deployment.instance_nodes() == 1 ? "" : "s", deployment.router.name);
     for (int i = 0; i < deployment.instances; ++i) {
       const int first = i * deployment.instance_nodes();
-      std::cout << fmt::format("instance {}, nodes {}-{}:\n", i, first, first + deployment.instance_nodes() - 1);
+      const int last = first + deployment.instance_nodes() - 1;
+      std::cout << fmt::format(
+          "instance {}, {}:\n", i,
+          first == last ? fmt::format("node {}", first) : fmt::format("nodes {}-{}", first, last));
       describe(*deployment.instance[i], plan.instances[i]);
     }
     return 0;

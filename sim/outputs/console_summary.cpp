@@ -131,7 +131,7 @@ void add_deployment(std::string& out, const Json& d) {
        fmt::format("{} / {} / {}", d["instances"].get<int>(), d["nodes_per_instance"].get<int>(),
                    d["router"].get<std::string>()));
   for (const auto& [i, instance] : d["instance"].items())
-    line(out, fmt::format("instance {}: requests / LAR / TTFT p99 (ms):", i),
+    line(out, fmt::format("instance {} requests/LAR/p99 TTFT ms:", i),
          fmt::format("{} / {} / {}", instance["requests"].get<int>(), num(instance["lar"].get<double>(), 4),
                      maybe(instance["ttft_s"]["p99"], 1e3)));
   line(out, "Below:", "the instances together; steps summed over them");

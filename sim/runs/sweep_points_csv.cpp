@@ -43,7 +43,7 @@ std::vector<std::string> metric_columns(bool disaggregated = false, const Scenar
     blank.disaggregation = pools;
   }
   const nlohmann::ordered_json summary =
-      disaggregated     ? disaggregated_summary_json(blank, plan, DisaggregatedResult{}, {})
+      disaggregated      ? disaggregated_summary_json(blank, plan, DisaggregatedResult{}, {})
       : blank.deployment ? deployment_summary_json(blank, MemoryPlan{}, DeploymentResult{}, {})
                          : summary_json(blank, MemoryPlan{}, Summary{});
   std::vector<std::string> names;

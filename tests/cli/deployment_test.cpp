@@ -173,6 +173,21 @@ TEST(cliDeployment, ExpertAffinityRoutesByEachInstancesPlacement) {
   EXPECT_GE(lar["expert_affinity_hindsight"], lar["round_robin"]);
 }
 
+TEST(cliDeployment, SweepsOverTheRouterWithEachInstancesColumns) {
+  TempDir dir;
+  std::ofstream(dir / "base.yaml") << scenario(2, "{instances: 2, router: round_robin}");
+  std::ofstream(dir / "sweep.yaml") << "sweep: 1\nbase: base.yaml\nset: {workload.requests: 40}\n"
+                                       "axes:\n  - deployment.router: [round_robin, least_load]\n";
+  const CliResult r = run_semsim({"sweep", dir / "sweep.yaml", "--out", dir / "sweep"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string points = read_file(fs::path(dir / "sweep") / "points.csv");
+  const std::vector<double> first = column_of(points, "deployment.instance.0.requests");
+  const std::vector<double> second = column_of(points, "deployment.instance.1.requests");
+  ASSERT_EQ(first.size(), 2u);
+  for (std::size_t p = 0; p < 2; ++p) EXPECT_EQ(first[p] + second[p], 40);
+  EXPECT_EQ(first[0], 20);  // round robin
+}
+
 TEST(cliDeployment, RefusesWhatTheClusterOrTheKeysCannotHold) {
   TempDir dir;
   struct Case {
