@@ -122,14 +122,19 @@ TEST(cliDeployment, OneInstanceIsThePlainRunAndRerunsAreByteIdentical) {
   }
 }
 
-TEST(cliDeployment, WorksWithTwoBatchOverlapAndTheFlowFidelity) {
+TEST(cliDeployment, WorksWithTwoBatchOverlapTheFlowFidelityAndSpeculativeDecoding) {
   TempDir dir;
   const std::string text = scenario(2, "{instances: 2, router: least_load}");
-  for (const std::vector<std::string>& set :
-       {std::vector<std::string>{"--set", "serving.overlap=two_batch"}, {"--set", "network.fidelity=flow"}}) {
+  for (const std::vector<std::string>& set : {std::vector<std::string>{"--set", "serving.overlap=two_batch"},
+                                              {"--set", "network.fidelity=flow"},
+                                              {"--set", "serving.speculative={method: mtp, tokens: 1}"}}) {
     const CliResult r = run_deployment(dir, "run", text, set);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(summary(dir, "run")["requests_completed"], 120) << set[1];
+    const nlohmann::json j = summary(dir, "run");
+    EXPECT_EQ(j["requests_completed"], 120) << set[1];
+    if (j.contains("speculative")) {  // both instances' verifications
+      EXPECT_GT(j["speculative"]["verifications"].get<long long>(), 0);
+    }
     fs::remove_all(dir / "run");
   }
 }
