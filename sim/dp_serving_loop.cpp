@@ -127,14 +127,14 @@ class DataParallelServer {
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
   bool closed_loop() const { return scenario_.workload.concurrency > 0; }
 
-  // Request `index` finished at `time`. Behind a router, the router hears of it (and in a closed
-  // loop sends the next request). In a closed loop that sends the next request: here, or for a
+  // A request finished at `time`. Behind a router, the router hears of it (and in a closed loop
+  // sends the next request). In a closed loop that sends the next request: here, or for a
   // disaggregated run's decode pool, to the prefill pool (whose own requests end at their first
   // token, not their last, and send nothing).
-  void request_finished(int index, double time) {
+  void request_finished(double time) {
     ++completed_;
     if (feed_) {
-      feed_->request_finished(index, time);
+      feed_->request_finished(time);
       return;
     }
     if (!closed_loop() || hands_off()) return;
@@ -210,7 +210,7 @@ class DataParallelServer {
       if (requests_[kv.index].output_tokens == 1) {
         out.finish = kv.time;
         --rank.load.requests;
-        request_finished(kv.index, kv.time);
+        request_finished(kv.time);
         continue;
       }
       rank.waiting.push_back(kv.index);
@@ -443,7 +443,7 @@ class DataParallelServer {
             kv_reservation(scenario_.serving.pool, request.input_tokens, request.output_tokens) +
             draft_kv_tokens();
         --rank.load.requests;
-        request_finished(it->index, now);
+        request_finished(now);
       }
       rank.running.erase(done, rank.running.end());
     }

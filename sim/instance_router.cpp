@@ -41,7 +41,7 @@ class InstanceRouter::Feed final : public RequestFeed {
     return true;
   }
 
-  void request_finished(int, double time) override { router_.finished(instance_, time); }
+  void request_finished(double time) override { router_.finished(instance_, time); }
 
   void send(int index, double arrival) { inbox_.push_back({index, arrival}); }
 

@@ -19,8 +19,8 @@ class RequestFeed {
   // Blocks the loop (simulated time passes) until a request is routed here or `until`; false when
   // none is.
   virtual bool wait_for_routed(double until) = 0;
-  // Request `index` finished at `time` (the loop's clock synchronised).
-  virtual void request_finished(int index, double time) = 0;
+  // One of its requests finished at `time` (the loop's clock synchronised).
+  virtual void request_finished(double time) = 0;
 };
 
 }  // namespace semsim
