@@ -14,7 +14,8 @@
 namespace semsim::cli_test {
 namespace {
 
-void expect_hostile_input_refused(const std::vector<std::string>& args, const CliResult& r, const std::string& message) {
+void expect_hostile_input_refused(const std::vector<std::string>& args, const CliResult& r,
+                                  const std::string& message) {
   SCOPED_TRACE(describe(args, r));
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 2);
@@ -36,8 +37,9 @@ TEST(cliHostileInputs, RoutingProfileWhoseTablesCannotFit) {
     return std::vector<std::string>{"check", "default", "--set", "profile=" + tmp / name};
   };
   const auto huge_vocabulary = profile("vocabulary", 26, 64, "1000000000000000");
-  expect_hostile_input_refused(huge_vocabulary, run_semsim(huge_vocabulary),
-                 "impossible counts: 26 MoE layers, 64 experts, top-2, vocabulary 1000000000000000");
+  expect_hostile_input_refused(
+      huge_vocabulary, run_semsim(huge_vocabulary),
+      "impossible counts: 26 MoE layers, 64 experts, top-2, vocabulary 1000000000000000");
   const auto huge_tables = profile("tables", 1024, 32767, "10");
   expect_hostile_input_refused(huge_tables, run_semsim(huge_tables), "GB of memory, more than the");
 }
@@ -71,7 +73,8 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
          "  input_len: {dist: fixed, value: 200000}\n  output_len: {dist: fixed, value: 2}\n";
   const std::vector<std::string> from_file{"run", tmp / "long-prompts.yaml", "--out", tmp / "out"};
   const CliResult located = run_semsim(from_file);
-  expect_hostile_input_refused(from_file, located, tmp / "long-prompts.yaml:8:14: workload.input_len: this value asks");
+  expect_hostile_input_refused(from_file, located,
+                               tmp / "long-prompts.yaml:8:14: workload.input_len: this value asks");
 
   std::ofstream(tmp / "sweep.yaml")
       << "sweep: 1\nbase: default\nset: {workload.requests: 3, calibration: {profile: measured, extrapolate: "
@@ -111,7 +114,7 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
   sweep_file.close();
   const std::vector<std::string> sweep{"sweep", tmp / "sweep.yaml", "--dry-run"};
   expect_hostile_input_refused(sweep, run_semsim(sweep, "", 120, kLimit),
-                 "the sweep's 100000 validated points needs at least 5 GB of memory");
+                               "the sweep's 100000 validated points needs at least 5 GB of memory");
 
   // DeepSeek-V3 at EP16384 on 2,048 H800 nodes: what grows with the square of the EP group (a route
   // per pair of devices, a matrix of dispatch copies per MoE layer) is refused at the EP size, as it
@@ -123,14 +126,16 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
                                          "--set",   "parallelism.ep=16384",
                                          "--set",   "policies.placement={name: contiguous, redundant: 16128}",
                                          "--set",   "calibration=datasheet"};
-  expect_hostile_input_refused(ep16384, run_semsim(ep16384, "", 120, kLimit),
-                 "parallelism.ep: an EP group of 16384 devices (2.684e+08 device pairs: their routes and the "
-                 "dispatch copies of each of 58 MoE layers) needs at least");
+  expect_hostile_input_refused(
+      ep16384, run_semsim(ep16384, "", 120, kLimit),
+      "parallelism.ep: an EP group of 16384 devices (2.684e+08 device pairs: their routes and the "
+      "dispatch copies of each of 58 MoE layers) needs at least");
   const std::vector<std::string> collective{
       "collective", "--model", "deepseek-v3", "--cluster", "h800-ib",  "--nodes", "2048",
       "--ep",       "16384",   "--redundant", "16128",     "--tokens", "1"};
-  expect_hostile_input_refused(collective, run_semsim(collective, "", 120, kLimit),
-                 "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
+  expect_hostile_input_refused(
+      collective, run_semsim(collective, "", 120, kLimit),
+      "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
 }
 
 // 16 requests on 28 GB200 NVL72 racks at EP2016: each step's all-to-alls visit 4 million device
@@ -166,7 +171,8 @@ TEST(cliHostileInputs, AllToAllWorkBeyondTheLimitIsRefusedBeforeTheRun) {
       "--set",        "calibration=datasheet",
       "--set",        "disaggregation={prefill: {nodes: 1}, decode: {nodes: 2, set: {parallelism.ep: 16}}}",
       "--work-limit", "1"};
-  expect_hostile_input_refused(pools, run_semsim(pools), "parallelism.ep: EP8 prices each step's dispatch and combine");
+  expect_hostile_input_refused(pools, run_semsim(pools),
+                               "parallelism.ep: EP8 prices each step's dispatch and combine");
 }
 
 }  // namespace
