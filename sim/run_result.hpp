@@ -31,7 +31,6 @@ struct RequestRecord {
     int at_step = 0;     // the step of the next token, after_step + 2 or later
   };
   std::vector<TokenGap> token_gaps;
-  int instance = -1;  // a deployment's: the instance the router sent it to
   bool completed() const { return finish >= 0; }
   bool arrived() const { return rank >= 0; }  // given a rank at arrival; never, when the run stopped first
 };
@@ -182,8 +181,9 @@ struct RunResult {
   RunNotes notes;                            // RunPlan::notes
   std::vector<ExportedStep> exported_steps;  // --export-steps' window (sim/step_exporter.hpp)
   // A deployment's instances merged into one run (sim/outputs/deployment_summary.hpp): each step's
-  // instance (the requests' is RequestRecord::instance); empty for a run of one server.
-  std::vector<int> step_instance;
+  // and each request's instance (-1: never sent); empty for a run of one server. Kept here, not in
+  // the records, so that a run of one server's memory per request stays what it was.
+  std::vector<int> step_instance, request_instance;
 };
 
 }  // namespace semsim

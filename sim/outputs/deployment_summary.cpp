@@ -89,12 +89,12 @@ RunResult merged_deployment(const DeploymentResult& run) {
     RequestRecord record = run.instances[std::max(i, 0)].requests[r];
     if (i >= 0) {
       shift_steps(record, offset[i]);
-      record.instance = i;
     } else {
       merged.stopped_at_time_limit = true;  // the router never sent it: the time limit came first
     }
     merged.requests.push_back(std::move(record));
   }
+  merged.request_instance = run.instance_of;
   return merged;
 }
 
