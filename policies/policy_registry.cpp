@@ -11,10 +11,13 @@
 #include "policies/contiguous_placement.hpp"
 #include "policies/cost_scored_placement.hpp"
 #include "policies/eplb_placement.hpp"
+#include "policies/expert_affinity_router.hpp"
 #include "policies/ilp_placement.hpp"
 #include "policies/prefix_aware_scheduler.hpp"
+#include "policies/least_load_router.hpp"
 #include "policies/random_placement.hpp"
 #include "policies/round_robin_placement.hpp"
+#include "policies/round_robin_router.hpp"
 #include "policies/round_robin_scheduler.hpp"
 #include "policies/semmoe_dp_scheduler.hpp"
 #include "policies/semmoe_placement.hpp"
@@ -225,11 +228,42 @@ std::vector<PolicyEntry> replica_choices() {
   };
 }
 
+// Routers over a deployment's instances (policies/routing_to_instances.hpp).
+std::vector<PolicyEntry> routers() {
+  const ParamSpec load_slack{
+      "load_slack", 0.25,
+      "an instance qualifies while its requests in flight < (1 + load_slack) x the mean + 1"};
+  return {
+      {"round_robin",
+       "every instance in turn",
+       {},
+       {},
+       RouterPolicy{round_robin_router, AffinityInput::kNone}},
+      {"least_load",
+       "the instance with the fewest requests in flight",
+       {},
+       {},
+       RouterPolicy{least_load_router, AffinityInput::kNone}},
+      {"expert_affinity",
+       "the instance whose expert placement keeps most of the request's activations local, estimated from "
+       "its "
+       "prompt's token ids, under a load cap",
+       {load_slack},
+       {false, true, AttentionMode::kDataParallel},
+       RouterPolicy{expert_affinity_router, AffinityInput::kPromptEstimate}},
+      {"expert_affinity_hindsight",
+       "expert_affinity knowing the request's actual routing: a bound, not an online router",
+       {load_slack},
+       {false, false, AttentionMode::kDataParallel},
+       RouterPolicy{expert_affinity_router, AffinityInput::kHindsight}},
+  };
+}
+
 // Every policy, grouped by kind in PolicyKind's order.
 std::vector<PolicyEntry> registry() {
   std::vector<PolicyEntry> entries;
-  for (const std::vector<PolicyEntry>& kind :
-       {placement_policies(), request_schedulers(), token_schedulers(), dispatch_modes(), replica_choices()})
+  for (const std::vector<PolicyEntry>& kind : {placement_policies(), request_schedulers(), token_schedulers(),
+                                               dispatch_modes(), replica_choices(), routers()})
     entries.insert(entries.end(), kind.begin(), kind.end());
   return entries;
 }
@@ -272,6 +306,8 @@ const std::vector<PolicyKindInfo>& policy_kinds() {
        "dedup"},
       {PolicyKind::kReplicaChoice, "replica_choice", "replica choice",
        "the replica of an expert a token uses when neither its device nor its node hosts one", "round_robin"},
+      {PolicyKind::kRouter, "router", "router",
+       "deployment: which serving instance each arriving request goes to", "round_robin"},
   };
   return kinds;
 }
@@ -371,6 +407,10 @@ DispatchMode dispatch_mode_of(const PolicyChoice& choice) {
 
 ReplicaChoice replica_choice_of(const PolicyChoice& choice) {
   return std::get<ReplicaChoice>(policy_entry(PolicyKind::kReplicaChoice, choice.name).factory);
+}
+
+RouterPolicy router_of(const PolicyChoice& choice) {
+  return std::get<RouterPolicy>(policy_entry(PolicyKind::kRouter, choice.name).factory);
 }
 
 std::string token_identity_fallback(const PolicyChoice& scheduler, const PlacementPlan& plan,

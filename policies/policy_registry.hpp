@@ -17,16 +17,24 @@
 #include "policies/placement_policies.hpp"
 #include "policies/policy_params.hpp"
 #include "policies/request_scheduling.hpp"
+#include "policies/routing_to_instances.hpp"
 #include "policies/token_scheduling.hpp"
 
 namespace semsim {
 
 // In the order of PolicyFactory's alternatives and of `semsim list policies`.
-enum class PolicyKind { kPlacement, kRequestScheduling, kTokenScheduling, kDispatch, kReplicaChoice };
+enum class PolicyKind {
+  kPlacement,
+  kRequestScheduling,
+  kTokenScheduling,
+  kDispatch,
+  kReplicaChoice,
+  kRouter
+};
 
 struct PolicyKindInfo {
   PolicyKind kind;
-  std::string key;    // under `policies:` in a scenario
+  std::string key;    // under `policies:` in a scenario (the router: under `deployment:`)
   std::string label;  // in messages: "token scheduling 'semmoe_tp' needs ..."
   std::string help;
   std::string default_name;  // what a scenario that leaves the key out gets
@@ -49,9 +57,9 @@ using RequestSchedulerFactory = std::unique_ptr<RequestScheduler> (*)(const Poli
                                                                       const PlacementPlan& plan);
 using TokenSchedulerFactory = std::unique_ptr<TokenScheduler> (*)(const PolicyChoice& choice,
                                                                   const PlacementPlan& plan, int ranks);
-// Dispatch modes and replica choices are values the engine reads as they are.
+// Dispatch modes, replica choices and routers are values the engine reads as they are.
 using PolicyFactory = std::variant<PlacementFactory, RequestSchedulerFactory, TokenSchedulerFactory,
-                                   DispatchMode, ReplicaChoice>;
+                                   DispatchMode, ReplicaChoice, RouterPolicy>;
 
 struct PolicyEntry {
   std::string name;
@@ -99,6 +107,7 @@ std::string token_identity_fallback(const PolicyChoice& scheduler, const Placeme
                                     bool requests_have_token_ids);
 DispatchMode dispatch_mode_of(const PolicyChoice& choice);
 ReplicaChoice replica_choice_of(const PolicyChoice& choice);
+RouterPolicy router_of(const PolicyChoice& choice);
 
 // `semsim list policies`: every kind with its default, and each policy with its help,
 // requirements and parameters.

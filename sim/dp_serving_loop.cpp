@@ -34,7 +34,7 @@ class DataParallelServer {
   DataParallelServer(const Scenario& scenario, long long kv_capacity_tokens,
                      const std::vector<Request>& requests, RequestScheduler& scheduler,
                      const RoutingSource& routing, StepPipeline& steps, const ServingProgress& progress,
-                     KvHandoff* handoff)
+                     KvHandoff* handoff, RequestFeed* feed)
       : scenario_(scenario),
         kv_capacity_tokens_(kv_capacity_tokens),
         requests_(requests),
@@ -45,6 +45,7 @@ class DataParallelServer {
         ranks_(scenario.dp),
         batches_(scenario.dp),
         handoff_(handoff),
+        feed_(feed),
         request_seconds_(scenario.engine.on() ? scenario.calibration->engine.request_seconds : 0.0),
         speculative_(scenario.serving.speculative),
         sent_(closed_loop() ? std::min<std::size_t>(scenario.workload.concurrency, requests.size())
@@ -73,16 +74,27 @@ class DataParallelServer {
     const double limit = scenario_.serving.time_limit > 0 ? scenario_.serving.time_limit
                                                           : std::numeric_limits<double>::infinity();
     bool timeline_end_due = false;  // the last step was a timeline step whose end state comes next
-    while (completed_ < requests_.size() && clock_.now() < limit) {
-      if (handoff_) clock_.sync();
+    while ((feed_ || completed_ < requests_.size()) && clock_.now() < limit) {
+      if (handoff_ || feed_) clock_.sync();
       if (receives_handoffs())
         admit_handoffs();
+      else if (feed_)
+        admit_routed();
       else
         admit_arrivals();
       if (timeline_end_due) result_.timeline_serving.back().at_end = rank_states();
       timeline_end_due = false;
       StepRecord record;
       if (!form_batches(record)) {
+        if (feed_) {
+          if (!routed_.empty()) {
+            const double wake = std::min(reaches_scheduler(routed_.front()), limit);
+            clock_.advance(std::max(0.0, wake - clock_.now()));
+            continue;
+          }
+          if (!feed_->wait_for_routed(limit)) break;  // the router has sent its last request
+          continue;
+        }
         if (receives_handoffs()) {
           if (!handoff_->wait_for_arrival(limit)) break;  // the prefill pool is done, nothing in flight
           continue;
@@ -104,6 +116,8 @@ class DataParallelServer {
       if (hands_off()) {
         clock_.sync();
         handoff_->step_ended(clock_.now());
+      } else if (feed_) {
+        clock_.sync();  // the router hears of this step's finishes at its end
       }
       if (timeline_end_due) start_timeline_step();
       finish_step(record);
@@ -114,7 +128,8 @@ class DataParallelServer {
     clock_.sync();
     result_.end_time = clock_.now();
     if (progress_) progress_(result_.end_time, completed_, requests_.size());
-    result_.stopped_at_time_limit = completed_ < requests_.size() && result_.end_time >= limit;
+    const std::size_t served = feed_ ? taken_ : requests_.size();
+    result_.stopped_at_time_limit = (completed_ < served || !routed_.empty()) && result_.end_time >= limit;
     for (const Rank& rank : ranks_) result_.prefix_cache.evicted_blocks += rank.cache.evicted_blocks();
     return std::move(result_);
   }
@@ -128,11 +143,16 @@ class DataParallelServer {
     return scenario_.serving.prefix_cache && scenario_.serving.pool != ServingPool::kDecode;
   }
 
-  // A request finished at `time`. In a closed loop that sends the next request: here, or for a
+  // A request finished at `time`. Behind a router, the router hears of it (and in a closed loop
+  // sends the next request). In a closed loop that sends the next request: here, or for a
   // disaggregated run's decode pool, to the prefill pool (whose own requests end at their first
   // token, not their last, and send nothing).
   void request_finished(double time) {
     ++completed_;
+    if (feed_) {
+      feed_->request_finished(time);
+      return;
+    }
     if (!closed_loop() || hands_off()) return;
     if (receives_handoffs())
       handoff_->request_finished(time);
@@ -160,6 +180,22 @@ class DataParallelServer {
       const int r = assign(static_cast<int>(next_arrival_));
       ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
       ++next_arrival_;
+    }
+  }
+
+  // Behind a router: the requests it sent here queue at their rank once past the engine's request path.
+  void admit_routed() {
+    sent_here_.clear();
+    feed_->take_routed(sent_here_);
+    for (const RoutedRequest& routed : sent_here_) {
+      result_.requests[routed.index].arrival = routed.arrival;
+      routed_.push_back(routed.index);
+      ++taken_;
+    }
+    while (!routed_.empty() && reaches_scheduler(routed_.front()) <= clock_.now()) {
+      const int index = routed_.front();
+      routed_.pop_front();
+      ranks_[assign(index)].waiting.push_back(index);
     }
   }
 
@@ -518,6 +554,10 @@ class DataParallelServer {
   std::vector<TokenRef> tokens_;
   std::vector<int> token_rank_;
   KvHandoff* handoff_;
+  RequestFeed* feed_;
+  std::vector<RoutedRequest> sent_here_;  // behind a router: just taken from it
+  std::deque<int> routed_;                // sent here, not yet past the engine's request path
+  std::size_t taken_ = 0;                 // requests the router sent here
   double request_seconds_;  // the engine's request path: HTTP, tokenisation (0 without an engine)
   const SpeculativeDecoding& speculative_;
   std::vector<KvArrival> arrived_;
@@ -536,9 +576,9 @@ class DataParallelServer {
 RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
                               const std::vector<Request>& requests, RequestScheduler& scheduler,
                               const RoutingSource& routing, StepPipeline& steps,
-                              const ServingProgress& progress, KvHandoff* handoff) {
+                              const ServingProgress& progress, KvHandoff* handoff, RequestFeed* feed) {
   return DataParallelServer(scenario, kv_capacity_tokens, requests, scheduler, routing, steps, progress,
-                            handoff)
+                            handoff, feed)
       .run();
 }
 

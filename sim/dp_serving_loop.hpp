@@ -5,6 +5,7 @@
 #include "policies/placement.hpp"
 #include "policies/request_scheduling.hpp"
 #include "sim/kv_handoff.hpp"
+#include "sim/request_feed.hpp"
 #include "sim/run_result.hpp"
 #include "sim/scenario.hpp"
 #include "sim/step_pipeline.hpp"
@@ -29,9 +30,13 @@ using ServingProgress =
 // requests whose KV cache has landed (their first token, the prefill's, counted as given then)
 // instead of the workload's arrivals. Its clock is then synchronised every step, so that the other
 // pool's actor sees the same time.
+// With a `feed`, the loop is one instance of a deployment: it serves the requests the router sends
+// it (records of the others stay unarrived) until the router has sent its last, its clock
+// synchronised every step so that the router sees every finish at its time.
 RunResult serve_data_parallel(const Scenario& scenario, long long kv_capacity_tokens,
                               const std::vector<Request>& requests, RequestScheduler& scheduler,
                               const RoutingSource& routing, StepPipeline& steps,
-                              const ServingProgress& progress = {}, KvHandoff* handoff = nullptr);
+                              const ServingProgress& progress = {}, KvHandoff* handoff = nullptr,
+                              RequestFeed* feed = nullptr);
 
 }  // namespace semsim

@@ -136,6 +136,22 @@ DisaggregatedPlan build_disaggregated_run(const Scenario& scenario) {
   return {build_run(*scenario.disaggregation->prefill), build_run(*scenario.disaggregation->decode)};
 }
 
+DeploymentPlan build_deployment_run(const Scenario& scenario) {
+  const Deployment& deployment = *scenario.deployment;
+  DeploymentPlan plan;
+  for (const auto& instance : deployment.instance) plan.instances.push_back(build_run(*instance));
+  if (router_of(deployment.router).affinity != AffinityInput::kPromptEstimate) return plan;
+  for (std::size_t i = 0; i < plan.instances.size(); ++i)
+    if (plan.instances[i].placement->token_devices.empty())
+      throw InputError(
+          fmt::format("{}: {}: router '{}' estimates affinity from each instance's token→device "
+                      "table; instance {}'s placement has none (give it a placement made from a "
+                      "routing profile with token identities)",
+                      deployment.router.location, deployment.router.key_path, deployment.router.name, i),
+          deployment.router.key_path);
+  return plan;
+}
+
 RunPlan build_run(const Scenario& scenario) {
   RunPlan run;
   try {
@@ -162,7 +178,7 @@ RunPlan build_run(const Scenario& scenario) {
         std::make_unique<CalibratedCostModel>(*draft, scenario.cluster.device, *scenario.calibration,
                                               scenario.precision, scenario.calibration_extrapolation, false);
   run.dispatch = dispatch_timing(scenario);
-  run.notes.dispatch_kernel = scenario.model.dense()                ? "none (dense model)"
+  run.notes.dispatch_kernel = scenario.model.dense()               ? "none (dense model)"
                               : scenario.experts_tensor_parallel() ? "none (experts split over every device)"
                                                                    : run.dispatch.description();
   const bool shard_collectives =

@@ -68,4 +68,10 @@ struct DisaggregatedPlan {
 };
 DisaggregatedPlan build_disaggregated_run(const Scenario& scenario);
 
+// A deployment's instances (scenario.deployment), each built as build_run builds a scenario.
+struct DeploymentPlan {
+  std::vector<RunPlan> instances;
+};
+DeploymentPlan build_deployment_run(const Scenario& scenario);
+
 }  // namespace semsim

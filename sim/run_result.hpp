@@ -198,6 +198,10 @@ struct RunResult {
   bool engine_host_work = false;             // the steps pay an engine's host work (StepEngineRecord)
   RunNotes notes;                            // RunPlan::notes
   std::vector<ExportedStep> exported_steps;  // --export-steps' window (sim/step_exporter.hpp)
+  // A deployment's instances merged into one run (sim/outputs/deployment_summary.hpp): each step's
+  // and each request's instance (-1: never sent); empty for a run of one server. Kept here, not in
+  // the records, so that a run of one server's memory per request stays what it was.
+  std::vector<int> step_instance, request_instance;
 };
 
 }  // namespace semsim

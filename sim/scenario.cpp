@@ -11,6 +11,7 @@
 #include "models/compressed_file.hpp"
 #include "models/presets.hpp"
 #include "sim/scenario_checks.hpp"
+#include "sim/scenario_deployment.hpp"
 #include "sim/scenario_disaggregation.hpp"
 #include "sim/scenario_overrides.hpp"
 #include "sim/scenario_speculative.hpp"
@@ -253,7 +254,8 @@ bool holds_override(const YAML::Node& node) {
 
 void read_policies(const YamlInput& in, const std::string& base_dir, Scenario& s) {
   std::vector<std::string> keys;
-  for (const PolicyKindInfo& kind : policy_kinds()) keys.push_back(kind.key);
+  for (const PolicyKindInfo& kind : policy_kinds())
+    if (kind.kind != PolicyKind::kRouter) keys.push_back(kind.key);  // deployment.router
   in.expect_map(keys);
   auto choice = [&](PolicyKind kind) {
     const PolicyKindInfo& info = policy_kind(kind);
@@ -381,7 +383,8 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   read_placement_input(root, s);
 }
 
-// A pool's scenario (see Disaggregation) leaves the `disaggregation` key out.
+// A pool's or an instance's scenario (see Disaggregation, Deployment) leaves the `disaggregation` and
+// `deployment` keys out.
 Scenario load_scenario_document(const std::string& text, const std::string& file, const std::string& base_dir,
                                 const std::vector<ScenarioOverride>& overrides, long long seed, bool pool) {
   YamlInput root = YamlInput::parse(text, file);
@@ -389,11 +392,14 @@ Scenario load_scenario_document(const std::string& text, const std::string& file
   if (!root.is_map()) root.fail("a scenario must be a map");
   std::vector<std::string> created;  // per override, the first map it created ("" for none)
   for (const auto& o : overrides) created.push_back(apply_override(root.node(), o, file));
-  if (pool) YAML::Node(root.node()).remove("disaggregation");  // a handle to the same map
+  if (pool) {  // a handle to the same map
+    YAML::Node(root.node()).remove("disaggregation");
+    YAML::Node(root.node()).remove("deployment");
+  }
   try {
     root.expect_map({"schema", "name", "model", "cluster", "precision", "parallelism", "serving", "engine",
-                     "workload", "profile", "policies", "network", "calibration", "outputs",
-                     "disaggregation"});
+                     "workload", "profile", "policies", "network", "calibration", "outputs", "disaggregation",
+                     "deployment"});
     if (root.required("schema").as_int() != 1)
       root.required("schema").fail("unsupported schema version (this semsim reads 1)");
     Scenario s;
@@ -407,6 +413,11 @@ Scenario load_scenario_document(const std::string& text, const std::string& file
       s.disaggregation = read_disaggregation(
           *disaggregation, s, overrides, [&](const std::vector<ScenarioOverride>& pool_overrides) {
             return load_scenario_document(text, file, base_dir, pool_overrides, seed, /*pool=*/true);
+          });
+    if (const auto deployment = root.optional("deployment"))
+      s.deployment = read_deployment(
+          *deployment, s, overrides, [&](const std::vector<ScenarioOverride>& instance_overrides) {
+            return load_scenario_document(text, file, base_dir, instance_overrides, seed, /*pool=*/true);
           });
     return s;
   } catch (const InputError& e) {

@@ -100,6 +100,7 @@ struct EngineSettings {
 };
 
 struct Disaggregation;
+struct Deployment;
 
 // Scenario::file of the embedded default scenario (`semsim run default`).
 inline constexpr const char* kDefaultScenarioFile = "<default>";
@@ -152,6 +153,7 @@ struct Scenario {
   bool write_steps_csv = true;
   bool write_layers_csv = false;  // per MoE layer: phase times and per-device loads (for plots)
   std::shared_ptr<const Disaggregation> disaggregation;  // none: one colocated or single-pool server
+  std::shared_ptr<const Deployment> deployment;          // none: one instance
 
   // Where the values came from, for the errors build_run() can still raise at their keys.
   std::optional<YamlInput> document;
@@ -174,6 +176,17 @@ struct Disaggregation {
   std::shared_ptr<const Scenario> prefill, decode;
   KvTransferMode kv_transfer = KvTransferMode::kLayerwise;
   int prefill_nodes() const { return prefill->cluster.nodes; }
+};
+
+// `deployment:` N instances of the serving configuration, each its own EP group on whole nodes of
+// its own (instance i on the i-th group of nodes), fed by one request stream through a router.
+// Each instance is the scenario with its nodes as the cluster's and the keys its `set:` gives (its
+// profile and policies: the placement its experts follow); the rest is shared.
+struct Deployment {
+  int instances = 1;
+  PolicyChoice router;
+  std::vector<std::shared_ptr<const Scenario>> instance;
+  int instance_nodes() const { return instance.front()->cluster.nodes; }
 };
 
 // The scenario as it ran, as YAML: its document with every --set and the seed applied, and the

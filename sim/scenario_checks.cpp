@@ -178,13 +178,15 @@ std::vector<std::string> idle_nodes_warnings(const Scenario& s) {
     return warnings;
   }
   const int per_node = s.cluster.gpus_per_node;
-  const int nodes_used = (s.ep + per_node - 1) / per_node;
+  const int instances = s.deployment ? s.deployment->instances : 1;
+  const int nodes_used = instances * ((s.ep + per_node - 1) / per_node);
   if (nodes_used >= s.cluster.nodes) return {};
   return {fmt::format(
-      "cluster '{}' has {} nodes of {} devices; the serving group (parallelism.ep {}) uses {} of them, "
+      "cluster '{}' has {} nodes of {} devices; the serving group{} (parallelism.ep {}) use{} {} of them, "
       "leaving {} devices idle; per-node throughput counts the {} node{} in use",
-      s.cluster.name, s.cluster.nodes, per_node, s.ep, nodes_used, s.cluster.devices() - s.ep, nodes_used,
-      nodes_used == 1 ? "" : "s")};
+      s.cluster.name, s.cluster.nodes, per_node,
+      instances > 1 ? fmt::format("s of {} instances", instances) : "", s.ep, instances > 1 ? "" : "s",
+      nodes_used, s.cluster.devices() - instances * s.ep, nodes_used, nodes_used == 1 ? "" : "s")};
 }
 
 namespace {

@@ -9,8 +9,10 @@
 #include "models/operator_costs.hpp"
 #include "models/sanitizers.hpp"
 #include "policies/policy_registry.hpp"
+#include "policies/token_device_table.hpp"
 #include "sim/calibrated_cost_model.hpp"
 #include "sim/dp_serving_loop.hpp"
+#include "sim/instance_router.hpp"
 #include "sim/kv_transfer.hpp"
 #include "sim/platform.hpp"
 #include "sim/scenario_checks.hpp"
@@ -54,13 +56,14 @@ class Server {
 
   // Starts the serving loop in an actor on `host`; an error in it is kept for rethrow_failure().
   void start(simgrid::s4u::Host* host, const std::vector<Request>& requests, const ServingProgress& progress,
-             KvHandoff* handoff) {
+             KvHandoff* handoff, RequestFeed* feed = nullptr) {
     simgrid::s4u::Actor::create(std::string("serving-") + serving_pool_name(scenario_.serving.pool), host,
-                                [this, &requests, &progress, handoff] {
+                                [this, &requests, &progress, handoff, feed] {
                                   try {
-                                    result_ = serve_data_parallel(scenario_, run_.memory.kv_capacity_tokens,
-                                                                  requests, *run_.request_scheduler,
-                                                                  *run_.routing, steps_, progress, handoff);
+                                    result_ =
+                                        serve_data_parallel(scenario_, run_.memory.kv_capacity_tokens,
+                                                            requests, *run_.request_scheduler, *run_.routing,
+                                                            steps_, progress, handoff, feed);
                                   } catch (const simgrid::ForcefulKillException&) {
                                     throw;  // SimGrid's own unwinding of a killed actor
                                   } catch (...) {
@@ -167,6 +170,54 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   // Requests arrive at the prefill pool: in a closed loop only it knows when each was sent.
   for (std::size_t i = 0; i < requests.size(); ++i)
     result.decode.requests[i].arrival = result.prefill.requests[i].arrival;
+  return result;
+}
+
+DeploymentResult simulate_deployment(const Scenario& scenario, const DeploymentPlan& plan,
+                                     const ServingProgress& progress) {
+  const Deployment& deployment = *scenario.deployment;
+  Engine engine;
+  Cluster all = scenario.cluster;
+  all.nodes = deployment.instances * deployment.instance_nodes();
+  const Topology topology = effective_topology(all, all.devices(), *scenario.calibration);
+  const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
+  const int instance_devices = deployment.instance_nodes() * scenario.cluster.gpus_per_node;
+  const std::vector<Request> requests = generate_requests(scenario.workload);
+  std::vector<std::vector<std::int16_t>> vote_devices;
+  std::vector<const Placement*> placements;
+  for (const RunPlan& run : plan.instances) {
+    const Placement& placement = run.placement->placement;
+    vote_devices.push_back(dp_vote_devices(run.placement->token_devices, placement.devices));
+    placements.push_back(&placement);
+  }
+  InstanceRouter router(scenario, requests,
+                        InstanceAffinity(router_of(deployment.router).affinity, std::move(vote_devices),
+                                         std::move(placements), *plan.instances.front().routing));
+  // Each loop's progress is its own requests'; the run's is their sum.
+  std::vector<std::size_t> completed(deployment.instances, 0);
+  std::vector<ServingProgress> instance_progress;
+  for (int i = 0; i < deployment.instances; ++i)
+    instance_progress.push_back([&, i](double seconds, std::size_t done, std::size_t) {
+      completed[i] = done;
+      std::size_t all_done = 0;
+      for (const std::size_t n : completed) all_done += n;
+      if (progress) progress(seconds, all_done, requests.size());
+    });
+  // Instances on disjoint nodes share no link (a route between two nodes crosses only their NICs),
+  // so each flow executor keeps its lone-collective shortcut (FlowPlatform::shared false).
+  std::vector<std::unique_ptr<Server>> servers;
+  for (int i = 0; i < deployment.instances; ++i) {
+    servers.push_back(std::make_unique<Server>(*deployment.instance[i], plan.instances[i], StepWindow{},
+                                               FlowPlatform{i * instance_devices, false}));
+    servers.back()->start(hosts[i * instance_devices], requests, instance_progress[i], nullptr,
+                          &router.feed(i));
+  }
+  router.start(hosts.front());
+  engine.get().run();
+  DeploymentResult result;
+  for (const auto& server : servers) server->rethrow_failure();
+  for (const auto& server : servers) result.instances.push_back(server->result());
+  result.instance_of = router.instance_of();
   return result;
 }
 

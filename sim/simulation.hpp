@@ -27,4 +27,15 @@ struct DisaggregatedResult {
 DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const DisaggregatedPlan& plan,
                                            const ServingProgress& progress = {});
 
+// A deployment's run (scenario.deployment): each instance's loop in its own actor on its nodes, fed
+// by the router's actor (sim/instance_router.hpp). Instance i's result holds the records of every
+// request, those sent elsewhere unarrived. `progress` hears the requests completed over all
+// instances. Creates a SimGrid Engine: call at most once per process.
+struct DeploymentResult {
+  std::vector<RunResult> instances;
+  std::vector<int> instance_of;  // per request: its instance (-1: never sent)
+};
+DeploymentResult simulate_deployment(const Scenario& scenario, const DeploymentPlan& plan,
+                                     const ServingProgress& progress = {});
+
 }  // namespace semsim

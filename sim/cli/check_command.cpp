@@ -125,6 +125,23 @@ void describe(const Scenario& s, const RunPlan& plan) {
 int check_scenario(const ScenarioArguments& arguments) {
   const Scenario s = arguments.load();
   for (const std::string& warning : idle_nodes_warnings(s)) std::cerr << "warning: " << warning << "\n";
+  if (s.deployment) {
+    const Deployment& deployment = *s.deployment;
+    const DeploymentPlan plan = build_deployment_run(s);
+    std::cout << s.file << ": ok\n";
+    std::cout << fmt::format("  {} instances on {}, {} node{} each, router {}\n", deployment.instances,
+                             s.cluster.name, deployment.instance_nodes(),
+                             deployment.instance_nodes() == 1 ? "" : "s", deployment.router.name);
+    for (int i = 0; i < deployment.instances; ++i) {
+      const int first = i * deployment.instance_nodes();
+      const int last = first + deployment.instance_nodes() - 1;
+      std::cout << fmt::format(
+          "instance {}, {}:\n", i,
+          first == last ? fmt::format("node {}", first) : fmt::format("nodes {}-{}", first, last));
+      describe(*deployment.instance[i], plan.instances[i]);
+    }
+    return 0;
+  }
   if (!s.disaggregation) {
     const RunPlan plan = build_run(s);  // what a run builds, its placement and memory plan included
     std::cout << s.file << ": ok\n";

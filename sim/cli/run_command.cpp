@@ -110,6 +110,12 @@ int run_scenario(RunOptions options) {
         fmt::format("--timeline: {} is disaggregated; a timeline records one server's steps, so "
                     "run one pool alone (serving.pool: prefill or decode) for its timeline",
                     scenario.file));
+  if (scenario.deployment && (!options.timeline.path.empty() || !options.exported.path.empty()))
+    throw InputError(
+        fmt::format("{}: {} has {} instances; a timeline or a step export records one server's "
+                    "steps, so run the scenario without its deployment for it",
+                    options.timeline.path.empty() ? "--export-steps" : "--timeline", scenario.file,
+                    scenario.deployment->instances));
   const std::string out_dir = options.out_dir.empty() ? "out/" + scenario.name : options.out_dir;
   if (!options.timeline_steps.empty())
     options.timeline.steps = parse_step_window(options.timeline_steps, "--timeline-steps");

@@ -124,6 +124,19 @@ void add_disaggregation(std::string& out, const Json& d) {
   line(out, "Below:", "requests end to end; steps and MoE of the decode pool");
 }
 
+// A deployment's router and instances (`d`: summary.json's `deployment`).
+void add_deployment(std::string& out, const Json& d) {
+  section(out, " Deployment ");
+  line(out, "Instances / nodes each / router:",
+       fmt::format("{} / {} / {}", d["instances"].get<int>(), d["nodes_per_instance"].get<int>(),
+                   d["router"].get<std::string>()));
+  for (const auto& [i, instance] : d["instance"].items())
+    line(out, fmt::format("instance {} requests/LAR/p99 TTFT ms:", i),
+         fmt::format("{} / {} / {}", instance["requests"].get<int>(), num(instance["lar"].get<double>(), 4),
+                     maybe(instance["ttft_s"]["p99"], 1e3)));
+  line(out, "Below:", "the instances together; steps summed over them");
+}
+
 // What only a simulation says.
 bool is_dense(const Json& j) {
   return j.value("model_kind", std::string("moe")) == "dense";
@@ -273,6 +286,7 @@ std::string summary_text(const Json& j) {
   add_bench_serving(out, j);
   add_latencies(out, j);
   if (j.contains("disaggregation")) add_disaggregation(out, j["disaggregation"]);
+  if (j.contains("deployment")) add_deployment(out, j["deployment"]);
   add_simulation(out, j);
   add_moe(out, j);
   out += std::string(50, '=') + "\n";

@@ -7,21 +7,27 @@
 
 #include "policies/routing_metrics.hpp"
 #include "sim/outputs/output_staging.hpp"
+#include "sim/serving_metrics.hpp"
 
 namespace semsim {
 
 void write_requests_csv(const std::string& path, const RunResult& run) {
-  std::string text =
-      "id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed,cached_tokens\n";
-  for (const RequestRecord& r : run.requests) {
+  // A deployment's requests name their instance after their rank (a rank of that instance).
+  const bool deployment = !run.request_instance.empty();
+  std::string text = fmt::format(
+      "id,arrival_s,rank,{}input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed,cached_tokens\n",
+      deployment ? "instance," : "");
+  for (std::size_t i = 0; i < run.requests.size(); ++i) {
+    const RequestRecord& r = run.requests[i];
     if (!r.arrived()) continue;  // the run stopped before it arrived: nothing to say about it
     const bool done = r.completed();
     const double tpot = time_per_output_token(r);
-    text += fmt::format(
-        "{},{:.9g},{},{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank, r.input_tokens, r.output_tokens,
-        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
-        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "", done ? fmt::format("{:.9g}", r.finish - r.arrival) : "",
-        done ? 1 : 0, r.cached_tokens);
+    text += fmt::format("{},{:.9g},{},{}{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank,
+                        deployment ? fmt::format("{},", run.request_instance[i]) : "", r.input_tokens,
+                        r.output_tokens,
+                        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
+                        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
+                        done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0, r.cached_tokens);
   }
   write_text_file(path, text);
 }
@@ -48,19 +54,24 @@ auto phase_values(const PhaseSeconds& phases, Phase first, Phase last) {
 void write_steps_csv(const std::string& path, const RunResult& run) {
   // A run with an engine appends its host work's columns (StepEngineRecord): the others keep theirs.
   const bool engine = run.engine_host_work;
+  // A deployment's steps are each instance's in turn, each row naming its instance.
+  const bool deployment = !run.step_instance.empty();
   std::string text = fmt::format(
-      "step,start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
+      "step,{}start_s,duration_s,{},prefill_tokens,decode_tokens,a2a_scale_up_bytes,a2a_scale_out_bytes,lar,"
       "imbalance,{},tp_collective_bytes,comm_exposed_s,comm_hidden_s{}\n",
-      phase_columns(Phase::kAttention, Phase::kOther), phase_columns(Phase::kReduceScatter, Phase::kPermute),
+      deployment ? "instance," : "", phase_columns(Phase::kAttention, Phase::kOther),
+      phase_columns(Phase::kReduceScatter, Phase::kPermute),
       engine ? fmt::format(",{},host_s,batch_requests,eager,graph_batch,overlapped",
                            phase_columns(Phase::kEngine, Phase::kEngine))
              : std::string());
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
+    if (deployment) text += fmt::format("{},{},", i, run.step_instance[i]);
     text +=
-        fmt::format("{},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}",
-                    i, s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
-                    s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+        fmt::format("{}{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}",
+                    deployment ? "" : fmt::format("{},", i), s.start, s.phases.total(),
+                    phase_values(s.phases, Phase::kAttention, Phase::kOther), s.prefill_tokens,
+                    s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
                     local_activation_rate(s.local_activations, s.activations), s.imbalance,
                     phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
                     s.comm_exposed, s.comm_hidden);

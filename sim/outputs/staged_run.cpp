@@ -11,6 +11,7 @@
 
 #include "models/input_error.hpp"
 #include "sim/outputs/bench_serving_json.hpp"
+#include "sim/outputs/deployment_summary.hpp"
 #include "sim/outputs/disaggregated_summary.hpp"
 #include "sim/outputs/run_csvs.hpp"
 #include "sim/outputs/summary_json.hpp"
@@ -76,8 +77,28 @@ std::string StagedRun::simulate_disaggregated_and_write(const ServingProgress& p
   return summary.dump();
 }
 
+std::string StagedRun::simulate_deployment_and_write(const ServingProgress& progress) const {
+  const auto started = std::chrono::steady_clock::now();
+  const DeploymentPlan plan = build_deployment_run(scenario_);
+  const DeploymentResult run = simulate_deployment(scenario_, plan, progress);
+  const double simulation_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const RunResult merged = merged_deployment(run);
+  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, merged);
+  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, merged);
+  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, merged);
+  if (!result_json_.empty())
+    write_text_file(result_json_,
+                    bench_serving_json(scenario_, merged, summarize(merged, goodput_)).dump() + "\n");
+  nlohmann::ordered_json summary =
+      deployment_summary_json(scenario_, plan.instances.front().memory, run, goodput_);
+  summary["wall_seconds"] = simulation_seconds;
+  return summary.dump();
+}
+
 std::string StagedRun::simulate_and_write(const ServingProgress& progress) const {
   if (scenario_.disaggregation) return simulate_disaggregated_and_write(progress);
+  if (scenario_.deployment) return simulate_deployment_and_write(progress);
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
   const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps,

@@ -42,6 +42,7 @@ class StagedRun {
   // `progress` hears how far the serving loop got.
   std::string simulate_and_write(const ServingProgress& progress = {}) const;
   std::string simulate_disaggregated_and_write(const ServingProgress& progress) const;
+  std::string simulate_deployment_and_write(const ServingProgress& progress) const;
 
   // For the parent: writes `summary` as summary.json and renames every output into the folder.
   void commit(const nlohmann::ordered_json& summary);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "models/csv.hpp"
+#include "sim/outputs/deployment_summary.hpp"
 #include "sim/outputs/disaggregated_summary.hpp"
 #include "sim/outputs/points_csv.hpp"
 #include "sim/outputs/summary_json.hpp"
@@ -24,6 +25,7 @@ std::vector<std::string> metric_columns(bool disaggregated = false, const Scenar
     blank.engine = point->engine;
     blank.serving.speculative = point->serving.speculative;
     blank.serving.prefix_cache = point->serving.prefix_cache;
+    blank.deployment = point->deployment;  // its instances' columns
   }
   DisaggregatedPlan plan;
   if (disaggregated) {
@@ -43,8 +45,9 @@ std::vector<std::string> metric_columns(bool disaggregated = false, const Scenar
     blank.disaggregation = pools;
   }
   const nlohmann::ordered_json summary =
-      disaggregated ? disaggregated_summary_json(blank, plan, DisaggregatedResult{}, {})
-                    : summary_json(blank, MemoryPlan{}, Summary{});
+      disaggregated      ? disaggregated_summary_json(blank, plan, DisaggregatedResult{}, {})
+      : blank.deployment ? deployment_summary_json(blank, MemoryPlan{}, DeploymentResult{}, {})
+                         : summary_json(blank, MemoryPlan{}, Summary{});
   std::vector<std::string> names;
   for (const auto& [name, value] : flatten_summary(summary)) names.push_back(name);
   return names;

@@ -14,7 +14,8 @@
 namespace semsim::cli_test {
 namespace {
 
-void expect_refused(const std::vector<std::string>& args, const CliResult& r, const std::string& message) {
+void expect_hostile_input_refused(const std::vector<std::string>& args, const CliResult& r,
+                                  const std::string& message) {
   SCOPED_TRACE(describe(args, r));
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 2);
@@ -36,10 +37,11 @@ TEST(cliHostileInputs, RoutingProfileWhoseTablesCannotFit) {
     return std::vector<std::string>{"check", "default", "--set", "profile=" + tmp / name};
   };
   const auto huge_vocabulary = profile("vocabulary", 26, 64, "1000000000000000");
-  expect_refused(huge_vocabulary, run_semsim(huge_vocabulary),
-                 "impossible counts: 26 MoE layers, 64 experts, top-2, vocabulary 1000000000000000");
+  expect_hostile_input_refused(
+      huge_vocabulary, run_semsim(huge_vocabulary),
+      "impossible counts: 26 MoE layers, 64 experts, top-2, vocabulary 1000000000000000");
   const auto huge_tables = profile("tables", 1024, 32767, "10");
-  expect_refused(huge_tables, run_semsim(huge_tables), "GB of memory, more than the");
+  expect_hostile_input_refused(huge_tables, run_semsim(huge_tables), "GB of memory, more than the");
 }
 
 // A calibration query far outside the measured grid (calibration.extrapolate: false) is bad input:
@@ -54,7 +56,7 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
                                tmp / "out", "--set",   "workload.input_len.value=200000"};
   run.insert(run.end(), values.begin(), values.end());
   const CliResult refused = run_semsim(run);
-  expect_refused(run, refused, "calibration profile 'h200-sxm-measured': mla_prefill");
+  expect_hostile_input_refused(run, refused, "calibration profile 'h200-sxm-measured': mla_prefill");
   // Named at the scenario key that asked, with the profile's file and where the value was given.
   EXPECT_NE(refused.err.find("<default>:"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find(": workload.input_len: this value asks the calibration profile "
@@ -71,7 +73,8 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
          "  input_len: {dist: fixed, value: 200000}\n  output_len: {dist: fixed, value: 2}\n";
   const std::vector<std::string> from_file{"run", tmp / "long-prompts.yaml", "--out", tmp / "out"};
   const CliResult located = run_semsim(from_file);
-  expect_refused(from_file, located, tmp / "long-prompts.yaml:8:14: workload.input_len: this value asks");
+  expect_hostile_input_refused(from_file, located,
+                               tmp / "long-prompts.yaml:8:14: workload.input_len: this value asks");
 
   std::ofstream(tmp / "sweep.yaml")
       << "sweep: 1\nbase: default\nset: {workload.requests: 3, calibration: {profile: measured, extrapolate: "
@@ -96,7 +99,7 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
   const std::vector<std::string> fits{"check", "default"};
   EXPECT_EQ(run_semsim(fits, "", 120, kLimit).exit_code, 0);
   const std::vector<std::string> run{"check", "default", "--set", "workload.requests=10000000"};
-  expect_refused(
+  expect_hostile_input_refused(
       run, run_semsim(run, "", 120, kLimit),
       "workload.requests: a run of 10000000 requests (~2.56e+09 output tokens, at least 1.25e+06 steps) "
       "needs at least 2.31 GB of memory");
@@ -110,8 +113,8 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
   sweep_file << "]\n";
   sweep_file.close();
   const std::vector<std::string> sweep{"sweep", tmp / "sweep.yaml", "--dry-run"};
-  expect_refused(sweep, run_semsim(sweep, "", 120, kLimit),
-                 "the sweep's 100000 validated points needs at least 5 GB of memory");
+  expect_hostile_input_refused(sweep, run_semsim(sweep, "", 120, kLimit),
+                               "the sweep's 100000 validated points needs at least 5 GB of memory");
 
   // DeepSeek-V3 at EP16384 on 2,048 H800 nodes: what grows with the square of the EP group (a route
   // per pair of devices, a matrix of dispatch copies per MoE layer) is refused at the EP size, as it
@@ -123,14 +126,16 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
                                          "--set",   "parallelism.ep=16384",
                                          "--set",   "policies.placement={name: contiguous, redundant: 16128}",
                                          "--set",   "calibration=datasheet"};
-  expect_refused(ep16384, run_semsim(ep16384, "", 120, kLimit),
-                 "parallelism.ep: an EP group of 16384 devices (2.684e+08 device pairs: their routes and the "
-                 "dispatch copies of each of 58 MoE layers) needs at least");
+  expect_hostile_input_refused(
+      ep16384, run_semsim(ep16384, "", 120, kLimit),
+      "parallelism.ep: an EP group of 16384 devices (2.684e+08 device pairs: their routes and the "
+      "dispatch copies of each of 58 MoE layers) needs at least");
   const std::vector<std::string> collective{
       "collective", "--model", "deepseek-v3", "--cluster", "h800-ib",  "--nodes", "2048",
       "--ep",       "16384",   "--redundant", "16128",     "--tokens", "1"};
-  expect_refused(collective, run_semsim(collective, "", 120, kLimit),
-                 "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
+  expect_hostile_input_refused(
+      collective, run_semsim(collective, "", 120, kLimit),
+      "the routes between every two of 16384 devices (2.684e+08 pairs) needs at least");
 }
 
 // 16 requests on 28 GB200 NVL72 racks at EP2016: each step's all-to-alls visit 4 million device
@@ -147,7 +152,7 @@ TEST(cliHostileInputs, AllToAllWorkBeyondTheLimitIsRefusedBeforeTheRun) {
                                  "--set", "calibration=datasheet",
                                  "--out", tmp / "out"};
   const CliResult r = run_semsim(gb200, "", 60);
-  expect_refused(
+  expect_hostile_input_refused(
       gb200, r,
       "parallelism.ep: EP2016 prices each step's dispatch and combine over 4.06e+06 device pairs in "
       "each of 58 MoE layers: at least 256 steps make 1.21e+11 pair visits, about 12 min of work, "
@@ -166,7 +171,8 @@ TEST(cliHostileInputs, AllToAllWorkBeyondTheLimitIsRefusedBeforeTheRun) {
       "--set",        "calibration=datasheet",
       "--set",        "disaggregation={prefill: {nodes: 1}, decode: {nodes: 2, set: {parallelism.ep: 16}}}",
       "--work-limit", "1"};
-  expect_refused(pools, run_semsim(pools), "parallelism.ep: EP8 prices each step's dispatch and combine");
+  expect_hostile_input_refused(pools, run_semsim(pools),
+                               "parallelism.ep: EP8 prices each step's dispatch and combine");
 }
 
 }  // namespace

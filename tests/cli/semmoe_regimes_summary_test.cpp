@@ -14,7 +14,7 @@ namespace {
 
 const std::string kScript = std::string(SEMSIM_SOURCE_DIR) + "/scripts/summarize-semmoe-regimes";
 
-bool matplotlib_installed() {
+bool system_matplotlib_installed() {
   return std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0;
 }
 
@@ -58,7 +58,7 @@ int summarize(const TempDir& study, double sem_moe_mean_step, const std::string&
 }
 
 TEST(cliSemmoeRegimesSummary, StepDifferenceSplitsIntoCommExpertsAndRest) {
-  if (!matplotlib_installed())
+  if (!system_matplotlib_installed())
     GTEST_SKIP() << "python3-matplotlib is not installed (scripts/bootstrap installs it)";
   TempDir study;
   ASSERT_EQ(summarize(study, 0.0053, study / "log"), 0) << read_file(study / "log");
@@ -79,7 +79,7 @@ TEST(cliSemmoeRegimesSummary, StepDifferenceSplitsIntoCommExpertsAndRest) {
 
 // A cell with the cost-scored placement: compared with the better of Sem-MoE and EPLB (here EPLB).
 TEST(cliSemmoeRegimesSummary, CostScoredAgainstTheBetterOfSemMoeAndEplb) {
-  if (!matplotlib_installed())
+  if (!system_matplotlib_installed())
     GTEST_SKIP() << "python3-matplotlib is not installed (scripts/bootstrap installs it)";
   TempDir study;
   ASSERT_EQ(summarize(study, 0.0053, study / "log", true), 0) << read_file(study / "log");

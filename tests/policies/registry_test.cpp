@@ -51,7 +51,9 @@ TEST(PolicyRegistry, EveryKindHasItsEntriesAndItsDefault) {
   EXPECT_EQ(names(PolicyKind::kDispatch),
             (std::vector<std::string>{"dedup", "per_expert", "allgather", "normal", "low_latency", "auto"}));
   EXPECT_EQ(names(PolicyKind::kReplicaChoice), (std::vector<std::string>{"round_robin", "uniform"}));
-  ASSERT_EQ(policy_kinds().size(), 5u);
+  EXPECT_EQ(names(PolicyKind::kRouter),
+            (std::vector<std::string>{"round_robin", "least_load", "expert_affinity", "expert_affinity_hindsight"}));
+  ASSERT_EQ(policy_kinds().size(), 6u);
   std::set<std::string> keys;
   for (const PolicyKindInfo& kind : policy_kinds()) {
     EXPECT_EQ(&policy_kind(kind.kind), &kind);
@@ -68,7 +70,7 @@ TEST(PolicyRegistry, EveryKindHasItsEntriesAndItsDefault) {
     }
   }
   EXPECT_EQ(keys, (std::set<std::string>{"placement", "request_scheduling", "token_scheduling", "dispatch",
-                                         "replica_choice"}));
+                                         "replica_choice", "router"}));
 }
 
 TEST(PolicyRegistry, EveryPlacementBuilds) {
