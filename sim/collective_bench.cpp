@@ -114,6 +114,24 @@ void check_group(const CollectiveBenchSpec& spec) {
   if (spec.tokens < 1 || spec.repeat < 1) throw InputError("--tokens and --repeat must be at least 1");
 }
 
+// --sms sets the SMs of DeepEP's normal kernels, whose share of the device their tables and link
+// model price; refused where no such kernel times the call, rather than ignored.
+void refuse_unused_sms(const CollectiveBenchSpec& spec, const DispatchTiming& timing, bool decode_only,
+                       const std::string& timed_by) {
+  if (spec.sms == 0 || (timing.measured() && timing.for_step(decode_only).kernel == EpKernel::kNormal))
+    return;
+  const std::string why =
+      !spec.measured_tables
+          ? "--timing topology prices the copies over the topology at the links' calibrated "
+            "rates (as serving.ep_kernel: nccl does), which no SM count changes; DeepEP's "
+            "tables and link model price its SMs' share (--timing tables or model)"
+      : timing.measured() ? "DeepEP's low-latency kernel times this call, whose tables have no SM count"
+                          : "it is timed by " + timed_by + ", which no SM count changes";
+  throw InputError(
+      fmt::format("--sms {} sets the SMs of DeepEP's normal kernels, and --kernel {} runs none: {}", spec.sms,
+                  spec.kernel, why));
+}
+
 CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMode mode) {
   const int per_node = std::min(spec.cluster.gpus_per_node, spec.ep);
   if (is_deepep(mode) && spec.ep % per_node != 0)
@@ -153,10 +171,12 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
                : !spec.measured_tables ? "the copies over the topology (--timing topology)"
                : is_deepep(mode)       ? timing.description()
                                        : "NCCL-style copies over the topology";
-  CollectivePricing pricing(shape, profile, topology, profile.collective_overhead, timing, nullptr);
   // One call is one step's dispatch: DeepEP's auto mode runs a decode-only one as low_latency.
-  pricing.start_step(mode == DispatchMode::kLowLatency ||
-                     (mode == DispatchMode::kDeepepAuto && spec.decode_step));
+  const bool decode_only =
+      mode == DispatchMode::kLowLatency || (mode == DispatchMode::kDeepepAuto && spec.decode_step);
+  refuse_unused_sms(spec, timing, decode_only, r.timed_by);
+  CollectivePricing pricing(shape, profile, topology, profile.collective_overhead, timing, nullptr);
+  pricing.start_step(decode_only);
   LoneCollectiveTime lone(topology, BandwidthFactors(profile, topology));
   const double dispatch_copy = shape.dispatch_bytes_per_copy, combine_copy = shape.combine_bytes_per_copy;
 
@@ -200,6 +220,11 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
 }
 
 CollectiveBenchResult bench_nccl(const CollectiveBenchSpec& spec, const NcclKernel& kernel) {
+  if (spec.sms > 0)
+    throw InputError(
+        fmt::format("--sms {} sets the SMs of DeepEP's normal kernels, and --kernel {} (NCCL's) "
+                    "runs none",
+                    spec.sms, spec.kernel));
   const CalibrationProfile& profile = *spec.profile;
   const Topology topology = effective_topology(spec.cluster, spec.ep, profile);
   const double buffer = static_cast<double>(spec.tokens) * spec.model.hidden * 2.0;  // BF16 per rank

@@ -323,10 +323,16 @@ void read_calibration(std::optional<YamlInput> calibration, const std::string& b
     s.calibration = std::make_shared<const CalibrationProfile>(
         CalibrationProfile::from_yaml(YamlInput::load_file(s.calibration_file), s.cluster.device));
   }
-  if (s.calibration_file.empty())  // embedded: a device without a datasheet file has the generic one
-    s.calibration_file = s.calibration->name == "datasheet"
-                             ? "the generic datasheet assumptions (no file)"
-                             : fmt::format("calibrate/profiles/{}.yaml (embedded)", s.calibration->name);
+  if (s.calibration_file.empty()) {  // embedded: a device without a datasheet file has the generic one
+    if (s.calibration->name.starts_with("datasheet:"))
+      s.calibration_note = "the generic datasheet assumptions, no file";
+    else {
+      s.calibration_file = s.calibration->source == "measured"
+                               ? CalibrationProfile::measured_file(s.cluster.device)
+                               : fmt::format("calibrate/profiles/{}.yaml", s.calibration->name);
+      s.calibration_note = "embedded";
+    }
+  }
   try {
     s.calibration_links = calibration_links(*s.calibration, s.cluster, s.ep);
   } catch (const InputError& e) {

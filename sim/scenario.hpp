@@ -143,8 +143,9 @@ struct Scenario {
   NetworkFidelity fidelity = NetworkFidelity::kBottleneck;
   // Shared, not copied: a measured profile is megabytes, and a sweep holds a scenario per point.
   std::shared_ptr<const CalibrationProfile> calibration = std::make_shared<const CalibrationProfile>();
-  // The profile's file as errors name it: the path the scenario gives, or the embedded one's source.
-  std::string calibration_file;
+  // The profile's file as errors name it: the path the scenario gives, or the embedded one's source
+  // ("" for the generic datasheet assumptions); the note says which ("embedded", "").
+  std::string calibration_file, calibration_note;
   bool calibration_extrapolation = false;  // answer queries far outside a measured table's grid
   // --work-limit: the most all-to-all device-pair visits a run is started with (0: no limit).
   double work_limit = limits::kAllToAllPairVisits;

@@ -206,9 +206,14 @@ std::string key_setting_axis(const Scenario& s, const std::string& kernel, const
 }  // namespace
 
 InputError located_grid_error(const Scenario& s, const CalibrationGridError& e) {
+  // The profile's file at the table's line: "FILE:LINE (embedded)".
+  std::string profile = s.calibration_file;
+  if (!profile.empty() && e.table_line() > 0) profile += fmt::format(":{}", e.table_line());
+  if (!s.calibration_note.empty())
+    profile += profile.empty() ? s.calibration_note : " (" + s.calibration_note + ")";
   const std::string message =
-      fmt::format("this value asks the calibration profile ({}) for {} = {:g} ({}): {}", s.calibration_file,
-                  e.axis(), e.value(), e.kernel(), e.what());
+      fmt::format("this value asks the calibration profile ({}) for {} = {:g} ({}): {}", profile, e.axis(),
+                  e.value(), e.kernel(), e.what());
   if (!s.document) return InputError(fmt::format("{}: {}", s.file, message));
   // The key, or the nearest one above it that the scenario has (a default's section).
   const std::string key = key_setting_axis(s, e.kernel(), e.axis());

@@ -41,10 +41,63 @@ void expand_cluster_shorthand(YAML::Node document, const std::string& key_path) 
   document["cluster"] = map;
 }
 
+// `parallelism: {ep: N, attention: dp | tp}` is short for the layout in full, `{attention: {dp: N}}` or
+// `{attention: {tp: N}}`, which a key below `parallelism.moe` or `parallelism.attention` needs. The EP
+// size keeps its data (and so its line). A shorthand with more keys, or an attention mode that is
+// neither, cannot be expanded without guessing: the error says what to write instead.
+void expand_parallelism_shorthand(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
+  const bool needs_layout = o.key_path == "parallelism.moe" || o.key_path.starts_with("parallelism.moe.") ||
+                            o.key_path.starts_with("parallelism.attention.");
+  if (!needs_layout || !document.IsMap()) return;
+  const YAML::Node parallelism = std::as_const(document)["parallelism"];  // const: looking adds no key
+  if (!parallelism.IsDefined() || !parallelism.IsMap()) return;
+  const YAML::Node attention = parallelism["attention"];
+  if (!attention.IsDefined() || attention.IsMap()) return;  // already the layout in full
+  const YAML::Node ep = parallelism["ep"];
+  const bool only_ep_and_attention = parallelism.size() == 2 && ep.IsDefined() && ep.IsScalar();
+  const std::string mode = attention.IsScalar() ? attention.Scalar() : "";
+  if (!only_ep_and_attention || (mode != "dp" && mode != "tp"))
+    throw InputError(file + ": " + o.origin +
+                     ": the scenario's parallelism is the shorthand {ep, attention, ...}, which --set "
+                     "cannot extend with '" +
+                     o.key_path +
+                     "'; give the layout in full instead: --set 'parallelism={attention: {tp: T, dp: D}, "
+                     "moe: {tp: MT, ep: ME}}'");
+  YAML::Node size(YAML::NodeType::Null);
+  size = ep;  // shares the scalar's data, not its node
+  YAML::Node layout(YAML::NodeType::Map);
+  layout[mode] = size;
+  YAML::Node expanded(YAML::NodeType::Map);
+  expanded["attention"] = layout;
+  document["parallelism"] = expanded;
+}
+
+// The other way round: a shorthand key set on the layout in full (written so, or expanded by an
+// earlier --set) would leave a map that is neither; say what to write.
+void refuse_shorthand_on_layout(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
+  const bool shorthand_key = o.key_path == "parallelism.ep" || o.key_path == "parallelism.dp" ||
+                             o.key_path == "parallelism.tp" ||
+                             (o.key_path == "parallelism.attention" && !o.value.IsMap());
+  if (!shorthand_key || !document.IsMap()) return;
+  const YAML::Node parallelism = std::as_const(document)["parallelism"];
+  if (!parallelism.IsDefined() || !parallelism.IsMap()) return;
+  const YAML::Node attention = parallelism["attention"];
+  if (!(attention.IsDefined() && attention.IsMap()) && !parallelism["moe"].IsDefined()) return;
+  throw InputError(
+      file + ": " + o.origin +
+      ": parallelism is the layout in full {attention: {tp, dp}, moe: {tp, ep}} (in the scenario "
+      "or after an earlier --set parallelism.attention.* or parallelism.moe.*), which '" +
+      o.key_path +
+      "' of the shorthand cannot change; set parallelism.attention.tp, .dp, parallelism.moe.tp, "
+      ".ep instead, or replace it whole: --set 'parallelism={ep: N, attention: dp}'");
+}
+
 }  // namespace
 
 std::string apply_override(YAML::Node document, const ScenarioOverride& o, const std::string& file) {
   expand_cluster_shorthand(document, o.key_path);
+  expand_parallelism_shorthand(document, o, file);
+  refuse_shorthand_on_layout(document, o, file);
   YAML::Node value = YAML::Clone(o.value);
   YamlInput::mark_as_override(value);
   std::vector<std::string> keys;

@@ -79,6 +79,13 @@ std::shared_ptr<const CalibrationProfile> CalibrationProfile::measured(const Dev
   return at->second;
 }
 
+std::string CalibrationProfile::measured_file(const Device& device) {
+  const auto same = std::find_if(std::begin(kSameSilicon), std::end(kSameSilicon),
+                                 [&](const auto& pair) { return pair.first == device.name; });
+  const std::string measured_device(same != std::end(kSameSilicon) ? same->second : device.name);
+  return "calibrate/profiles/" + measured_device + "-measured.yaml";
+}
+
 std::shared_ptr<const CalibrationProfile> CalibrationProfile::standard(const Device& device) {
   if (auto profile = measured(device)) return profile;
   return std::make_shared<const CalibrationProfile>(datasheet(device));

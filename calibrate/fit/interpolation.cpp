@@ -131,6 +131,7 @@ KernelTableLookup::KernelTableLookup(const KernelTable& table, std::string label
                                      BeyondWork beyond_work)
     : kernel_(table.kernel),
       label_(std::move(label)),
+      table_line_(table.line),
       allow_extrapolation_(allow_extrapolation),
       beyond_work_(beyond_work),
       tile_(table.tile) {
@@ -159,7 +160,7 @@ void KernelTableLookup::check_near(std::size_t axis, double value, double first,
       fmt::format("{}: {} = {} is far outside the measured grid [{}, {}] (more than {}x beyond it); measure "
                   "it, or set calibration.extrapolate: true to extrapolate",
                   label_, axis_names_[axis], value, first, last, kNearGridFactor),
-      kernel_, axis_names_[axis], value);
+      kernel_, axis_names_[axis], value, table_line_);
 }
 
 double KernelTableLookup::seconds(double x, double y) const {
@@ -218,7 +219,7 @@ double KernelTableLookup::interpolate(double x, double y) const {
   if (across_x.size() < 2)
     throw CalibrationGridError(fmt::format("{}: no measured rows near {} = {} to interpolate {} = {} from",
                                            label_, axis_names_[1], y, axis_names_[0], x),
-                               kernel_, axis_names_[1], y);
+                               kernel_, axis_names_[1], y, table_line_);
   return MonotoneCurve(std::move(across_x), std::move(across_seconds))(x);
 }
 

@@ -93,18 +93,26 @@ enum class BeyondWork {
 };
 
 // A query far outside a measured table's grid (or between rows too far apart): an InputError that
-// says which kernel and axis, and the value asked, so that the run can name what in its scenario asked.
+// says which kernel and axis, and the value asked, so that the run can name what in its scenario asked,
+// and the table's line in its profile file (0: not read from a file).
 class CalibrationGridError : public InputError {
  public:
-  CalibrationGridError(const std::string& message, std::string kernel, std::string axis, double value)
-      : InputError(message), kernel_(std::move(kernel)), axis_(std::move(axis)), value_(value) {}
+  CalibrationGridError(const std::string& message, std::string kernel, std::string axis, double value,
+                       int table_line)
+      : InputError(message),
+        kernel_(std::move(kernel)),
+        axis_(std::move(axis)),
+        value_(value),
+        table_line_(table_line) {}
   const std::string& kernel() const { return kernel_; }
   const std::string& axis() const { return axis_; }
   double value() const { return value_; }
+  int table_line() const { return table_line_; }
 
  private:
   std::string kernel_, axis_;
   double value_;
+  int table_line_;
 };
 
 // Answers "how long does this kernel take at (x0[, x1])" from a profile's KernelTable: a
@@ -133,6 +141,7 @@ class KernelTableLookup {
   std::vector<std::string> axis_names_;
   std::string kernel_;
   std::string label_;
+  int table_line_;
   bool allow_extrapolation_;
   BeyondWork beyond_work_;
   double tile_;

@@ -100,6 +100,7 @@ void read_row(const YamlInput& in, std::string_view text, int row, std::size_t c
 KernelTable read_kernel_table(const YamlInput& in) {
   in.expect_map({"kernel", "shape", "dtype", "implementation", "axes", "tile", "seconds", "residuals"});
   KernelTable t;
+  if (const YAML::Mark mark = in.node().Mark(); !mark.is_null()) t.line = mark.line + 1;
   t.kernel = in.required("kernel").as_choice(kernel_names());
   const KernelSpec& spec = *find_kernel_spec(t.kernel);
   t.shape = in.get_string("shape", "");

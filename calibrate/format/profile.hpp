@@ -44,6 +44,9 @@ struct KernelTable {
   double tile = 1;
   std::vector<std::optional<double>> seconds;  // row-major: [i0 * axes[1].size() + i1]
   FitResiduals residuals;
+  // Where the table starts in the profile file it was read from (0: made in memory, never read):
+  // errors about the table (a query far outside its grid) cite it.
+  int line = 0;
 
   std::size_t columns() const { return axes.size() > 1 ? axes[1].values.size() : axes.at(0).values.size(); }
   bool operator==(const KernelTable&) const = default;
@@ -150,6 +153,9 @@ struct CalibrationProfile {
   // from public per-kernel measurements), or null when none is embedded for it. Read once per
   // process and shared: it is megabytes, and every scenario of a sweep holds it.
   static std::shared_ptr<const CalibrationProfile> measured(const Device& device);
+  // The file under calibrate/profiles/ that measured(device) was packed from: for a device of the same
+  // silicon as a measured one (the H800), that one's, whose tables it keeps, lines and all.
+  static std::string measured_file(const Device& device);
   // What a scenario runs with when it names no profile: the measured profile where one is
   // embedded, else the datasheet's.
   static std::shared_ptr<const CalibrationProfile> standard(const Device& device);

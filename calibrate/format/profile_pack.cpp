@@ -29,7 +29,7 @@ void walk(Archive& a, T& v) {
 }
 template <typename Archive, Packs<KernelTable> T>
 void walk(Archive& a, T& v) {
-  a(v.kernel, v.shape, v.dtype, v.implementation, v.axes, v.tile, v.seconds, v.residuals);
+  a(v.kernel, v.shape, v.dtype, v.implementation, v.axes, v.tile, v.seconds, v.residuals, v.line);
 }
 template <typename Archive, Packs<CollectiveFit> T>
 void walk(Archive& a, T& v) {

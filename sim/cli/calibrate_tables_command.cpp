@@ -13,6 +13,7 @@
 
 #include "calibrate/fit/fit.hpp"
 #include "calibrate/fit/kernel_library.hpp"
+#include "calibrate/fit/moe_model_holdout.hpp"
 #include "calibrate/import/aiconfigurator_tables.hpp"
 #include "calibrate/import/database_import.hpp"
 #include "calibrate/import/nccl_tests_log.hpp"
@@ -380,6 +381,25 @@ int residuals(const std::string& profile_arg, const std::string& device_name) {
   return 0;
 }
 
+// The MoE kernel's cross-shape model on each model's shapes left out whole, per backend and dtype, as
+// CSV (results/calibration-measured/moe-leave-model-out.csv): n/a where it predicted no point.
+int leave_model_out(const std::string& profile_arg, const std::string& device_name) {
+  std::string out = csv_line({"device", "backend", "dtype", "held_out_model", "shapes", "points", "predicted",
+                              "median", "p95"}) +
+                    "\n";
+  for (const LoadedProfile& loaded : load_profiles(profile_arg, device_name))
+    for (const MoeModelHoldout& h : moe_leave_model_out(loaded.profile, loaded.device)) {
+      const bool any = h.errors.samples > 0;
+      out += csv_line({loaded.device.name, h.backend, h.dtype, h.model, std::to_string(h.shapes),
+                       std::to_string(h.points), std::to_string(h.errors.samples),
+                       any ? format_number(h.errors.median) : "n/a",
+                       any ? format_number(h.errors.p95) : "n/a"}) +
+             "\n";
+    }
+  std::cout << out;
+  return 0;
+}
+
 int coverage(const std::string& profile_arg, const std::string& device_name) {
   for (const LoadedProfile& loaded : load_profiles(profile_arg, device_name)) {
     std::cout << fmt::format("profile {} on {}\n", loaded.profile.describe_source(), loaded.device.name);
@@ -465,12 +485,26 @@ void add_calibrate_table_commands(CommandLine& cli, CLI::App* calibrate) {
   predict_command->add_flag("--any-device", predict_args->any_device,
                             "score a table measured on another device than the profile's");
 
-  auto residuals_args = std::make_shared<std::pair<std::string, std::string>>();
+  struct ResidualsArguments {
+    std::string profile, device;
+    bool leave_model_out = false;
+  };
+  auto residuals_args = std::make_shared<ResidualsArguments>();
   CLI::App* residuals_command = cli.add(
       "residuals", "a profile's errors on rows its fits left out, per kernel family, as CSV",
-      [residuals_args] { return residuals(residuals_args->first, residuals_args->second); }, calibrate);
-  residuals_command->add_option("profile", residuals_args->first, profile_help)->required();
-  residuals_command->add_option("--device", residuals_args->second, device_help);
+      [residuals_args] {
+        return residuals_args->leave_model_out
+                   ? leave_model_out(residuals_args->profile, residuals_args->device)
+                   : residuals(residuals_args->profile, residuals_args->device);
+      },
+      calibrate);
+  residuals_command->add_option("profile", residuals_args->profile, profile_help)->required();
+  residuals_command->add_option("--device", residuals_args->device, device_help);
+  residuals_command->add_flag(
+      "--leave-model-out", residuals_args->leave_model_out,
+      "instead: the MoE kernel's cross-shape model on each model's shapes (hidden, experts, top-k: every FFN "
+      "split and distribution) left out whole, fitted on the rest of its backend and dtype, per held-out "
+      "model");
 
   auto coverage_args = std::make_shared<std::pair<std::string, std::string>>();
   CLI::App* coverage_command = cli.add(

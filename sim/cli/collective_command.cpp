@@ -214,7 +214,11 @@ void add_collective_command(CommandLine& cli) {
                    "calls, each with fresh routing (default 1; at most 4096, and 2^26 routed tokens in all)")
       ->check(CLI::Range(1, 1 << 12));
   command->add_option("--seed", o->spec.seed, "routing seed (default 1)");
-  command->add_option("--sms", o->spec.sms, "SMs of DeepEP's normal kernels (default: the device's)")
+  command
+      ->add_option(
+          "--sms", o->spec.sms,
+          "SMs of DeepEP's normal kernels (default: the device's; refused where none times the call: "
+          "--timing topology, low-latency and NCCL kernels)")
       ->check(CLI::Range(1, 1024));
   command->add_option("--dispatch-dtype", o->dispatch_dtype, "fp8 | bf16 dispatch payload (default fp8)")
       ->check(CLI::IsMember({"fp8", "bf16"}));

@@ -17,6 +17,7 @@
 #include "calibrate/import/measured_profile.hpp"
 #include "calibrate/import/nccl_tests_log.hpp"
 #include "models/presets.hpp"
+#include "tests/calibrate/profile_lines.hpp"
 #include "tests/calibrate/table_fixtures.hpp"
 #include "tests/preset_fixtures.hpp"
 
@@ -322,7 +323,7 @@ TEST(DatabaseImport, AnImportedProfileRoundTripsThroughYamlExactly) {
   const std::string text = imported.to_yaml();
   const CalibrationProfile back =
       CalibrationProfile::from_yaml(YamlInput::parse(text, "round-trip.yaml"), h200());
-  EXPECT_EQ(back, imported) << text;
+  EXPECT_EQ(test::without_table_lines(back), imported) << text;
   EXPECT_EQ(back.to_yaml(), text);
 }
 

@@ -13,6 +13,7 @@
 #include "calibrate/fit/interpolation.hpp"
 #include "calibrate/format/kernels.hpp"
 #include "models/presets.hpp"
+#include "tests/calibrate/profile_lines.hpp"
 #include "tests/calibrate/raw_fixture.hpp"
 #include "tests/preset_fixtures.hpp"
 
@@ -82,7 +83,7 @@ TEST(MeasuredProfile, FitsTablesFitsAndEfficienciesFromRawResults) {
   const CalibrationProfile back =
       CalibrationProfile::from_yaml(YamlInput::parse(p.to_yaml(), "p.yaml"), h200());
   EXPECT_EQ(back.to_yaml(), p.to_yaml());
-  EXPECT_EQ(back, p);
+  EXPECT_EQ(test::without_table_lines(back), p);
 }
 
 TEST(MeasuredProfile, MalformedRawFilesNameTheLine) {

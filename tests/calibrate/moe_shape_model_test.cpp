@@ -1,7 +1,8 @@
 // The fused MoE kernel's cross-shape model: a synthetic family of shapes whose time follows a known
 // law (a launch floor plus the roofline work at an efficiency that depends only on the EP degree and
 // the copies per local expert) gives back a shape left out of it, at every EP degree, from
-// neighbours of other expert counts; other backends' shapes are never its neighbours.
+// neighbours of other expert counts; other backends' shapes are never its neighbours; a whole model
+// left out (moe_model_holdout.hpp) is predicted from the other models alone.
 #include "calibrate/fit/moe_shape_model.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 
 #include "calibrate/fit/kernel_library.hpp"
+#include "calibrate/fit/moe_model_holdout.hpp"
 #include "tests/preset_fixtures.hpp"
 
 namespace semsim {
@@ -147,6 +149,40 @@ TEST(MoeShapeModel, ParsesShapesAndPicksTheBackendOfMostShapes) {
   EXPECT_EQ(*moe_shape_distance(*s, *s), 0.0);
   EXPECT_FALSE(
       moe_shape_distance(*s, *MoeShape::parse("hidden=2048 ffn=1408 experts=64 top_k=6 distribution=x")));
+}
+
+// Leave-whole-model-out: every FFN split of a model is held out together. The held-out model's
+// tables run twice as slow as the law: predicted from other models alone (which follow the law) the
+// error is exactly 1/2 — a sibling split among the neighbours would pull it below. CUTLASS's one
+// model has nothing of its backend to be predicted from: no rows.
+TEST(MoeShapeModel, LeaveModelOutPredictsAModelFromOtherModelsAlone) {
+  CalibrationProfile profile = family();
+  for (KernelTable& table : profile.kernels)
+    if (table.implementation == "triton" && table.shape.starts_with("hidden=2048 ") &&
+        table.shape.find(" experts=32 ") != std::string::npos)
+      for (auto& seconds : table.seconds) *seconds *= 2;
+  const std::vector<MoeModelHoldout> result = moe_leave_model_out(profile, h200());
+  // Triton: 3 hidden sizes x 2 expert counts, then the pooled row.
+  ASSERT_EQ(result.size(), 7u);
+  for (const MoeModelHoldout& h : result) {
+    EXPECT_EQ(h.backend, "triton");
+    EXPECT_EQ(h.dtype, "bf16");
+  }
+  const MoeModelHoldout& slowed = result[2];
+  EXPECT_EQ(slowed.model, "hidden=2048 experts=32 top_k=4");
+  EXPECT_EQ(slowed.shapes, 3);  // its three FFN splits
+  EXPECT_EQ(slowed.points, 3 * 6 * 21);
+  ASSERT_GT(slowed.errors.samples, slowed.points / 2);  // the rest beyond every neighbour's range
+  EXPECT_NEAR(slowed.errors.median, 0.5, 1e-9);
+  EXPECT_NEAR(slowed.errors.p95, 0.5, 1e-9);
+  // A model between others of the law is given back by them (the law's floor is the least time,
+  // of the smallest hidden size, held by every fit but that model's).
+  const MoeModelHoldout& between = result[3];
+  EXPECT_EQ(between.model, "hidden=2048 experts=128 top_k=4");
+  ASSERT_GT(between.errors.samples, 0);
+  EXPECT_LT(between.errors.p95, 1e-9);
+  EXPECT_EQ(result.back().model, "all");
+  EXPECT_EQ(result.back().shapes, 18);
 }
 
 }  // namespace

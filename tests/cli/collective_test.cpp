@@ -117,6 +117,19 @@ TEST(cliCollective, AutoRunsTheKernelOfItsStep) {
             "deepep auto (low_latency for decode-only steps, normal otherwise)");
 }
 
+// --sms sets the SMs of DeepEP's normal kernels wherever one times the call: its tables' rows at that
+// count, or the link model fit at it; fewer SMs reach less of the link.
+TEST(cliCollective, SmsSetTheNormalKernelsShareInTablesAndLinkModel) {
+  for (const std::string timing : {"tables", "model"}) {
+    const auto dispatch_us = [&](const std::string& sms) {
+      return collective_json({"--timing", timing, "--tokens", "4096", "--sms", sms},
+                             "deepseek-v3")["dispatch_us"]
+          .get<double>();
+    };
+    EXPECT_GT(dispatch_us("12"), dispatch_us("24")) << timing;
+  }
+}
+
 // DeepSeek-V3's 8 expert groups are 8 nodes' experts at EP64: its gate's 4 groups bound the nodes a
 // token reaches, so a rank sends at most 4 RDMA copies per token (one per node but its own).
 TEST(cliCollective, GroupLimitedRoutingBoundsTheNodesATokenReaches) {
@@ -226,6 +239,13 @@ TEST(cliCollective, BadOptionsExit2WithOneMessage) {
       {{"--repeat", "65536"}, "--repeat"},
       {{"--tokens", "65536", "--repeat", "200"},
        "--repeat 200 calls of --tokens 65536 over EP 8: 104857600 tokens to route, more than the 67108864"},
+      // --sms where no DeepEP normal kernel times the call (was silently ignored).
+      {{"--timing", "topology", "--sms", "12"},
+       "--sms 12 sets the SMs of DeepEP's normal kernels, and --kernel normal runs none: --timing topology"},
+      {{"--kernel", "low_latency", "--sms", "12"}, "DeepEP's low-latency kernel times this call"},
+      {{"--kernel", "auto", "--step", "decode", "--sms", "12"},
+       "DeepEP's low-latency kernel times this call"},
+      {{"--kernel", "all_reduce", "--sms", "12"}, "--kernel all_reduce (NCCL's) runs none"},
   };
   for (const auto& [options, message] : cases) {
     std::vector<std::string> args{"collective", "--model", "deepseek-v2-lite"};

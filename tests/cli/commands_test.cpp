@@ -2,6 +2,7 @@
 // and every model preset on the H200 clusters it fits.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,6 +127,40 @@ TEST(cliCommands, CheckAppliesOverrides) {
   ASSERT_EQ(r.exit_code, 0) << describe(args, r);
   EXPECT_NE(r.out.find("77 requests"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("request scheduling shortest_queue"), std::string::npos) << r.out;
+}
+
+// A key of the layout in full set on a shorthand scenario (the default's `{ep: 8, attention: dp}`)
+// expands the shorthand first: it was "unknown key 'moe'".
+TEST(cliCommands, SetOfTheLayoutInFullExpandsTheShorthand) {
+  const std::vector<std::string> moe_tp{"check", "default", "--set", "parallelism.moe.tp=8"};
+  const CliResult r = run_semsim(moe_tp);
+  ASSERT_EQ(r.exit_code, 0) << describe(moe_tp, r);
+  EXPECT_NE(r.out.find("experts TP8 (a slice of every expert per device) attention dp"), std::string::npos)
+      << r.out;
+  const std::vector<std::string> attention_tp{
+      "check", "default", "--set", "parallelism.attention.tp=8", "--set", "parallelism.attention.dp=1"};
+  const CliResult tp = run_semsim(attention_tp);
+  ASSERT_EQ(tp.exit_code, 0) << describe(attention_tp, tp);
+  EXPECT_NE(tp.out.find("attention tp"), std::string::npos) << tp.out;
+}
+
+// What cannot be expanded or mixed is refused with what to write instead.
+TEST(cliCommands, SetMixingShorthandAndLayoutSaysWhatToWrite) {
+  TempDir tmp;
+  const std::string file = tmp / "extra-keys.yaml";
+  std::ofstream(file)
+      << "model: deepseek-v2-lite\ncluster: h200-1x8\nparallelism: {ep: 8, attention: dp, dp: 8}\n";
+  const std::vector<std::vector<std::string>> cases{
+      {"check", file, "--set", "parallelism.moe.tp=8"},
+      {"check", "default", "--set", "parallelism.moe.tp=8", "--set", "parallelism.attention=tp"},
+      {"check", "default", "--set", "parallelism.attention.dp=8", "--set", "parallelism.ep=4"}};
+  for (const auto& args : cases) {
+    const CliResult r = run_semsim(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(args, r);
+    EXPECT_EQ(split_lines(r.err).size(), 1u) << describe(args, r);
+    EXPECT_NE(r.err.find("--set 'parallelism={"), std::string::npos) << describe(args, r);
+    EXPECT_EQ(r.err.find("unknown key"), std::string::npos) << describe(args, r);
+  }
 }
 
 // Every model preset on each H200 cluster, with an EP size that divides its experts and fits.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,17 @@ TEST(cliHostileInputs, CalibrationQueryOutsideTheMeasuredGrid) {
   expect_hostile_input_refused(run, refused, "calibration profile 'h200-sxm-measured': mla_prefill");
   // Named at the scenario key that asked, with the profile's file and where the value was given.
   EXPECT_NE(refused.err.find("<default>:"), std::string::npos) << refused.err;
-  EXPECT_NE(refused.err.find(": workload.input_len: this value asks the calibration profile "
-                             "(calibrate/profiles/h200-sxm-measured.yaml (embedded))"),
-            std::string::npos)
+  // The profile's file at the line of the table that refused (it was the file alone).
+  std::smatch at;
+  ASSERT_TRUE(std::regex_search(
+      refused.err, at,
+      std::regex(": workload.input_len: this value asks the calibration profile "
+                 R"(\(calibrate/profiles/h200-sxm-measured\.yaml:([0-9]+) \(embedded\)\))")))
       << refused.err;
+  std::ifstream profile(fs::path(SEMSIM_SOURCE_DIR) / "calibrate/profiles/h200-sxm-measured.yaml");
+  std::string line;
+  for (int n = std::stoi(at[1]); n > 0; --n) std::getline(profile, line);
+  EXPECT_EQ(line, "  - kernel: mla_prefill") << refused.err;
   EXPECT_NE(refused.err.find("(value set by --set workload.input_len.value=200000)"), std::string::npos)
       << refused.err;
   EXPECT_EQ(entries_under(tmp / "out"), std::vector<std::string>{});

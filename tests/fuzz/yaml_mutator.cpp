@@ -8,60 +8,73 @@
 #include <string>
 #include <vector>
 
+#include "policies/policy_registry.hpp"
+
 extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);
 
 namespace semsim::fuzz {
 namespace {
 
 // Values at the edges of what validators check: zero, negative, huge, tiny, not finite, overflowing
-// integer casts, empty, wrong types, names that exist elsewhere in the schema.
-const std::vector<std::string> kValues = {"0",
-                                          "-1",
-                                          "1",
-                                          "2",
-                                          "0.5",
-                                          "1e300",
-                                          "-1e300",
-                                          "1e-300",
-                                          "nan",
-                                          ".nan",
-                                          ".inf",
-                                          "-.inf",
-                                          "2147483647",
-                                          "2147483648",
-                                          "-2147483649",
-                                          "9223372036854775807",
-                                          "18446744073709551616",
-                                          "1e18",
-                                          "''",
-                                          "~",
-                                          "true",
-                                          "[]",
-                                          "{}",
-                                          "[1, 2, 3]",
-                                          "{a: 1}",
-                                          "[[]]",
-                                          "default",
-                                          "dp",
-                                          "tp",
-                                          "h200-1x8",
-                                          "h200-2x8",
-                                          "deepseek-v2-lite",
-                                          "qwen3-30b-a3b",
-                                          "synthetic",
-                                          "trace",
-                                          "fixed",
-                                          "poisson",
-                                          "gamma",
-                                          "flow",
-                                          "bottleneck",
-                                          "semmoe",
-                                          "eplb",
-                                          "ilp",
-                                          "'\\xff'",
-                                          "\"a\\tb\"",
-                                          "'../..'",
-                                          "/dev/zero"};
+// integer casts, empty, wrong types, names that exist elsewhere in the schema (with every registered
+// policy's: mutation_values()).
+const std::vector<std::string> kEdgeValues = {"0",
+                                              "-1",
+                                              "1",
+                                              "2",
+                                              "0.5",
+                                              "1e300",
+                                              "-1e300",
+                                              "1e-300",
+                                              "nan",
+                                              ".nan",
+                                              ".inf",
+                                              "-.inf",
+                                              "2147483647",
+                                              "2147483648",
+                                              "-2147483649",
+                                              "9223372036854775807",
+                                              "18446744073709551616",
+                                              "1e18",
+                                              "''",
+                                              "~",
+                                              "true",
+                                              "[]",
+                                              "{}",
+                                              "[1, 2, 3]",
+                                              "{a: 1}",
+                                              "[[]]",
+                                              "default",
+                                              "dp",
+                                              "tp",
+                                              "h200-1x8",
+                                              "h200-2x8",
+                                              "deepseek-v2-lite",
+                                              "qwen3-30b-a3b",
+                                              "synthetic",
+                                              "trace",
+                                              "fixed",
+                                              "poisson",
+                                              "gamma",
+                                              "flow",
+                                              "bottleneck",
+                                              "'\\xff'",
+                                              "\"a\\tb\"",
+                                              "'../..'",
+                                              "/dev/zero"};
+
+// The edge values and every registered policy's name, from the registry itself: a hand-kept list of
+// them missed cost_scored.
+const std::vector<std::string>& mutation_values() {
+  static const std::vector<std::string> values = [] {
+    std::vector<std::string> all = kEdgeValues;
+    for (const PolicyKindInfo& kind : policy_kinds())
+      for (const PolicyEntry& entry : policies_of(kind.kind))
+        if (std::find(all.begin(), all.end(), entry.name) == all.end()) all.push_back(entry.name);
+    return all;
+  }();
+  return values;
+}
 
 struct Slot {
   YAML::Node parent;  // a map or sequence
@@ -105,7 +118,8 @@ bool mutate_document(YAML::Node& root, std::mt19937& rng) {
   if (slots.empty()) return false;
   if (keys.empty()) keys.push_back("name");  // only non-scalar keys: renames and additions need one
   Slot& slot = slots[rng() % slots.size()];
-  const std::string value = kValues[rng() % kValues.size()];
+  const std::vector<std::string>& values = mutation_values();
+  const std::string value = values[rng() % values.size()];
   const bool in_map = slot.parent.IsMap();
   switch (rng() % 6) {
     case 0:  // remove the entry
