@@ -28,6 +28,16 @@ void add_acceptance(AcceptanceCounts& into, const AcceptanceCounts& from) {
   }
 }
 
+void add_prefix_cache(PrefixCacheCounts& into, const PrefixCacheCounts& from) {
+  into.on = into.on || from.on;
+  into.block_tokens = std::max(into.block_tokens, from.block_tokens);
+  into.requests += from.requests;
+  into.hit_requests += from.hit_requests;
+  into.prompt_tokens += from.prompt_tokens;
+  into.cached_tokens += from.cached_tokens;
+  into.evicted_blocks += from.evicted_blocks;
+}
+
 nlohmann::ordered_json or_null(bool known, double value) {
   return known ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
 }
@@ -44,6 +54,7 @@ nlohmann::ordered_json instance_json(const Summary& s) {
        s.goodput_slos.any() ? nlohmann::ordered_json(s.good_requests) : nlohmann::ordered_json()},
       {"throughput_tok_s", {{"input", s.input_tok_s}, {"output", s.output_tok_s}}},
       {"lar", s.lar},
+      {"prefix_cache_hit_rate", or_null(s.prefix_cache.on, s.prefix_cache.hit_rate())},
       {"ttft_s",
        {{"mean", or_null(s.ttft.count > 0, s.ttft.mean)}, {"p99", or_null(s.ttft.count > 0, s.ttft.p99)}}},
       {"tpot_s",
@@ -78,6 +89,7 @@ RunResult merged_deployment(const DeploymentResult& run) {
     merged.prefill_tokens += instance.prefill_tokens;
     merged.output_tokens += instance.output_tokens;
     add_acceptance(merged.acceptance, instance.acceptance);
+    add_prefix_cache(merged.prefix_cache, instance.prefix_cache);
     merged.engine_host_work = instance.engine_host_work;
   }
   if (run.instances.empty()) return merged;

@@ -139,6 +139,29 @@ TEST(cliDeployment, WorksWithTwoBatchOverlapTheFlowFidelityAndSpeculativeDecodin
   }
 }
 
+// Every instance's prefix caches count in the totals: the instances' hits and prompt tokens add up.
+TEST(cliDeployment, PrefixCachesOfEveryInstanceAddUpToTheTotals) {
+  TempDir dir;
+  const std::string text = scenario(2, "{instances: 2, router: round_robin}");
+  const CliResult r = run_deployment(
+      dir, "run", text,
+      {"--set", "workload.prefix={groups: 4, length: 64, share: 0.5}", "--set", "serving.prefix_cache=true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = summary(dir, "run");
+  const nlohmann::json& cache = j["prefix_cache"];
+  ASSERT_FALSE(cache["hit_rate"].is_null());
+  EXPECT_EQ(cache["requests"], 120);
+  EXPECT_GT(cache["hit_requests"].get<long long>(), 0);
+  const double prompt = cache["prompt_tokens"].get<double>(), cached = cache["cached_tokens"].get<double>();
+  EXPECT_DOUBLE_EQ(cache["hit_rate"].get<double>(), cached / prompt);
+  // Each instance's rate, weighted by what it was sent, gives the total's.
+  double weighted = 0;
+  for (const auto& [index, instance] : j["deployment"]["instance"].items())
+    weighted += instance["prefix_cache_hit_rate"].get<double>() * instance["throughput_tok_s"]["input"].get<double>() *
+                instance["simulated_seconds"].get<double>();
+  EXPECT_GT(weighted, 0);
+}
+
 // Two instances with placements profiled on different halves of a topic-routed trace: the routers
 // read each instance's tables; the hindsight bound is at least round robin's LAR.
 TEST(cliDeployment, ExpertAffinityRoutesByEachInstancesPlacement) {
