@@ -346,23 +346,35 @@ void SyntheticRouting::route_sets(const Id* canonical_table, const Id* variant_t
   const std::size_t alternatives_per_type = variant_offset(0, 1, 0);
   const std::uint64_t layer_key =
       static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
-  for (const TokenRef& token : tokens) {
-    const std::uint64_t key =
-        static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
-    const std::uint64_t bits = mix_keys(seed_, key, layer_key);
-    const double u =
-        (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
-    // Both candidate sets are addressed and one is selected without a branch: which one a token
-    // takes is a coin flip, and a mispredicted branch would discard the table loads of the following
-    // tokens already in flight (the loop is bound by those loads). The clamp at 0 only matters for
-    // the canonical case, whose alternative index is unused.
-    const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
-    const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
-    const Id* alternative_set = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
-                                static_cast<std::size_t>(alternative) * k;
-    const Id* set = u < affinity ? canonical_set : alternative_set;
-    for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
-    out += k;
+  // In chunks: first every token's set is chosen and its first line prefetched, then the sets are
+  // copied. The loop is bound by the table loads (a step's tokens are scattered over the table);
+  // choosing all of a chunk's sets first puts their loads in flight together instead of one behind
+  // each token's hashing.
+  constexpr std::size_t kChunk = 64;
+  const Id* sets[kChunk];
+  for (std::size_t first = 0; first < tokens.size(); first += kChunk) {
+    const std::size_t count = std::min(kChunk, tokens.size() - first);
+    for (std::size_t i = 0; i < count; ++i) {
+      const TokenRef& token = tokens[first + i];
+      const std::uint64_t key =
+          static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
+      const std::uint64_t bits = mix_keys(seed_, key, layer_key);
+      const double u =
+          (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
+      // Both candidate sets are addressed and one is selected without a branch: which one a token
+      // takes is a coin flip. The clamp at 0 only matters for the canonical case, whose alternative
+      // index is unused.
+      const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
+      const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
+      const Id* alternative_set = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
+                                  static_cast<std::size_t>(alternative) * k;
+      sets[i] = u < affinity ? canonical_set : alternative_set;
+      __builtin_prefetch(sets[i]);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      for (int j = 0; j < k; ++j) out[j] = sets[i][j];  // k is tiny: a loop beats a memmove call
+      out += k;
+    }
   }
 }
 
