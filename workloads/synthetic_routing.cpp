@@ -329,6 +329,38 @@ void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
     route_sets(canonical_bytes_.data(), variants_bytes_.data(), moe_layer, tokens, experts.data());
 }
 
+namespace {
+
+// Copies `count` sets of `k` ids each to `out` (widened to ExpertIds); returns the end. The common
+// top-k values are compiled for their k, so that a set is copied by a few wide moves rather than a
+// loop of k byte loads and stores.
+template <int kFixed, typename Id>
+ExpertId* copy_fixed_sets(const Id* const* sets, std::size_t count, ExpertId* out) {
+  for (std::size_t i = 0; i < count; ++i, out += kFixed)
+    for (int j = 0; j < kFixed; ++j) out[j] = sets[i][j];
+  return out;
+}
+
+template <typename Id>
+ExpertId* copy_sets(const Id* const* sets, std::size_t count, int k, ExpertId* out) {
+  switch (k) {
+    case 2:
+      return copy_fixed_sets<2>(sets, count, out);
+    case 4:
+      return copy_fixed_sets<4>(sets, count, out);
+    case 6:
+      return copy_fixed_sets<6>(sets, count, out);
+    case 8:
+      return copy_fixed_sets<8>(sets, count, out);
+    default:
+      for (std::size_t i = 0; i < count; ++i, out += k)
+        for (int j = 0; j < k; ++j) out[j] = sets[i][j];  // k is tiny: a loop beats a memmove call
+      return out;
+  }
+}
+
+}  // namespace
+
 template <typename Id>
 void SyntheticRouting::route_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
                                   std::span<const TokenRef> tokens, ExpertId* out) const {
@@ -371,10 +403,7 @@ void SyntheticRouting::route_sets(const Id* canonical_table, const Id* variant_t
       sets[i] = u < affinity ? canonical_set : alternative_set;
       __builtin_prefetch(sets[i]);
     }
-    for (std::size_t i = 0; i < count; ++i) {
-      for (int j = 0; j < k; ++j) out[j] = sets[i][j];  // k is tiny: a loop beats a memmove call
-      out += k;
-    }
+    out = copy_sets(sets, count, k, out);
   }
 }
 
