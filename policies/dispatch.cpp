@@ -1,5 +1,7 @@
 #include "policies/dispatch.hpp"
 
+#include "policies/dispatch_lanes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -37,51 +39,6 @@ bool is_deepep(DispatchMode mode) {
 
 namespace {
 
-// Groups up to 16 devices count a token's experts per device in one word of 8-bit lanes (lane d:
-// experts on device d), and each source's copies per destination in a word of such lanes, added
-// per token without a per-device loop (kDedup: a 1 in each nonzero lane; kPerExpert: the lanes).
-// A lane then holds at most 255: the words are flushed into `copies` before any could overflow.
-template <typename Lanes>
-struct LaneWords {
-  static constexpr int kDevices = static_cast<int>(sizeof(Lanes));
-  static constexpr Lanes repeat(std::uint8_t byte) {
-    Lanes word = 0;
-    for (int d = 0; d < kDevices; ++d) word = word << 8 | byte;
-    return word;
-  }
-  static constexpr Lanes kLow7 = repeat(0x7F);
-  static constexpr Lanes kOnes = repeat(0x01);
-  // 1 in each nonzero lane, 0 elsewhere.
-  static Lanes nonzero(Lanes lanes) { return (((lanes & kLow7) + kLow7) | lanes) >> 7 & kOnes; }
-  static int lane(Lanes lanes, int d) { return static_cast<int>(lanes >> (8 * d) & 0xFF); }
-};
-__extension__ using Lanes16 = unsigned __int128;
-constexpr int kLaneTopK = 255;
-
-// Each source's copy counts since the last flush, one lane per destination.
-template <typename Lanes>
-class CopyLanes {
- public:
-  CopyLanes(int devices, int per_token)
-      : devices_(devices), tokens_per_flush_(255 / std::max(1, per_token)) {}
-  void add(int src, Lanes lanes, long long* copies) {
-    words_[src] += lanes;
-    if (++tokens_ == tokens_per_flush_) flush(copies);
-  }
-  void flush(long long* copies) {
-    for (int src = 0; src < devices_; ++src) {
-      for (int dst = 0; dst < devices_; ++dst)
-        copies[static_cast<std::size_t>(src) * devices_ + dst] += LaneWords<Lanes>::lane(words_[src], dst);
-      words_[src] = 0;
-    }
-    tokens_ = 0;
-  }
-
- private:
-  int devices_, tokens_per_flush_, tokens_ = 0;
-  Lanes words_[LaneWords<Lanes>::kDevices] = {};
-};
-
 // The per-token loop over groups of up to 16 devices (kDedup, kPerExpert, kAllGather).
 template <typename Lanes, typename ServingDevice>
 long long dispatch_lanes(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
@@ -90,8 +47,7 @@ long long dispatch_lanes(DispatchMode mode, std::span<const int> token_device, c
   const int devices = out.devices;
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   int* expert_tokens = out.expert_tokens.data();
-  Lanes every_device = 0;
-  for (int d = 0; d < devices; ++d) every_device |= Lanes{1} << (8 * d);
+  const Lanes every_device = Words::every_device(devices);
   CopyLanes<Lanes> copies(devices, mode == DispatchMode::kPerExpert ? top_k : 1);
   long long local = 0;
   for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
@@ -101,23 +57,10 @@ long long dispatch_lanes(DispatchMode mode, std::span<const int> token_device, c
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
-      lanes += Lanes{1} << (8 * dst);
+      lanes += Words::one(dst);
     }
     local += Words::lane(lanes, src);
-    const Lanes others = ~(Lanes{0xFF} << (8 * src));
-    switch (mode) {
-      case DispatchMode::kDedup:
-        copies.add(src, Words::nonzero(lanes) & others, out.copies.data());
-        break;
-      case DispatchMode::kPerExpert:
-        copies.add(src, lanes & others, out.copies.data());
-        break;
-      case DispatchMode::kAllGather:
-        copies.add(src, every_device & others, out.copies.data());
-        break;
-      default:
-        throw std::logic_error("account_dispatch: no lane counting for this dispatch mode");
-    }
+    copies.add(src, token_copies(mode, lanes, src, every_device), out.copies.data());
   }
   copies.flush(out.copies.data());
   return local;
@@ -173,7 +116,7 @@ void add_forwarded_copies(std::span<const int> remote, int src, std::size_t stam
 template <typename ServingDevice>
 long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
                           int top_k, LayerDispatch& out, ServingDevice serving_device) {
-  if (mode != DispatchMode::kHierarchical && top_k <= kLaneTopK) {
+  if (counts_in_lanes(mode) && top_k <= kLaneTopK) {
     if (out.devices <= LaneWords<std::uint64_t>::kDevices)
       return dispatch_lanes<std::uint64_t>(mode, token_device, routed, top_k, out, serving_device);
     if (out.devices <= LaneWords<Lanes16>::kDevices)
@@ -234,7 +177,7 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   const int* home = placement.home_devices(layer);
   const std::uint64_t dispatch_index = out.dispatches++;
-  if (mode == DispatchMode::kLowLatency) mode = DispatchMode::kPerExpert;
+  mode = counted_mode(mode);
   long long local = 0;
   if (!placement.has_replicas()) {
     local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,
@@ -255,18 +198,22 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
                               return placement.serving_device(layer, expert, src, spread);
                             });
   }
-  const int devices = out.devices;
+  count_device_loads(placement, layer, out);
+  out.local_activations += local;
+  out.activations += static_cast<long long>(token_device.size()) * top_k;
+}
+
+// Device loads from the per-replica counts (one pass over the slots, instead of a second
+// read-modify-write per activation on a handful of hot counters).
+void count_device_loads(const Placement& placement, int layer, LayerDispatch& out) {
+  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   const int* expert_tokens = out.expert_tokens.data();
-  // Device loads from the per-replica counts (one pass over the slots, instead of a second
-  // read-modify-write per activation on a handful of hot counters).
-  for (int device = 0; device < devices; ++device) {
+  for (int device = 0; device < out.devices; ++device) {
     long long load = 0;
     for (int expert : placement.slots[layer][device])
       load += expert_tokens[static_cast<std::size_t>(device) * expert_count + expert];
     out.device_tokens[device] = load;
   }
-  out.local_activations += local;
-  out.activations += static_cast<long long>(token_device.size()) * top_k;
 }
 
 double low_latency_buffer_bytes(int max_tokens_per_rank, int hidden, int experts, int ranks) {
