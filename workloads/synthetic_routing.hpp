@@ -182,6 +182,8 @@ void SyntheticRouting::choose_sets(const Id* canonical_table, const Id* variant_
   const Id* alternatives = variant_table + variant_offset(moe_layer, 0, 0);
   const std::size_t canonical_per_type = canonical_offset(0, 1);
   const std::size_t alternatives_per_type = variant_offset(0, 1, 0);
+  const std::size_t alternatives_per_layer = variant_offset(1, 0, 0);
+  constexpr int kPrefetchLayers = 2;
   const std::uint64_t layer_key =
       static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
   // In chunks: first every token's set is chosen and its first line prefetched, then the chunk is
@@ -203,10 +205,16 @@ void SyntheticRouting::choose_sets(const Id* canonical_table, const Id* variant_
       // index is unused.
       const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
       const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
-      const Id* alternative_set = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
-                                  static_cast<std::size_t>(alternative) * k;
+      const Id* alternative_row = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type;
+      const Id* alternative_set = alternative_row + static_cast<std::size_t>(alternative) * k;
       sets[i] = u < affinity ? canonical_set : alternative_set;
       __builtin_prefetch(sets[i]);
+      // A step routes the same tokens through the following layers, whose sets lie just after these
+      // (type-major tables): their lines are fetched now, a few layers ahead, so that the layer
+      // that crosses into a new line does not wait for it. (A prefetch past a table's end is a
+      // hint, never a fault.)
+      __builtin_prefetch(canonical_set + kPrefetchLayers * k);
+      __builtin_prefetch(alternative_row + kPrefetchLayers * alternatives_per_layer);
     }
     visit(count, static_cast<const Id* const*>(sets));
   }
