@@ -37,16 +37,17 @@ void expect_same(const LayerDispatch& fused, const LayerDispatch& separate) {
 }
 
 // The fused accounting gives account_dispatch's counters over route()'s experts, exactly: every mode
-// it covers, 1 to 8 devices, expert tables in bytes (64 experts) and in ExpertIds (300), top-k 1 to
-// 9, steps of 1 to 300 tokens (a chunk and its remainder; per-expert copies of top-9 flush lanes every
-// 28 tokens), several layers and steps accumulating in one LayerDispatch as the engine's do.
+// it covers, 1 to 8 devices, expert tables in bytes (64 experts) and in ExpertIds (300), top-k 1, 6
+// and 8 (compiled for their k) and 9, steps of 1 to 300 tokens (a chunk and its remainder; per-expert copies
+// of top-9 flush lanes every 28 tokens), several layers and steps accumulating in one LayerDispatch as the
+// engine's do.
 TEST(SetDispatch, CountsWhatAccountDispatchCountsOverRoutedExperts) {
   std::mt19937_64 rng(3);
   for (const DispatchMode mode :
        {DispatchMode::kDedup, DispatchMode::kPerExpert, DispatchMode::kLowLatency, DispatchMode::kAllGather})
     for (const int experts : {64, 300})
       for (const int devices : {1, 2, 5, 8})
-        for (const int top_k : {1, 6, 9}) {
+        for (const int top_k : {1, 6, 8, 9}) {
           SCOPED_TRACE(fmt::format("mode {} experts {} devices {} top-{}", static_cast<int>(mode), experts,
                                    devices, top_k));
           const int layers = 3;
