@@ -1,5 +1,7 @@
 #include "policies/dispatch.hpp"
 
+#include "policies/dispatch_lanes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -37,42 +39,44 @@ bool is_deepep(DispatchMode mode) {
 
 namespace {
 
-// Groups up to 16 devices, with top-k below 16, count a token's copies from 4-bit counters of its
-// remote experts per device, packed in one word.
-constexpr int kPackedDevices = 16;
-constexpr int kPackedTopK = 15;
+// The per-token loop over groups of up to 16 devices (kDedup, kPerExpert, kAllGather).
+template <typename Lanes, typename ServingDevice>
+long long dispatch_lanes(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
+                         int top_k, LayerDispatch& out, ServingDevice serving_device) {
+  using Words = LaneWords<Lanes>;
+  const int devices = out.devices;
+  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
+  int* expert_tokens = out.expert_tokens.data();
+  const Lanes every_device = Words::every_device(devices);
+  CopyLanes<Lanes> copies(devices, mode == DispatchMode::kPerExpert ? top_k : 1);
+  long long local = 0;
+  for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
+    const int src = token_device[token];
+    Lanes lanes = 0;
+    for (int j = 0; j < top_k; ++j) {
+      const int expert = routed[j];
+      const int dst = serving_device(expert, src, token);
+      ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
+      lanes += Words::one(dst);
+    }
+    local += Words::lane(lanes, src);
+    copies.add(src, token_copies(mode, lanes, src, every_device), out.copies.data());
+  }
+  copies.flush(out.copies.data());
+  return local;
+}
 
 // Each helper below is given the devices serving one token's remote experts, one per remote expert
-// (`remote`), and with kPacked their counts per device as 4-bit counters (`packed`: bits 4d..4d+3
-// for device d).
+// (`remote`).
 
-// kDedup: one copy per remote device. Packed counters are added for every device: a fixed,
-// branch-free loop, where walking the remote copies would end after a data-dependent count (a
-// misprediction about once per token) and chain each copy's stamp through a store and a reload.
-template <bool kPacked>
-void add_dedup_copies(std::span<const int> remote, std::uint64_t packed, int devices, std::size_t stamp,
-                      std::vector<std::size_t>& last_token, long long* copies_from_src) {
-  if (kPacked) {
-    for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += (packed >> (4 * dst) & 15) != 0;
-    return;
-  }
+// kDedup: one copy per remote device.
+void add_dedup_copies(std::span<const int> remote, std::size_t stamp, std::vector<std::size_t>& last_token,
+                      long long* copies_from_src) {
   for (const int dst : remote) {
     const bool first = last_token[dst] != stamp;
     last_token[dst] = stamp;
     copies_from_src[dst] += first ? 1 : 0;
   }
-}
-
-// kPerExpert: one copy per remote expert.
-template <bool kPacked>
-void add_per_expert_copies(std::span<const int> remote, std::uint64_t packed, int devices,
-                           long long* copies_from_src) {
-  if (kPacked) {
-    for (int dst = 0; dst < devices; ++dst)
-      copies_from_src[dst] += static_cast<long long>(packed >> (4 * dst) & 15);
-    return;
-  }
-  for (const int dst : remote) ++copies_from_src[dst];
 }
 
 // kHierarchical: one copy per remote device in the source's node; one RDMA copy per remote node, to
@@ -106,19 +110,26 @@ void add_forwarded_copies(std::span<const int> remote, int src, std::size_t stam
 }
 
 // The per-token loop, instantiated once per way of finding a token's serving device, so that the
-// unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed,
-// and once per way of deduplicating a token's copies. Returns the local activations.
-template <bool kPacked, typename ServingDevice>
+// unreplicated case (a plain lookup) compiles to the tight loop it was before replicas existed.
+// Groups of up to 16 devices count in lanes (kHierarchical excepted). Returns the local
+// activations.
+template <typename ServingDevice>
 long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
                           int top_k, LayerDispatch& out, ServingDevice serving_device) {
+  if (counts_in_lanes(mode) && top_k <= kLaneTopK) {
+    if (out.devices <= LaneWords<std::uint64_t>::kDevices)
+      return dispatch_lanes<std::uint64_t>(mode, token_device, routed, top_k, out, serving_device);
+    if (out.devices <= LaneWords<Lanes16>::kDevices)
+      return dispatch_lanes<Lanes16>(mode, token_device, routed, top_k, out, serving_device);
+  }
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
   const int devices = out.devices;
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   long long* copies = out.copies.data();
   int* expert_tokens = out.expert_tokens.data();
-  // Larger groups: last_token[d] == token + 1 once this token has counted its copy to device d.
+  // last_token[d] == token + 1 once this token has counted its copy to device d.
   std::vector<std::size_t>& last_token = out.last_token_scratch;
-  if (!kPacked || mode == DispatchMode::kHierarchical) last_token.assign(devices, 0);
+  last_token.assign(devices, 0);
   // kHierarchical: last_node[n] == token + 1 once this token has sent its RDMA copy to node n.
   if (mode == DispatchMode::kHierarchical) out.last_node_scratch.assign(devices / out.devices_per_node, 0);
   constexpr int kMaxTopK = 64;
@@ -127,24 +138,22 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   for (std::size_t token = 0; token < token_device.size(); ++token, routed += top_k) {
     const int src = token_device[token];
     int remote_count = 0;
-    std::uint64_t packed = 0;
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
       ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
-      if (kPacked) packed += std::uint64_t{dst != src} << (4 * dst);
     }
     local += top_k - remote_count;
     const std::span<const int> remote_devices(remote, static_cast<std::size_t>(remote_count));
     long long* copies_from_src = copies + static_cast<std::size_t>(src) * devices;
     switch (mode) {
       case DispatchMode::kDedup:
-        add_dedup_copies<kPacked>(remote_devices, packed, devices, token + 1, last_token, copies_from_src);
+        add_dedup_copies(remote_devices, token + 1, last_token, copies_from_src);
         break;
       case DispatchMode::kPerExpert:
-        add_per_expert_copies<kPacked>(remote_devices, packed, devices, copies_from_src);
+        for (const int dst : remote_devices) ++copies_from_src[dst];
         break;
       case DispatchMode::kAllGather:
         for (int dst = 0; dst < devices; ++dst) copies_from_src[dst] += dst != src ? 1 : 0;
@@ -160,14 +169,6 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
   return local;
 }
 
-template <typename ServingDevice>
-long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
-                          int top_k, LayerDispatch& out, ServingDevice serving_device) {
-  if (out.devices <= kPackedDevices && top_k <= kPackedTopK)
-    return dispatch_tokens<true>(mode, token_device, routed, top_k, out, serving_device);
-  return dispatch_tokens<false>(mode, token_device, routed, top_k, out, serving_device);
-}
-
 }  // namespace
 
 void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
@@ -176,7 +177,7 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
   const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   const int* home = placement.home_devices(layer);
   const std::uint64_t dispatch_index = out.dispatches++;
-  if (mode == DispatchMode::kLowLatency) mode = DispatchMode::kPerExpert;
+  mode = counted_mode(mode);
   long long local = 0;
   if (!placement.has_replicas()) {
     local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,
@@ -197,18 +198,22 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
                               return placement.serving_device(layer, expert, src, spread);
                             });
   }
-  const int devices = out.devices;
+  count_device_loads(placement, layer, out);
+  out.local_activations += local;
+  out.activations += static_cast<long long>(token_device.size()) * top_k;
+}
+
+// Device loads from the per-replica counts (one pass over the slots, instead of a second
+// read-modify-write per activation on a handful of hot counters).
+void count_device_loads(const Placement& placement, int layer, LayerDispatch& out) {
+  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   const int* expert_tokens = out.expert_tokens.data();
-  // Device loads from the per-replica counts (one pass over the slots, instead of a second
-  // read-modify-write per activation on a handful of hot counters).
-  for (int device = 0; device < devices; ++device) {
+  for (int device = 0; device < out.devices; ++device) {
     long long load = 0;
     for (int expert : placement.slots[layer][device])
       load += expert_tokens[static_cast<std::size_t>(device) * expert_count + expert];
     out.device_tokens[device] = load;
   }
-  out.local_activations += local;
-  out.activations += static_cast<long long>(token_device.size()) * top_k;
 }
 
 double low_latency_buffer_bytes(int max_tokens_per_rank, int hidden, int experts, int ranks) {

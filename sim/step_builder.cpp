@@ -65,6 +65,10 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
   for (int pass = 0; pass < scenario.serving.speculative.tokens; ++pass)
     drafts_.emplace_back(scenario.ep, scenario.model.routed_experts, 1, devices_per_node,
                          static_cast<int>(moe_layer_ids_.size()) - 1);
+  const auto* synthetic = dynamic_cast<const SyntheticRouting*>(&routing);
+  if (synthetic && micro_batches_ == 1 && !reshuffle_ && !experts_tensor_parallel_ &&
+      scenario.ep <= SetDispatch::kMaxDevices && !placement.has_replicas())
+    set_dispatch_.emplace(placement, *synthetic);
 }
 
 // Layer 0 is windowed whenever the model has windowed layers; layer 1 is then full (windows every
@@ -251,6 +255,12 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     mb.moe_rank = &scheduled_ranks(mb, moe);
     price_rank_tokens(mb);
   }
+  if (set_dispatch_ && set_dispatch_->covers(pricing_.traffic(), scenario_.ep)) {
+    mb.dispatch.clear();
+    set_dispatch_->account(moe, pricing_.traffic(), mb.tokens, *mb.moe_rank, mb.dispatch);
+    price_dispatch(mb, moe, false);
+    return;
+  }
   mb.experts.resize(mb.tokens.size() * k);
   if (micro_batches_ == 1) {
     routing_.route(moe, mb.tokens, mb.experts);
@@ -269,7 +279,6 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
 // layer's load nor as the step export's.
 void StepBuilder::dispatch_routed(MicroBatch& mb, int moe, bool draft) {
   const int k = scenario_.model.top_k;
-  const int ranks = scenario_.ep;
   LayerDispatch& dispatch = mb.dispatch;
   dispatch.clear();
   if (experts_tensor_parallel_)
@@ -277,6 +286,12 @@ void StepBuilder::dispatch_routed(MicroBatch& mb, int moe, bool draft) {
   else
     account_dispatch(placement_, moe, pricing_.traffic(), *mb.moe_rank, mb.experts, k, dispatch,
                      scenario_.replica_choice);
+  price_dispatch(mb, moe, draft);
+}
+
+void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
+  const int ranks = scenario_.ep;
+  LayerDispatch& dispatch = mb.dispatch;
   for (int device = 0; device < ranks; ++device) {
     if (experts_tensor_parallel_ && device > 0) {  // the same slices of the same tokens: priced once
       mb.device_experts[device] = mb.device_experts[0];

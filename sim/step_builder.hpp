@@ -19,11 +19,13 @@
 // Its collectives are priced by sim/collective_pricing.hpp; what does not depend on timing
 // (activations, LAR, bytes, imbalance) is counted by sim/step_counters.hpp.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/operator_costs.hpp"
 #include "policies/dispatch.hpp"
 #include "policies/placement.hpp"
+#include "policies/set_dispatch.hpp"
 #include "policies/token_scheduling.hpp"
 #include "sim/collective_pricing.hpp"
 #include "sim/cost_model.hpp"
@@ -139,6 +141,8 @@ class StepBuilder {
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
   void route_layer(MicroBatch& mb, int moe);
   void dispatch_routed(MicroBatch& mb, int moe, bool draft);
+  // The rest of the layer's dispatch from mb.dispatch's counters: each device's expert seconds.
+  void price_dispatch(MicroBatch& mb, int moe, bool draft);
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
@@ -169,6 +173,9 @@ class StepBuilder {
   std::vector<MicroBatch> drafts_;  // speculative decoding's draft passes, one each
   std::vector<TokenRef> tokens_;    // the step's tokens with their vocabulary ids
   std::vector<ExpertId> experts_;
+  // Synthetic routing where SetDispatch covers the step's dispatch: routing and its accounting in
+  // one pass (no reshuffle nor micro-batches, which read the routed experts themselves).
+  std::optional<SetDispatch> set_dispatch_;
   std::vector<int> local_counts_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
   bool keep_for_export_ = false;

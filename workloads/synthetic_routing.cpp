@@ -320,50 +320,43 @@ std::int32_t SyntheticRouting::token_id(const TokenRef& token) const {
   return tokens_.token_id(token);
 }
 
-void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
-                             std::span<ExpertId> experts) const {
-  draw_layer(moe_layer);
-  if (canonical_bytes_.empty())
-    route_sets(canonical_.data(), variants_.data(), moe_layer, tokens, experts.data());
-  else
-    route_sets(canonical_bytes_.data(), variants_bytes_.data(), moe_layer, tokens, experts.data());
+namespace {
+
+// Copies `count` sets of `k` ids each to `out` (widened to ExpertIds); returns the end. The common
+// top-k values are compiled for their k, so that a set is copied by a few wide moves rather than a
+// loop of k byte loads and stores.
+template <int kFixed, typename Id>
+ExpertId* copy_fixed_sets(const Id* const* sets, std::size_t count, ExpertId* out) {
+  for (std::size_t i = 0; i < count; ++i, out += kFixed)
+    for (int j = 0; j < kFixed; ++j) out[j] = sets[i][j];
+  return out;
 }
 
 template <typename Id>
-void SyntheticRouting::route_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
-                                  std::span<const TokenRef> tokens, ExpertId* out) const {
-  const int k = top_k_;
-  const int variants = params_.variants;
-  const double affinity = affinity_[moe_layer];
-  // An occurrence's uniform u in [affinity, 1) picks alternative floor((u - affinity) * scale).
-  const double scale = affinity < 1.0 ? variants / (1.0 - affinity) : 0.0;
-  // The low 11 bits (unused by unit_interval's top 53) decide whether the layer reuses the
-  // occurrence's shared draw.
-  const auto shared_below = static_cast<std::uint64_t>(params_.layer_correlation * 2048.0);
-  const Id* canonical = canonical_table + canonical_offset(moe_layer, 0);
-  const Id* alternatives = variant_table + variant_offset(moe_layer, 0, 0);
-  const std::size_t canonical_per_type = canonical_offset(0, 1);
-  const std::size_t alternatives_per_type = variant_offset(0, 1, 0);
-  const std::uint64_t layer_key =
-      static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
-  for (const TokenRef& token : tokens) {
-    const std::uint64_t key =
-        static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
-    const std::uint64_t bits = mix_keys(seed_, key, layer_key);
-    const double u =
-        (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
-    // Both candidate sets are addressed and one is selected without a branch: which one a token
-    // takes is a coin flip, and a mispredicted branch would discard the table loads of the following
-    // tokens already in flight (the loop is bound by those loads). The clamp at 0 only matters for
-    // the canonical case, whose alternative index is unused.
-    const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
-    const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
-    const Id* alternative_set = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type +
-                                static_cast<std::size_t>(alternative) * k;
-    const Id* set = u < affinity ? canonical_set : alternative_set;
-    for (int j = 0; j < k; ++j) out[j] = set[j];  // k is tiny: a loop beats a memmove call
-    out += k;
+ExpertId* copy_sets(const Id* const* sets, std::size_t count, int k, ExpertId* out) {
+  switch (k) {
+    case 2:
+      return copy_fixed_sets<2>(sets, count, out);
+    case 4:
+      return copy_fixed_sets<4>(sets, count, out);
+    case 6:
+      return copy_fixed_sets<6>(sets, count, out);
+    case 8:
+      return copy_fixed_sets<8>(sets, count, out);
+    default:
+      for (std::size_t i = 0; i < count; ++i, out += k)
+        for (int j = 0; j < k; ++j) out[j] = sets[i][j];  // k is tiny: a loop beats a memmove call
+      return out;
   }
+}
+
+}  // namespace
+
+void SyntheticRouting::route(int moe_layer, std::span<const TokenRef> tokens,
+                             std::span<ExpertId> experts) const {
+  ExpertId* out = experts.data();
+  visit_sets(moe_layer, tokens,
+             [&](std::size_t count, const auto* sets) { out = copy_sets(sets, count, top_k_, out); });
 }
 
 }  // namespace semsim

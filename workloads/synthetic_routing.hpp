@@ -31,6 +31,7 @@
 // Per-layer parameters are lists (a scalar means the same for every layer); a list whose length is
 // not the model's MoE layer count is resampled linearly over relative depth — how parameters fitted
 // on one model (`semsim trace fit`) carry over to another (workloads/ROUTING_FIT.md).
+#include <algorithm>
 #include <mutex>
 #include <random>
 #include <string>
@@ -38,6 +39,7 @@
 
 #include "models/yaml_input.hpp"
 #include "workloads/alias_table.hpp"
+#include "workloads/counter_rng.hpp"
 #include "workloads/expert_groups.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -97,7 +99,24 @@ class SyntheticRouting final : public RoutingSource {
   void route(int moe_layer, std::span<const TokenRef> tokens, std::span<ExpertId> experts) const override;
   std::int32_t token_id(const TokenRef& token) const override;
 
+  // Calls visit(count, sets) for each chunk of up to kSetChunk of `tokens`, in order: each token's
+  // expert set at `moe_layer` (top_k() ids: bytes when experts() <= 256, else ExpertIds), where the
+  // routing keeps it. route() is this, copying the sets out; a caller that needs only what the sets
+  // imply (SetDispatch: the devices serving them) reads them in place.
+  static constexpr std::size_t kSetChunk = 64;
+  template <typename Visit>
+  void visit_sets(int moe_layer, std::span<const TokenRef> tokens, Visit&& visit) const {
+    draw_layer(moe_layer);
+    if (canonical_bytes_.empty())
+      choose_sets(canonical_.data(), variants_.data(), moe_layer, tokens, visit);
+    else
+      choose_sets(canonical_bytes_.data(), variants_bytes_.data(), moe_layer, tokens, visit);
+  }
+
  private:
+  template <typename Id, typename Visit>
+  void choose_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
+                   std::span<const TokenRef> tokens, Visit& visit) const;
   // Expert sets, type-major: a step routes the same tokens through every layer, so a token's sets
   // for successive layers sharing cache lines keeps a step's working set small (layer-major tables
   // missed the cache on almost every token). Canonical sets (taken by most occurrences) are kept
@@ -146,9 +165,59 @@ class SyntheticRouting final : public RoutingSource {
   mutable std::vector<std::uint8_t> canonical_bytes_, variants_bytes_;
   mutable std::vector<std::once_flag> layer_drawn_;  // [layer]
   std::vector<double> affinity_;                     // [layer]
-  template <typename Id>
-  void route_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
-                  std::span<const TokenRef> tokens, ExpertId* out) const;
 };
+
+template <typename Id, typename Visit>
+void SyntheticRouting::choose_sets(const Id* canonical_table, const Id* variant_table, int moe_layer,
+                                   std::span<const TokenRef> tokens, Visit& visit) const {
+  const int k = top_k_;
+  const int variants = params_.variants;
+  const double affinity = affinity_[moe_layer];
+  // An occurrence's uniform u in [affinity, 1) picks alternative floor((u - affinity) * scale).
+  const double scale = affinity < 1.0 ? variants / (1.0 - affinity) : 0.0;
+  // The low 11 bits (unused by unit_interval's top 53) decide whether the layer reuses the
+  // occurrence's shared draw.
+  const auto shared_below = static_cast<std::uint64_t>(params_.layer_correlation * 2048.0);
+  const Id* canonical = canonical_table + canonical_offset(moe_layer, 0);
+  const Id* alternatives = variant_table + variant_offset(moe_layer, 0, 0);
+  const std::size_t canonical_per_type = canonical_offset(0, 1);
+  const std::size_t alternatives_per_type = variant_offset(0, 1, 0);
+  const std::size_t alternatives_per_layer = variant_offset(1, 0, 0);
+  constexpr int kPrefetchLayers = 2;
+  const std::uint64_t layer_key =
+      static_cast<std::uint64_t>(moe_layer) + 1;  // 0: the occurrence's shared draw
+  // In chunks: first every token's set is chosen and its first line prefetched, then the chunk is
+  // visited. Reading the sets is bound by the table loads (a step's tokens are scattered over the
+  // table); choosing all of a chunk's sets first puts their loads in flight together instead of one
+  // behind each token's hashing.
+  const Id* sets[kSetChunk];
+  for (std::size_t first = 0; first < tokens.size(); first += kSetChunk) {
+    const std::size_t count = std::min(kSetChunk, tokens.size() - first);
+    for (std::size_t i = 0; i < count; ++i) {
+      const TokenRef& token = tokens[first + i];
+      const std::uint64_t key =
+          static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
+      const std::uint64_t bits = mix_keys(seed_, key, layer_key);
+      const double u =
+          (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
+      // Both candidate sets are addressed and one is selected without a branch: which one a token
+      // takes is a coin flip. The clamp at 0 only matters for the canonical case, whose alternative
+      // index is unused.
+      const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
+      const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
+      const Id* alternative_row = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type;
+      const Id* alternative_set = alternative_row + static_cast<std::size_t>(alternative) * k;
+      sets[i] = u < affinity ? canonical_set : alternative_set;
+      __builtin_prefetch(sets[i]);
+      // A step routes the same tokens through the following layers, whose sets lie just after these
+      // (type-major tables): their lines are fetched now, a few layers ahead, so that the layer
+      // that crosses into a new line does not wait for it. (A prefetch past a table's end is a
+      // hint, never a fault.)
+      __builtin_prefetch(canonical_set + kPrefetchLayers * k);
+      __builtin_prefetch(alternative_row + kPrefetchLayers * alternatives_per_layer);
+    }
+    visit(count, static_cast<const Id* const*>(sets));
+  }
+}
 
 }  // namespace semsim

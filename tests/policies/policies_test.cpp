@@ -131,13 +131,14 @@ TEST(Dispatch, UniformRoutingOnContiguousPlacementGivesLarOneOverD) {
   EXPECT_LT(load_imbalance(out.device_tokens), 1.03);
 }
 
-// Copies are counted from packed per-device counters in small groups (top-k below 16) and per
-// remote expert otherwise: both must give each (source, destination) the tokens from the source
-// with an expert served on the destination (dedup) or those experts (per_expert), summed over two
-// calls (the counts accumulate).
+// Copies are counted in per-device lanes (8-bit counters, flushed before they could overflow) in
+// groups of up to 16 devices and per remote device or expert otherwise: both must give each
+// (source, destination) the tokens from the source with an expert served on the destination
+// (dedup), those experts (per_expert) or every token (all_gather), summed over two calls of 500
+// tokens (the counts accumulate; every lane word is flushed several times).
 TEST(Dispatch, CopiesCountEachTokensRemoteDevicesOrExperts) {
-  for (const DispatchMode mode : {DispatchMode::kDedup, DispatchMode::kPerExpert})
-    for (const int top_k : {8, 16})
+  for (const DispatchMode mode : {DispatchMode::kDedup, DispatchMode::kPerExpert, DispatchMode::kAllGather})
+    for (const int top_k : {8, 16, 40})
       for (const int devices : {2, 8, 16, 32, 128}) {
         SCOPED_TRACE(fmt::format("mode {} top-{} {} devices", static_cast<int>(mode), top_k, devices));
         const int expert_count = 256;
@@ -163,7 +164,9 @@ TEST(Dispatch, CopiesCountEachTokensRemoteDevicesOrExperts) {
             for (int dst = 0; dst < devices; ++dst)
               if (dst != src)
                 expected[static_cast<std::size_t>(src) * devices + dst] +=
-                    mode == DispatchMode::kDedup ? (served[dst] > 0 ? 1 : 0) : served[dst];
+                    mode == DispatchMode::kDedup       ? (served[dst] > 0 ? 1 : 0)
+                    : mode == DispatchMode::kPerExpert ? served[dst]
+                                                       : 1;
           }
           account_dispatch(p, 0, mode, token_device, experts, top_k, out);
         }
