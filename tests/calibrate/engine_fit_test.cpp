@@ -25,6 +25,21 @@ RetimingTable hand_made_table() {
   return table;
 }
 
+// Engine costs of a plausible engine, and tables whose measured means are their re-timing under them.
+constexpr EngineCosts kTruth{.step_seconds = 2e-4,
+                             .request_step_seconds = 2e-5,
+                             .eager_layer_seconds = 4e-5,
+                             .graph_step_seconds = 1.5e-4,
+                             .request_seconds = 3e-3};
+
+void measure_with(std::vector<RetimingTable>& tables, const EngineCosts& costs) {
+  for (RetimingTable& table : tables) {
+    const RetimedMeans measured = retime(table, costs);
+    table.measured_ttft_s = measured.ttft_s;
+    table.measured_tpot_s = measured.tpot_s;
+  }
+}
+
 TEST(engineFit, RetimingAddsTheStepsEachRequestWaitedThrough) {
   const EngineCosts costs{.step_seconds = 1e-3,
                           .request_step_seconds = 1e-4,
@@ -66,17 +81,8 @@ TEST(engineFit, TheLossIsTheSumOfAbsoluteLogRatios) {
 // Three rows agree on the costs; a fourth, measured 10x slower than anything the costs can give, does
 // not move them (a squared loss would trade the three rows' fit for it).
 TEST(engineFit, ARowNoCostExplainsDoesNotDragTheFit) {
-  const EngineCosts truth{.step_seconds = 2e-4,
-                          .request_step_seconds = 2e-5,
-                          .eager_layer_seconds = 4e-5,
-                          .graph_step_seconds = 1.5e-4,
-                          .request_seconds = 3e-3};
   std::vector<RetimingTable> tables(4, hand_made_table());
-  for (RetimingTable& table : tables) {
-    const RetimedMeans measured = retime(table, truth);
-    table.measured_ttft_s = measured.ttft_s;
-    table.measured_tpot_s = measured.tpot_s;
-  }
+  measure_with(tables, kTruth);
   tables[3].measured_ttft_s *= 10;
   const EngineFit fit = fit_engine_costs({&tables[0], &tables[1], &tables[2], &tables[3]}, EngineCosts{});
   const RetimedMeans fitted = retime(tables[0], fit.costs);
@@ -92,11 +98,6 @@ TEST(engineFit, CostsRoundTripThroughTheirVector) {
 // Rows unlike each other (batch sizes, prefill lengths, layer counts, graph or eager decode), their
 // measured means those of the re-timing under known costs: the fit finds the costs again.
 TEST(engineFit, RecoversKnownCostsFromRowsGeneratedWithThem) {
-  const EngineCosts truth{.step_seconds = 2e-4,
-                          .request_step_seconds = 2e-5,
-                          .eager_layer_seconds = 4e-5,
-                          .graph_step_seconds = 1.5e-4,
-                          .request_seconds = 3e-3};
   std::vector<RetimingTable> tables;
   for (const int layers : {40, 64}) {
     for (const int batch : {1, 8, 32}) {
@@ -106,17 +107,15 @@ TEST(engineFit, RecoversKnownCostsFromRowsGeneratedWithThem) {
         steps.push_back(step(0.02 * batch, batch, true, layers));
         for (int i = 0; i < 20; ++i) steps.push_back(step(0.005 + 1e-4 * batch, batch, eager_decode, layers));
         for (int r = 0; r < batch; ++r) table.requests.push_back({0, 0, 0.0, 1, 20, 0.0, 21});
-        const RetimedMeans measured = retime(table, truth);
-        table.measured_ttft_s = measured.ttft_s;
-        table.measured_tpot_s = measured.tpot_s;
       }
     }
   }
+  measure_with(tables, kTruth);
   std::vector<const RetimingTable*> pointers;
   for (const RetimingTable& t : tables) pointers.push_back(&t);
   const EngineFit fit = fit_engine_costs(pointers, EngineCosts{});
   EXPECT_LT(fit.loss, 1e-5);  // 24 rows x 2 means, each within a few parts per million
-  const EngineCostVector found = to_vector(fit.costs), expected = to_vector(truth);
+  const EngineCostVector found = to_vector(fit.costs), expected = to_vector(kTruth);
   for (int i = 0; i < kEngineCostCount; ++i) EXPECT_NEAR(found[i] / expected[i], 1.0, 0.05) << "cost " << i;
 }
 

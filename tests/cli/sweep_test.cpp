@@ -40,6 +40,16 @@ CliResult sweep(const std::vector<std::string>& args, int timeout_s = 120 * kSlo
   return run_semsim(full, "", timeout_s);
 }
 
+// A points.csv header's columns by key: `at` is the header's size for a key it lacks.
+struct PointsHeader {
+  explicit PointsHeader(const std::string& line) : keys(split_csv_line(line)) {}
+  std::size_t at(const std::string& key) const {
+    return static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
+  }
+  std::size_t size() const { return keys.size(); }
+  std::vector<std::string> keys;
+};
+
 std::vector<std::string> column(const std::string& points_csv, std::size_t index) {
   std::vector<std::string> values;
   const auto lines = split_lines(read_file(points_csv));
@@ -168,15 +178,12 @@ series:
   ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
   const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
   ASSERT_EQ(lines.size(), 3u);
-  const std::vector<std::string> header = split_csv_line(lines[0]);
-  const auto at = [&](const std::string& key) {
-    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
-  };
-  ASSERT_LT(at("workload.output_len.median"), header.size());
-  EXPECT_EQ(at("workload.output_len.median"), at("workload.output_len.dist") + 1);
-  EXPECT_EQ(column(tmp / "out/points.csv", at("workload.output_len.median")),
+  const PointsHeader header(lines[0]);
+  ASSERT_LT(header.at("workload.output_len.median"), header.size());
+  EXPECT_EQ(header.at("workload.output_len.median"), header.at("workload.output_len.dist") + 1);
+  EXPECT_EQ(column(tmp / "out/points.csv", header.at("workload.output_len.median")),
             (std::vector<std::string>{"", "8.0"}));
-  EXPECT_EQ(column(tmp / "out/points.csv", at("workload.output_len.value")),
+  EXPECT_EQ(column(tmp / "out/points.csv", header.at("workload.output_len.value")),
             (std::vector<std::string>{"8", ""}));
 }
 
@@ -194,13 +201,10 @@ series:
   ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
   const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
   ASSERT_EQ(lines.size(), 3u);
-  const std::vector<std::string> header = split_csv_line(lines[0]);
-  const auto at = [&](const std::string& key) {
-    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
-  };
-  ASSERT_LT(at("speculative.position_acceptance"), header.size());
-  EXPECT_EQ(column(tmp / "out/points.csv", at("speculative.tokens")), (std::vector<std::string>{"", "2"}));
-  EXPECT_EQ(column(tmp / "out/points.csv", at("speculative.position_acceptance")),
+  const PointsHeader header(lines[0]);
+  ASSERT_LT(header.at("speculative.position_acceptance"), header.size());
+  EXPECT_EQ(column(tmp / "out/points.csv", header.at("speculative.tokens")), (std::vector<std::string>{"", "2"}));
+  EXPECT_EQ(column(tmp / "out/points.csv", header.at("speculative.position_acceptance")),
             (std::vector<std::string>{"", "[1.0,1.0]"}));
 }
 
@@ -218,12 +222,9 @@ axes:
   ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
   const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
   ASSERT_EQ(lines.size(), 3u);
-  const std::vector<std::string> header = split_csv_line(lines[0]);
-  const auto at = [&](const std::string& key) {
-    return static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
-  };
-  ASSERT_LT(at("prefix_cache.hit_rate"), header.size());
-  const std::vector<std::string> cached = column(tmp / "out/points.csv", at("prefix_cache.cached_tokens"));
+  const PointsHeader header(lines[0]);
+  ASSERT_LT(header.at("prefix_cache.hit_rate"), header.size());
+  const std::vector<std::string> cached = column(tmp / "out/points.csv", header.at("prefix_cache.cached_tokens"));
   ASSERT_EQ(cached.size(), 2u);
   EXPECT_EQ(cached[0], "0");
   EXPECT_GT(std::stoll(cached[1]), 0);
