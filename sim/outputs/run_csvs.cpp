@@ -22,12 +22,12 @@ void write_requests_csv(const std::string& path, const RunResult& run) {
     if (!r.arrived()) continue;  // the run stopped before it arrived: nothing to say about it
     const bool done = r.completed();
     const double tpot = time_per_output_token(r);
-    text += fmt::format("{},{:.9g},{},{}{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank,
-                        deployment ? fmt::format("{},", run.request_instance[i]) : "", r.input_tokens,
-                        r.output_tokens,
-                        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
-                        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "",
-                        done ? fmt::format("{:.9g}", r.finish - r.arrival) : "", done ? 1 : 0, r.cached_tokens);
+    text += fmt::format(
+        "{},{:.9g},{},{}{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank,
+        deployment ? fmt::format("{},", run.request_instance[i]) : "", r.input_tokens, r.output_tokens,
+        r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
+        tpot >= 0 ? fmt::format("{:.9g}", tpot) : "", done ? fmt::format("{:.9g}", r.finish - r.arrival) : "",
+        done ? 1 : 0, r.cached_tokens);
   }
   write_text_file(path, text);
 }

@@ -73,7 +73,7 @@ TEST(engineFit, ARequestOfOneTokenHasNoTpot) {
 TEST(engineFit, TheLossIsTheSumOfAbsoluteLogRatios) {
   RetimingTable table = hand_made_table();
   const RetimedMeans means = retime(table, EngineCosts{});
-  table.measured_ttft_s = 2 * means.ttft_s;    // simulated half the measured: |log 0.5|
+  table.measured_ttft_s = 2 * means.ttft_s;  // simulated half the measured: |log 0.5|
   table.measured_tpot_s = means.tpot_s / 4;  // four times it: |log 4|
   EXPECT_NEAR(retiming_loss({&table}, EngineCosts{}), std::log(2.0) + std::log(4.0), 1e-12);
 }

@@ -154,12 +154,12 @@ TEST(cliDeployment, PrefixCachesOfEveryInstanceAddUpToTheTotals) {
   EXPECT_GT(cache["hit_requests"].get<long long>(), 0);
   const double prompt = cache["prompt_tokens"].get<double>(), cached = cache["cached_tokens"].get<double>();
   EXPECT_DOUBLE_EQ(cache["hit_rate"].get<double>(), cached / prompt);
-  // Each instance's rate, weighted by what it was sent, gives the total's.
-  double weighted = 0;
-  for (const auto& [index, instance] : j["deployment"]["instance"].items())
-    weighted += instance["prefix_cache_hit_rate"].get<double>() * instance["throughput_tok_s"]["input"].get<double>() *
-                instance["simulated_seconds"].get<double>();
-  EXPECT_GT(weighted, 0);
+  // Each instance reports its own caches' hit rate.
+  for (const auto& [index, instance] : j["deployment"]["instance"].items()) {
+    ASSERT_TRUE(instance["prefix_cache_hit_rate"].is_number()) << index;
+    EXPECT_GE(instance["prefix_cache_hit_rate"].get<double>(), 0) << index;
+    EXPECT_LE(instance["prefix_cache_hit_rate"].get<double>(), 1) << index;
+  }
 }
 
 // Two instances with placements profiled on different halves of a topic-routed trace: the routers

@@ -50,6 +50,17 @@ struct PointsHeader {
   std::vector<std::string> keys;
 };
 
+// Sweeps `file` into tmp/out, which must give two points: points.csv's header (empty on failure).
+PointsHeader two_point_sweep(const TempDir& tmp, const std::string& file) {
+  const CliResult r = sweep({file, "--out", tmp / "out"});
+  EXPECT_EQ(r.exit_code, 0) << describe({file}, r);
+  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
+  EXPECT_EQ(lines.size(), 3u);
+  PointsHeader header(lines.empty() ? "" : lines[0]);
+  if (r.exit_code != 0 || lines.size() != 3) header.keys.clear();
+  return header;
+}
+
 std::vector<std::string> column(const std::string& points_csv, std::size_t index) {
   std::vector<std::string> values;
   const auto lines = split_lines(read_file(points_csv));
@@ -174,11 +185,8 @@ series:
   fixed: {workload.output_len: {dist: fixed, value: 8}}
   lognormal: {workload.output_len: {dist: lognormal, median: 8, sigma: 0.5, min: 2, max: 32}}
 )");
-  const CliResult r = sweep({file, "--out", tmp / "out"});
-  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
-  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
-  ASSERT_EQ(lines.size(), 3u);
-  const PointsHeader header(lines[0]);
+  const PointsHeader header = two_point_sweep(tmp, file);
+  ASSERT_FALSE(header.keys.empty());
   ASSERT_LT(header.at("workload.output_len.median"), header.size());
   EXPECT_EQ(header.at("workload.output_len.median"), header.at("workload.output_len.dist") + 1);
   EXPECT_EQ(column(tmp / "out/points.csv", header.at("workload.output_len.median")),
@@ -197,13 +205,11 @@ series:
   plain: {}
   mtp: {serving.speculative: {method: mtp, tokens: 2, acceptance: {dist: fixed, rate: 1}}}
 )");
-  const CliResult r = sweep({file, "--out", tmp / "out"});
-  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
-  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
-  ASSERT_EQ(lines.size(), 3u);
-  const PointsHeader header(lines[0]);
+  const PointsHeader header = two_point_sweep(tmp, file);
+  ASSERT_FALSE(header.keys.empty());
   ASSERT_LT(header.at("speculative.position_acceptance"), header.size());
-  EXPECT_EQ(column(tmp / "out/points.csv", header.at("speculative.tokens")), (std::vector<std::string>{"", "2"}));
+  EXPECT_EQ(column(tmp / "out/points.csv", header.at("speculative.tokens")),
+            (std::vector<std::string>{"", "2"}));
   EXPECT_EQ(column(tmp / "out/points.csv", header.at("speculative.position_acceptance")),
             (std::vector<std::string>{"", "[1.0,1.0]"}));
 }
@@ -218,13 +224,11 @@ set: {workload.requests: 24, calibration: datasheet, serving.prefix_cache: true,
 axes:
   - workload.prefix.share: [0, 1]
 )");
-  const CliResult r = sweep({file, "--out", tmp / "out"});
-  ASSERT_EQ(r.exit_code, 0) << describe({file}, r);
-  const auto lines = split_lines(read_file(fs::path(tmp / "out") / "points.csv"));
-  ASSERT_EQ(lines.size(), 3u);
-  const PointsHeader header(lines[0]);
+  const PointsHeader header = two_point_sweep(tmp, file);
+  ASSERT_FALSE(header.keys.empty());
   ASSERT_LT(header.at("prefix_cache.hit_rate"), header.size());
-  const std::vector<std::string> cached = column(tmp / "out/points.csv", header.at("prefix_cache.cached_tokens"));
+  const std::vector<std::string> cached =
+      column(tmp / "out/points.csv", header.at("prefix_cache.cached_tokens"));
   ASSERT_EQ(cached.size(), 2u);
   EXPECT_EQ(cached[0], "0");
   EXPECT_GT(std::stoll(cached[1]), 0);
