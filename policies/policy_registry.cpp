@@ -13,8 +13,8 @@
 #include "policies/eplb_placement.hpp"
 #include "policies/expert_affinity_router.hpp"
 #include "policies/ilp_placement.hpp"
-#include "policies/prefix_aware_scheduler.hpp"
 #include "policies/least_load_router.hpp"
+#include "policies/prefix_aware_scheduler.hpp"
 #include "policies/random_placement.hpp"
 #include "policies/round_robin_placement.hpp"
 #include "policies/round_robin_router.hpp"
@@ -251,6 +251,12 @@ std::vector<PolicyEntry> routers() {
        {load_slack},
        {false, true, AttentionMode::kDataParallel},
        RouterPolicy{expert_affinity_router, AffinityInput::kPromptEstimate}},
+      {"prefix_aware",
+       "the instance whose earlier requests (as the router sent them) share most of the request's prompt, "
+       "under the same load cap: a cache-aware router",
+       {load_slack},
+       {.needs_prefix_cache = true},
+       RouterPolicy{expert_affinity_router, AffinityInput::kSentPrefixes}},
       {"expert_affinity_hindsight",
        "expert_affinity knowing the request's actual routing: a bound, not an online router",
        {load_slack},

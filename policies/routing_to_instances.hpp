@@ -26,9 +26,11 @@ struct RouterInput {
 using Router = int (*)(const RouterInput& input, const PolicyChoice& choice);
 
 // The affinity a router reads: none; estimated from what is known at arrival (the prompt's token
-// ids through each instance's token→device table); or in hindsight, from the request's actual
-// routing (a bound no online router reaches).
-enum class AffinityInput { kNone, kPromptEstimate, kHindsight };
+// ids through each instance's token→device table); in hindsight, from the request's actual
+// routing (a bound no online router reaches); or the share of the request's prompt that the
+// prompts the router sent each instance before start with (its own record of their prefix caches,
+// as a cache-aware router keeps one: what it sent, not what the instance still holds).
+enum class AffinityInput { kNone, kPromptEstimate, kHindsight, kSentPrefixes };
 
 // A registry entry's router: the function and the affinity it reads.
 struct RouterPolicy {

@@ -14,7 +14,8 @@ InstanceAffinity::InstanceAffinity(AffinityInput input, std::vector<std::vector<
       routing_(routing) {}
 
 void InstanceAffinity::of(const Request& request, std::span<InstanceLoad> instances) {
-  if (input_ == AffinityInput::kNone) return;
+  // The router keeps the prefixes it sent itself (sim/instance_router.cpp).
+  if (input_ == AffinityInput::kNone || input_ == AffinityInput::kSentPrefixes) return;
   tokens_.clear();
   prompt_.clear();
   for (int position = 0; position < request.input_tokens; ++position) {

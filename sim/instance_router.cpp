@@ -61,6 +61,9 @@ InstanceRouter::InstanceRouter(const Scenario& scenario, const std::vector<Reque
       loads_(scenario.deployment->instances),
       instance_of_(requests.size(), -1) {
   for (int i = 0; i < scenario.deployment->instances; ++i) feeds_.push_back(std::make_unique<Feed>(*this, i));
+  if (policy_.affinity == AffinityInput::kSentPrefixes)
+    sent_prefixes_.assign(scenario.deployment->instances,
+                          PrefixCache(scenario.workload.prefix_block_tokens()));
 }
 
 InstanceRouter::~InstanceRouter() = default;
@@ -104,10 +107,29 @@ void InstanceRouter::finish_sending() {
 
 void InstanceRouter::route(int index, double arrival) {
   affinity_.of(requests_[index], loads_);
+  if (!sent_prefixes_.empty()) sent_prefix_shares(requests_[index]);
   const int instance = policy_.route({routed_++, loads_}, scenario_.deployment->router);
+  if (!sent_prefixes_.empty()) remember_prefix(instance, requests_[index]);
   ++loads_[instance].in_flight;
   instance_of_[index] = instance;
   feeds_[instance]->send(index, arrival);
+}
+
+void InstanceRouter::sent_prefix_shares(const Request& request) {
+  for (std::size_t i = 0; i < sent_prefixes_.size(); ++i)
+    loads_[i].affinity =
+        request.input_tokens > 0
+            ? static_cast<double>(cached_prefix_tokens(sent_prefixes_[i], request)) / request.input_tokens
+            : 0.0;
+}
+
+void InstanceRouter::remember_prefix(int instance, const Request& request) {
+  PrefixCache& sent = sent_prefixes_[instance];
+  const std::span<const std::uint64_t> blocks = full_prefix_blocks(request, sent.block_tokens());
+  PrefixCache::Path path;
+  sent.hold(blocks, sent.match(blocks), path);
+  sent.insert(blocks, path);
+  sent.release(path);
 }
 
 // In a closed loop the finishing instance's actor sends the next request itself, at once: the

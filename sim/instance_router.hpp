@@ -12,6 +12,7 @@
 #include "policies/policy_params.hpp"
 #include "policies/routing_to_instances.hpp"
 #include "sim/instance_affinity.hpp"
+#include "sim/prefix_cache.hpp"
 #include "sim/request_feed.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/request.hpp"
@@ -36,6 +37,10 @@ class InstanceRouter {
   struct Sync;  // SimGrid's mutex and condition variable
   void run();
   void route(int index, double arrival);
+  // kSentPrefixes: each instance's affinity, the share of the request's prompt that the prompts sent
+  // there before start with; and the record of the request sent to `instance`.
+  void sent_prefix_shares(const Request& request);
+  void remember_prefix(int instance, const Request& request);
   void finished(int instance, double time);
   void finish_sending();  // the last request is sent: loops waiting for one stop waiting
 
@@ -46,6 +51,7 @@ class InstanceRouter {
   std::unique_ptr<Sync> sync_;
   std::vector<std::unique_ptr<Feed>> feeds_;
   std::vector<InstanceLoad> loads_;
+  std::vector<PrefixCache> sent_prefixes_;  // per instance, with kSentPrefixes: never evicted
   std::vector<int> instance_of_;
   std::size_t next_ = 0;  // the next request to send
   long long routed_ = 0;

@@ -56,8 +56,8 @@ std::shared_ptr<const Deployment> read_deployment(const YamlInput& in, const Sce
     if (slack != d->router.params.end() && !(slack->second >= 0))
       router->required("load_slack").fail("load_slack must be >= 0 (the least loaded instance must qualify)");
     // Its attention mode here; the tables it reads on each instance's plan (build_deployment_run).
-    check_requirements(policy_entry(PolicyKind::kRouter, d->router.name), {whole.attention, true, true},
-                       *router);
+    check_requirements(policy_entry(PolicyKind::kRouter, d->router.name),
+                       {whole.attention, true, true, whole.serving.prefix_cache}, *router);
   } else {
     d->router = default_policy_choice(PolicyKind::kRouter, policy_kind(PolicyKind::kRouter).default_name);
   }

@@ -3,6 +3,8 @@
 // expert-affinity routers on profiled placements, and the inputs refused at their keys.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -160,6 +162,27 @@ TEST(cliDeployment, PrefixCachesOfEveryInstanceAddUpToTheTotals) {
     EXPECT_GE(instance["prefix_cache_hit_rate"].get<double>(), 0) << index;
     EXPECT_LE(instance["prefix_cache_hit_rate"].get<double>(), 1) << index;
   }
+}
+
+// The cache-aware router sends a request where the router sent its prefix before: more of the
+// prompts are found cached than under round robin, which spreads each group over every instance.
+TEST(cliDeployment, PrefixAwareRouterFindsMoreCachedThanRoundRobin) {
+  TempDir dir;
+  std::map<std::string, double> hit_rate;
+  for (const std::string router : {"round_robin", "prefix_aware"}) {
+    const CliResult r =
+        run_deployment(dir, router, scenario(4, "{instances: 4, router: " + router + "}"),
+                       {"--set", "workload.prefix={groups: 4, length: 64, share: 1}", "--set",
+                        "serving.prefix_cache=true", "--set", "policies.request_scheduling=prefix_aware"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    hit_rate[router] = summary(dir, router)["prefix_cache"]["hit_rate"].get<double>();
+  }
+  EXPECT_GT(hit_rate["prefix_aware"], hit_rate["round_robin"]);
+  // Without a cache there is nothing to be aware of.
+  const CliResult refused =
+      run_deployment(dir, "refused", scenario(4, "{instances: 4, router: prefix_aware}"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("needs serving.prefix_cache: true"), std::string::npos) << refused.err;
 }
 
 // Two instances with placements profiled on different halves of a topic-routed trace: the routers

@@ -52,7 +52,8 @@ TEST(PolicyRegistry, EveryKindHasItsEntriesAndItsDefault) {
             (std::vector<std::string>{"dedup", "per_expert", "allgather", "normal", "low_latency", "auto"}));
   EXPECT_EQ(names(PolicyKind::kReplicaChoice), (std::vector<std::string>{"round_robin", "uniform"}));
   EXPECT_EQ(names(PolicyKind::kRouter),
-            (std::vector<std::string>{"round_robin", "least_load", "expert_affinity", "expert_affinity_hindsight"}));
+            (std::vector<std::string>{"round_robin", "least_load", "expert_affinity", "prefix_aware",
+                                      "expert_affinity_hindsight"}));
   ASSERT_EQ(policy_kinds().size(), 6u);
   std::set<std::string> keys;
   for (const PolicyKindInfo& kind : policy_kinds()) {
