@@ -198,11 +198,16 @@ std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const 
 
 double KernelTableLookup::interpolate(double x, double y) const {
   // The rows whose measured range reaches y (rows of a triangular grid start or stop at different
-  // columns), evaluated at y, then interpolated across at x. Below its own range a row
+  // columns), evaluated at y, then interpolated across at x; where rows that measured y lie on both
+  // sides of x (or at x), those alone. Below its own range a row
   // answers the time of the least work it measured, as a whole table does below its range: a kernel is
   // launch- or weight-bound there, and a row's slope at its start (a prompt of 16 tokens and more) says
   // nothing of a 1-token prompt.
   std::vector<double> across_x, across_seconds;
+  // Of those, the rows that measured y: where they lie on both sides of x (or at x) they answer
+  // alone, for a row continued beyond its own range (its launch floor below it, its trend above) is
+  // a guess that the rows around it measured.
+  std::vector<double> measured_x, measured_seconds;
   double first = rows_[0].first_x(), last = rows_[0].last_x();
   for (std::size_t row = 0; row < rows_.size(); ++row) {
     first = std::min(first, rows_[row].first_x());
@@ -211,9 +216,14 @@ double KernelTableLookup::interpolate(double x, double y) const {
         (y >= rows_[row].first_x() / kNearGridFactor && y <= rows_[row].last_x() * kNearGridFactor)) {
       across_x.push_back(row_values_[row]);
       across_seconds.push_back(y < rows_[row].first_x() ? rows_[row].below_range(y) : rows_[row](y));
+      if (y >= rows_[row].first_x() && y <= rows_[row].last_x())
+        measured_x.push_back(across_x.back()), measured_seconds.push_back(across_seconds.back());
     }
   }
   check_near(1, y, first, last);
+  if (!measured_x.empty() && measured_x.front() <= x && measured_x.back() >= x &&
+      (measured_x.size() > 1 || measured_x.front() == x))
+    across_x = std::move(measured_x), across_seconds = std::move(measured_seconds);
   if (!across_x.empty()) check_near(0, x, across_x.front(), across_x.back());
   if (across_x.size() == 1 && across_x[0] == x) return across_seconds[0];
   if (across_x.size() < 2)
