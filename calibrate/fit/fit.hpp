@@ -73,6 +73,7 @@ struct CollectiveSample {
   double seconds = 0;
 };
 
+// Each size is taken at the least time of it and every larger size (more bytes never take less time);
 // alpha from the smallest messages, bus bandwidth from the slope over the largest ones (bus bytes at
 // least 1/8 of the largest), and at every measured size the bandwidth factor that makes
 // alpha + bus_bytes / (bus_bandwidth * factor) pass through the sample, capped so that no message

@@ -447,6 +447,21 @@ TEST(FitCollective, RecoversAlphaAndBetaExactlyFromAlphaBetaData) {
   EXPECT_LT(fit->residuals.p95, 1e-6);
 }
 
+// H200's 4-GPU all-to-all took 11.1 us at 512 B and 6.6 us at 1 KiB: a slow smallest message sets
+// neither alpha (every small message would be priced at its 11 us) nor the factors beside it.
+TEST(FitCollective, ASlowSmallestMessageDoesNotSetAlpha) {
+  auto samples = synthetic_all_to_all(8, 6.6e-6, 360e9, [](double) { return 1.0; });
+  const double slow = 1.7 * samples.front().seconds;
+  samples.front().seconds = slow;
+  const auto fit = fit_collective("all_to_all", "scaleup", 8, samples, 450e9);
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->alpha, 6.6e-6, 0.01 * 6.6e-6);
+  for (std::size_t i = 1; i < 4; ++i)
+    EXPECT_NEAR(collective_seconds(*fit, samples[i].bus_bytes, samples[i].message_bytes), samples[i].seconds,
+                0.01 * samples[i].seconds);
+  EXPECT_LT(fit->residuals.p95, 1e-3);
+}
+
 TEST(FitCollective, RecoversAKnownEfficiencyCurve) {
   // Efficiency rises with message size from 30% to the asymptote, half way at 64 KiB per peer (as
   // protocols switch). A curve like m / (m + c) would not do: its time is exactly linear in bytes,
