@@ -181,6 +181,36 @@ TEST(KernelTableLookup, RowsThatMeasuredThePointAnswerBeforeARowBelowItsRange) {
   EXPECT_NEAR(lookup.seconds(128, 128), law(128, 128), 1e-12);
 }
 
+// Beyond a row's range, where no measured row lies on its other side (the largest batch), the row
+// grows from its end as the row beside it that measured both grows: at batch sizes whose work is
+// far above the launch time, prefill attention's law along the prompt carries across batch sizes,
+// where the row's own trend (above) or launch floor (below) misses it.
+TEST(KernelTableLookup, BeyondItsRangeARowGrowsAsTheRowBesideIt) {
+  KernelTable t;
+  t.kernel = "gqa_prefill";
+  t.axes = {{"batch", {16, 32, 64}}, {"tokens", {64, 128, 256, 512, 1024, 2048}}};
+  const auto law = [](double batch, double tokens) {
+    return 5e-6 + batch * (2e-9 * tokens + 1e-11 * tokens * tokens);
+  };
+  const auto measured = [](double batch, double tokens) {
+    return batch < 64 || (tokens >= 256 && tokens <= 1024);
+  };
+  std::vector<double> own_x, own_seconds;
+  for (double batch : t.axes[0].values)
+    for (double tokens : t.axes[1].values) {
+      t.seconds.push_back(measured(batch, tokens) ? std::optional<double>(law(batch, tokens)) : std::nullopt);
+      if (batch == 64 && measured(batch, tokens))
+        own_x.push_back(tokens), own_seconds.push_back(law(batch, tokens));
+    }
+  const KernelTableLookup lookup(t, "t", false);
+  const MonotoneCurve own(own_x, own_seconds);
+  for (const auto& [tokens, continued] : {std::pair{2048.0, own(2048)}, {128.0, own.below_range(128)}}) {
+    const double truth = law(64, tokens), error = std::abs(lookup.seconds(64, tokens) / truth - 1);
+    EXPECT_LT(error, 0.1) << tokens;
+    EXPECT_LT(error, std::abs(continued / truth - 1) / 3) << tokens;
+  }
+}
+
 TEST(KernelTableLookup, IsMonotoneAlongBothAxesOnMonotoneData) {
   const KernelTableLookup lookup(triangular_experts_table(), "t", false);
   for (double a = 1; a <= 64; a *= 1.3) {
