@@ -50,34 +50,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
   EXPECT_EQ(s["dispatch"], "auto");
   EXPECT_EQ(s["dispatch_buffer_bytes_per_device"].get<double>(), 272631040.0);
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.85091493711397);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.85038525347107);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14510.975185358933);
-  expect_distribution(s["ttft_s"], 0.009143204897625346, 0.00898680970957777, 0.010284651103278008,
-                      0.014182920191012903);
-  expect_distribution(s["tpot_s"], 0.003156850033801795, 0.003152940073532641, 0.003332830028195406,
-                      0.003496012405314001);
-  expect_distribution(s["e2e_s"], 0.8141399635170838, 0.8132072663325332, 0.8587854307196302,
-                      0.8999145784129058);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.047799418671);
+  expect_distribution(s["ttft_s"], 0.009124123171120423, 0.008949251042942308, 0.010289195525932727,
+                      0.014074283061754827);
+  expect_distribution(s["tpot_s"], 0.003158751695304972, 0.0031552091826314637, 0.003333183681238995,
+                      0.003512924204153647);
+  expect_distribution(s["e2e_s"], 0.8146058054738886, 0.8134389476095123, 0.8589167319648168,
+                      0.9046132554033839);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
-  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081082233408.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6225701200147093);
-  EXPECT_EQ(s["steps"].get<int>(), 33904);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.00312115474293958);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.590941465055195);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.999581536279828);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.26660895391967);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.27048237512817);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.692016074240676);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.154044501267975);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.270063911408046);
-  ASSERT_EQ(run.steps.size(), 33905u);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081051205824.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6227711697255374);
+  EXPECT_EQ(s["steps"].get<int>(), 33887);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031227048933457208);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.59949780127485);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.0022759454331);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.253019766774386);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.274095571243091);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.690211636081018);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15410615066632574);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.276371516676313);
+  ASSERT_EQ(run.steps.size(), 33888u);
   EXPECT_EQ(run.steps[1],
             "0,0.0312845332,0.00681453183,0.00176131404,0.0011981725,0.00209565853,0.00148509339,"
             "0.000274293366,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.277435419,0.00237357485,0.00116160608,0.000145710659,0.000708122656,0.000167270971,"
-            "0.000190864483,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
+            "99,0.277491278,0.00237414927,0.00116215923,0.000145710659,0.000708122656,0.000167270971,"
+            "0.000190885758,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
 }
 
 // The default with NCCL-style dedup dispatch on the datasheet profile (the roofline, the copies over
