@@ -64,6 +64,9 @@ class DataParallelServer {
       r.id = requests[i].id;
       r.arrival = requests[i].arrival;
       r.input_tokens = requests[i].input_tokens;
+      r.session = requests[i].session;
+      r.turn = requests[i].turn;
+      r.previous_turn = requests[i].previous_turn;
       // What this server generates: a prefill pool's request ends at its first token, so its
       // outputs count that one token (no TPOT, no inter-token gaps).
       r.output_tokens = tokens_to_generate(requests[i]);
@@ -327,6 +330,16 @@ class DataParallelServer {
     rank.kv_reserved -= moved;
   }
 
+  // A finished request's output blocks enter the cache beside its prompt's (as SGLang caches a
+  // finished request's whole sequence), where its session's next turn finds them. They take the room
+  // its KV reservation held, so nothing is evicted. Only a session's requests have ids past their
+  // prompt (no other request could share an output); a prefill pool's generated one token.
+  void cache_output(Rank& rank, LiveRequest& live) {
+    const auto blocks =
+        finished_sequence_blocks(requests_[live.index], live.generated, rank.cache.block_tokens());
+    if (blocks.size() > live.cached.size()) rank.cache.insert(blocks, live.cached);
+  }
+
   // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
   // then newly admitted ones) within the token budget; under prefill_first, one of the two (see
   // step_kind). Returns whether any rank has work; `record` gets the batch limits that held work back
@@ -508,6 +521,7 @@ class DataParallelServer {
           [&](const LiveRequest& live) { return !result_.requests[live.index].completed(); });
       for (auto it = done; it != rank.running.end(); ++it) {
         rank.kv_reserved -= it->kv_own;
+        if (caching()) cache_output(rank, *it);
         rank.cache.release(it->cached);
         --rank.load.requests;
         request_finished(now);

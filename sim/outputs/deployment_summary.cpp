@@ -114,7 +114,10 @@ RunResult instance_run(const DeploymentResult& run, int i) {
   RunResult instance = run.instances[i];
   std::vector<RequestRecord> own;
   for (std::size_t r = 0; r < instance.requests.size(); ++r)
-    if (run.instance_of[r] == i) own.push_back(std::move(instance.requests[r]));
+    if (run.instance_of[r] == i) {
+      own.push_back(std::move(instance.requests[r]));
+      own.back().previous_turn = -1;  // an index into every request: early turns are the totals'
+    }
   instance.requests = std::move(own);
   return instance;
 }
