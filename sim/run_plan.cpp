@@ -139,7 +139,15 @@ DisaggregatedPlan build_disaggregated_run(const Scenario& scenario) {
 DeploymentPlan build_deployment_run(const Scenario& scenario) {
   const Deployment& deployment = *scenario.deployment;
   DeploymentPlan plan;
-  for (const auto& instance : deployment.instance) plan.instances.push_back(build_run(*instance));
+  for (const auto& instance : deployment.instance) {
+    if (!instance->disaggregation) {
+      plan.instances.push_back(build_run(*instance));
+      continue;
+    }
+    DisaggregatedPlan pools = build_disaggregated_run(*instance);
+    plan.instances.push_back(std::move(pools.prefill));
+    plan.decode.push_back(std::move(pools.decode));
+  }
   if (router_of(deployment.router).affinity != AffinityInput::kPromptEstimate) return plan;
   for (std::size_t i = 0; i < plan.instances.size(); ++i)
     if (plan.instances[i].placement->token_devices.empty())

@@ -68,9 +68,12 @@ struct DisaggregatedPlan {
 };
 DisaggregatedPlan build_disaggregated_run(const Scenario& scenario);
 
-// A deployment's instances (scenario.deployment), each built as build_run builds a scenario.
+// A deployment's instances (scenario.deployment), each built as build_run builds a scenario. A
+// disaggregated instance's plan is its prefill pool's, where its requests arrive (the router reads its
+// placement), with its decode pool's beside it.
 struct DeploymentPlan {
   std::vector<RunPlan> instances;
+  std::vector<RunPlan> decode;  // per instance when disaggregated; empty otherwise
 };
 DeploymentPlan build_deployment_run(const Scenario& scenario);
 
