@@ -1,7 +1,5 @@
 #include "workloads/sessions.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <numeric>
 

@@ -242,7 +242,7 @@ TEST(cliDeployment, SweepsOverTheRouterWithEachInstancesColumns) {
 // Disaggregated instances: each a prefill pool and a decode pool on nodes of its own, the router
 // feeding the prefill pools and hearing of finishes from the decode pools. The instances' requests and
 // tokens add up to the totals; one instance is the plain disaggregated run (its requests and decode
-// steps byte for byte); closed loops and the flow fidelity run too.
+// steps byte for byte); closed loops, the flow fidelity and sweeps run too.
 TEST(cliDeployment, DisaggregatedInstancesAddUpAndOneIsThePlainDisaggregatedRun) {
   TempDir dir;
   const std::string pools =
@@ -289,6 +289,19 @@ TEST(cliDeployment, DisaggregatedInstancesAddUpAndOneIsThePlainDisaggregatedRun)
     ASSERT_EQ(r.exit_code, 0) << variant << r.err;
     EXPECT_EQ(summary(dir, variant)["requests_completed"], 120) << variant;
   }
+
+  // A sweep over the router: each point's instance columns.
+  std::ofstream(dir / "base.yaml") << scenario(4, "{instances: 2, router: round_robin}") + pools;
+  std::ofstream(dir / "sweep.yaml") << "sweep: 1\nbase: base.yaml\nset: {workload.requests: 40}\n"
+                                       "axes:\n  - deployment.router: [round_robin, least_load]\n";
+  const CliResult sweep = run_semsim({"sweep", dir / "sweep.yaml", "--out", dir / "sweep"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const std::string points = read_file(fs::path(dir / "sweep") / "points.csv");
+  const std::vector<double> first = column_of(points, "deployment.instance.0.requests");
+  const std::vector<double> second = column_of(points, "deployment.instance.1.requests");
+  ASSERT_EQ(first.size(), 2u);
+  for (std::size_t p = 0; p < 2; ++p) EXPECT_EQ(first[p] + second[p], 40);
+  EXPECT_EQ(first[0], 20);  // round robin
 }
 
 TEST(cliDeployment, RefusesWhatTheClusterOrTheKeysCannotHold) {
