@@ -92,7 +92,10 @@ std::vector<SampledStep> sample_steps(const RoutingTrace& paths, const Placement
     const int output = scoring.output_len.draw(rng);
     Running running{r, 0, output};
     if (scheduler) {
-      const Request request{id++, 0, static_cast<int>(end - first), output, 0, {}};
+      Request request;
+      request.id = id++;
+      request.input_tokens = static_cast<int>(end - first);
+      request.output_tokens = output;
       running.rank = scheduler->choose(request, paths.token_ids().subspan(first, end - first), loads);
       loads[running.rank].add(end - first + output);
     }

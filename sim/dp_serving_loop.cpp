@@ -64,6 +64,9 @@ class DataParallelServer {
       r.id = requests[i].id;
       r.arrival = requests[i].arrival;
       r.input_tokens = requests[i].input_tokens;
+      r.session = requests[i].session;
+      r.turn = requests[i].turn;
+      r.previous_turn = requests[i].previous_turn;
       // What this server generates: a prefill pool's request ends at its first token, so its
       // outputs count that one token (no TPOT, no inter-token gaps).
       r.output_tokens = tokens_to_generate(requests[i]);
@@ -78,7 +81,7 @@ class DataParallelServer {
       if (handoff_ || feed_) clock_.sync();
       if (receives_handoffs())
         admit_handoffs();
-      else if (feed_)
+      else if (routed())
         admit_routed();
       else
         admit_arrivals();
@@ -86,7 +89,7 @@ class DataParallelServer {
       timeline_end_due = false;
       StepRecord record;
       if (!form_batches(record)) {
-        if (feed_) {
+        if (routed()) {
           if (!routed_.empty()) {
             const double wake = std::min(reaches_scheduler(routed_.front()), limit);
             clock_.advance(std::max(0.0, wake - clock_.now()));
@@ -128,7 +131,7 @@ class DataParallelServer {
     clock_.sync();
     result_.end_time = clock_.now();
     if (progress_) progress_(result_.end_time, completed_, requests_.size());
-    const std::size_t served = feed_ ? taken_ : requests_.size();
+    const std::size_t served = feed_ ? taken_ : requests_.size();  // behind a router: those sent here
     result_.stopped_at_time_limit = (completed_ < served || !routed_.empty()) && result_.end_time >= limit;
     for (const Rank& rank : ranks_) result_.prefix_cache.evicted_blocks += rank.cache.evicted_blocks();
     return std::move(result_);
@@ -137,6 +140,9 @@ class DataParallelServer {
  private:
   bool hands_off() const { return handoff_ && scenario_.serving.pool == ServingPool::kPrefill; }
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
+  // Takes its requests from a router: a deployment's instance, or a disaggregated instance's prefill
+  // pool (its decode pool takes them from the KV transfers and tells the router of finishes).
+  bool routed() const { return feed_ && !receives_handoffs(); }
   bool closed_loop() const { return scenario_.workload.concurrency > 0; }
   // A decode pool prefills nothing: its ranks keep no prefix cache.
   bool caching() const {
@@ -149,11 +155,12 @@ class DataParallelServer {
   // token, not their last, and send nothing).
   void request_finished(double time) {
     ++completed_;
+    if (hands_off()) return;  // at its first token: the decode pool finishes it
     if (feed_) {
       feed_->request_finished(time);
       return;
     }
-    if (!closed_loop() || hands_off()) return;
+    if (!closed_loop()) return;
     if (receives_handoffs())
       handoff_->request_finished(time);
     else
@@ -222,6 +229,7 @@ class DataParallelServer {
     arrived_.clear();
     handoff_->take_arrived(arrived_);
     for (const KvArrival& kv : arrived_) {
+      ++taken_;
       RequestRecord& out = result_.requests[kv.index];
       out.first_token = kv.time;
       Rank& rank = ranks_[kv.rank];
@@ -325,6 +333,16 @@ class DataParallelServer {
     rank.cache.insert(blocks, live.cached);
     live.kv_own -= moved;
     rank.kv_reserved -= moved;
+  }
+
+  // A finished request's output blocks enter the cache beside its prompt's (as SGLang caches a
+  // finished request's whole sequence), where its session's next turn finds them. They take the room
+  // its KV reservation held, so nothing is evicted. Only a session's requests have ids past their
+  // prompt (no other request could share an output); a prefill pool's generated one token.
+  void cache_output(Rank& rank, LiveRequest& live) {
+    const auto blocks =
+        finished_sequence_blocks(requests_[live.index], live.generated, rank.cache.block_tokens());
+    if (blocks.size() > live.cached.size()) rank.cache.insert(blocks, live.cached);
   }
 
   // Builds each rank's batch: every running decode first, then prefill chunks (continuing requests,
@@ -508,6 +526,7 @@ class DataParallelServer {
           [&](const LiveRequest& live) { return !result_.requests[live.index].completed(); });
       for (auto it = done; it != rank.running.end(); ++it) {
         rank.kv_reserved -= it->kv_own;
+        if (caching()) cache_output(rank, *it);
         rank.cache.release(it->cached);
         --rank.load.requests;
         request_finished(now);
@@ -557,7 +576,7 @@ class DataParallelServer {
   RequestFeed* feed_;
   std::vector<RoutedRequest> sent_here_;  // behind a router: just taken from it
   std::deque<int> routed_;                // sent here, not yet past the engine's request path
-  std::size_t taken_ = 0;                 // requests the router sent here
+  std::size_t taken_ = 0;                 // requests the router sent here (a decode pool's: whose KV landed)
   double request_seconds_;  // the engine's request path: HTTP, tokenisation (0 without an engine)
   const SpeculativeDecoding& speculative_;
   std::vector<KvArrival> arrived_;

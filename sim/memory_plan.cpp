@@ -62,9 +62,9 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   m.weight_bytes_per_device += m.draft_weight_bytes_per_device;
   const double kv_per_token =
       kv_bytes_per_token(rank_model, s.precision) + draft_kv_bytes_per_token(spec, rank_model, s.precision);
-  const long long longest = kv_reservation(s.serving.pool, s.workload.input_len.upper_bound(),
-                                           s.workload.output_len.upper_bound()) +
-                            (s.serving.pool == ServingPool::kPrefill ? 0 : spec.tokens);
+  const long long longest =
+      kv_reservation(s.serving.pool, s.workload.longest_prompt(), s.workload.output_len.upper_bound()) +
+      (s.serving.pool == ServingPool::kPrefill ? 0 : spec.tokens);
   if (s.low_latency_buffer_tokens > 0 &&
       !s.model.dense())  // DeepEP's experts are the group's slots, replicas included
     m.dispatch_buffer_bytes_per_device = low_latency_buffer_bytes(s.low_latency_buffer_tokens, s.model.hidden,
@@ -123,7 +123,7 @@ void check_run_memory(const YamlInput& root, const Scenario& s) {
       requests * static_cast<double>(sizeof(Request) + sizeof(RequestRecord) + 8 * sizeof(double)) +
       steps * static_cast<double>(sizeof(StepRecord) + 3 * sizeof(long long));
   if (const int block_tokens = s.workload.prefix_block_tokens(); block_tokens > 0)
-    bytes += requests * s.workload.input_len.mean() / block_tokens * sizeof(std::uint64_t);
+    bytes += requests * s.workload.mean_prompt() / block_tokens * sizeof(std::uint64_t);
   const YamlInput workload = root.required("workload");
   try {
     check_memory_need(bytes,

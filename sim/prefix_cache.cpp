@@ -116,6 +116,13 @@ std::span<const std::uint64_t> full_prefix_blocks(const Request& request, int bl
   return std::span<const std::uint64_t>(request.prefix_blocks).first(full);
 }
 
+std::span<const std::uint64_t> finished_sequence_blocks(const Request& request, int generated,
+                                                        int block_tokens) {
+  const auto filled = static_cast<std::size_t>((request.input_tokens + generated - 1) / block_tokens);
+  return std::span<const std::uint64_t>(request.prefix_blocks)
+      .first(std::min(request.prefix_blocks.size(), filled));
+}
+
 long long cached_prefix_tokens(const PrefixCache& cache, const Request& request) {
   const long long matched = cache.match(full_prefix_blocks(request, cache.block_tokens()));
   return std::min(matched * cache.block_tokens(), static_cast<long long>(request.input_tokens) - 1);

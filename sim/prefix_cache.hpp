@@ -82,6 +82,12 @@ class PrefixCache {
 // blocks its prompt fills (a last, partial block is its own).
 std::span<const std::uint64_t> full_prefix_blocks(const Request& request, int block_tokens);
 
+// The blocks of `request`'s prompt and `generated` output tokens that its KV fills when it finishes
+// (every token but the last output, which no step feeds in) and that have an id: past its prompt only
+// in a session.
+std::span<const std::uint64_t> finished_sequence_blocks(const Request& request, int generated,
+                                                        int block_tokens);
+
 // The prompt tokens of `request` whose KV `cache` holds: its longest cached prefix, short of the
 // prompt's last token (which must run to yield the first output token). What a cache-aware
 // scheduler or router asks of each rank or instance.

@@ -139,7 +139,17 @@ DisaggregatedPlan build_disaggregated_run(const Scenario& scenario) {
 DeploymentPlan build_deployment_run(const Scenario& scenario) {
   const Deployment& deployment = *scenario.deployment;
   DeploymentPlan plan;
-  for (const auto& instance : deployment.instance) plan.instances.push_back(build_run(*instance));
+  for (const auto& instance : deployment.instance) {
+    if (!instance->disaggregation) {
+      plan.instances.push_back(
+          build_run(*instance, plan.instances.empty() ? nullptr : &plan.instances.front()));
+      continue;
+    }
+    const Disaggregation& pools = *instance->disaggregation;
+    plan.instances.push_back(
+        build_run(*pools.prefill, plan.instances.empty() ? nullptr : &plan.instances.front()));
+    plan.decode.push_back(build_run(*pools.decode, plan.decode.empty() ? nullptr : &plan.decode.front()));
+  }
   if (router_of(deployment.router).affinity != AffinityInput::kPromptEstimate) return plan;
   for (std::size_t i = 0; i < plan.instances.size(); ++i)
     if (plan.instances[i].placement->token_devices.empty())
@@ -152,7 +162,7 @@ DeploymentPlan build_deployment_run(const Scenario& scenario) {
   return plan;
 }
 
-RunPlan build_run(const Scenario& scenario) {
+RunPlan build_run(const Scenario& scenario, const RunPlan* like) {
   RunPlan run;
   try {
     plan_placement_and_memory(scenario, run);
@@ -160,23 +170,34 @@ RunPlan build_run(const Scenario& scenario) {
     rethrow_with_origin(e, scenario.overrides);
   }
   run.topology = effective_topology(scenario);
-  run.routing = make_routing_source(scenario.workload, scenario.model);
+  if (like)
+    run.routing = like->routing;
+  else
+    run.routing = make_routing_source(scenario.workload, scenario.model);
   run.request_scheduler = make_request_scheduler(scenario.request_scheduling, *run.placement);
   run.token_scheduler = make_token_scheduler(scenario.token_scheduling, *run.placement, scenario.ep);
   run.notes.scheduling_fallback = token_identity_fallback(scenario.attention == AttentionMode::kTensorParallel
                                                               ? scenario.token_scheduling
                                                               : scenario.request_scheduling,
                                                           *run.placement, run.routing->has_token_ids());
-  run.rank_model = std::make_unique<const MoeModel>(scenario.attention == AttentionMode::kTensorParallel
-                                                        ? attention_tp_shard(scenario.model, scenario.tp)
-                                                        : scenario.model);
-  run.expert_model = std::make_unique<const MoeModel>(expert_model(scenario));
-  run.cost = cost_model(scenario, *run.expert_model);
-  run.rank_cost = cost_model(scenario, *run.rank_model);
-  if (const auto& draft = scenario.serving.speculative.draft_model)
-    run.draft_cost =
-        std::make_unique<CalibratedCostModel>(*draft, scenario.cluster.device, *scenario.calibration,
-                                              scenario.precision, scenario.calibration_extrapolation, false);
+  if (like) {
+    run.rank_model = like->rank_model;
+    run.expert_model = like->expert_model;
+    run.cost = like->cost;
+    run.rank_cost = like->rank_cost;
+    run.draft_cost = like->draft_cost;
+  } else {
+    run.rank_model = std::make_unique<const MoeModel>(scenario.attention == AttentionMode::kTensorParallel
+                                                          ? attention_tp_shard(scenario.model, scenario.tp)
+                                                          : scenario.model);
+    run.expert_model = std::make_unique<const MoeModel>(expert_model(scenario));
+    run.cost = cost_model(scenario, *run.expert_model);
+    run.rank_cost = cost_model(scenario, *run.rank_model);
+    if (const auto& draft = scenario.serving.speculative.draft_model)
+      run.draft_cost = std::make_unique<CalibratedCostModel>(*draft, scenario.cluster.device,
+                                                             *scenario.calibration, scenario.precision,
+                                                             scenario.calibration_extrapolation, false);
+  }
   run.dispatch = dispatch_timing(scenario);
   run.notes.dispatch_kernel = scenario.model.dense()               ? "none (dense model)"
                               : scenario.experts_tensor_parallel() ? "none (experts split over every device)"

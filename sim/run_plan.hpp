@@ -23,16 +23,18 @@ struct RunPlan {
   std::shared_ptr<const PlacementPlan> placement;
   MemoryPlan memory;
   Topology topology;  // the EP group's, link bandwidths scaled by the calibration's achievable fractions
-  std::unique_ptr<RoutingSource> routing;
+  // Shared by a deployment's instances (build_deployment_run): the same for each of them.
+  std::shared_ptr<const RoutingSource> routing;
   std::unique_ptr<RequestScheduler> request_scheduler;
   std::unique_ptr<TokenScheduler> token_scheduler;
   // Under Attention-TP each rank computes its shard of attention, dense FFN and LM head
   // (`rank_cost`, over `rank_model`); `cost` prices the MoE layer, over `expert_model`: the model, or
   // with experts split by tensor parallelism each device's slice of them (experts_tp_shard).
-  std::unique_ptr<const MoeModel> rank_model, expert_model;
-  std::unique_ptr<CalibratedCostModel> cost, rank_cost;
+  // Shared by a deployment's instances, with the cost models' memos.
+  std::shared_ptr<const MoeModel> rank_model, expert_model;
+  std::shared_ptr<CalibratedCostModel> cost, rank_cost;
   // Speculative decoding with a draft model (serving.speculative method draft): its costs on a rank.
-  std::unique_ptr<CalibratedCostModel> draft_cost;
+  std::shared_ptr<CalibratedCostModel> draft_cost;
   // What the dispatch and combine move and what times them (DeepEP's kernels where the profile
   // measured them for this group).
   DispatchTiming dispatch;
@@ -60,7 +62,10 @@ Topology effective_topology(const Cluster& cluster, int devices, const Calibrati
 // replicas' slots, plus one longest request's KV cache must fit), and makes the rest. InputError at
 // the scenario's keys when the placement cannot be made or does not fit in memory. The plan refers
 // to `scenario`, which must outlive it.
-RunPlan build_run(const Scenario& scenario);
+// `like`: a plan of another instance of the same deployment, whose routing source and cost models this
+// one shares (instances differ only in their policies and profile keys, which neither reads): each
+// synthetic routing table is drawn once and each kernel time looked up once for all of them.
+RunPlan build_run(const Scenario& scenario, const RunPlan* like = nullptr);
 
 // A disaggregated scenario's pools, each built as build_run builds a scenario.
 struct DisaggregatedPlan {
@@ -68,9 +73,12 @@ struct DisaggregatedPlan {
 };
 DisaggregatedPlan build_disaggregated_run(const Scenario& scenario);
 
-// A deployment's instances (scenario.deployment), each built as build_run builds a scenario.
+// A deployment's instances (scenario.deployment), each built as build_run builds a scenario. A
+// disaggregated instance's plan is its prefill pool's, where its requests arrive (the router reads its
+// placement), with its decode pool's beside it.
 struct DeploymentPlan {
   std::vector<RunPlan> instances;
+  std::vector<RunPlan> decode;  // per instance when disaggregated; empty otherwise
 };
 DeploymentPlan build_deployment_run(const Scenario& scenario);
 

@@ -19,7 +19,10 @@ struct RequestRecord {
   int rank = -1;
   int input_tokens = 0;
   int output_tokens = 0;
-  int cached_tokens = 0;    // prompt tokens its rank's prefix cache held at admission: not prefilled
+  int cached_tokens = 0;  // prompt tokens its rank's prefix cache held at admission: not prefilled
+  int session = -1;       // workload.sessions: its Request's session, turn and previous turn
+  int turn = 0;
+  int previous_turn = -1;
   double first_token = -1;  // simulated time of the first output token; -1 if never produced
   double finish = -1;       // simulated time of the last output token; -1 if unfinished
   // Output tokens come at the end of steps: the first at step `first_token_step`, the last at

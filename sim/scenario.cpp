@@ -422,9 +422,11 @@ Scenario load_scenario_document(const std::string& text, const std::string& file
           });
     if (const auto deployment = root.optional("deployment"))
       s.deployment = read_deployment(
-          *deployment, s, overrides, [&](const std::vector<ScenarioOverride>& instance_overrides) {
+          *deployment, s, overrides,
+          [&](const std::vector<ScenarioOverride>& instance_overrides) {
             return load_scenario_document(text, file, base_dir, instance_overrides, seed, /*pool=*/true);
-          });
+          },
+          root.optional("disaggregation"));
     return s;
   } catch (const InputError& e) {
     rethrow_with_origin(e, overrides, created);

@@ -197,7 +197,10 @@ namespace {
 std::string key_setting_axis(const Scenario& s, const std::string& kernel, const std::string& axis) {
   const bool prefill = kernel.ends_with("_prefill");
   const bool prompt = axis == "context" || (prefill && axis == "tokens");
-  if (prompt) return s.workload.request_log ? "workload.requests_from" : "workload.input_len";
+  if (prompt)
+    return s.workload.request_log   ? "workload.requests_from"
+           : s.workload.sessions.on ? "workload.sessions"
+                                    : "workload.input_len";
   if (axis == "batch") return prefill ? "serving.max_batch_tokens" : "serving.max_running_requests";
   if (axis == "experts" || axis == "active_experts") return "parallelism";
   return "serving.max_batch_tokens";

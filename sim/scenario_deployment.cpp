@@ -20,7 +20,8 @@ void check_instance_keys(const YamlInput& set) {
 
 std::shared_ptr<const Scenario> load_instance(const YamlInput& in, const std::optional<YamlInput>& set,
                                               std::vector<ScenarioOverride> overrides, int nodes,
-                                              const InstanceLoader& load) {
+                                              const InstanceLoader& load,
+                                              const std::optional<YamlInput>& disaggregation) {
   overrides.push_back({"cluster.nodes", YAML::Node(nodes), in.location()});
   if (set) {
     set->expect_map(set->keys());  // any key path: this only rejects duplicates
@@ -29,7 +30,10 @@ std::shared_ptr<const Scenario> load_instance(const YamlInput& in, const std::op
       overrides.push_back({key, set->required(key).node(), set->required(key).location()});
   }
   try {
-    return std::make_shared<Scenario>(load(overrides));
+    auto instance = std::make_shared<Scenario>(load(overrides));
+    if (disaggregation)
+      instance->disaggregation = read_disaggregation(*disaggregation, *instance, overrides, load);
+    return instance;
   } catch (const InputError& e) {
     // A value the instance sets is in the scenario file, at its origin: that location comes first.
     if (!e.origin().empty()) throw InputError(e.origin() + ": " + e.what(), e.key_path(), e.origin());
@@ -41,12 +45,9 @@ std::shared_ptr<const Scenario> load_instance(const YamlInput& in, const std::op
 
 std::shared_ptr<const Deployment> read_deployment(const YamlInput& in, const Scenario& whole,
                                                   const std::vector<ScenarioOverride>& overrides,
-                                                  const InstanceLoader& load) {
+                                                  const InstanceLoader& load,
+                                                  const std::optional<YamlInput>& disaggregation) {
   in.expect_map({"instances", "router", "set"});
-  if (whole.disaggregation)
-    in.fail(
-        "a deployment of several instances runs colocated or single-pool instances; leave "
-        "disaggregation out");
   auto d = std::make_shared<Deployment>();
   const YamlInput instances = in.required("instances");
   d->instances = static_cast<int>(instances.as_int_in(1, 1 << 12));
@@ -61,15 +62,18 @@ std::shared_ptr<const Deployment> read_deployment(const YamlInput& in, const Sce
   } else {
     d->router = default_policy_choice(PolicyKind::kRouter, policy_kind(PolicyKind::kRouter).default_name);
   }
-  // Each instance's EP group on whole nodes of its own.
+  // Each instance's EP group on whole nodes of its own; a disaggregated instance's two pools.
   const int per_node = whole.cluster.gpus_per_node;
-  const int nodes = (whole.ep + per_node - 1) / per_node;
+  const int nodes = whole.disaggregation
+                        ? whole.disaggregation->prefill_nodes() + whole.disaggregation->decode->cluster.nodes
+                        : (whole.ep + per_node - 1) / per_node;
   if (d->instances * nodes > whole.cluster.nodes)
     instances.fail(fmt::format(
-        "{} instances of {} node{} each (parallelism's {} devices on nodes of {}) take {} nodes, more than "
-        "the {} of cluster '{}'",
-        d->instances, nodes, nodes == 1 ? "" : "s", whole.ep, per_node, d->instances * nodes,
-        whole.cluster.nodes, whole.cluster.name));
+        "{} instances of {} node{} each ({}) take {} nodes, more than the {} of cluster '{}'", d->instances,
+        nodes, nodes == 1 ? "" : "s",
+        whole.disaggregation ? "a prefill and a decode pool"
+                             : fmt::format("parallelism's {} devices on nodes of {}", whole.ep, per_node),
+        d->instances * nodes, whole.cluster.nodes, whole.cluster.name));
   std::vector<YamlInput> sets;
   if (const auto set = in.optional("set")) {
     if (!set->is_sequence()) set->fail("expected a list of one map of keys per instance");
@@ -80,7 +84,7 @@ std::shared_ptr<const Deployment> read_deployment(const YamlInput& in, const Sce
   }
   for (int i = 0; i < d->instances; ++i)
     d->instance.push_back(load_instance(in, sets.empty() ? std::nullopt : std::optional<YamlInput>(sets[i]),
-                                        overrides, nodes, load));
+                                        overrides, nodes, load, disaggregation));
   return d;
 }
 

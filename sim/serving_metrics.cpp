@@ -154,6 +154,11 @@ Summary summarize(const RunResult& run, const GoodputSlos& slos) {
     s.offered_input_tokens += r.input_tokens;
     s.offered_output_tokens += r.output_tokens;
     s.last_arrival = std::max(s.last_arrival, r.arrival);
+    s.sessions += r.session >= 0 && r.turn == 0;
+    if (r.previous_turn >= 0) {
+      const RequestRecord& previous = run.requests[static_cast<std::size_t>(r.previous_turn)];
+      s.early_turns += !previous.completed() || previous.finish > r.arrival;
+    }
     if (!r.arrived()) continue;
     ++s.requests_arrived;
     if (r.first_token >= 0) ttft.push_back(r.first_token - r.arrival);

@@ -51,6 +51,10 @@ struct Summary {
   long long completed_input_tokens = 0, completed_output_tokens = 0;
   long long offered_input_tokens = 0, offered_output_tokens = 0;  // of every request of the workload
   double last_arrival = 0;                                        // the workload's last request's
+  // workload.sessions: how many, and the later turns that arrived before the turn before them
+  // finished (their prompt holds an output not yet given: an open loop's think time too short).
+  int sessions = 0;
+  int early_turns = 0;
   GoodputSlos goodput_slos;
   int good_requests = 0;  // completed requests meeting every SLO (when goodput_slos.any())
   double lar = 0;         // all routed activations of the run

@@ -119,7 +119,43 @@ class Server {
   std::exception_ptr failure_;
 };
 
+// A disaggregated scenario's KV transfers, its prefill pool from device `prefill_first` and its decode
+// pool from `decode_first` of the platform.
+KvTransferSetup kv_transfer_setup(const Scenario& scenario, int prefill_first, int decode_first) {
+  const Disaggregation& pools = *scenario.disaggregation;
+  KvTransferSetup setup{scenario.fidelity,
+                        pools.kv_transfer,
+                        prefill_first,
+                        decode_first,
+                        kv_bytes_per_token(scenario.model, scenario.precision),
+                        scenario.model.layers};
+  setup.prefill_group_devices = pools.prefill->tp;
+  setup.decode_group_devices = pools.decode->tp;
+  setup.parallel_pairs =
+      std::min(kv_shards(scenario.model, pools.prefill->tp), kv_shards(scenario.model, pools.decode->tp));
+  return setup;
+}
+
+// Requests arrive at the prefill pool: in a closed loop or behind a router only it knows when each
+// was sent.
+void arrivals_from_prefill(DisaggregatedResult& result) {
+  for (std::size_t i = 0; i < result.decode.requests.size(); ++i)
+    result.decode.requests[i].arrival = result.prefill.requests[i].arrival;
+}
+
 }  // namespace
+
+RunResult end_to_end(const DisaggregatedResult& run) {
+  RunResult e2e = run.decode;
+  e2e.prefill_tokens = run.prefill.prefill_tokens;
+  e2e.prefix_cache = run.prefill.prefix_cache;  // the prefill pool's caches: the decode pool keeps none
+  for (std::size_t i = 0; i < e2e.requests.size() && i < run.prefill.requests.size(); ++i)
+    e2e.requests[i].cached_tokens = run.prefill.requests[i].cached_tokens;
+  e2e.output_tokens += run.prefill.output_tokens;  // the first tokens
+  e2e.end_time = std::max(run.prefill.end_time, run.decode.end_time);
+  e2e.stopped_at_time_limit = run.prefill.stopped_at_time_limit || run.decode.stopped_at_time_limit;
+  return e2e;
+}
 
 RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
                    const ServingProgress& progress, StepWindow exported) {
@@ -148,17 +184,7 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   Server prefill_server(prefill, plan.prefill, {}, {0, flow});
   Server decode_server(decode, plan.decode, {}, {decode_first, flow});
   const std::vector<Request> requests = generate_requests(scenario.workload);
-  KvTransferSetup setup{scenario.fidelity,
-                        pools.kv_transfer,
-                        0,
-                        decode_first,
-                        kv_bytes_per_token(scenario.model, scenario.precision),
-                        scenario.model.layers};
-  setup.prefill_group_devices = prefill.tp;
-  setup.decode_group_devices = decode.tp;
-  setup.parallel_pairs =
-      std::min(kv_shards(scenario.model, prefill.tp), kv_shards(scenario.model, decode.tp));
-  KvTransfers transfers(topology, setup, requests);
+  KvTransfers transfers(topology, kv_transfer_setup(scenario, 0, decode_first), requests);
   // The decode loop first: it must choose ranks before the first transfer starts.
   decode_server.start(hosts[decode_first], requests, progress, &transfers);
   const ServingProgress prefill_progress;  // none: the decode loop's is the run's (outlives the actors)
@@ -167,9 +193,7 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   prefill_server.rethrow_failure();
   decode_server.rethrow_failure();
   DisaggregatedResult result{prefill_server.result(), decode_server.result(), transfers.records()};
-  // Requests arrive at the prefill pool: in a closed loop only it knows when each was sent.
-  for (std::size_t i = 0; i < requests.size(); ++i)
-    result.decode.requests[i].arrival = result.prefill.requests[i].arrival;
+  arrivals_from_prefill(result);
   return result;
 }
 
@@ -204,19 +228,50 @@ DeploymentResult simulate_deployment(const Scenario& scenario, const DeploymentP
       if (progress) progress(seconds, all_done, requests.size());
     });
   // Instances on disjoint nodes share no link (a route between two nodes crosses only their NICs),
-  // so each flow executor keeps its lone-collective shortcut (FlowPlatform::shared false).
-  std::vector<std::unique_ptr<Server>> servers;
+  // so each flow executor of a colocated instance keeps its lone-collective shortcut
+  // (FlowPlatform::shared false); a disaggregated instance's pools share links with its KV transfers.
+  const bool flow = scenario.fidelity == NetworkFidelity::kFlow;
+  const ServingProgress no_progress;  // a prefill pool's: its decode pool's is the instance's
+  std::vector<std::unique_ptr<Server>> servers, decode_servers;
+  std::vector<std::unique_ptr<KvTransfers>> transfers;
   for (int i = 0; i < deployment.instances; ++i) {
-    servers.push_back(std::make_unique<Server>(*deployment.instance[i], plan.instances[i], StepWindow{},
-                                               FlowPlatform{i * instance_devices, false}));
-    servers.back()->start(hosts[i * instance_devices], requests, instance_progress[i], nullptr,
-                          &router.feed(i));
+    const Scenario& instance = *deployment.instance[i];
+    const int first = i * instance_devices;
+    if (!instance.disaggregation) {
+      servers.push_back(
+          std::make_unique<Server>(instance, plan.instances[i], StepWindow{}, FlowPlatform{first, false}));
+      servers.back()->start(hosts[first], requests, instance_progress[i], nullptr, &router.feed(i));
+      continue;
+    }
+    const Disaggregation& pools = *instance.disaggregation;
+    const int decode_first = first + pools.prefill->cluster.devices();
+    servers.push_back(
+        std::make_unique<Server>(*pools.prefill, plan.instances[i], StepWindow{}, FlowPlatform{first, flow}));
+    decode_servers.push_back(std::make_unique<Server>(*pools.decode, plan.decode[i], StepWindow{},
+                                                      FlowPlatform{decode_first, flow}));
+    transfers.push_back(
+        std::make_unique<KvTransfers>(topology, kv_transfer_setup(instance, first, decode_first), requests));
+    // The decode loop first: it must choose ranks before the first transfer starts.
+    decode_servers.back()->start(hosts[decode_first], requests, instance_progress[i], transfers.back().get(),
+                                 &router.feed(i));
+    servers.back()->start(hosts[first], requests, no_progress, transfers.back().get(), &router.feed(i));
   }
   router.start(hosts.front());
   engine.get().run();
   DeploymentResult result;
   for (const auto& server : servers) server->rethrow_failure();
-  for (const auto& server : servers) result.instances.push_back(server->result());
+  for (const auto& server : decode_servers) server->rethrow_failure();
+  for (int i = 0, pooled = 0; i < deployment.instances; ++i) {
+    if (!deployment.instance[i]->disaggregation) {
+      result.instances.push_back(servers[i]->result());
+      continue;
+    }
+    DisaggregatedResult pools{servers[i]->result(), decode_servers[pooled]->result(),
+                              transfers[pooled]->records()};
+    ++pooled;
+    arrivals_from_prefill(pools);
+    result.instances.push_back(end_to_end(pools));
+  }
   result.instance_of = router.instance_of();
   return result;
 }

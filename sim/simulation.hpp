@@ -26,10 +26,14 @@ struct DisaggregatedResult {
 };
 DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const DisaggregatedPlan& plan,
                                            const ServingProgress& progress = {});
+// The requests of a disaggregated run end to end: the decode pool's records with both pools' tokens.
+RunResult end_to_end(const DisaggregatedResult& run);
 
 // A deployment's run (scenario.deployment): each instance's loop in its own actor on its nodes, fed
-// by the router's actor (sim/instance_router.hpp). Instance i's result holds the records of every
-// request, those sent elsewhere unarrived. `progress` hears the requests completed over all
+// by the router's actor (sim/instance_router.hpp); a disaggregated instance's two pools each in its
+// own, the router feeding its prefill pool and hearing of finishes from its decode pool. Instance i's
+// result (a disaggregated instance's end to end) holds the records of every request, those sent
+// elsewhere unarrived. `progress` hears the requests completed over all
 // instances. Creates a SimGrid Engine: call at most once per process.
 struct DeploymentResult {
   std::vector<RunResult> instances;

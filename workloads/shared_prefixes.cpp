@@ -1,6 +1,7 @@
 #include "workloads/shared_prefixes.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "workloads/counter_rng.hpp"
 
@@ -27,18 +28,25 @@ SharedPrefixes SharedPrefixes::from_yaml(const YamlInput& in) {
 
 void assign_shared_prefixes(const SharedPrefixes& prefixes, std::uint64_t seed,
                             std::vector<Request>& requests) {
+  // A session's first turn's prompt: how much of a shared prefix every turn of it starts with.
+  std::unordered_map<int, int> first_prompt;
+  for (const Request& request : requests)
+    if (request.session >= 0 && request.turn == 0) first_prompt[request.session] = request.input_tokens;
   for (Request& request : requests) {
-    const auto id = static_cast<std::uint64_t>(request.id);
-    const bool shares = unit_interval(hash_keys(seed, kShareStream, id)) < prefixes.share;
+    const bool in_session = request.session >= 0;
+    const auto key = static_cast<std::uint64_t>(in_session ? request.session : request.id);
+    const bool shares = prefixes.on() && unit_interval(hash_keys(seed, kShareStream, key)) < prefixes.share;
     const std::uint64_t group =
-        hash_keys(seed, kGroupStream, id) % static_cast<std::uint64_t>(prefixes.groups);
-    const int blocks = request.input_tokens / prefixes.block_tokens;
-    const int shared = shares ? std::min(prefixes.length, request.input_tokens) / prefixes.block_tokens : 0;
+        prefixes.on() ? hash_keys(seed, kGroupStream, key) % static_cast<std::uint64_t>(prefixes.groups) : 0;
+    const int covered = in_session ? request.input_tokens + request.output_tokens - 1 : request.input_tokens;
+    const int starts_with = in_session ? first_prompt.at(request.session) : request.input_tokens;
+    const int blocks = covered / prefixes.block_tokens;
+    const int shared = shares ? std::min(prefixes.length, starts_with) / prefixes.block_tokens : 0;
     request.prefix_blocks.resize(static_cast<std::size_t>(blocks));
     for (int b = 0; b < blocks; ++b)
       request.prefix_blocks[static_cast<std::size_t>(b)] =
           b < shared ? hash_keys(seed, kSharedBlockStream, group, static_cast<std::uint64_t>(b))
-                     : hash_keys(seed, kOwnBlockStream, id, static_cast<std::uint64_t>(b));
+                     : hash_keys(seed, kOwnBlockStream, key, static_cast<std::uint64_t>(b));
   }
 }
 

@@ -26,7 +26,11 @@ struct SharedPrefixes {
 };
 
 // Each request's prefix_blocks, one id per full block of its prompt: a sharing request's first
-// min(length, input_tokens) / block_tokens blocks are its group's, every other block its own.
+// min(length, input_tokens) / block_tokens blocks are its group's, every other block its own
+// (`prefixes` off: all its own, in blocks of its default block_tokens). A session's turns (Request::session)
+// share and draw as one: their ids cover the prompt and output (input + output - 1 tokens, the KV a finished
+// turn holds), a block's id the same in every turn that reaches it, its group's up to min(length, the first
+// turn's prompt).
 void assign_shared_prefixes(const SharedPrefixes& prefixes, std::uint64_t seed,
                             std::vector<Request>& requests);
 

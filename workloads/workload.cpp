@@ -33,10 +33,23 @@ int read_requests_from_log(const YamlInput& in, const RequestLog& log) {
 
 WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& base_dir) {
   in.expect_map({"requests", "seed", "concurrency", "arrival", "input_len", "output_len", "routing",
-                 "requests_from", "prefix"});
+                 "requests_from", "prefix", "sessions"});
   WorkloadSpec w;
   w.seed = static_cast<std::uint64_t>(in.get_int_in("seed", 1, 0, (1LL << 62)));
   if (const auto prefix = in.optional("prefix")) w.prefix = SharedPrefixes::from_yaml(*prefix);
+  if (const auto sessions = in.optional("sessions")) {
+    // A session's turns arrive by their think times and carry the conversation's own prompt tokens.
+    if (in.has("requests_from") || in.has("concurrency"))
+      sessions->fail(
+          fmt::format("sessions time each turn by its think time: remove workload.{} (or workload.sessions)",
+                      in.has("requests_from") ? "requests_from" : "concurrency"));
+    const auto routing = in.optional("routing");
+    if (routing && routing->has("source") && routing->required("source").as_string() == "trace")
+      sessions->fail(
+          "sessions build each turn's prompt from the conversation so far; a replayed trace gives its "
+          "own prompts (routing.source: trace): use synthetic routing, or remove workload.sessions");
+    w.sessions = Sessions::from_yaml(*sessions, base_dir);
+  }
   if (const auto log = in.optional("requests_from")) {
     if (const auto concurrency = in.optional("concurrency"))
       concurrency->fail(
@@ -122,6 +135,13 @@ WorkloadSpec WorkloadSpec::from_yaml(const YamlInput& in, const std::string& bas
   if (w.request_log) return w;
   w.input_len = LengthDistribution::from_yaml(in.required("input_len"), base_dir);
   w.output_len = LengthDistribution::from_yaml(in.required("output_len"), base_dir);
+  if (w.sessions.on && w.longest_prompt() > LengthDistribution::kMaxLength)
+    in.required("sessions")
+        .required("turns")
+        .fail(fmt::format(
+            "a session's last turn could carry a {}-token prompt ({} turns of input_len and output_len at "
+            "their longest), more than the {} a workload may give",
+            w.longest_prompt(), w.sessions.turns.upper_bound(), LengthDistribution::kMaxLength));
   return w;
 }
 
@@ -154,6 +174,13 @@ std::vector<Request> generate_requests(const WorkloadSpec& spec) {
       spec.concurrency > 0 ? std::vector<double>(static_cast<std::size_t>(spec.requests), 0.0)
       : spec.request_log   ? spec.request_log->arrival_times(spec.requests, arrival_rng)
                            : spec.arrival.arrival_times(spec.requests, arrival_rng);
+  if (spec.sessions.on) {
+    std::vector<Request> requests = session_requests(
+        spec.sessions, static_cast<int>(arrivals.size()), arrivals, spec.input_len, spec.output_len,
+        spec.seed, {input_rng, output_rng, topic_rng, spec.synthetic.topics});
+    assign_shared_prefixes(spec.prefix, spec.seed, requests);
+    return requests;
+  }
   std::uniform_int_distribution<int> topic(0, spec.synthetic.topics - 1);
   std::vector<Request> requests(arrivals.size());
   for (std::size_t i = 0; i < arrivals.size(); ++i) {

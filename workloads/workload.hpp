@@ -12,6 +12,7 @@
 #include "workloads/request.hpp"
 #include "workloads/request_log.hpp"
 #include "workloads/routing_source.hpp"
+#include "workloads/sessions.hpp"
 #include "workloads/shared_prefixes.hpp"
 #include "workloads/synthetic_routing.hpp"
 #include "workloads/trace_routing.hpp"
@@ -48,11 +49,20 @@ struct WorkloadSpec {
   bool input_len_from_trace = false;
   bool output_len_from_trace = false;
   SharedPrefixes prefix;  // workload.prefix (synthetic prefix identities)
-  // The tokens of one prefix_blocks id: workload.prefix's block_tokens, or the request log's when it
-  // has hash_ids; 0 when requests carry no prefix identity.
+  // workload.sessions: `arrival` starts sessions, `input_len` is each turn's new message.
+  Sessions sessions;
+  // The tokens of one prefix_blocks id: workload.prefix's block_tokens (its default with sessions
+  // alone), or the request log's when it has hash_ids; 0 when requests carry no prefix identity.
   int prefix_block_tokens() const {
-    if (prefix.on()) return prefix.block_tokens;
+    if (prefix.on() || sessions.on) return prefix.block_tokens;
     return request_log && request_log->has_hash_ids ? request_log->block_tokens : 0;
+  }
+  // A request's longest prompt and its mean (a session's later turns carry the conversation so far).
+  long long longest_prompt() const {
+    return sessions.on ? sessions.longest_prompt(input_len, output_len) : input_len.upper_bound();
+  }
+  double mean_prompt() const {
+    return sessions.on ? sessions.mean_prompt(input_len, output_len) : input_len.mean();
   }
 
   static WorkloadSpec from_yaml(const YamlInput& in, const std::string& base_dir);

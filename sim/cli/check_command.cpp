@@ -138,7 +138,16 @@ int check_scenario(const ScenarioArguments& arguments) {
       std::cout << fmt::format(
           "instance {}, {}:\n", i,
           first == last ? fmt::format("node {}", first) : fmt::format("nodes {}-{}", first, last));
-      describe(*deployment.instance[i], plan.instances[i]);
+      const Scenario& instance = *deployment.instance[i];
+      if (!instance.disaggregation) {
+        describe(instance, plan.instances[i]);
+        continue;
+      }
+      std::cout << fmt::format("prefill pool, its first {} node(s):\n",
+                               instance.disaggregation->prefill_nodes());
+      describe(*instance.disaggregation->prefill, plan.instances[i]);
+      std::cout << "decode pool, the nodes after them:\n";
+      describe(*instance.disaggregation->decode, plan.decode[i]);
     }
     return 0;
   }

@@ -262,6 +262,13 @@ void add_moe(std::string& out, const Json& j) {
                      cache["hit_requests"].get<long long>(), cache["requests"].get<long long>(),
                      cache["evicted_blocks"].get<long long>(), cache["block_tokens"].get<int>()));
   }
+  if (const Json& sessions = j["workload"]["sessions"]; !sessions.is_null()) {
+    const long long later =
+        j["workload"]["requests"].get<long long>() - sessions["sessions"].get<long long>();
+    line(out, "Sessions / early later turns:",
+         fmt::format("{} / {} of {} (arrived before the turn before them finished)",
+                     sessions["sessions"].get<long long>(), sessions["early_turns"].get<long long>(), later));
+  }
   if (j["overlap"] != "none")
     line(out, "Communication exposed / hidden (s):",
          fmt::format("{:.3f} / {:.3f}", j["comm_exposed_seconds"].get<double>(),

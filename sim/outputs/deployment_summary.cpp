@@ -114,7 +114,10 @@ RunResult instance_run(const DeploymentResult& run, int i) {
   RunResult instance = run.instances[i];
   std::vector<RequestRecord> own;
   for (std::size_t r = 0; r < instance.requests.size(); ++r)
-    if (run.instance_of[r] == i) own.push_back(std::move(instance.requests[r]));
+    if (run.instance_of[r] == i) {
+      own.push_back(std::move(instance.requests[r]));
+      own.back().previous_turn = -1;  // an index into every request: early turns are the totals'
+    }
   instance.requests = std::move(own);
   return instance;
 }
@@ -122,7 +125,16 @@ RunResult instance_run(const DeploymentResult& run, int i) {
 nlohmann::ordered_json deployment_summary_json(const Scenario& scenario, const MemoryPlan& memory,
                                                const DeploymentResult& run, const GoodputSlos& slos) {
   const Deployment& deployment = *scenario.deployment;
-  nlohmann::ordered_json j = summary_json(scenario, memory, summarize(merged_deployment(run), slos));
+  // Disaggregated instances: their requests end to end over the decode pool's keys, as a
+  // disaggregated run reports them.
+  const Disaggregation* pools = deployment.instance.front()->disaggregation.get();
+  nlohmann::ordered_json j =
+      summary_json(pools ? *pools->decode : scenario, memory, summarize(merged_deployment(run), slos));
+  if (pools) {
+    j["scenario"] = scenario.name;
+    j["cluster"] = scenario.cluster.name;
+    j["pool"] = "disaggregated";
+  }
   std::vector<Summary> instances;
   for (int i = 0; i < deployment.instances; ++i)
     instances.push_back(i < static_cast<int>(run.instances.size()) ? summarize(instance_run(run, i), slos)
@@ -138,7 +150,8 @@ nlohmann::ordered_json deployment_summary_json(const Scenario& scenario, const M
       window.prefill_tok_s += s.saturated->prefill_tok_s;
       window.decode_tok_s += s.saturated->decode_tok_s;
     }
-  const double nodes = ep_nodes(scenario) * deployment.instances;
+  const double nodes = (pools ? ep_nodes(*pools->prefill) + ep_nodes(*pools->decode) : ep_nodes(scenario)) *
+                       deployment.instances;
   j["ep_nodes"] = nodes;
   for (const char* kind : {"input", "output", "total"})
     j["throughput_tok_s_per_node"][kind] = j["throughput_tok_s"][kind].get<double>() / nodes;

@@ -6,18 +6,6 @@
 
 namespace semsim {
 
-RunResult end_to_end(const DisaggregatedResult& run) {
-  RunResult e2e = run.decode;
-  e2e.prefill_tokens = run.prefill.prefill_tokens;
-  e2e.prefix_cache = run.prefill.prefix_cache;  // the prefill pool's caches: the decode pool keeps none
-  for (std::size_t i = 0; i < e2e.requests.size() && i < run.prefill.requests.size(); ++i)
-    e2e.requests[i].cached_tokens = run.prefill.requests[i].cached_tokens;
-  e2e.output_tokens += run.prefill.output_tokens;  // the first tokens
-  e2e.end_time = std::max(run.prefill.end_time, run.decode.end_time);
-  e2e.stopped_at_time_limit = run.prefill.stopped_at_time_limit || run.decode.stopped_at_time_limit;
-  return e2e;
-}
-
 nlohmann::ordered_json disaggregated_summary_json(const Scenario& scenario, const DisaggregatedPlan& plan,
                                                   const DisaggregatedResult& run, const GoodputSlos& slos) {
   const Disaggregation& pools = *scenario.disaggregation;

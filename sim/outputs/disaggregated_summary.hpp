@@ -13,7 +13,5 @@ namespace semsim {
 
 nlohmann::ordered_json disaggregated_summary_json(const Scenario& scenario, const DisaggregatedPlan& plan,
                                                   const DisaggregatedResult& run, const GoodputSlos& slos);
-// The requests of a disaggregated run end to end: the decode pool's records with both pools' tokens.
-RunResult end_to_end(const DisaggregatedResult& run);
 
 }  // namespace semsim

@@ -14,20 +14,22 @@ namespace semsim {
 void write_requests_csv(const std::string& path, const RunResult& run) {
   // A deployment's requests name their instance after their rank (a rank of that instance).
   const bool deployment = !run.request_instance.empty();
+  // workload.sessions: each request's session and turn, last.
+  const bool sessions = !run.requests.empty() && run.requests.front().session >= 0;
   std::string text = fmt::format(
-      "id,arrival_s,rank,{}input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed,cached_tokens\n",
-      deployment ? "instance," : "");
+      "id,arrival_s,rank,{}input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed,cached_tokens{}\n",
+      deployment ? "instance," : "", sessions ? ",session,turn" : "");
   for (std::size_t i = 0; i < run.requests.size(); ++i) {
     const RequestRecord& r = run.requests[i];
     if (!r.arrived()) continue;  // the run stopped before it arrived: nothing to say about it
     const bool done = r.completed();
     const double tpot = time_per_output_token(r);
     text += fmt::format(
-        "{},{:.9g},{},{}{},{},{},{},{},{},{}\n", r.id, r.arrival, r.rank,
+        "{},{:.9g},{},{}{},{},{},{},{},{},{}{}\n", r.id, r.arrival, r.rank,
         deployment ? fmt::format("{},", run.request_instance[i]) : "", r.input_tokens, r.output_tokens,
         r.first_token >= 0 ? fmt::format("{:.9g}", r.first_token - r.arrival) : "",
         tpot >= 0 ? fmt::format("{:.9g}", tpot) : "", done ? fmt::format("{:.9g}", r.finish - r.arrival) : "",
-        done ? 1 : 0, r.cached_tokens);
+        done ? 1 : 0, r.cached_tokens, sessions ? fmt::format(",{},{}", r.session, r.turn) : "");
   }
   write_text_file(path, text);
 }

@@ -49,9 +49,12 @@ StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, Timel
   requests_csv_ = staged_if(scenario.write_requests_csv, "requests.csv");
   steps_csv_ = staged_if(scenario.write_steps_csv, "steps.csv");
   layers_csv_ = staged_if(scenario.write_layers_csv, "layers.csv");
-  prefill_steps_csv_ = staged_if(scenario.disaggregation && scenario.write_steps_csv, "prefill_steps.csv");
-  prefill_layers_csv_ = staged_if(scenario.disaggregation && scenario.write_layers_csv, "prefill_layers.csv");
-  kv_transfers_csv_ = staged_if(scenario.disaggregation != nullptr, "kv_transfers.csv");
+  // One disaggregated server's pools (a deployment of disaggregated instances writes its decode pools'
+  // steps and layers, instance by instance, as a deployment does).
+  const bool pools = scenario.disaggregation && !scenario.deployment;
+  prefill_steps_csv_ = staged_if(pools && scenario.write_steps_csv, "prefill_steps.csv");
+  prefill_layers_csv_ = staged_if(pools && scenario.write_layers_csv, "prefill_layers.csv");
+  kv_transfers_csv_ = staged_if(pools, "kv_transfers.csv");
   summary_json_ = staging_.staged("summary.json");
   resolved_scenario_ = staging_.staged("scenario.resolved.yaml");
 }
@@ -90,15 +93,17 @@ std::string StagedRun::simulate_deployment_and_write(const ServingProgress& prog
   if (!result_json_.empty())
     write_text_file(result_json_,
                     bench_serving_json(scenario_, merged, summarize(merged, goodput_)).dump() + "\n");
-  nlohmann::ordered_json summary =
-      deployment_summary_json(scenario_, plan.instances.front().memory, run, goodput_);
+  // A disaggregated instance's requests end in its decode pool: the summary's keys are that pool's.
+  nlohmann::ordered_json summary = deployment_summary_json(
+      scenario_, plan.decode.empty() ? plan.instances.front().memory : plan.decode.front().memory, run,
+      goodput_);
   summary["wall_seconds"] = simulation_seconds;
   return summary.dump();
 }
 
 std::string StagedRun::simulate_and_write(const ServingProgress& progress) const {
-  if (scenario_.disaggregation) return simulate_disaggregated_and_write(progress);
   if (scenario_.deployment) return simulate_deployment_and_write(progress);
+  if (scenario_.disaggregation) return simulate_disaggregated_and_write(progress);
   const auto started = std::chrono::steady_clock::now();
   const RunPlan plan = build_run(scenario_);
   const RunResult run = simulate(scenario_, plan, timeline_json_.empty() ? StepWindow{} : timeline_.steps,

@@ -105,6 +105,15 @@ nlohmann::ordered_json workload_json(const WorkloadSpec& w, const Summary& s) {
   j["offered_request_rate"] = s.requests > 1 && s.last_arrival > 0
                                   ? nlohmann::ordered_json((s.requests - 1) / s.last_arrival)
                                   : nullptr;
+  j["sessions"] = nullptr;
+  if (w.sessions.on)
+    j["sessions"] = {
+        {"turns", length_json(w.sessions.turns)},
+        {"think_time",
+         {{"dist", w.sessions.think == Sessions::Think::kFixed ? "fixed" : "exponential"},
+          {w.sessions.think == Sessions::Think::kFixed ? "seconds" : "mean", w.sessions.think_seconds}}},
+        {"sessions", s.sessions},
+        {"early_turns", s.early_turns}};
   return j;
 }
 

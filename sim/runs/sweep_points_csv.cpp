@@ -62,7 +62,7 @@ constexpr std::string_view kRenamedMetricPrefix = "summary:";
 // have (a lognormal length's median) follows the key it follows in their summaries.
 std::vector<std::string> sweep_metric_columns(const Sweep& sweep) {
   const bool disaggregated = std::any_of(sweep.points.begin(), sweep.points.end(), [](const SweepPoint& p) {
-    return p.scenario && p.scenario->disaggregation;
+    return p.scenario && p.scenario->disaggregation && !p.scenario->deployment;
   });
   std::vector<std::string> names = metric_columns(disaggregated);
   for (const SweepPoint& point : sweep.points) {

@@ -239,6 +239,71 @@ TEST(cliDeployment, SweepsOverTheRouterWithEachInstancesColumns) {
   EXPECT_EQ(first[0], 20);  // round robin
 }
 
+// Disaggregated instances: each a prefill pool and a decode pool on nodes of its own, the router
+// feeding the prefill pools and hearing of finishes from the decode pools. The instances' requests and
+// tokens add up to the totals; one instance is the plain disaggregated run (its requests and decode
+// steps byte for byte); closed loops, the flow fidelity and sweeps run too.
+TEST(cliDeployment, DisaggregatedInstancesAddUpAndOneIsThePlainDisaggregatedRun) {
+  TempDir dir;
+  const std::string pools =
+      "disaggregation: {kv_transfer: layerwise, prefill: {nodes: 1}, decode: {nodes: 1}}\n";
+  const CliResult four =
+      run_deployment(dir, "four", scenario(8, "{instances: 4, router: least_load}") + pools);
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  const nlohmann::json j = summary(dir, "four");
+  EXPECT_EQ(j["pool"], "disaggregated");
+  EXPECT_EQ(j["ep_nodes"], 8.0);
+  EXPECT_EQ(j["deployment"]["nodes_per_instance"], 2);
+  EXPECT_EQ(j["requests_completed"], 120);
+  int requests = 0;
+  double output_tokens = 0;
+  for (int i = 0; i < 4; ++i) {
+    const nlohmann::json& instance = j["deployment"]["instance"][std::to_string(i)];
+    EXPECT_GT(instance["requests"].get<int>(), 0) << i;
+    EXPECT_EQ(instance["requests_completed"], instance["requests"]) << i;
+    requests += instance["requests"].get<int>();
+    output_tokens +=
+        instance["throughput_tok_s"]["output"].get<double>() * instance["simulated_seconds"].get<double>();
+  }
+  EXPECT_EQ(requests, 120);
+  EXPECT_NEAR(output_tokens, j["completed_tokens"]["output"].get<double>(), 1e-6 * output_tokens);
+  for (const char* file : {"prefill_steps.csv", "kv_transfers.csv"})
+    EXPECT_FALSE(fs::exists(fs::path(dir / "four") / file)) << file;
+
+  ASSERT_EQ(run_deployment(dir, "plain", scenario(2, "") + pools).exit_code, 0);
+  ASSERT_EQ(run_deployment(dir, "one", scenario(2, "{instances: 1, router: round_robin}") + pools).exit_code,
+            0);
+  EXPECT_EQ(without_column(read_file(fs::path(dir / "one") / "requests.csv"), "instance"),
+            read_file(fs::path(dir / "plain") / "requests.csv"));
+  EXPECT_EQ(without_column(read_file(fs::path(dir / "one") / "steps.csv"), "instance"),
+            read_file(fs::path(dir / "plain") / "steps.csv"));
+
+  for (const std::string& variant : {std::string("closed"), std::string("flow")}) {
+    const std::string text =
+        variant == "closed" ? scenario(4, "{instances: 2, router: least_load}", "  concurrency: 8\n") + pools
+                            : scenario(4, "{instances: 2, router: least_load}") + pools;
+    const CliResult r =
+        run_deployment(dir, variant, text,
+                       variant == "flow" ? std::vector<std::string>{"--set", "network.fidelity=flow"}
+                                         : std::vector<std::string>{});
+    ASSERT_EQ(r.exit_code, 0) << variant << r.err;
+    EXPECT_EQ(summary(dir, variant)["requests_completed"], 120) << variant;
+  }
+
+  // A sweep over the router: each point's instance columns.
+  std::ofstream(dir / "base.yaml") << scenario(4, "{instances: 2, router: round_robin}") + pools;
+  std::ofstream(dir / "sweep.yaml") << "sweep: 1\nbase: base.yaml\nset: {workload.requests: 40}\n"
+                                       "axes:\n  - deployment.router: [round_robin, least_load]\n";
+  const CliResult sweep = run_semsim({"sweep", dir / "sweep.yaml", "--out", dir / "sweep"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const std::string points = read_file(fs::path(dir / "sweep") / "points.csv");
+  const std::vector<double> first = column_of(points, "deployment.instance.0.requests");
+  const std::vector<double> second = column_of(points, "deployment.instance.1.requests");
+  ASSERT_EQ(first.size(), 2u);
+  for (std::size_t p = 0; p < 2; ++p) EXPECT_EQ(first[p] + second[p], 40);
+  EXPECT_EQ(first[0], 20);  // round robin
+}
+
 TEST(cliDeployment, RefusesWhatTheClusterOrTheKeysCannotHold) {
   TempDir dir;
   struct Case {

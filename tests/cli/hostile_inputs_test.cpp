@@ -110,7 +110,7 @@ TEST(cliHostileInputs, MemoryNeedsBeyondTheLimitAreRefusedBeforeAllocating) {
   expect_hostile_input_refused(
       run, run_semsim(run, "", 120, kLimit),
       "workload.requests: a run of 10000000 requests (~2.56e+09 output tokens, at least 1.25e+06 steps) "
-      "needs at least 2.31 GB of memory");
+      "needs at least 2.55 GB of memory");
 
   TempDir tmp;
   std::ofstream sweep_file(tmp / "sweep.yaml");

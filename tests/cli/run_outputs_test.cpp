@@ -117,6 +117,38 @@ TEST(cliRunOutputs, SummaryHasTheDocumentedKeysAndCounts) {
 
 // Every line of the console summary keeps a space between its label and its value, labels longer
 // than bench_serving's 40 columns too ("Saturated prefill / decode tok/s per node:300538.45" had none).
+// workload.sessions: requests.csv names each request's session and turn, summary.json counts the
+// sessions and the early turns, and the console says both; without sessions neither column nor line.
+TEST(cliRunOutputs, SessionsNameEachTurnAndCountTheEarlyOnes) {
+  TempDir tmp;
+  const std::vector<std::string> session{
+      "--set",
+      "workload.requests=6",
+      "--set",
+      "workload.arrival={process: fixed, rate: 1}",
+      "--set",
+      "workload.sessions={turns: {dist: fixed, value: 3}, think_time: {dist: fixed, seconds: 0.01}}"};
+  const CliResult r = run_default(tmp / "sessions", session);
+  const std::string csv = read_file(fs::path(tmp / "sessions") / "requests.csv");
+  EXPECT_TRUE(
+      csv.starts_with("id,arrival_s,rank,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,completed,"
+                      "cached_tokens,session,turn\n"))
+      << csv.substr(0, 120);
+  EXPECT_EQ(column_of(csv, "session"), std::vector<double>({0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(column_of(csv, "turn"), std::vector<double>({0, 1, 2, 0, 1, 2}));
+  const Json sessions = read_summary(tmp / "sessions")["workload"]["sessions"];
+  EXPECT_EQ(sessions["sessions"], 2);
+  EXPECT_EQ(sessions["early_turns"], 4);  // 10 ms after the turn before: none had finished
+  EXPECT_EQ(sessions["think_time"], Json({{"dist", "fixed"}, {"seconds", 0.01}}));
+  EXPECT_NE(r.out.find("Sessions / early later turns:           2 / 4 of 4"), std::string::npos) << r.out;
+
+  const CliResult plain = run_default(tmp / "plain", {"--set", "workload.requests=6"});
+  EXPECT_TRUE(read_summary(tmp / "plain")["workload"]["sessions"].is_null());
+  EXPECT_EQ(plain.out.find("Sessions"), std::string::npos);
+  EXPECT_TRUE(read_file(fs::path(tmp / "plain") / "requests.csv").starts_with("id,") &&
+              read_file(fs::path(tmp / "plain") / "requests.csv").find(",session") == std::string::npos);
+}
+
 TEST(cliRunOutputs, EveryConsoleLabelIsFollowedByASpace) {
   TempDir tmp;
   const std::vector<std::string> args{"run",   "default",

@@ -53,7 +53,8 @@ Json run_of(const Scenario& s) {
                 {"cached_tokens", c.cached_tokens},
                 {"hit_rate", c.hit_rate()},
                 {"evicted_blocks", c.evicted_blocks},
-                {"ttft_p50", summarize(run).ttft.p50}};
+                {"ttft_p50", summarize(run).ttft.p50},
+                {"early_turns", summarize(run).early_turns}};
   });
 }
 
@@ -113,6 +114,55 @@ TEST(PrefixCaching, EvictionsFreeWhatAdmissionNeedsByHand) {
   ASSERT_GT(capacity, 2002 + 31 * 64);
   EXPECT_EQ(run["evicted_blocks"].get<long long>(), 31LL * n - (capacity - 2002) / 64 - 31);
   EXPECT_EQ(run["cached_tokens"], 0);
+}
+
+// One session of three turns (300-token messages, 100-token outputs): each turn finds the turn
+// before's prompt and output cached, as SGLang caches a finished request's whole sequence. Turn 0's KV
+// holds 399 tokens when it finishes (6 blocks: 384 tokens), turn 1's prompt is 700 tokens, its KV 799
+// (12 blocks: 768), turn 2's prompt 1,100; caching prompts alone would give 256 and 640. With a think
+// time shorter than a turn's latency, each later turn arrives before the one before finished: it finds
+// that turn's prompt (cached once prefilled), not its output, and the summary counts it early.
+TEST(PrefixCaching, ASessionsNextTurnFindsTheTurnBeforesOutputCached) {
+  auto session = [](const std::string& think_seconds) {
+    std::vector<std::string> o = dense_requests(3);
+    o.insert(o.end(),
+             {"workload.output_len.value=100",
+              "workload.sessions={turns: {dist: fixed, value: 3}, think_time: {dist: fixed, seconds: " +
+                  think_seconds + "}}",
+              "serving.prefix_cache=true"});
+    return run_of(default_with(o));
+  };
+  const Json run = session("10");
+  EXPECT_EQ(run["cached"], Json({0, 384, 768}));
+  EXPECT_EQ(run["prompt_tokens"], 300 + 700 + 1100);
+  EXPECT_EQ(run["hit_requests"], 2);
+  EXPECT_EQ(run["evicted_blocks"], 0);
+  EXPECT_EQ(run["early_turns"], 0);
+  ASSERT_EQ(run["steps"].size(), 300u);  // per turn: its prefill step, 99 decode steps
+  EXPECT_EQ(run["steps"][100][0], 700 - 384);
+  EXPECT_EQ(run["steps"][200][0], 1100 - 768);
+
+  const Json early = session("0.1");
+  EXPECT_EQ(early["early_turns"], 2);
+  EXPECT_EQ(early["cached"], Json({0, 256, 640}));
+}
+
+// Two sessions of two turns, 9,000-token messages and 2-token outputs, starting 5 s apart, 20 s of
+// thought, on a rank of 18,986 KV tokens. Turn 0 of each leaves its 9,001 tokens of KV cached (140
+// blocks). Session 0's turn 1 (18,002 prompt tokens, 18,004 of KV) holds its 140 blocks (8,960
+// tokens) and evicts 125 of session 1's, leaf first, for the rest; session 1's turn 1 finds the 15
+// left (960 tokens) and evicts 266 of session 0's 281 blocks, held by no one once it finished.
+TEST(PrefixCaching, SessionsEvictEachOthersTurnsByHand) {
+  std::vector<std::string> o = dense_requests(4);
+  o.insert(o.end(),
+           {"workload.arrival.rate=0.2", "workload.input_len.value=9000",
+            "workload.sessions={turns: {dist: fixed, value: 2}, think_time: {dist: fixed, seconds: 20}}",
+            "serving.prefix_cache=true", "serving.memory_fraction=0.5"});
+  const Json run = run_of(default_with(o));
+  ASSERT_EQ(run["kv_capacity"], 18986);
+  EXPECT_EQ(run["cached"], Json({0, 0, 8960, 960}));
+  EXPECT_EQ(run["evicted_blocks"], 125 + 266);
+  EXPECT_EQ(run["early_turns"], 0);
 }
 
 // Attention-DP over 8 ranks, four shared prefixes: sending each request where its prefix is cached
