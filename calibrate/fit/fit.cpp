@@ -263,6 +263,46 @@ ScatteredRows without_outliers(const ScatteredRows& rows, std::vector<KeptOut>* 
   return kept;
 }
 
+// One row of a scattered table as fitted: its knots (the sizes it measured) and its curve above its
+// launch floor.
+struct FittedRow {
+  std::vector<double> knots;
+  MonotoneCurve above_floor;
+  double floor;
+  double seconds(double x) const { return floor + above_floor(x); }
+  bool measured(double x) const { return std::binary_search(knots.begin(), knots.end(), x); }
+};
+
+// Row r's time at x inside its range. Across a gap of kWideGap or more between the sizes the row
+// measured, its own curve is a guess (prefill attention's sweeps jump from 1 to 512 tokens at some
+// batch sizes) where the rows beside it may have measured x: the row then crosses its gap as they
+// cross it, at the share of their rise (in log time) from one end of the gap to x, averaged over
+// the neighbouring rows that measured x and both ends and rise monotonely across the gap.
+double seconds_in_row(const std::vector<FittedRow>& rows, std::size_t r, double x) {
+  constexpr double kFlatRise = 1e-3;  // in log time: a neighbour this flat across the gap gives no shape
+  const FittedRow& row = rows[r];
+  const double own = row.seconds(x);
+  if (row.measured(x)) return own;
+  const auto above = std::upper_bound(row.knots.begin(), row.knots.end(), x);
+  const double low = *std::prev(above), high = *above;
+  if (high < kWideGap * low) return own;
+  double shares = 0;
+  int neighbours = 0;
+  for (const std::size_t other : {r - 1, r + 1}) {
+    if (other >= rows.size() || !rows[other].measured(x)) continue;
+    const FittedRow& beside = rows[other];
+    if (low < beside.knots.front() || high > beside.knots.back()) continue;
+    const double at_low = std::log(beside.seconds(low)), rise = std::log(beside.seconds(high)) - at_low;
+    if (!(rise > kFlatRise)) continue;
+    const double share = (std::log(beside.seconds(x)) - at_low) / rise;
+    if (share < 0 || share > 1) continue;
+    shares += share, ++neighbours;
+  }
+  if (neighbours == 0) return own;
+  const double at_low = std::log(row.seconds(low)), at_high = std::log(row.seconds(high));
+  return std::exp(at_low + shares / neighbours * (at_high - at_low));
+}
+
 std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const ScatteredRows& measured_rows,
                                            std::vector<KeptOut>* kept_out = nullptr) {
   const ScatteredRows rows = without_outliers(measured_rows, kept_out);
@@ -307,21 +347,20 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
   table.kernel = std::string(spec.name);
   table.tile = tile;
   std::vector<double> row_values;
+  std::vector<FittedRow> fitted;
   for (const auto& [row, knots] : fitted_knots) {
     row_values.push_back(row);
-    const std::vector<double>& values = fitted_values[row];
-    // Grid points inside the row's range that are another row's knots: on the row's own curve.
-    const MonotoneCurve own(knots, [&] {
-      std::vector<double> above_floor;
-      for (const double value : values) above_floor.push_back(std::exp(value));
-      return above_floor;
-    }());
-    for (const double x : grid) {
-      const bool inside = x >= knots.front() && x <= knots.back();
-      table.seconds.push_back(inside ? std::optional<double>(significant_digits(floors[row] + own(x)))
-                                     : std::nullopt);
-    }
+    std::vector<double> above_floor;
+    for (const double value : fitted_values[row]) above_floor.push_back(std::exp(value));
+    fitted.push_back({knots, MonotoneCurve(knots, above_floor), floors[row]});
   }
+  // Grid points inside the row's range that are another row's knots: on the row's own curve, or
+  // across a wide gap of its own shaped as its neighbours measured it.
+  for (std::size_t r = 0; r < fitted.size(); ++r)
+    for (const double x : grid)
+      table.seconds.push_back(x >= fitted[r].knots.front() && x <= fitted[r].knots.back()
+                                  ? std::optional<double>(significant_digits(seconds_in_row(fitted, r, x)))
+                                  : std::nullopt);
   if (two_axes) table.axes.push_back({std::string(spec.axes[0]), row_values});
   table.axes.push_back({std::string(spec.axes.back()), grid});
   return table;
@@ -484,6 +523,11 @@ std::optional<CollectiveFit> fit_collective(const std::string& collective, const
                             }),
                 samples.end());
   if (samples.size() < 3 || !(link_bandwidth > 0)) return std::nullopt;
+  // More bytes never take less time: each size is fitted at the least time of it and every larger
+  // size, so that one slow small message (H200's 4-GPU all-to-all: 11.1 us at 512 B, 6.6 us at 1 KiB)
+  // sets neither alpha nor the factors of the sizes beside it.
+  for (std::size_t i = samples.size() - 1; i-- > 0;)
+    samples[i].seconds = std::min(samples[i].seconds, samples[i + 1].seconds);
 
   // Least-squares slope of time over bus bytes among the largest messages: the asymptotic bandwidth.
   const double largest = samples.back().bus_bytes;

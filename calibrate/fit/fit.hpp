@@ -39,6 +39,12 @@ std::optional<KernelTable> fit_kernel_table(const KernelSpec& spec, const std::s
 inline constexpr double kOutlierFactor = 1.5;
 inline constexpr std::size_t kOutlierRun = 3;
 
+// Of a two-axis table, a row whose measured sizes around x lie this far apart or more (three
+// doublings) crosses the gap as the rows beside it that measured x cross it (fit_scattered_table):
+// chosen on H100's rows left out (prefill attention p95 20.6 -> 19.4 %, MLA prefill 12.7 -> 11.9 %;
+// 3 and 16 did worse) and checked on H200's.
+inline constexpr double kWideGap = 8;
+
 // The table of one kernel on one shape from samples scattered over its axes (a database's rows):
 // rows at every distinct value of the first axis (two-axis kernels), and along the last axis the
 // least-squares piecewise-linear fit of log(seconds - launch floor) over log x with a knot at every
@@ -67,6 +73,7 @@ struct CollectiveSample {
   double seconds = 0;
 };
 
+// Each size is taken at the least time of it and every larger size (more bytes never take less time);
 // alpha from the smallest messages, bus bandwidth from the slope over the largest ones (bus bytes at
 // least 1/8 of the largest), and at every measured size the bandwidth factor that makes
 // alpha + bus_bytes / (bus_bandwidth * factor) pass through the sample, capped so that no message

@@ -196,13 +196,32 @@ std::optional<double> KernelTableLookup::at_best_rate(double x, double y) const 
   return std::max(interpolate(x, reached), y / rate);
 }
 
+double KernelTableLookup::row_seconds(std::size_t row, double y) const {
+  const MonotoneCurve& curve = rows_[row];
+  if (y >= curve.first_x() && y <= curve.last_x()) return curve(y);
+  // Beyond its range a row grows from its end as the rows beside it that measured both grow (the log
+  // ratio, averaged): a kernel's law along its work carries across neighbouring rows where its own
+  // trend or launch floor is a guess.
+  const double end = y < curve.first_x() ? curve.first_x() : curve.last_x();
+  double log_ratio = 0;
+  int neighbours = 0;
+  for (const std::size_t other : {row - 1, row + 1}) {
+    if (other >= rows_.size()) continue;
+    const MonotoneCurve& beside = rows_[other];
+    if (std::min(y, end) < beside.first_x() || std::max(y, end) > beside.last_x()) continue;
+    log_ratio += std::log(beside(y) / beside(end)), ++neighbours;
+  }
+  if (neighbours > 0) return curve(end) * std::exp(log_ratio / neighbours);
+  return y < curve.first_x() ? curve.below_range(y) : curve(y);
+}
+
 double KernelTableLookup::interpolate(double x, double y) const {
-  // The rows whose measured range reaches y (rows of a triangular grid start or stop at different
-  // columns), evaluated at y, then interpolated across at x. Below its own range a row
-  // answers the time of the least work it measured, as a whole table does below its range: a kernel is
-  // launch- or weight-bound there, and a row's slope at its start (a prompt of 16 tokens and more) says
-  // nothing of a 1-token prompt.
+  // The rows near y (rows of a triangular grid start or stop at different columns), each at y
+  // (row_seconds), then interpolated across at x; where rows that measured y lie on both sides of x
+  // (or at x), those alone: a row continued beyond its own range is a guess the rows around it
+  // measured.
   std::vector<double> across_x, across_seconds;
+  std::vector<double> measured_x, measured_seconds;
   double first = rows_[0].first_x(), last = rows_[0].last_x();
   for (std::size_t row = 0; row < rows_.size(); ++row) {
     first = std::min(first, rows_[row].first_x());
@@ -210,10 +229,15 @@ double KernelTableLookup::interpolate(double x, double y) const {
     if (allow_extrapolation_ ||
         (y >= rows_[row].first_x() / kNearGridFactor && y <= rows_[row].last_x() * kNearGridFactor)) {
       across_x.push_back(row_values_[row]);
-      across_seconds.push_back(y < rows_[row].first_x() ? rows_[row].below_range(y) : rows_[row](y));
+      across_seconds.push_back(row_seconds(row, y));
+      if (y >= rows_[row].first_x() && y <= rows_[row].last_x())
+        measured_x.push_back(across_x.back()), measured_seconds.push_back(across_seconds.back());
     }
   }
   check_near(1, y, first, last);
+  if (!measured_x.empty() && measured_x.front() <= x && measured_x.back() >= x &&
+      (measured_x.size() > 1 || measured_x.front() == x))
+    across_x = std::move(measured_x), across_seconds = std::move(measured_seconds);
   if (!across_x.empty()) check_near(0, x, across_x.front(), across_x.back());
   if (across_x.size() == 1 && across_x[0] == x) return across_seconds[0];
   if (across_x.size() < 2)

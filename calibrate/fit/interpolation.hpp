@@ -134,6 +134,9 @@ class KernelTableLookup {
  private:
   double evaluate(double x, double y) const;
   double interpolate(double x, double y) const;  // y already in whole tiles and at least the least work
+  // One row (two-axis tables) at y: on its curve inside its range; beyond it, from its end at the
+  // ratio the rows beside it that measured both measured, else its launch floor below or trend above.
+  double row_seconds(std::size_t row, double y) const;
   // kBestRate beyond the work the rows around x measured; nothing within it.
   std::optional<double> at_best_rate(double x, double y) const;
   void check_near(std::size_t axis, double value, double first, double last) const;

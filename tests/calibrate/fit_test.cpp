@@ -157,6 +157,60 @@ TEST(KernelTableLookup, BelowARowsRangeKeepsItsLaunchFloor) {
   EXPECT_NEAR(lookup.seconds(2, 8192), law(2, 4096) * std::pow(2.0, slope), 1e-12);
 }
 
+// Prefill attention at batch 128 whose row starts at 128 tokens, between rows of 64 and 256 that
+// measured 16 tokens and more: at 64 tokens those rows answer, not the row of 128 continued below its
+// range from its launch floor (which misses the law by far more).
+TEST(KernelTableLookup, RowsThatMeasuredThePointAnswerBeforeARowBelowItsRange) {
+  KernelTable t;
+  t.kernel = "gqa_prefill";
+  t.axes = {{"batch", {64, 128, 256}}, {"tokens", {16, 32, 64, 128, 512}}};
+  const auto law = [](double batch, double tokens) {
+    return 5e-6 + 1e-9 * batch * tokens + 1e-11 * batch * tokens * tokens;
+  };
+  for (double batch : t.axes[0].values)
+    for (double tokens : t.axes[1].values)
+      t.seconds.push_back(batch != 128 || tokens >= 128 ? std::optional<double>(law(batch, tokens))
+                                                        : std::nullopt);
+  const KernelTableLookup lookup(t, "t", false);
+  const MonotoneCurve row_of_128({128, 512}, {law(128, 128), law(128, 512)});
+  const double truth = law(128, 64), from_rows = lookup.seconds(128, 64);
+  const double continued = row_of_128.below_range(64);
+  EXPECT_LT(std::abs(from_rows / truth - 1), 0.05);
+  EXPECT_LT(std::abs(from_rows / truth - 1), std::abs(continued / truth - 1) / 3);
+  // Where no measured row lies on the other side of x, the row's continuation still answers.
+  EXPECT_NEAR(lookup.seconds(128, 128), law(128, 128), 1e-12);
+}
+
+// Beyond a row's range, where no measured row lies on its other side (the largest batch), the row
+// grows from its end as the row beside it that measured both grows: at batch sizes whose work is
+// far above the launch time, prefill attention's law along the prompt carries across batch sizes,
+// where the row's own trend (above) or launch floor (below) misses it.
+TEST(KernelTableLookup, BeyondItsRangeARowGrowsAsTheRowBesideIt) {
+  KernelTable t;
+  t.kernel = "gqa_prefill";
+  t.axes = {{"batch", {16, 32, 64}}, {"tokens", {64, 128, 256, 512, 1024, 2048}}};
+  const auto law = [](double batch, double tokens) {
+    return 5e-6 + batch * (2e-9 * tokens + 1e-11 * tokens * tokens);
+  };
+  const auto measured = [](double batch, double tokens) {
+    return batch < 64 || (tokens >= 256 && tokens <= 1024);
+  };
+  std::vector<double> own_x, own_seconds;
+  for (double batch : t.axes[0].values)
+    for (double tokens : t.axes[1].values) {
+      t.seconds.push_back(measured(batch, tokens) ? std::optional<double>(law(batch, tokens)) : std::nullopt);
+      if (batch == 64 && measured(batch, tokens))
+        own_x.push_back(tokens), own_seconds.push_back(law(batch, tokens));
+    }
+  const KernelTableLookup lookup(t, "t", false);
+  const MonotoneCurve own(own_x, own_seconds);
+  for (const auto& [tokens, continued] : {std::pair{2048.0, own(2048)}, {128.0, own.below_range(128)}}) {
+    const double truth = law(64, tokens), error = std::abs(lookup.seconds(64, tokens) / truth - 1);
+    EXPECT_LT(error, 0.1) << tokens;
+    EXPECT_LT(error, std::abs(continued / truth - 1) / 3) << tokens;
+  }
+}
+
 TEST(KernelTableLookup, IsMonotoneAlongBothAxesOnMonotoneData) {
   const KernelTableLookup lookup(triangular_experts_table(), "t", false);
   for (double a = 1; a <= 64; a *= 1.3) {
@@ -331,6 +385,47 @@ TEST(FitScatteredTable, KeepsASpikeOutAndListsIt) {
   EXPECT_TRUE(none.empty());
 }
 
+// A row measured at 1 and 512 tokens only (prefill attention at some batch sizes) between rows that
+// measured every power of two: across its gap the row rises as its neighbours rise (their share of
+// the rise in log time), not along its own two-point curve.
+TEST(FitScatteredTable, ARowCrossesAWideGapAsTheRowsBesideItMeasuredIt) {
+  const auto law = [](double batch, double tokens) {
+    return 15e-6 + 1e-9 * batch * tokens + 2e-12 * batch * tokens * tokens;
+  };
+  std::vector<KernelSample> samples;
+  for (const double batch : {64.0, 128.0, 256.0})
+    for (double tokens = 1; tokens <= 512; tokens *= 2)
+      if (batch != 128 || tokens == 1 || tokens == 512)
+        samples.push_back({batch, tokens, law(batch, tokens)});
+  const auto table =
+      fit_scattered_table(*find_kernel_spec("gqa_prefill"), "heads=32 kv_heads=8 head_dim=128 window=0",
+                          "bf16", "test", samples, 0);
+  ASSERT_TRUE(table);
+  const KernelTableLookup lookup(*table, "t", false);
+  // The row's own curve: log(seconds - floor) straight between its two sizes, the floor 0.8 of the least.
+  const double floor = kLaunchFloorShare * law(128, 1);
+  const auto own = [&](double tokens) {
+    const double t = std::log(tokens) / std::log(512.0);
+    return floor + std::exp((1 - t) * std::log(law(128, 1) - floor) + t * std::log(law(128, 512) - floor));
+  };
+  double worst = 0, worst_own = 0;
+  for (double tokens = 2; tokens <= 256; tokens *= 2) {
+    const double truth = law(128, tokens);
+    worst = std::max(worst, std::abs(lookup.seconds(128, tokens) / truth - 1));
+    worst_own = std::max(worst_own, std::abs(own(tokens) / truth - 1));
+  }
+  EXPECT_LT(worst, 0.1);
+  EXPECT_GT(worst_own, 3 * worst);
+  // A row whose own sizes lie closer than kWideGap keeps its own curve.
+  std::vector<KernelSample> dense = samples;
+  for (const double tokens : {8.0, 64.0}) dense.push_back({128, tokens, law(128, tokens)});
+  const auto own_table =
+      fit_scattered_table(*find_kernel_spec("gqa_prefill"), "heads=32 kv_heads=8 head_dim=128 window=0",
+                          "bf16", "test", dense, 0);
+  ASSERT_TRUE(own_table);
+  EXPECT_NEAR(KernelTableLookup(*own_table, "t", false).seconds(128, 64), law(128, 64), 1e-3 * law(128, 64));
+}
+
 TEST(FitScatteredTable, FindsTheTileOfAGemmThatPaysForWholeTiles) {
   // 3 us to launch, then 40 ns per row of whole 64-row tiles: 65 rows cost as many as 128.
   auto tiled = [](double m) { return 3e-6 + 40e-9 * std::ceil(m / 64) * 64; };
@@ -380,6 +475,21 @@ TEST(FitCollective, RecoversAlphaAndBetaExactlyFromAlphaBetaData) {
   for (double f : fit->factor) EXPECT_NEAR(f, 1.0, 1e-5);
   EXPECT_EQ(fit->residuals.samples, 19);
   EXPECT_LT(fit->residuals.p95, 1e-6);
+}
+
+// H200's 4-GPU all-to-all took 11.1 us at 512 B and 6.6 us at 1 KiB: a slow smallest message sets
+// neither alpha (every small message would be priced at its 11 us) nor the factors beside it.
+TEST(FitCollective, ASlowSmallestMessageDoesNotSetAlpha) {
+  auto samples = synthetic_all_to_all(8, 6.6e-6, 360e9, [](double) { return 1.0; });
+  const double slow = 1.7 * samples.front().seconds;
+  samples.front().seconds = slow;
+  const auto fit = fit_collective("all_to_all", "scaleup", 8, samples, 450e9);
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->alpha, 6.6e-6, 0.01 * 6.6e-6);
+  for (std::size_t i = 1; i < 4; ++i)
+    EXPECT_NEAR(collective_seconds(*fit, samples[i].bus_bytes, samples[i].message_bytes), samples[i].seconds,
+                0.01 * samples[i].seconds);
+  EXPECT_LT(fit->residuals.p95, 1e-3);
 }
 
 TEST(FitCollective, RecoversAKnownEfficiencyCurve) {

@@ -50,34 +50,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
   EXPECT_EQ(s["dispatch"], "auto");
   EXPECT_EQ(s["dispatch_buffer_bytes_per_device"].get<double>(), 272631040.0);
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.85096904242137);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.85038525347107);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14510.967768130919);
-  expect_distribution(s["ttft_s"], 0.009133723911083656, 0.008972131391555394, 0.010280262585990662,
-                      0.014103826891132395);
-  expect_distribution(s["tpot_s"], 0.0031584496837722548, 0.003154636861871756, 0.0033346701998591475,
-                      0.00351587713746093);
-  expect_distribution(s["e2e_s"], 0.8145383932730105, 0.8133311363260134, 0.8590472435310076,
-                      0.9062366275554764);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.047799418671);
+  expect_distribution(s["ttft_s"], 0.009124123171120423, 0.008949251042942308, 0.010289195525932727,
+                      0.014074283061754827);
+  expect_distribution(s["tpot_s"], 0.003158751695304972, 0.0031552091826314637, 0.003333183681238995,
+                      0.003512924204153647);
+  expect_distribution(s["e2e_s"], 0.8146058054738886, 0.8134389476095123, 0.8589167319648168,
+                      0.9046132554033839);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
-  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081088000640.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6221634406445358);
-  EXPECT_EQ(s["steps"].get<int>(), 33890);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031224456922314577);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.649870981724824);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.991291360210909);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.22639179933921);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.260306394809861);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.691823973639286);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15385783242511158);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.251597755020851);
-  ASSERT_EQ(run.steps.size(), 33891u);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081051205824.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6227711697255374);
+  EXPECT_EQ(s["steps"].get<int>(), 33887);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031227048933457208);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.59949780127485);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.0022759454331);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.253019766774386);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.274095571243091);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.690211636081018);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15410615066632574);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.276371516676313);
+  ASSERT_EQ(run.steps.size(), 33888u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.0068332107,0.0017793011,0.0011981725,0.00209565853,0.00148509339,"
-            "0.000274985176,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
+            "0,0.0312845332,0.00681453183,0.00176131404,0.0011981725,0.00209565853,0.00148509339,"
+            "0.000274293366,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.277603215,0.00237472445,0.0011627131,0.000145710659,0.000708122656,0.000167270971,"
-            "0.000190907061,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
+            "99,0.277491278,0.00237414927,0.00116215923,0.000145710659,0.000708122656,0.000167270971,"
+            "0.000190885758,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
 }
 
 // The default with NCCL-style dedup dispatch on the datasheet profile (the roofline, the copies over
