@@ -297,6 +297,56 @@ OpCost token_permutation_cost(const MoeModel& model, long long tokens, const Pre
   return {0.0, 2.0 * static_cast<double>(tokens) * model.hidden * p.activation_bytes};
 }
 
+ElementwiseWork attention_elementwise(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  if (tokens == 0) return {};
+  const AttentionShape& a = model.attention;
+  const auto t = static_cast<double>(tokens);
+  const double norm = 4.0 * model.hidden;  // residual-add + RMSNorm: hidden and residual, in and out
+  ElementwiseWork work{3, t * 2.0 * norm};
+  if (a.kind == AttentionKind::kMla) {
+    work.bytes += t * 2.0 * (a.heads + 1) * a.qk_rope_head_dim;  // RoPE on q_pe and the shared k_pe
+    work.bytes += t * 2.0 * (a.q_lora_rank + a.kv_lora_rank);      // the latents' RMSNorms, in and out
+    work.kernels += a.q_lora_rank > 0 ? 2 : 1;
+  } else {
+    work.bytes += t * 2.0 * (a.heads + a.kv_heads) * a.head_dim;  // RoPE on q and k
+  }
+  work.bytes *= p.activation_bytes;
+  return work;
+}
+
+ElementwiseWork swiglu_activation(long long tokens, long long ffn, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  if (tokens == 0 || ffn == 0) return {};
+  // Reads gate and up, writes their product.
+  return {1, 3.0 * static_cast<double>(tokens) * static_cast<double>(ffn) * p.activation_bytes};
+}
+
+ElementwiseWork shared_experts_activation(const MoeModel& model, long long tokens, const Precision& p) {
+  return swiglu_activation(tokens, static_cast<long long>(model.shared_experts) * model.shared_expert_ffn, p);
+}
+
+ElementwiseWork final_norm(const MoeModel& model, long long tokens, const Precision& p) {
+  require_non_negative(tokens, "tokens");
+  if (tokens == 0) return {};
+  return {1, 4.0 * static_cast<double>(tokens) * model.hidden * p.activation_bytes};
+}
+
+ElementwiseWork elementwise_work(const MoeModel& model, ElementwiseSite site, long long tokens,
+                                 const Precision& p) {
+  switch (site) {
+    case ElementwiseSite::kAroundAttention:
+      return attention_elementwise(model, tokens, p);
+    case ElementwiseSite::kDenseFfn:
+      return swiglu_activation(tokens, model.dense_ffn, p);
+    case ElementwiseSite::kSharedExperts:
+      return shared_experts_activation(model, tokens, p);
+    case ElementwiseSite::kFinalNorm:
+      return final_norm(model, tokens, p);
+  }
+  throw std::logic_error("elementwise_work: unknown site");
+}
+
 MoeModel attention_tp_shard(const MoeModel& model, int tp) {
   if (tp < 1) throw std::invalid_argument("attention_tp_shard: tp must be >= 1");
   auto split = [tp](int size) { return (size + tp - 1) / tp; };

@@ -90,6 +90,29 @@ OpCost shared_experts_cost(const MoeModel& model, long long tokens, const Precis
 OpCost dense_ffn_cost(const MoeModel& model, long long tokens, const Precision& p);
 // LM head for the tokens that produce a next token.
 OpCost lm_head_cost(const MoeModel& model, long long tokens, const Precision& p);
+// The elementwise kernels around a layer's GEMMs and attention that no kernel table holds: memory-
+// bound kernels, each priced as a launch floor plus its bytes at the memory bandwidth. As SGLang
+// runs them: before attention and before the FFN a fused residual-add + RMSNorm (reads the hidden
+// state and the residual, writes both); RoPE on the rank's q and k heads in place (MLA: their rope
+// parts); MLA's RMSNorms of its q latent (when the query is low-rank) and kv latent; SiLU(gate) x up
+// between a dense or shared FFN's two GEMMs (the fused MoE kernel's own is in its measured time); the
+// final RMSNorm before the LM head, over the rows it reads. Not counted: Qwen3's per-head q/k norms
+// (fused with RoPE in recent SGLang), the router's top-k, residual adds fused into GEMM epilogues.
+struct ElementwiseWork {
+  int kernels = 0;
+  double bytes = 0;  // read + written
+};
+ElementwiseWork attention_elementwise(const MoeModel& model, long long tokens, const Precision& p);
+ElementwiseWork swiglu_activation(long long tokens, long long ffn, const Precision& p);
+// The shared experts run as one FFN of their summed intermediate size (DeepSeek's shared MLP).
+ElementwiseWork shared_experts_activation(const MoeModel& model, long long tokens, const Precision& p);
+ElementwiseWork final_norm(const MoeModel& model, long long tokens, const Precision& p);
+// Where in a step they run: per layer around attention (the two norms and RoPE), per dense layer's
+// FFN, per MoE layer's shared experts, once before the LM head.
+enum class ElementwiseSite { kAroundAttention, kDenseFfn, kSharedExperts, kFinalNorm };
+ElementwiseWork elementwise_work(const MoeModel& model, ElementwiseSite site, long long tokens,
+                                 const Precision& p);
+
 // A gather of `tokens` hidden states into a new order (Sem-MoE's Attention-TP token shuffle): each
 // read once and written once, no FLOPs.
 OpCost token_permutation_cost(const MoeModel& model, long long tokens, const Precision& p);

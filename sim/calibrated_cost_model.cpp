@@ -324,6 +324,9 @@ std::vector<OperatorCoverage> CalibratedCostModel::coverage() const {
         (name == std::string("dense FFN") && !(model_.moe_layers() < model_.layers && model_.dense_ffn > 0));
     if (!absent) all.push_back({name, Coverage::kRoofline, "the profile's efficiencies"});
   }
+  // No table measures them (models/operator_costs.hpp ElementwiseWork).
+  all.push_back({"elementwise kernels", Coverage::kRoofline,
+                 "RMSNorm, RoPE, SiLU x up: memory-bound at the profile's launch floor and memory efficiency"});
   return all;
 }
 

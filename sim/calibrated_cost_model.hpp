@@ -46,6 +46,9 @@ class CalibratedCostModel final : public CostModel {
   double lm_head(long long tokens) const override;
   // No profile measures the shuffle on its own: the roofline's memory-bound gather.
   double permute_tokens(long long tokens) const override { return roofline_.permute_tokens(tokens); }
+  double elementwise(ElementwiseSite site, long long tokens) const override {
+    return roofline_.elementwise(site, tokens);
+  }
   double collective_overhead() const override { return roofline_.collective_overhead(); }
 
   std::vector<OperatorCoverage> coverage() const;

@@ -4,6 +4,24 @@
 
 namespace semsim {
 
+double attention_with_elementwise(const CostModel& cost, int layer, std::span<const SequenceChunk> batch) {
+  long long tokens = 0;
+  for (const SequenceChunk& chunk : batch) tokens += std::max(chunk.new_tokens, 0);
+  return cost.attention(layer, batch) + cost.elementwise(ElementwiseSite::kAroundAttention, tokens);
+}
+
+double dense_ffn_with_elementwise(const CostModel& cost, long long tokens) {
+  return cost.dense_ffn(tokens) + cost.elementwise(ElementwiseSite::kDenseFfn, tokens);
+}
+
+double shared_experts_with_elementwise(const CostModel& cost, long long tokens) {
+  return cost.shared_experts(tokens) + cost.elementwise(ElementwiseSite::kSharedExperts, tokens);
+}
+
+double lm_head_with_elementwise(const CostModel& cost, long long tokens) {
+  return cost.lm_head(tokens) + cost.elementwise(ElementwiseSite::kFinalNorm, tokens);
+}
+
 RooflineCostModel::RooflineCostModel(const MoeModel& model, const Device& device,
                                      const CalibrationProfile& profile, const Precision& precision)
     : model_(model),
@@ -47,6 +65,11 @@ double RooflineCostModel::dense_ffn(long long tokens) const {
 
 double RooflineCostModel::lm_head(long long tokens) const {
   return seconds(lm_head_cost(model_, tokens, precision_), KernelKind::kGemm);
+}
+
+double RooflineCostModel::elementwise(ElementwiseSite site, long long tokens) const {
+  const ElementwiseWork work = elementwise_work(model_, site, tokens, precision_);
+  return work.kernels * kernel_overhead_ + work.bytes / memory_bandwidth_;
 }
 
 double RooflineCostModel::permute_tokens(long long tokens) const {

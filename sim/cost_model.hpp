@@ -27,8 +27,19 @@ class CostModel {
   // and one after the all-gather): a memory-bound kernel of its own, the profile's launch floor plus
   // its bytes (read and written) at the profile's memory bandwidth, as every other kernel is priced.
   virtual double permute_tokens(long long tokens) const = 0;
+  // The elementwise kernels at `site` over `tokens` (norms, RoPE, SiLU: models/operator_costs.hpp
+  // ElementwiseWork), in no kernel table: a launch floor each plus their bytes at the profile's
+  // memory bandwidth.
+  virtual double elementwise(ElementwiseSite site, long long tokens) const = 0;
   virtual double collective_overhead() const = 0;
 };
+
+// The operators as a step runs them: each with the elementwise kernels around it (around attention
+// the two norms and RoPE, per layer).
+double attention_with_elementwise(const CostModel& cost, int layer, std::span<const SequenceChunk> batch);
+double dense_ffn_with_elementwise(const CostModel& cost, long long tokens);
+double shared_experts_with_elementwise(const CostModel& cost, long long tokens);
+double lm_head_with_elementwise(const CostModel& cost, long long tokens);
 
 // Roofline: launch overhead + max(FLOPs / (peak * efficiency), bytes / (HBM bandwidth * efficiency)).
 // GEMMs run at the peak of their weights' format (models/operator_costs.hpp peak_flops); the routed
@@ -47,6 +58,7 @@ class RooflineCostModel final : public CostModel {
   double dense_ffn(long long tokens) const override;
   double lm_head(long long tokens) const override;
   double permute_tokens(long long tokens) const override;
+  double elementwise(ElementwiseSite site, long long tokens) const override;
   double collective_overhead() const override { return collective_overhead_; }
 
  private:

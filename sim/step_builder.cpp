@@ -143,10 +143,11 @@ void StepBuilder::price_ranks(MicroBatch& mb) {
   for (int r = 0; r < (tensor_parallel_ ? 1 : ranks); ++r) {
     const RankBatch& b = (*mb.batches)[r];
     if (b.tokens == 0) continue;
-    mb.attention_full[r] = rank_cost_.attention(full_layer, b.chunks);
-    mb.attention_windowed[r] = windowed(0) ? rank_cost_.attention(0, b.chunks) : mb.attention_full[r];
-    mb.dense[r] = rank_cost_.dense_ffn(b.tokens);
-    mb.head[r] = rank_cost_.lm_head(b.logits);
+    mb.attention_full[r] = attention_with_elementwise(rank_cost_, full_layer, b.chunks);
+    mb.attention_windowed[r] =
+        windowed(0) ? attention_with_elementwise(rank_cost_, 0, b.chunks) : mb.attention_full[r];
+    mb.dense[r] = dense_ffn_with_elementwise(rank_cost_, b.tokens);
+    mb.head[r] = lm_head_with_elementwise(rank_cost_, b.logits);
   }
   for (auto* per_rank : {&mb.attention_full, &mb.attention_windowed, &mb.dense, &mb.head})
     if (tensor_parallel_) std::fill(per_rank->begin() + 1, per_rank->end(), per_rank->front());
@@ -168,7 +169,7 @@ void StepBuilder::price_rank_tokens(MicroBatch& mb) {
   for (std::size_t r = 0; r < mb.rank_tokens.size(); ++r) {
     const long long tokens = experts_tensor_parallel_ ? all_tokens : mb.rank_tokens[r];
     mb.gate[r] = cost_.gate(tokens);
-    mb.shared[r] = cost_.shared_experts(tokens);
+    mb.shared[r] = shared_experts_with_elementwise(cost_, tokens);
   }
 }
 
@@ -537,9 +538,10 @@ bool StepBuilder::form_draft_pass(const std::vector<RankBatch>& batches, int pas
 double StepBuilder::draft_model_seconds(const RankBatch& batch) const {
   if (batch.tokens == 0) return 0.0;
   const MoeModel& draft = *scenario_.serving.speculative.draft_model;
-  double seconds = draft_cost_->lm_head(batch.logits);
+  double seconds = lm_head_with_elementwise(*draft_cost_, batch.logits);
   for (int layer = 0; layer < draft.layers; ++layer)
-    seconds += draft_cost_->attention(layer, batch.chunks) + draft_cost_->dense_ffn(batch.tokens);
+    seconds += attention_with_elementwise(*draft_cost_, layer, batch.chunks) +
+               dense_ffn_with_elementwise(*draft_cost_, batch.tokens);
   return seconds;
 }
 

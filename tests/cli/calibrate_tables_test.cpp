@@ -336,7 +336,8 @@ TEST(cliCalibrateTables, CoverageSaysWhatEachOperatorIsPricedFrom) {
                                                 {"routed experts", "measured"},
                                                 {"shared experts", "interpolated"},
                                                 {"dense FFN", "interpolated"},
-                                                {"LM head", "measured"}}));
+                                                {"LM head", "measured"},
+                                                {"elementwise kernels", "roofline"}}));
   // FP8 weights: no FP8 GEMM or expert table, so their operators fall back to the roofline; the
   // router and the LM head stay in BF16.
   EXPECT_EQ(coverage_of(r.out, "deepseek-v2-lite (FP8 weights)"),
@@ -347,12 +348,13 @@ TEST(cliCalibrateTables, CoverageSaysWhatEachOperatorIsPricedFrom) {
                                                 {"routed experts", "roofline"},
                                                 {"shared experts", "roofline"},
                                                 {"dense FFN", "roofline"},
-                                                {"LM head", "measured"}}));
+                                                {"LM head", "measured"},
+                                                {"elementwise kernels", "roofline"}}));
 }
 
 // A dense model on the embedded H100 and H200 measurements: at every TP size its shard's GEMMs and
 // GQA attention come from the measured tables (some shapes interpolated across the measured ones),
-// none from the roofline; it has no router and no experts to price.
+// none from the roofline (but the elementwise kernels, in no table); it has no router and no experts to price.
 TEST(cliCalibrateTables, ADenseModelsShardsArePricedFromTheMeasuredTables) {
   for (const char* profile : {"h100-sxm-measured.yaml", "h200-sxm-measured.yaml"}) {
     const std::vector<std::string> args{"calibrate", "coverage",
@@ -361,7 +363,8 @@ TEST(cliCalibrateTables, ADenseModelsShardsArePricedFromTheMeasuredTables) {
     ASSERT_EQ(r.exit_code, 0) << describe(args, r);
     for (const char* tp : {"", " TP2", " TP4", " TP8"}) {
       const auto operators = coverage_of(r.out, std::string("qwen3-32b") + tp + " (BF16 weights)");
-      EXPECT_EQ(operators.size(), 5u) << profile << tp;
+      EXPECT_EQ(operators.size(), 6u) << profile << tp;  // and the elementwise kernels: no table has them
+      EXPECT_EQ(operators.at("elementwise kernels"), "roofline");
       for (const char* op :
            {"attention projections", "attention decode", "attention prefill", "dense FFN", "LM head"}) {
         ASSERT_TRUE(operators.contains(op)) << profile << tp << " " << op;

@@ -359,6 +359,42 @@ TEST(OperatorCosts, LmHead) {
   EXPECT_EQ(d.bytes, 420'265'984.0);
 }
 
+TEST(OperatorCosts, ElementwiseKernelsAroundAttention) {
+  // Qwen3-30B-A3B (GQA 32/4, head 128), 10 tokens: two residual-add RMSNorms 2*4*2048*10 = 163,840
+  // elements, RoPE on q and k in place 2*(32+4)*128*10 = 92,160; 256,000 * 2 B, three kernels.
+  const ElementwiseWork gqa = attention_elementwise(qwen3_30b_a3b(), 10, kBf16);
+  EXPECT_EQ(gqa.kernels, 3);
+  EXPECT_EQ(gqa.bytes, 512'000.0);
+  // DeepSeek-V2-Lite (MLA, full-rank query), 10 tokens: norms 163,840; RoPE on q_pe and k_pe
+  // 2*(16+1)*64*10 = 21,760; the kv latent's RMSNorm 2*512*10 = 10,240; 195,840 * 2 B, four kernels.
+  const ElementwiseWork mla = attention_elementwise(deepseek_v2_lite(), 10, kBf16);
+  EXPECT_EQ(mla.kernels, 4);
+  EXPECT_EQ(mla.bytes, 391'680.0);
+  // DeepSeek-V3 (q_lora 1536), 1 token: norms 2*4*7168 = 57,344; RoPE 2*129*64 = 16,512; latents
+  // 2*(1536+512) = 4,096; 77,952 * 2 B, five kernels.
+  const ElementwiseWork v3 = attention_elementwise(deepseek_v3(), 1, kBf16);
+  EXPECT_EQ(v3.kernels, 5);
+  EXPECT_EQ(v3.bytes, 155'904.0);
+  EXPECT_EQ(attention_elementwise(deepseek_v3(), 0, kBf16).kernels, 0);
+}
+
+TEST(OperatorCosts, ElementwiseKernelsOfFfnsAndHead) {
+  // SiLU(gate) x up over V2-Lite's dense FFN, 10 tokens: 3*10*10944*2 B = 656,640, one kernel.
+  const ElementwiseWork dense = swiglu_activation(10, 10944, kBf16);
+  EXPECT_EQ(dense.kernels, 1);
+  EXPECT_EQ(dense.bytes, 656'640.0);
+  // Its two shared experts as one FFN of 2*1408 = 2,816: 3*10*2816*2 = 168,960.
+  const ElementwiseWork shared = shared_experts_activation(deepseek_v2_lite(), 10, kBf16);
+  EXPECT_EQ(shared.kernels, 1);
+  EXPECT_EQ(shared.bytes, 168'960.0);
+  EXPECT_EQ(shared_experts_activation(qwen3_30b_a3b(), 10, kBf16).kernels, 0);  // no shared expert
+  // The final residual-add RMSNorm over 4 rows: 4*4*2048*2 = 65,536.
+  const ElementwiseWork norm = final_norm(deepseek_v2_lite(), 4, kBf16);
+  EXPECT_EQ(norm.kernels, 1);
+  EXPECT_EQ(norm.bytes, 65'536.0);
+  EXPECT_EQ(swiglu_activation(0, 10944, kBf16).bytes, 0.0);
+}
+
 TEST(OperatorCosts, KvBytesPerToken) {
   EXPECT_EQ(kv_bytes_per_token(deepseek_v2_lite(), kBf16), 31'104.0);  // 27 * (512+64) * 2
   EXPECT_EQ(kv_bytes_per_token(qwen3_30b_a3b(), kBf16), 98'304.0);     // 48 * (2*4*128) * 2

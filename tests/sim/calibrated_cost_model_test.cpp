@@ -106,6 +106,18 @@ TEST(CalibratedCostModel, AttentionPartsWithoutATableComeFromTheRoofline) {
   EXPECT_NEAR(model.attention(3, batch), expected, 1e-12 * expected);
 }
 
+TEST(CalibratedCostModel, ElementwiseKernelsAreALaunchFloorEachAndTheirBytesAtTheMemoryBandwidth) {
+  Fixture f("deepseek-v2-lite");
+  f.profile.kernels = {law_table("attention_projections", f.model, 1e-6)};  // tables price no norm
+  const double bandwidth = h200().hbm_bandwidth * f.profile.memory_efficiency;
+  // 10 tokens around attention: four kernels, 391,680 bytes (tests/models/operator_costs_test.cpp).
+  EXPECT_DOUBLE_EQ(f.calibrated().elementwise(ElementwiseSite::kAroundAttention, 10),
+                   4 * f.profile.kernel_overhead + 391'680.0 / bandwidth);
+  EXPECT_DOUBLE_EQ(f.calibrated().elementwise(ElementwiseSite::kDenseFfn, 10),
+                   f.profile.kernel_overhead + 656'640.0 / bandwidth);
+  EXPECT_EQ(f.calibrated().elementwise(ElementwiseSite::kFinalNorm, 0), 0.0);
+}
+
 TEST(CalibratedCostModel, SlidingWindowLayersCapTheDecodeContext) {
   Fixture f("gpt-oss-120b");  // every other layer (from 0) sees a window of 128 tokens
   f.profile.kernels = {law_table("attention_projections", f.model, 1e-6),
@@ -304,8 +316,9 @@ TEST(CalibratedCostModel, OperatorsComposedFromKernelTablesAreTheirGemms) {
   EXPECT_NEAR(model.routed_experts(std::vector<int>{40, 0, 70, 20, 0, 3}), law(2e-7, 4, 133),
               1e-12 * law(2e-7, 4, 133));
   for (const OperatorCoverage& op : model.coverage()) {
-    const bool roofline = op.name == "attention decode" || op.name == "attention prefill";
-    EXPECT_EQ(op.coverage, roofline ? Coverage::kRoofline : Coverage::kMeasured)
+    const bool from_roofline = op.name == "attention decode" || op.name == "attention prefill" ||
+                               op.name == "elementwise kernels";
+    EXPECT_EQ(op.coverage, from_roofline ? Coverage::kRoofline : Coverage::kMeasured)
         << op.name << ": " << op.source;
   }
 }

@@ -110,9 +110,9 @@ TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
   // Rank 1's attention is its own decode token's; rank 0's its 7-token prefill.
   const Activity& attention = g.activities()[1];
   EXPECT_EQ(attention.seconds[1],
-            f.rank_cost.attention(attention.layer, step.batches[1].chunks) + f.cost.gate(1));
+            attention_with_elementwise(f.rank_cost, attention.layer, step.batches[1].chunks) + f.cost.gate(1));
   EXPECT_EQ(attention.seconds[0],
-            f.rank_cost.attention(attention.layer, step.batches[0].chunks) + f.cost.gate(7));
+            attention_with_elementwise(f.rank_cost, attention.layer, step.batches[0].chunks) + f.cost.gate(7));
 }
 
 TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
@@ -159,7 +159,7 @@ TEST(StepBuilder, ExpertsSplitByTpRunEveryTokenOnEveryDeviceBetweenAllReduces) {
     routing->route(0, ids, experts);
     std::vector<int> per_expert(m.routed_experts, 0);
     for (const ExpertId e : experts) ++per_expert[e];
-    const double slice_seconds = f.cost.shared_experts(8) + f.cost.routed_experts(per_expert);
+    const double slice_seconds = shared_experts_with_elementwise(f.cost, 8) + f.cost.routed_experts(per_expert);
     const Activity& first_experts = g.activities()[1 + 4 * dense + 3];
     ASSERT_EQ(first_experts.phase, Phase::kExperts);
     for (int d = 0; d < devices; ++d) EXPECT_DOUBLE_EQ(first_experts.seconds[d], slice_seconds) << d;
@@ -191,7 +191,7 @@ TEST(StepBuilder, ExpertsSplitByTpUnderAttentionDpGatherAndScatterTheRanksTokens
   }
   // Both devices gate and run their slice of the shared experts on all 8 tokens.
   EXPECT_DOUBLE_EQ(g.activities()[1].seconds[1],
-                   f.rank_cost.attention(g.activities()[1].layer, step.batches[1].chunks) + f.cost.gate(8));
+                   attention_with_elementwise(f.rank_cost, g.activities()[1].layer, step.batches[1].chunks) + f.cost.gate(8));
 }
 
 // Each rank's first half of tokens (rounded up) is micro-batch 0: rank 0's 7-token chunk splits 4 + 3
@@ -211,12 +211,12 @@ TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
   // 4 tokens and rank 1's decode token (with its LM head row); micro-batch 1 rank 0's last 3 tokens
   // (with the prompt's LM head row).
   const std::vector<SequenceChunk> decode{{1, 20}};
-  double other0 = f.rank_cost.lm_head(1), other1 = f.rank_cost.lm_head(1);
+  double other0 = lm_head_with_elementwise(f.rank_cost, 1), other1 = lm_head_with_elementwise(f.rank_cost, 1);
   for (int layer = 0; layer < m.layers; ++layer)
     if (!m.is_moe_layer(layer)) {
-      other0 += std::max(f.rank_cost.attention(layer, first) + f.rank_cost.dense_ffn(4),
-                         f.rank_cost.attention(layer, decode) + f.rank_cost.dense_ffn(1));
-      other1 += f.rank_cost.attention(layer, second) + f.rank_cost.dense_ffn(3);
+      other0 += std::max(attention_with_elementwise(f.rank_cost, layer, first) + dense_ffn_with_elementwise(f.rank_cost, 4),
+                         attention_with_elementwise(f.rank_cost, layer, decode) + dense_ffn_with_elementwise(f.rank_cost, 1));
+      other1 += attention_with_elementwise(f.rank_cost, layer, second) + dense_ffn_with_elementwise(f.rank_cost, 3);
     }
   EXPECT_EQ(activities[0].micro_batch, 0);
   EXPECT_EQ(activities[1].micro_batch, 1);
@@ -241,8 +241,8 @@ TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
     }
   const Activity& attention0 = activities[2];
   const Activity& attention1 = activities[4];
-  EXPECT_EQ(attention0.seconds[0], f.rank_cost.attention(attention0.layer, first) + f.cost.gate(4));
-  EXPECT_EQ(attention1.seconds[0], f.rank_cost.attention(attention1.layer, second) + f.cost.gate(3));
+  EXPECT_EQ(attention0.seconds[0], attention_with_elementwise(f.rank_cost, attention0.layer, first) + f.cost.gate(4));
+  EXPECT_EQ(attention1.seconds[0], attention_with_elementwise(f.rank_cost, attention1.layer, second) + f.cost.gate(3));
   EXPECT_EQ(attention1.seconds[1], 0.0);  // rank 1 has nothing in micro-batch 1
 }
 
@@ -273,13 +273,24 @@ TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
   const double lm_head =
       roofline(2 * hidden * vocabulary, hidden * vocabulary * bf16 + (hidden + vocabulary) * bf16, gemm);
 
+  // Elementwise kernels, each a launch plus its bytes: per layer two residual-add RMSNorms
+  // (2*4*5120 per token) and RoPE on q and k (2*(64+8)*128), then SiLU(gate) x up (3*25600); the final
+  // RMSNorm on the logit row (4*5120).
+  auto memory_bound = [&](double kernels, double bytes) {
+    return kernels * profile.kernel_overhead + bytes / (device.hbm_bandwidth * profile.memory_efficiency);
+  };
+  const double elementwise = memory_bound(3, n * (2 * 4 * hidden + 2 * (heads + kv_heads) * head_dim) * bf16) +
+                             memory_bound(1, n * 3 * ffn * bf16);
+  const double final_norm = memory_bound(1, 4 * hidden * bf16);
+
   const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7, 1, {}}};
   std::vector<TokenRef> tokens;
   for (int p = 0; p < 7; ++p) tokens.push_back({0, 0, p});
   const StepGraph g = f.build(batches, tokens, std::vector<int>(7, 0));
   ASSERT_EQ(g.activities().size(), 1u);
   EXPECT_EQ(g.activities()[0].phase, Phase::kOther);
-  EXPECT_NEAR(g.activities()[0].seconds[0], layers * (attention + dense_ffn) + lm_head, 1e-12);
+  EXPECT_NEAR(g.activities()[0].seconds[0],
+              layers * (attention + dense_ffn + elementwise) + lm_head + final_norm, 1e-12);
 }
 
 // Under Attention-TP a dense model's step is its sharded layers and two all-reduces per layer (a
@@ -316,7 +327,7 @@ TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
   const auto& a = g.activities();
   const std::size_t first = 1 + 4 * static_cast<std::size_t>(layers);
   ASSERT_EQ(a.size(), first + 2 * 5);
-  EXPECT_EQ(a[1].seconds[1], f.rank_cost.attention(a[1].layer, verify.chunks) + f.cost.gate(3));
+  EXPECT_EQ(a[1].seconds[1], attention_with_elementwise(f.rank_cost, a[1].layer, verify.chunks) + f.cost.gate(3));
   const std::vector<SequenceChunk> kept{{1, 20}, {1, 21}, {1, 22}}, drafted{{1, 23}};
   for (const auto& [pass, chunks, logits] : {std::tuple{0, kept, 1}, std::tuple{1, drafted, 1}}) {
     const std::size_t at = first + 5 * static_cast<std::size_t>(pass);
@@ -329,9 +340,9 @@ TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
     }
     EXPECT_EQ(a[at].layer, f.scenario.model.layers);  // the MTP layer's index
     const long long tokens = static_cast<long long>(chunks.size());
-    EXPECT_EQ(a[at].seconds[1], f.rank_cost.attention(0, chunks) + f.cost.gate(tokens)) << pass;
+    EXPECT_EQ(a[at].seconds[1], attention_with_elementwise(f.rank_cost, 0, chunks) + f.cost.gate(tokens)) << pass;
     EXPECT_EQ(a[at].seconds[0], 0.0) << pass;  // rank 0 has nothing to draft
-    EXPECT_EQ(a[at + 4].seconds[1], f.rank_cost.lm_head(logits)) << pass;
+    EXPECT_EQ(a[at + 4].seconds[1], lm_head_with_elementwise(f.rank_cost, logits)) << pass;
   }
 }
 
@@ -370,9 +381,9 @@ TEST(StepBuilder, ADraftModelsPassesAreItsLayersOnEachRankByHand) {
   auto by_hand = [&](const std::vector<SequenceChunk>& chunks) {
     long long tokens = 0;
     for (const SequenceChunk& c : chunks) tokens += c.new_tokens;
-    double seconds = draft_cost.lm_head(1);
+    double seconds = lm_head_with_elementwise(draft_cost, 1);
     for (int layer = 0; layer < draft.layers; ++layer)
-      seconds += draft_cost.attention(layer, chunks) + draft_cost.dense_ffn(tokens);
+      seconds += attention_with_elementwise(draft_cost, layer, chunks) + dense_ffn_with_elementwise(draft_cost, tokens);
     return seconds;
   };
   EXPECT_DOUBLE_EQ(a[first].seconds[1], by_hand({{1, 20}, {1, 21}}));
