@@ -1,6 +1,6 @@
 // Pinned values: the default scenario's key results, to the bit, and a few of its steps. A change of
 // the engine that moves any of them fails here loudly; if the change is meant, say in its commit why
-// the numbers moved and update them from a run of the new binary.
+// the numbers moved and update them from a run of the new binary (scripts/repin-golden-values).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -50,34 +50,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
   EXPECT_EQ(s["dispatch"], "auto");
   EXPECT_EQ(s["dispatch_buffer_bytes_per_device"].get<double>(), 272631040.0);
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.85038525347107);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.94418750404174);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14511.047799418671);
-  expect_distribution(s["ttft_s"], 0.009124123171120423, 0.008949251042942308, 0.010289195525932727,
-                      0.014074283061754827);
-  expect_distribution(s["tpot_s"], 0.003158751695304972, 0.0031552091826314637, 0.003333183681238995,
-                      0.003512924204153647);
-  expect_distribution(s["e2e_s"], 0.8146058054738886, 0.8134389476095123, 0.8589167319648168,
-                      0.9046132554033839);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14498.199818101413);
+  expect_distribution(s["ttft_s"], 0.009920878222288947, 0.00970160164798628, 0.011246527909924,
+                      0.015138240341444913);
+  expect_distribution(s["tpot_s"], 0.0035623517214693774, 0.0035559106039206277, 0.0037454637272881126,
+                      0.003941490382325269);
+  expect_distribution(s["e2e_s"], 0.9183205671969776, 0.9166049476769444, 0.9652538504747903,
+                      1.0163202264896964);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
-  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1081051205824.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6227711697255374);
-  EXPECT_EQ(s["steps"].get<int>(), 33887);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0031227048933457208);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 41.59949780127485);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 7.0022759454331);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.253019766774386);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 8.274095571243091);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.690211636081018);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.15410615066632574);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 15.276371516676313);
-  ASSERT_EQ(run.steps.size(), 33888u);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1080300571712.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6169836525925183);
+  EXPECT_EQ(s["steps"].get<int>(), 30005);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0035298417920773682);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 44.90562744763799);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.431381370349443);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 40.54867475811323);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.61403362376569);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.413185771415088);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1411603508972988);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 14.045414994115475);
+  ASSERT_EQ(run.steps.size(), 30006u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00681453183,0.00176131404,0.0011981725,0.00209565853,0.00148509339,"
-            "0.000274293366,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
+            "0,0.0312845332,0.00735108222,0.0021480831,0.0011981725,0.002216978,0.00148509339,0.000302755232,"
+            "512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.277491278,0.00237414927,0.00116215923,0.000145710659,0.000708122656,0.000167270971,"
-            "0.000190885758,0,3,2625984,0,0.096154,2.068376,0,0,0,0,0.00031298163,0");
+            "99,0.321034566,0.00286067448,0.00141341109,0.000145709306,0.000928858866,0.000167297897,0."
+            "000205397324,0,5,4209024,0,0.130769,1.897436,0,0,0,0,0.000313007203,0");
 }
 
 // The default with NCCL-style dedup dispatch on the datasheet profile (the roofline, the copies over
@@ -86,38 +86,38 @@ TEST(cliGoldenValues, DefaultScenarioOnTheDatasheetProfile) {
   TempDir tmp;
   const GoldenRun run = run_default(tmp, {"calibration=datasheet", "policies.dispatch=dedup"});
   const Json& s = run.summary;
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.73341734045894);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.88617955245901);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14527.10068997504);
-  expect_distribution(s["ttft_s"], 0.006078362561321949, 0.006007761873451756, 0.00706759647305617,
-                      0.008920008355187345);
-  expect_distribution(s["tpot_s"], 0.0025607489948691123, 0.002567129549985, 0.002679287310373637,
-                      0.0027549959999079634);
-  expect_distribution(s["e2e_s"], 0.6590693562529439, 0.6604952013912992, 0.6894268773832961,
-                      0.7097528083140371);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14506.142411522385);
+  expect_distribution(s["ttft_s"], 0.007192478850256082, 0.007162128446605465, 0.008376904853868083,
+                      0.010406536750275634);
+  expect_distribution(s["tpot_s"], 0.0031894842725884646, 0.0031911065274935475, 0.0032999696183206233,
+                      0.0033838142078351898);
+  expect_distribution(s["e2e_s"], 0.8205109683603167, 0.8206164594439898, 0.848574860151966,
+                      0.869749463199996);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
   EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 981452617728.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6343587069167251);
-  EXPECT_EQ(s["steps"].get<int>(), 41836);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.002526583153311422);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 18.424234524844987);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 13.718796288000263);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 52.175844684791684);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 14.344399103999866);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 7.038858200299838);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.284434056190697);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 28.063195391998647);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.6221151673185572);
+  EXPECT_EQ(s["steps"].get<int>(), 33447);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.003164854695933884);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 29.267495140004307);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 11.094845858666718);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 47.280151669338835);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 11.714265180444297);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.49813716644645);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.22956778716452345);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 22.809111039110388);
   EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 0.0);
-  ASSERT_EQ(run.steps.size(), 41837u);
+  ASSERT_EQ(run.steps.size(), 33448u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00476181134,0.00112583673,0.000621542933,0.00184674879,0.000912325689,"
-            "0.000255357198,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00153386862,0");
+            "0,0.0312845332,0.00551414841,0.00167761913,0.000621542933,0.00200932159,0.000912325689,0."
+            "000293339065,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00153386862,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.229361841,0.00199104866,0.0004009928,0.000312715733,0.0008002832,0.000313388089,"
-            "0.000163668833,0,3,1998976,0,0.096154,2.222222,0,0,0,0,0.000626103822,0");
+            "99,0.285253444,0.00253493182,0.000817258,0.000312715733,0.0009038696,0.000313388089,0."
+            "0001877004,0,3,1961728,0,0.096154,2.051282,0,0,0,0,0.000626103822,0");
   EXPECT_EQ(run.steps[1000],
-            "999,2.40636644,0.00241221732,0.000406287267,0.000313366933,0.0012139728,0.000314651022,"
-            "0.0001639393,0,10,6419072,0,0.123077,1.574359,0,0,0,0,0.000628017956,0");
+            "999,3.06290019,0.00299466327,0.000823449467,0.0003135136,0.001354738,0.000314935467,0."
+            "000188026733,0,13,8349760,0,0.113412,1.731755,0,0,0,0,0.000628449067,0");
 }
 
 // The datasheet dedup run with two-batch overlap, 300 requests: micro-batches, hidden communication, SM
@@ -128,21 +128,21 @@ TEST(cliGoldenValues, DefaultScenarioWithTwoBatchOverlap) {
                                           "serving.overlap=two_batch", "workload.requests=300"});
   const Json& s = run.summary;
   EXPECT_EQ(s["overlap"], "two_batch");
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 17.20833851589489);
-  EXPECT_EQ(s["steps"].get<int>(), 5139);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.003342489586047139);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 10.84688944783644);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 1.0418550364444443);
-  EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 5.375441211551352);
-  expect_distribution(s["tpot_s"], 0.003464465322234333, 0.0035068626551155984, 0.003753995120332988,
-                      0.0038229794548434288);
-  ASSERT_EQ(run.steps.size(), 5140u);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 17.478963455490728);
+  EXPECT_EQ(s["steps"].get<int>(), 3817);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.004571045041203921);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 9.346956957282822);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 0.2912165864888882);
+  EXPECT_EQ(s["comm_hidden_seconds"].get<double>(), 4.655023463367389);
+  expect_distribution(s["tpot_s"], 0.004682550086901178, 0.004679334239942429, 0.004913299165243397,
+                      0.004965213751215148);
+  ASSERT_EQ(run.steps.size(), 3818u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00506769966,0.00159026766,0,0.00318798978,2.36736e-05,0.000265768611,512,0,"
+            "0,0.0312845332,0.00636003672,0.00255805006,0,0.00345456258,2.36736e-05,0.000323750478,512,0,"
             "327552704,0,0.127116,1.567909,0,0,0,0,2.36736e-05,0.00213419502");
   EXPECT_EQ(run.steps[200],
-            "199,0.476274204,0.00308936129,0.000702607306,0.000144434133,0.00189085283,2.41251556e-05,"
-            "0.000327341867,0,11,6959168,0,0.139860,1.682984,0,0,0,0,0.000168559289,0.00108416569");
+            "199,0.67097587,0.00426957188,0.00161182948,4.81584e-05,0.00222209813,1.20682667e-05,0."
+            "0003754176,0,14,8914688,0,0.122711,1.648352,0,0,0,0,6.02266667e-05,0.00119286044");
 }
 
 }  // namespace
