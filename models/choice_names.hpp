@@ -35,12 +35,18 @@ std::vector<std::string> names_of(const ChoiceNames<Enum, N>& table) {
   return names;
 }
 
+// The value of `name`, one of the table's names (checked before: a CLI option's IsMember).
+template <typename Enum, std::size_t N>
+Enum value_of(const ChoiceNames<Enum, N>& table, const std::string& name) {
+  for (const ChoiceName<Enum>& entry : table)
+    if (entry.name == name) return entry.value;
+  throw std::logic_error("a name missing from its name table: " + name);
+}
+
 // The value `in` names; an InputError at `in` listing the names otherwise.
 template <typename Enum, std::size_t N>
 Enum read_choice(const YamlInput& in, const ChoiceNames<Enum, N>& table) {
-  const std::string name = in.as_choice(names_of(table));
-  return std::find_if(table.begin(), table.end(), [&](const ChoiceName<Enum>& e) { return e.name == name; })
-      ->value;
+  return value_of(table, in.as_choice(names_of(table)));
 }
 
 }  // namespace semsim

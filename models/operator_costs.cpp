@@ -98,6 +98,18 @@ double weight_format_bytes(WeightFormat format) {
   throw std::logic_error("weight_format_bytes: unknown format");
 }
 
+double dispatch_format_bytes(DispatchFormat format) {
+  switch (format) {
+    case DispatchFormat::kFp8:
+      return kFp8BlockScaledBytes;
+    case DispatchFormat::kBf16:
+      return kBf16Bytes;
+    case DispatchFormat::kNvfp4:
+      return kNvfp4Bytes;
+  }
+  throw std::logic_error("dispatch_format_bytes: unknown format");
+}
+
 bool is_fp4(WeightFormat format) {
   return format == WeightFormat::kNvfp4 || format == WeightFormat::kMxfp4;
 }

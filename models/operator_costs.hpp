@@ -30,6 +30,14 @@ inline constexpr ChoiceNames<WeightFormat, 4> kWeightFormatNames{{{WeightFormat:
                                                                   {WeightFormat::kMxfp4, "mxfp4"}}};
 double weight_format_bytes(WeightFormat format);
 bool is_fp4(WeightFormat format);
+
+// The format the MoE dispatch sends tokens in (`precision.dispatch`, `semsim collective
+// --dispatch-dtype`): DeepEP quantizes them to block-scaled FP8, or to NVFP4 for NVFP4 experts (as
+// SGLang's GB200 deployments fuse it), or sends BF16.
+enum class DispatchFormat { kFp8, kBf16, kNvfp4 };
+inline constexpr ChoiceNames<DispatchFormat, 3> kDispatchFormatNames{
+    {{DispatchFormat::kFp8, "fp8"}, {DispatchFormat::kBf16, "bf16"}, {DispatchFormat::kNvfp4, "nvfp4"}}};
+double dispatch_format_bytes(DispatchFormat format);
 // The dense peak a GEMM in `format` runs at: its tensor cores' rate, else BF16's (FP4 without FP4
 // tensor cores runs weight-only: dequantised to BF16).
 double peak_flops(WeightFormat format, const Device& device);

@@ -157,8 +157,7 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
   // profile's efficiencies), the same timing resolution and the same pricing of each exchange.
   const Topology topology = effective_topology(spec.cluster, spec.ep, profile);
   const Placement placement = contiguous_placement(1, spec.model.routed_experts, spec.ep, spec.redundant);
-  const ExchangeShape shape{spec.ep,
-                            spec.model.hidden * (spec.fp8_dispatch ? kFp8BlockScaledBytes : kBf16Bytes),
+  const ExchangeShape shape{spec.ep, spec.model.hidden * dispatch_format_bytes(spec.dispatch_format),
                             spec.model.hidden * kBf16Bytes};
 
   CollectiveBenchResult r;

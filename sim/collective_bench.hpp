@@ -14,6 +14,7 @@
 #include "calibrate/format/profile.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
+#include "models/operator_costs.hpp"
 
 namespace semsim {
 
@@ -37,9 +38,9 @@ struct CollectiveBenchSpec {
   int redundant = 0;
   int repeat = 1;  // calls, each with freshly drawn routing
   std::uint64_t seed = 1;
-  int sms = 0;                  // DeepEP normal's SMs (0: the device's communication_units)
-  bool decode_step = false;     // `auto` times a decode-only step (low_latency), else one with prefill
-  bool fp8_dispatch = true;     // dispatch payload FP8 (1 B + a 4 B scale per 128), else BF16
+  int sms = 0;               // DeepEP normal's SMs (0: the device's communication_units)
+  bool decode_step = false;  // `auto` times a decode-only step (low_latency), else one with prefill
+  DispatchFormat dispatch_format = DispatchFormat::kFp8;  // the dispatch payload
   bool measured_tables = true;  // false: never DeepEP's or NCCL's tables, always the topology
   // DeepEP's link model even where its tables measure the group, fit without the model's own shape:
   // what validates the model that prices DeepEP across nodes.

@@ -162,6 +162,7 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
   t.choice_ = kernel;
   t.ep_ = ep;
   t.devices_per_node_ = devices_per_node;
+  t.hidden_ = model.hidden;
   t.rdma_bandwidth_ = cluster.nic_bandwidth * profile.scaleout_efficiency;
   const std::string shape =
       fmt::format("hidden={} experts={} top_k={}", model.hidden, model.routed_experts, model.top_k);
@@ -260,7 +261,8 @@ double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long 
                            : traffic == DispatchMode::kPerExpert || traffic == DispatchMode::kLowLatency
                                ? per_expert_copies_per_token_
                                : dedup_copies_per_token_;
-  const double tokens = static_cast<double>(busiest) / per_token;
+  const double table_bytes_per_copy = hidden_ * (combine ? kBf16Bytes : kFp8BlockScaledBytes);
+  const double tokens = static_cast<double>(busiest) / per_token * bytes_per_copy / table_bytes_per_copy;
   const KernelCurve& curve = low_latency ? (combine ? *ll_combine_ : *ll_dispatch_)
                                          : (combine ? *normal_combine_ : *normal_dispatch_);
   return curve.seconds(tokens);

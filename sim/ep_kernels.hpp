@@ -81,7 +81,9 @@ class DeepepTimes {
   // The kernel it times: normal, low_latency, or auto (sim/dispatch_timing.hpp resolves auto per step).
   EpKernel kernel() const { return choice_; }
   // Seconds of one dispatch (or combine) whose copies, moved as `traffic` counts them, are
-  // `copies[src * ep + dst]`, of `bytes_per_copy` each (what the link model reads).
+  // `copies[src * ep + dst]`, of `bytes_per_copy` each. The link model reads the bytes; the tables,
+  // measured with an FP8 dispatch and a BF16 combine payload, are read at the tokens that move as
+  // many bytes (a BF16 or NVFP4 dispatch payload there takes the FP8 table's time for its bytes).
   double seconds(EpKernel kernel, bool combine, std::span<const long long> copies, DispatchMode traffic,
                  double bytes_per_copy) const;
   // What summary.json says priced the dispatch.
@@ -97,6 +99,7 @@ class DeepepTimes {
   int sms_ = 0;
   int ep_ = 0;
   int devices_per_node_ = 0;
+  int hidden_ = 0;
   double rdma_bandwidth_ = 0;  // a GPU's NIC at the profile's scale-out efficiency
   // Remote copies per token under uniform routing, the tables' routing, by traffic mode.
   double dedup_copies_per_token_ = 0, per_expert_copies_per_token_ = 0, all_gather_copies_per_token_ = 0;

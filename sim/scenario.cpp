@@ -37,8 +37,13 @@ Precision read_precision(const YamlInput& in, double& dispatch_bytes_per_element
   if (const auto e = in.optional("experts")) p.experts = read_weight_format(*e, device);
   if (const auto kv = in.optional("kv_cache"))
     p.kv_bytes = kv->as_choice({"bf16", "fp8"}) == "fp8" ? kFp8Bytes : kBf16Bytes;
-  if (const auto d = in.optional("dispatch"))
-    dispatch_bytes_per_element = d->as_choice({"bf16", "fp8"}) == "fp8" ? kFp8BlockScaledBytes : kBf16Bytes;
+  if (const auto d = in.optional("dispatch")) {
+    const DispatchFormat format = read_choice(*d, kDispatchFormatNames);
+    // DeepEP quantizes to NVFP4 what NVFP4 experts multiply; other experts take FP8 or BF16 tokens.
+    if (format == DispatchFormat::kNvfp4 && p.experts != WeightFormat::kNvfp4)
+      d->fail("an nvfp4 dispatch feeds NVFP4 experts: it needs precision.experts (or weights) nvfp4");
+    dispatch_bytes_per_element = dispatch_format_bytes(format);
+  }
   return p;
 }
 

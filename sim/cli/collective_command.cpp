@@ -163,7 +163,7 @@ int collective(CollectiveOptions& o) {
   if (spec.model.top_k > spec.model.routed_experts)
     throw InputError(
         fmt::format("--top-k {} exceeds the {} routed experts", spec.model.top_k, spec.model.routed_experts));
-  spec.fp8_dispatch = o.dispatch_dtype == "fp8";
+  spec.dispatch_format = value_of(kDispatchFormatNames, o.dispatch_dtype);
   spec.decode_step = o.step == "decode";
   for (const int tokens : o.tokens) {
     spec.tokens = tokens;
@@ -220,8 +220,10 @@ void add_collective_command(CommandLine& cli) {
           "SMs of DeepEP's normal kernels (default: the device's; refused where none times the call: "
           "--timing topology, low-latency and NCCL kernels)")
       ->check(CLI::Range(1, 1024));
-  command->add_option("--dispatch-dtype", o->dispatch_dtype, "fp8 | bf16 dispatch payload (default fp8)")
-      ->check(CLI::IsMember({"fp8", "bf16"}));
+  command
+      ->add_option("--dispatch-dtype", o->dispatch_dtype,
+                   "fp8 | bf16 | nvfp4 dispatch payload (default fp8; nvfp4: 0.5 B + an FP8 scale per 16)")
+      ->check(CLI::IsMember(names_of(kDispatchFormatNames)));
   command->add_option("--calibration", o->calibration,
                       "measured | datasheet | profile file (default measured)");
   command->add_flag(

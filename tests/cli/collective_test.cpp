@@ -103,6 +103,27 @@ TEST(cliCollective, Nvl72IsOneNvlinkDomainWhereTwoH200NodesCrossTheNics) {
   EXPECT_EQ(wide["bytes_per_rank"]["rdma"], 0.0);
 }
 
+// An NVFP4 dispatch payload (SGLang's GB200 deployments quantize tokens for NVFP4 experts inside
+// DeepEP) is 7168 * (0.5 + 1/16) = 4032 B a DeepSeek-V3 copy against FP8's 7392: the bytes by hand at
+// all-gather traffic, and on the tray the GB200 tables time, fewer bytes take less time (the tables,
+// measured with FP8, read at the tokens moving as many bytes) and BF16's more; the combine is BF16 in all.
+TEST(cliCollective, Nvfp4DispatchMovesItsBytesAndTheTablesTimeThem) {
+  auto with = [](const std::string& dtype, const std::vector<std::string>& options) {
+    std::vector<std::string> all = options;
+    all.insert(all.end(), {"--cluster", "gb200-nvl72", "--dispatch-dtype", dtype});
+    return collective_json(all, "deepseek-v3");
+  };
+  const std::vector<std::string> allgather{"--kernel", "allgather", "--ep", "16", "--tokens", "128"};
+  EXPECT_DOUBLE_EQ(with("nvfp4", allgather)["bytes_per_rank"]["nvlink"].get<double>(), 128.0 * 15 * 4032);
+  const std::vector<std::string> tray{"--kernel", "normal", "--ep", "4", "--tokens", "4096"};
+  const auto fp4 = with("nvfp4", tray), fp8 = with("fp8", tray), bf16 = with("bf16", tray);
+  EXPECT_EQ(fp4["timed_by"], "deepep normal") << fp4;
+  EXPECT_LT(fp4["dispatch_us"].get<double>(), fp8["dispatch_us"].get<double>());
+  EXPECT_LT(fp8["dispatch_us"].get<double>(), bf16["dispatch_us"].get<double>());
+  EXPECT_EQ(fp4["combine_us"], fp8["combine_us"]);
+  EXPECT_EQ(bf16["combine_us"], fp8["combine_us"]);
+}
+
 // DeepEP's auto mode runs what SGLang's rule picks for the step: normal with prefill, low-latency
 // for a decode-only step (the same resolver a run asks).
 TEST(cliCollective, AutoRunsTheKernelOfItsStep) {

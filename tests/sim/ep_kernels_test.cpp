@@ -1,6 +1,6 @@
 // DeepEP's link model: fit on tables made from a known latency and bandwidth it recovers them, a
 // shape left out is left out, too few rows fit nothing; and a group over nodes is priced by it, its
-// RDMA bytes at the NICs' calibrated bandwidth.
+// RDMA bytes at the NICs' calibrated bandwidth. On the tables' group, the tables at the payload's bytes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "calibrate/fit/kernel_library.hpp"
+#include "models/operator_costs.hpp"
 #include "models/presets.hpp"
 #include "sim/ep_kernels.hpp"
 
@@ -83,6 +84,37 @@ TEST(DeepepLinkModel, PricesAGroupOverNodesWithRdmaAtTheNicsBandwidth) {
               kLatency + 1000 * bytes / 40e9, 1e-12);
   std::fill(copies.begin(), copies.end(), 0);
   EXPECT_EQ(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes), 0.0);
+}
+
+// On the tables' own group the measured kernel is read at the tokens that move as many bytes as the
+// payload: the tables send FP8 (block-scaled) dispatch tokens and BF16 combine ones, so an NVFP4
+// dispatch takes the time of fewer tokens and a BF16 one of more.
+TEST(DeepepTables, AreReadAtTheTokensThatMoveAsManyBytesAsThePayload) {
+  CalibrationProfile p;
+  for (const char* kernel : {"deepep_ll_dispatch", "deepep_ll_combine"}) {
+    p.kernels.push_back(link_table(kernel, 2048, 64, 6, ""));
+    p.kernels.back().dtype = "bf16";
+  }
+  const Cluster cluster = cluster_preset("h200-1x8");
+  const MoeModel model = model_preset("deepseek-v2-lite");  // hidden 2048, 64 experts, top-6
+  const KernelLibrary library(p, cluster.device, false);
+  std::string why_not;
+  const auto times = DeepepTimes::make(library, p, model, cluster, 8, DispatchMode::kLowLatency, {}, why_not);
+  ASSERT_TRUE(times) << why_not;
+  EXPECT_EQ(times->description().find("link model"), std::string::npos) << times->description();
+  std::vector<long long> copies(8 * 8, 0);
+  copies[0 * 8 + 1] = 2100;                    // the busiest rank's remote copies
+  const double tokens = 2100 / (6 * 7.0 / 8);  // low-latency: per-expert copies per token
+  const std::string shape = "hidden=2048 experts=64 top_k=6";
+  const auto dispatch = library.curve("deepep_ll_dispatch", shape, "bf16");
+  const auto combine = library.curve("deepep_ll_combine", shape, "bf16");
+  ASSERT_TRUE(dispatch && combine);
+  for (const double bytes : {kFp8BlockScaledBytes, kNvfp4Bytes, kBf16Bytes}) {
+    EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, 2048 * bytes),
+                dispatch->seconds(tokens * bytes / kFp8BlockScaledBytes), 1e-12);
+    EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, true, copies, DispatchMode::kLowLatency, 2048 * bytes),
+                combine->seconds(tokens * bytes / kBf16Bytes), 1e-12);
+  }
 }
 
 // A device without DeepEP tables (a datasheet profile) gets the measured H100/H200 kernels' link
