@@ -16,6 +16,7 @@
 #include "sim/kv_transfer.hpp"
 #include "sim/platform.hpp"
 #include "sim/scenario_checks.hpp"
+#include "sim/shared_links.hpp"
 
 namespace semsim {
 namespace {
@@ -144,9 +145,31 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   const Topology topology = effective_topology(both, both.devices(), *scenario.calibration);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
   const int decode_first = prefill.cluster.devices();
-  const bool flow = scenario.fidelity == NetworkFidelity::kFlow;
-  Server prefill_server(prefill, plan.prefill, {}, {0, flow});
-  Server decode_server(decode, plan.decode, {}, {decode_first, flow});
+  // In flow, the KV transfers share the platform's links with each other and with each pool whose
+  // all-to-alls cross a link they or the other pool's cross; a pool that crosses none keeps its
+  // own sharing (with its lone-collective shortcut).
+  // The prefill loop's party always: it starts the KV transfers.
+  std::unique_ptr<SharedLinks> links;
+  FlowPlatform prefill_platform{0}, decode_platform{decode_first};
+  KvTransfers::Links kv_links;
+  if (scenario.fidelity == NetworkFidelity::kFlow) {
+    links = std::make_unique<SharedLinks>(topology);
+    const DeviceRange prefill_devices{0, decode_first},
+        decode_devices{decode_first, decode.cluster.devices()};
+    const std::vector<char> prefill_a2a = crossed_channels(topology, prefill_devices, prefill_devices);
+    const std::vector<char> decode_a2a = crossed_channels(topology, decode_devices, decode_devices);
+    const std::vector<char> kv = crossed_channels(topology, prefill_devices, decode_devices);
+    kv_links = {links.get(), links->join(), -1};
+    prefill_platform.party = kv_links.prefill_party;
+    if (any_crossed_by_both(prefill_a2a, decode_a2a) || any_crossed_by_both(prefill_a2a, kv))
+      prefill_platform.shared = links.get();
+    if (any_crossed_by_both(decode_a2a, prefill_a2a) || any_crossed_by_both(decode_a2a, kv)) {
+      decode_platform.shared = links.get();
+      decode_platform.party = kv_links.decode_party = links->join();
+    }
+  }
+  Server prefill_server(prefill, plan.prefill, {}, prefill_platform);
+  Server decode_server(decode, plan.decode, {}, decode_platform);
   const std::vector<Request> requests = generate_requests(scenario.workload);
   KvTransferSetup setup{scenario.fidelity,
                         pools.kv_transfer,
@@ -158,7 +181,7 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   setup.decode_group_devices = decode.tp;
   setup.parallel_pairs =
       std::min(kv_shards(scenario.model, prefill.tp), kv_shards(scenario.model, decode.tp));
-  KvTransfers transfers(topology, setup, requests);
+  KvTransfers transfers(topology, setup, requests, kv_links);
   // The decode loop first: it must choose ranks before the first transfer starts.
   decode_server.start(hosts[decode_first], requests, progress, &transfers);
   const ServingProgress prefill_progress;  // none: the decode loop's is the run's (outlives the actors)
@@ -204,11 +227,11 @@ DeploymentResult simulate_deployment(const Scenario& scenario, const DeploymentP
       if (progress) progress(seconds, all_done, requests.size());
     });
   // Instances on disjoint nodes share no link (a route between two nodes crosses only their NICs),
-  // so each flow executor keeps its lone-collective shortcut (FlowPlatform::shared false).
+  // so each flow executor keeps its lone-collective shortcut (no FlowPlatform::shared).
   std::vector<std::unique_ptr<Server>> servers;
   for (int i = 0; i < deployment.instances; ++i) {
     servers.push_back(std::make_unique<Server>(*deployment.instance[i], plan.instances[i], StepWindow{},
-                                               FlowPlatform{i * instance_devices, false}));
+                                               FlowPlatform{i * instance_devices}));
     servers.back()->start(hosts[i * instance_devices], requests, instance_progress[i], nullptr,
                           &router.feed(i));
   }
