@@ -105,17 +105,15 @@ LinkSharing::End SharedLinks::wait_end(int party, double until) {
     const double wake = std::min(next, until);
     if (std::isinf(wake)) throw std::logic_error("shared links: transfers that never end");
     const unsigned long long seen = changes_;
+    p.idle_until = until;  // already while taking the mutex: other actors run meanwhile
     {
-      std::unique_lock lock(*sync_->mutex);  // other actors may run while it is taken
-      if (changes_ == seen) {
-        parties_[party].idle_until = until;
-        sync_->changed->wait_until(lock, wake);
-        parties_[party].idle_until = -std::numeric_limits<double>::infinity();
-      }
+      std::unique_lock lock(*sync_->mutex);
+      if (changes_ == seen) sync_->changed->wait_until(lock, wake);
     }
-    if (changes_ != seen) continue;  // another party moved the sharing on, at its own time
-    advance_to(wake);
-    changed();
+    parties_[party].idle_until = -std::numeric_limits<double>::infinity();
+    // Timed out: the sharing moves on to `wake`. The others waiting need no word: their deadlines
+    // come no later than the sharing's next event (each start tells them), so none sleeps past one.
+    if (changes_ == seen) advance_to(wake);
   }
 }
 

@@ -193,12 +193,15 @@ Json execute_shared(int nodes, int a_nodes, int gpus, FabricKind fabric, bool si
       const unsigned step_seed = seed * 10 + static_cast<unsigned>(p) * 5;
       sg4::Actor::create("pool" + std::to_string(p), hosts[p * b_first], [&, p, start, step_seed] {
         const Topology& topology = pools[p];
-        const auto executor = make_flow_executor(
-            LoneCollectiveTime(topology), {132, 20}, topology,
-            FlowPlatform{.first_device = p * b_first, .shared = links.get(), .simgrid_tasks = simgrid});
+        const int party = links ? links->join() : -1;
+        const auto executor = make_flow_executor(LoneCollectiveTime(topology), {132, 20}, topology,
+                                                 FlowPlatform{p * b_first, links.get(), party, simgrid});
         StepClock clock;
         clock.advance(start);
         for (unsigned s = 0; s < 3; ++s) {
+          // Between steps the loop sleeps, saying until when (as the serving loops do).
+          if (links) links->idle_until(party, clock.now());
+          clock.sync();
           RandomStep step;
           build_random_step(step, topology.devices, 2, 0, step_seed + s);
           StepSchedule schedule;
@@ -213,32 +216,39 @@ Json execute_shared(int nodes, int a_nodes, int gpus, FabricKind fabric, bool si
       });
     }
     // Between the first two devices of each pool, so that they often share a NIC with each other; some
-    // after the pools' steps, alone with each other.
+    // after the pools' steps, alone with each other. Each moves twice, the second transfer a random
+    // gap after the first ends.
     for (int k = 0; k < 16; ++k) {
       const int src = static_cast<int>(rng() % 2);
       const int dst = b_first + static_cast<int>(rng() % 2);
       const double bytes = uniform(1e5, 4e6), start = 1e-3 + uniform(0, 2.5e-3);
-      sg4::Actor::create("p2p" + std::to_string(k), hosts[src], [&, k, src, dst, bytes, start] {
-        if (simgrid) {
-          sg4::this_actor::sleep_until(start);
-          sg4::Exec::init()
-              ->set_hosts({hosts[src], hosts[dst]})
-              ->set_flops_amounts({0.0, 0.0})
-              ->set_bytes_amounts({0.0, bytes, 0.0, 0.0})
-              ->start()
-              ->wait();
-        } else {
-          const int party = links->join();  // at time 0: it sleeps until its start as a party
-          links->start_pair(party, 0, src, dst, bytes, start);
-          const double end = links->wait_end(party, INFINITY).time;
-          links->leave(party);
-          if (sg4::Engine::get_clock() < end) sg4::this_actor::sleep_until(end);
+      const double gap = uniform(0, 30e-6);
+      sg4::Actor::create("p2p" + std::to_string(k), hosts[src], [&, k, src, dst, bytes, start, gap] {
+        const int party = links ? links->join() : -1;  // at time 0: it sleeps until its start as a party
+        double at = start;
+        for (int transfer = 0; transfer < 2; ++transfer) {
+          if (simgrid) {
+            sg4::this_actor::sleep_until(at);
+            sg4::Exec::init()
+                ->set_hosts({hosts[src], hosts[dst]})
+                ->set_flops_amounts({0.0, 0.0})
+                ->set_bytes_amounts({0.0, bytes, 0.0, 0.0})
+                ->start()
+                ->wait();
+          } else {
+            links->start_pair(party, transfer, src, dst, bytes, at);
+            const double end = links->wait_end(party, INFINITY).time;
+            if (sg4::Engine::get_clock() < end) sg4::this_actor::sleep_until(end);
+          }
+          double narrowest = INFINITY;
+          for (const RouteHop& hop : platform.route(src, dst))
+            narrowest = std::min(narrowest, platform.links[hop.link].bandwidth);
+          const double lone = platform.route_latency(src, dst) + bytes / narrowest;
+          const double end = sg4::Engine::get_clock();
+          out["p2p"][2 * k + transfer] = {end, end - at - lone};
+          at = end + gap;
         }
-        double narrowest = INFINITY;
-        for (const RouteHop& hop : platform.route(src, dst))
-          narrowest = std::min(narrowest, platform.links[hop.link].bandwidth);
-        const double lone = platform.route_latency(src, dst) + bytes / narrowest;
-        out["p2p"][k] = {sg4::Engine::get_clock(), sg4::Engine::get_clock() - start - lone};
+        if (links) links->leave(party);
       });
     }
     engine.run();
@@ -294,6 +304,61 @@ TEST(SharedLinks, PoolsAndTransfersBetweenThemMatchSimGrid) {
       EXPECT_GT(slowed, 0) << c.nodes << " nodes of " << c.gpus;
     }
   }
+}
+
+// Two actors moving bytes over the same route, each waiting for a moment (as for a compute event)
+// and then for its end: B from 1 ms, starting a second transfer at its first one's end; A from 5 us
+// later, while B's first is moving. A, working the sharing out itself while B waits, must stop at
+// B's end, since B acts there and slows A again.
+// Returns when each transfer ended: A's, then B's two.
+std::vector<double> run_two_actors(bool simgrid) {
+  const std::string out = run_isolated([&] {
+    int argc = 1;
+    char program[] = "link_sharing_test";
+    char* argv[] = {program, nullptr};
+    sg4::Engine engine(&argc, argv);
+    configure_engine();
+    sg4::Engine::set_config("surf/precision:1e-13");
+    const Topology platform = test::build_topology(2, FabricKind::kFatTree, 2);
+    const std::vector<sg4::Host*> hosts = build_platform(platform);
+    std::unique_ptr<SharedLinks> links = simgrid ? nullptr : std::make_unique<SharedLinks>(platform);
+    std::vector<double> ends(3, 0.0);
+    const auto move = [&](int party, int id, double bytes, double at) {
+      if (simgrid) {
+        sg4::this_actor::sleep_until(at);
+        sg4::Exec::init()
+            ->set_hosts({hosts[0], hosts[2]})
+            ->set_flops_amounts({0.0, 0.0})
+            ->set_bytes_amounts({0.0, bytes, 0.0, 0.0})
+            ->start()
+            ->wait();
+        return sg4::Engine::get_clock();
+      }
+      links->start_pair(party, id, 0, 2, bytes, at);
+      LinkSharing::End end = links->wait_end(party, at + 1e-6);  // a moment, then to its end
+      if (end.id < 0) end = links->wait_end(party, INFINITY);
+      return end.time;
+    };
+    sg4::Actor::create("a", hosts[0], [&] { ends[0] = move(links ? links->join() : -1, 0, 8e6, 1.005e-3); });
+    sg4::Actor::create("b", hosts[0], [&] {
+      const int party = links ? links->join() : -1;
+      ends[1] = move(party, 0, 1e6, 1e-3);
+      if (links && sg4::Engine::get_clock() < ends[1]) sg4::this_actor::sleep_until(ends[1]);
+      ends[2] = move(party, 1, 4e6, ends[1]);
+    });
+    engine.run();
+    return Json(ends).dump();
+  });
+  return Json::parse(out).get<std::vector<double>>();
+}
+
+TEST(SharedLinks, ARunningAheadPartyStopsAtAnEndAnotherActsOn) {
+  const std::vector<double> simgrid = run_two_actors(true), shared = run_two_actors(false);
+  ASSERT_EQ(simgrid.size(), shared.size());
+  for (std::size_t i = 0; i < simgrid.size(); ++i)
+    expect_near(simgrid[i], shared[i], "end " + std::to_string(i));
+  EXPECT_LT(shared[1], shared[0]);  // B's first transfer ended while A's was moving
+  EXPECT_LT(shared[1], shared[2]);
 }
 
 }  // namespace
