@@ -12,7 +12,7 @@
 //     returns at once and the party runs ahead of SimGrid's clock until its next start;
 //   - nor need it wait in SimGrid for what comes before any other actor could act on the links: its
 //     own deadline (its next compute event) returns at once, and the sharing's next event it works
-//     out itself (a transfer of another party ending then wakes that party at its end). A party
+//     out itself (where another party's transfer ends, that party acts next: it stops there). A party
 //     waiting acts on the links no earlier than its deadline or its transfers' ends, one sleeping
 //     (idle_until) no earlier than its wake; of a party running, nothing is known. So every actor
 //     that starts transfers must hold a party, joined before its first start, and one that creates
@@ -82,7 +82,7 @@ class SharedLinks {
   void sleep_until(int party, double now);  // SimGrid's clock on to `now`, the party idle till then
   // The sharing moves on to `now` (if later), each transfer ending by then to its party's ends.
   void advance_to(double now);
-  void changed();                             // every waiting party looks again
+  void changed();                             // a start: every waiting party looks again
   double others_idle_until(int party) const;  // the earliest another party's actor may act on the links
 
   LinkSharing links_;
@@ -91,7 +91,7 @@ class SharedLinks {
   std::vector<int> free_parties_;
   std::vector<std::pair<int, int>> owner_;  // [transfer in the sharing] (party, its id)
   std::vector<int> free_transfers_;
-  unsigned long long changes_ = 0;  // starts and catch-ups so far
+  unsigned long long changes_ = 0;  // starts so far
 };
 
 }  // namespace semsim
