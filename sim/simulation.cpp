@@ -147,8 +147,8 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   const int decode_first = prefill.cluster.devices();
   // In flow, the KV transfers share the platform's links with each other and with each pool whose
   // all-to-alls cross a link they or the other pool's cross; a pool that crosses none keeps its
-  // own sharing (with its lone-collective shortcut).
-  // The prefill loop's party always: it starts the KV transfers.
+  // own sharing (with its lone-collective shortcut). The prefill loop holds a party either way: it
+  // starts the KV transfers.
   std::unique_ptr<SharedLinks> links;
   FlowPlatform prefill_platform{0}, decode_platform{decode_first};
   KvTransfers::Links kv_links;
