@@ -78,7 +78,7 @@ class DataParallelServer {
                                                           : std::numeric_limits<double>::infinity();
     bool timeline_end_due = false;  // the last step was a timeline step whose end state comes next
     while ((feed_ || completed_ < requests_.size()) && clock_.now() < limit) {
-      if (handoff_ || feed_) clock_.sync();
+      if (handoff_ || feed_) sync_clock();
       if (receives_handoffs())
         admit_handoffs();
       else if (routed())
@@ -117,7 +117,7 @@ class DataParallelServer {
       if (hands_off()) announce_last_chunks(record.start);
       timeline_end_due = steps_.run(batches_, tokens_, token_rank_, clock_, record);
       if (hands_off()) {
-        clock_.sync();
+        sync_clock();
         handoff_->step_ended(clock_.now());
       } else if (feed_) {
         clock_.sync();  // the router hears of this step's finishes at its end
@@ -139,6 +139,11 @@ class DataParallelServer {
 
  private:
   bool hands_off() const { return handoff_ && scenario_.serving.pool == ServingPool::kPrefill; }
+  // Sleeps until the clock's time, first telling the KV transfers (a pool of a disaggregated run).
+  void sync_clock() {
+    if (handoff_) handoff_->idle_until(scenario_.serving.pool, clock_.now());
+    clock_.sync();
+  }
   bool receives_handoffs() const { return handoff_ && scenario_.serving.pool == ServingPool::kDecode; }
   // Takes its requests from a router: a deployment's instance, or a disaggregated instance's prefill
   // pool (its decode pool takes them from the KV transfers and tells the router of finishes).

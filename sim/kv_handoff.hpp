@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "sim/scenario.hpp"
+
 namespace semsim {
 
 struct KvArrival {
@@ -26,6 +28,8 @@ class KvHandoff {
   virtual void step_ended(double end) = 0;
   // The prefill loop has ended: no transfer starts after this.
   virtual void prefill_done() = 0;
+  // The pool's loop sleeps until `time`: it starts no transfer (its own or a KV cache's) before then.
+  virtual void idle_until(ServingPool pool, double time) = 0;
 
   // Decode pool. Chooses the decode rank of request `index` when its transfer starts.
   virtual void set_rank_chooser(std::function<int(int index)> choose) = 0;

@@ -4,7 +4,6 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
-#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Mutex.hpp>
 
 #include <algorithm>
@@ -42,12 +41,21 @@ struct KvTransfers::Sync {
 };
 
 KvTransfers::KvTransfers(const Topology& topology, KvTransferSetup setup,
-                         const std::vector<Request>& requests)
+                         const std::vector<Request>& requests, Links links)
     : topology_(topology),
       hosts_(platform_hosts(topology)),
       setup_(setup),
+      links_(links),
       requests_(requests),
-      sync_(std::make_unique<Sync>()) {}
+      sync_(std::make_unique<Sync>()) {
+  if (setup_.fidelity == NetworkFidelity::kFlow && (!links_.shared || links_.prefill_party < 0))
+    throw std::logic_error("KV transfers in flow without the platform's shared links");
+}
+
+void KvTransfers::idle_until(ServingPool pool, double time) {
+  const int party = pool == ServingPool::kPrefill ? links_.prefill_party : links_.decode_party;
+  if (links_.shared && party >= 0) links_.shared->idle_until(party, time);
+}
 
 KvTransfers::~KvTransfers() = default;
 
@@ -107,12 +115,12 @@ void KvTransfers::move(KvTransferRecord record, int step) {
   const double pair_bytes = record.bytes / setup_.parallel_pairs;
   const double lone = lone_seconds(src, dst, pair_bytes);
   if (setup_.fidelity == NetworkFidelity::kFlow && record.bytes > 0) {
-    sg4::Exec::init()
-        ->set_hosts({hosts_[src], hosts_[dst]})
-        ->set_flops_amounts({0.0, 0.0})
-        ->set_bytes_amounts({0.0, pair_bytes, 0.0, 0.0})
-        ->start()
-        ->wait();
+    SharedLinks& links = *links_.shared;
+    const int party = links.join();
+    links.start_pair(party, 0, src, dst, pair_bytes, sg4::Engine::get_clock());
+    const double end = links.wait_end(party, INFINITY).time;
+    links.leave(party);
+    if (sg4::Engine::get_clock() < end) sg4::this_actor::sleep_until(end);
   } else {
     sg4::this_actor::sleep_for(lone);
   }

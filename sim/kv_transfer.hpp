@@ -2,8 +2,9 @@
 // The KV-cache transfers of a disaggregated run: each request's prompt KV moves from its prefill
 // rank to the decode rank the decode pool's scheduler gives it, over both pools' topology (NICs and
 // fabric between the pools' nodes). One SimGrid actor per transfer:
-//   `flow`        a SimGrid parallel task from the prefill device to the decode device, sharing every
-//                 link with the pools' all-to-alls (which then always run in SimGrid);
+//   `flow`        a transfer from the prefill device to the decode device in the platform's shared
+//                 links (sim/shared_links.hpp), sharing every link with the pools' all-to-alls as a
+//                 SimGrid parallel task of the two hosts would;
 //   `bottleneck`  its lone closed form (bytes over the route's narrowest link + route latency),
 //                 blind to the pools' traffic.
 // Layer by layer (KvTransferMode::kLayerwise) it starts with the step that computes the prompt's
@@ -18,6 +19,7 @@
 #include "models/topology.hpp"
 #include "sim/kv_handoff.hpp"
 #include "sim/scenario.hpp"
+#include "sim/shared_links.hpp"
 #include "workloads/request.hpp"
 
 namespace semsim {
@@ -45,14 +47,22 @@ struct KvTransferSetup {
 
 class KvTransfers final : public KvHandoff {
  public:
-  // `topology` spans both pools; the SimGrid platform must already be built from it. Call from the engine's
-  // set-up, before its actors run.
-  KvTransfers(const Topology& topology, KvTransferSetup setup, const std::vector<Request>& requests);
+  // The platform's shared links (required in `flow`) and the pools' parties in them: the prefill
+  // loop's, which starts the transfers, and the decode pool's steps' (-1: they share none).
+  struct Links {
+    SharedLinks* shared = nullptr;
+    int prefill_party = -1, decode_party = -1;
+  };
+  // `topology` spans both pools; the SimGrid platform must already be built from it. Call from the
+  // engine's set-up, before its actors run.
+  KvTransfers(const Topology& topology, KvTransferSetup setup, const std::vector<Request>& requests,
+              Links links);
   ~KvTransfers() override;
 
   void last_chunk_starts(int index, int rank, double start) override;
   void step_ended(double end) override;
   void prefill_done() override;
+  void idle_until(ServingPool pool, double time) override;
   void set_rank_chooser(std::function<int(int index)> choose) override { choose_rank_ = std::move(choose); }
   void take_arrived(std::vector<KvArrival>& arrived) override;
   bool wait_for_arrival(double until) override;
@@ -75,6 +85,7 @@ class KvTransfers final : public KvHandoff {
   const Topology& topology_;
   std::vector<simgrid::s4u::Host*> hosts_;  // by device, looked up once
   KvTransferSetup setup_;
+  Links links_;
   const std::vector<Request>& requests_;
   std::unique_ptr<Sync> sync_;
   std::function<int(int)> choose_rank_;

@@ -19,7 +19,8 @@ void subtract(double& value, double amount, double precision) {
 
 }  // namespace
 
-LinkSharing::LinkSharing(const Topology& topology, SharingSettings settings) : settings_(settings) {
+LinkSharing::LinkSharing(const Topology& topology, SharingSettings settings)
+    : devices_(static_cast<std::size_t>(topology.devices)), settings_(settings) {
   const std::size_t pairs = static_cast<std::size_t>(topology.devices) * topology.devices;
   route_begin_.reserve(pairs + 1);
   route_latency_.resize(pairs);
@@ -39,26 +40,42 @@ LinkSharing::LinkSharing(const Topology& topology, SharingSettings settings) : s
   usage_.resize(channels);
 }
 
-void LinkSharing::start(int id, const TrafficMatrix& bytes, double now) {
-  if (now > clock_) {
-    advance(now - clock_);
-    clock_ = now;
-    end_finished();
-  }
+void LinkSharing::start(int id, const TrafficMatrix& bytes, double now, int first_device) {
+  move_to(now);
   // The task's weights as SimGrid's L07Action sums them: pair by pair, each hop adding its bytes.
-  double latency = 0;
-  double latency_bytes = 0;
-  for (std::size_t pair = 0; pair < bytes.bytes.size(); ++pair) {
-    const double b = bytes.bytes[pair];
-    if (b <= 0) continue;
-    latency = std::max(latency, route_latency_[pair]);
-    latency_bytes = std::max(latency_bytes, route_latency_[pair] * b);
-    for (std::size_t hop = route_begin_[pair]; hop < route_begin_[pair + 1]; ++hop) {
-      const std::uint32_t c = route_channels_[hop];
-      if (load_[c] == 0) touched_.push_back(c);
-      load_[c] += b;
-    }
+  const std::size_t n = static_cast<std::size_t>(bytes.devices);
+  const std::size_t first = static_cast<std::size_t>(first_device);
+  for (std::size_t src = 0; src < n; ++src)
+    for (std::size_t dst = 0; dst < n; ++dst)
+      if (const double b = bytes.bytes[src * n + dst]; b > 0)
+        add_pair((first + src) * devices_ + first + dst, b);
+  add_task(id, now);
+}
+
+void LinkSharing::start_pair(int id, int src, int dst, double bytes, double now) {
+  move_to(now);
+  if (bytes > 0) add_pair(static_cast<std::size_t>(src) * devices_ + dst, bytes);
+  add_task(id, now);
+}
+
+void LinkSharing::move_to(double now) {
+  if (now <= clock_) return;
+  advance(now - clock_);
+  clock_ = now;
+  end_finished();
+}
+
+void LinkSharing::add_pair(std::size_t pair, double bytes) {
+  latency_ = std::max(latency_, route_latency_[pair]);
+  latency_bytes_ = std::max(latency_bytes_, route_latency_[pair] * bytes);
+  for (std::size_t hop = route_begin_[pair]; hop < route_begin_[pair + 1]; ++hop) {
+    const std::uint32_t c = route_channels_[hop];
+    if (load_[c] == 0) touched_.push_back(c);
+    load_[c] += bytes;
   }
+}
+
+void LinkSharing::add_task(int id, double now) {
   if (touched_.empty()) throw std::invalid_argument("link sharing: a transfer with nothing to move");
   Task task;
   if (!spare_.empty()) {
@@ -67,8 +84,8 @@ void LinkSharing::start(int id, const TrafficMatrix& bytes, double now) {
   }
   task.id = id;
   task.start = now;
-  task.latency_left = latency;
-  task.bound = latency_bytes > 0 ? settings_.tcp_gamma / (2.0 * latency_bytes) : -1.0;
+  task.latency_left = latency_;
+  task.bound = latency_bytes_ > 0 ? settings_.tcp_gamma / (2.0 * latency_bytes_) : -1.0;
   task.remains = 1.0;
   task.rate = 0;
   task.channels.assign(touched_.begin(), touched_.end());
@@ -78,7 +95,8 @@ void LinkSharing::start(int id, const TrafficMatrix& bytes, double now) {
     load_[c] = 0;
   }
   touched_.clear();
-  modified_ = modified_ || latency <= 0;
+  modified_ = modified_ || latency_ <= 0;
+  latency_ = latency_bytes_ = 0;
   tasks_.push_back(std::move(task));
 }
 
@@ -88,15 +106,7 @@ LinkSharing::End LinkSharing::next_end(double until) {
       if (until != kNever) clock_ = std::max(clock_, until);
       return {until, -1, 0.0};
     }
-    if (modified_) solve();
-    // The next event as SimGrid's models give it: a latency paid, or the work of one task done.
-    double delta = kNever;
-    for (const Task& task : tasks_) {
-      if (task.latency_left > 0)
-        delta = std::min(delta, task.latency_left);
-      else if (task.rate > 0)
-        delta = std::min(delta, task.remains / task.rate);
-    }
+    const double delta = next_delta();
     if (delta == kNever && until == kNever) throw std::logic_error("link sharing: transfers that never end");
     if (clock_ + delta > until) {
       advance(until - clock_);
@@ -112,6 +122,19 @@ LinkSharing::End LinkSharing::next_end(double until) {
   const End ended = ended_.front();
   ended_.pop_front();
   return ended;
+}
+
+// The next event as SimGrid's models give it: a latency paid, or the work of one task done.
+double LinkSharing::next_delta() {
+  if (modified_) solve();
+  double delta = kNever;
+  for (const Task& task : tasks_) {
+    if (task.latency_left > 0)
+      delta = std::min(delta, task.latency_left);
+    else if (task.rate > 0)
+      delta = std::min(delta, task.remains / task.rate);
+  }
+  return delta;
 }
 
 // HostL07Model::update_actions_state: latencies first (one paid joins the sharing at the next

@@ -13,8 +13,9 @@
 // once from routes kept as channel indices. The algorithm, the thresholds (maxmin/precision on
 // capacities, maxmin × surf precision on work left, surf precision on latency) and the event times
 // are SimGrid's; only the order of some floating-point additions differs, so times agree to
-// rounding (tests/sim/link_sharing_test.cpp checks it against SimGrid). It holds only while no other
-// actor's traffic shares the links: a disaggregated run's steps still go through SimGrid.
+// rounding (tests/sim/link_sharing_test.cpp checks it against SimGrid). Several actors' transfers on
+// one platform (a disaggregated run's pools and KV transfers) share one of these through
+// SharedLinks (sim/shared_links.hpp), which SimGrid's clock orders.
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -38,8 +39,12 @@ class LinkSharing {
   LinkSharing(const Topology& topology, SharingSettings settings);
 
   // Starts transfer `id` moving `bytes` at `now`, not earlier than any time asked before. `bytes` as
-  // LoneCollectiveTime::task_bytes gives them (none negative, the diagonal zero), one at least > 0.
-  void start(int id, const TrafficMatrix& bytes, double now);
+  // LoneCollectiveTime::task_bytes gives them (none negative, the diagonal zero), one at least > 0,
+  // its device d the topology's first_device + d (a part of the platform, as platform_hosts maps it).
+  void start(int id, const TrafficMatrix& bytes, double now, int first_device = 0);
+  // Starts transfer `id` moving `bytes` > 0 from device `src` to device `dst` at `now` (a SimGrid
+  // parallel task on the two hosts).
+  void start_pair(int id, int src, int dst, double bytes, double now);
 
   struct End {
     double time;
@@ -49,6 +54,10 @@ class LinkSharing {
   // The earliest transfer end no later than `until` ({until, -1, 0} when none ends by then);
   // transfers ending at the same time come in start order. Time moves on to the end returned.
   End next_end(double until);
+  // When the next transfer pays its latency or ends at the rates solved now (solving them if the
+  // transfers moving changed); infinite when none is in flight.
+  double next_event() { return clock_ + next_delta(); }
+  double clock() const { return clock_; }
 
  private:
   struct Task {
@@ -64,10 +73,15 @@ class LinkSharing {
     std::vector<double> weights;  // [i]: its bytes crossing channels[i]
   };
 
-  void advance(double delta);  // time moves on by `delta` at the rates solved
-  void end_finished();         // reports the tasks with no work left
-  void solve();                // the rates of the tasks past their latency
+  void move_to(double now);  // time moves on to `now` (if later), reporting what ends by then
+  void add_pair(std::size_t pair, double bytes);  // to the transfer being started
+  void add_task(int id, double now);              // the transfer added pair by pair
+  double next_delta();                            // from now to the next event (see next_event)
+  void advance(double delta);                     // time moves on by `delta` at the rates solved
+  void end_finished();                            // reports the tasks with no work left
+  void solve();                                   // the rates of the tasks past their latency
 
+  std::size_t devices_;
   std::vector<std::size_t> route_begin_;       // [pair] into route_channels_, and the end
   std::vector<std::uint32_t> route_channels_;  // each pair's hops as channels, one route after another
   std::vector<double> route_latency_;          // [pair]
@@ -81,6 +95,7 @@ class LinkSharing {
   // Scratch.
   std::vector<double> load_;                // [channel] bytes of the transfer being started
   std::vector<std::uint32_t> touched_;      // the channels it crosses, as first crossed
+  double latency_ = 0, latency_bytes_ = 0;  // its slowest route's latency, and the largest latency x bytes
   std::vector<double> remaining_, usage_;   // [channel] solver: capacity left, share per transfer
   std::vector<std::size_t> element_begin_;  // [channel] into elements_, and the end
   std::vector<std::size_t> fill_;

@@ -16,6 +16,7 @@
 #include "sim/kv_transfer.hpp"
 #include "sim/platform.hpp"
 #include "sim/scenario_checks.hpp"
+#include "sim/shared_links.hpp"
 
 namespace semsim {
 namespace {
@@ -136,6 +137,41 @@ KvTransferSetup kv_transfer_setup(const Scenario& scenario, int prefill_first, i
   return setup;
 }
 
+// How a disaggregated pair's pools and KV transfers share links in flow: the KV transfers share the
+// platform's links with each other and with each pool whose all-to-alls cross a link they or the
+// other pool's cross; a pool that crosses none keeps its own sharing (with its lone-collective
+// shortcut). The prefill loop holds a party either way: it starts the KV transfers. Outside flow,
+// plain platforms at the pools' first devices.
+struct PoolPlatforms {
+  std::unique_ptr<SharedLinks> links;
+  FlowPlatform prefill, decode;
+  KvTransfers::Links kv;
+};
+
+PoolPlatforms pool_platforms(const Scenario& scenario, const Topology& topology, int prefill_first,
+                             int decode_first) {
+  const Disaggregation& pools = *scenario.disaggregation;
+  PoolPlatforms out;
+  out.prefill.first_device = prefill_first;
+  out.decode.first_device = decode_first;
+  if (scenario.fidelity != NetworkFidelity::kFlow) return out;
+  out.links = std::make_unique<SharedLinks>(topology);
+  const DeviceRange prefill_devices{prefill_first, pools.prefill->cluster.devices()},
+      decode_devices{decode_first, pools.decode->cluster.devices()};
+  const std::vector<char> prefill_a2a = crossed_channels(topology, prefill_devices, prefill_devices);
+  const std::vector<char> decode_a2a = crossed_channels(topology, decode_devices, decode_devices);
+  const std::vector<char> kv = crossed_channels(topology, prefill_devices, decode_devices);
+  out.kv = {out.links.get(), out.links->join(), -1};
+  out.prefill.party = out.kv.prefill_party;
+  if (any_crossed_by_both(prefill_a2a, decode_a2a) || any_crossed_by_both(prefill_a2a, kv))
+    out.prefill.shared = out.links.get();
+  if (any_crossed_by_both(decode_a2a, prefill_a2a) || any_crossed_by_both(decode_a2a, kv)) {
+    out.decode.shared = out.links.get();
+    out.decode.party = out.kv.decode_party = out.links->join();
+  }
+  return out;
+}
+
 // Requests arrive at the prefill pool: in a closed loop or behind a router only it knows when each
 // was sent.
 void arrivals_from_prefill(DisaggregatedResult& result) {
@@ -180,11 +216,11 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   const Topology topology = effective_topology(both, both.devices(), *scenario.calibration);
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(topology);
   const int decode_first = prefill.cluster.devices();
-  const bool flow = scenario.fidelity == NetworkFidelity::kFlow;
-  Server prefill_server(prefill, plan.prefill, {}, {0, flow});
-  Server decode_server(decode, plan.decode, {}, {decode_first, flow});
+  PoolPlatforms platforms = pool_platforms(scenario, topology, 0, decode_first);
+  Server prefill_server(prefill, plan.prefill, {}, platforms.prefill);
+  Server decode_server(decode, plan.decode, {}, platforms.decode);
   const std::vector<Request> requests = generate_requests(scenario.workload);
-  KvTransfers transfers(topology, kv_transfer_setup(scenario, 0, decode_first), requests);
+  KvTransfers transfers(topology, kv_transfer_setup(scenario, 0, decode_first), requests, platforms.kv);
   // The decode loop first: it must choose ranks before the first transfer starts.
   decode_server.start(hosts[decode_first], requests, progress, &transfers);
   const ServingProgress prefill_progress;  // none: the decode loop's is the run's (outlives the actors)
@@ -228,29 +264,31 @@ DeploymentResult simulate_deployment(const Scenario& scenario, const DeploymentP
       if (progress) progress(seconds, all_done, requests.size());
     });
   // Instances on disjoint nodes share no link (a route between two nodes crosses only their NICs),
-  // so each flow executor of a colocated instance keeps its lone-collective shortcut
-  // (FlowPlatform::shared false); a disaggregated instance's pools share links with its KV transfers.
-  const bool flow = scenario.fidelity == NetworkFidelity::kFlow;
+  // so each flow executor of a colocated instance keeps its lone-collective shortcut (no
+  // FlowPlatform::shared); a disaggregated instance's pools share links with its KV transfers.
   const ServingProgress no_progress;  // a prefill pool's: its decode pool's is the instance's
   std::vector<std::unique_ptr<Server>> servers, decode_servers;
   std::vector<std::unique_ptr<KvTransfers>> transfers;
+  std::vector<PoolPlatforms> pool_links;  // per disaggregated instance: its shared links, for the run
   for (int i = 0; i < deployment.instances; ++i) {
     const Scenario& instance = *deployment.instance[i];
     const int first = i * instance_devices;
     if (!instance.disaggregation) {
       servers.push_back(
-          std::make_unique<Server>(instance, plan.instances[i], StepWindow{}, FlowPlatform{first, false}));
+          std::make_unique<Server>(instance, plan.instances[i], StepWindow{}, FlowPlatform{first}));
       servers.back()->start(hosts[first], requests, instance_progress[i], nullptr, &router.feed(i));
       continue;
     }
     const Disaggregation& pools = *instance.disaggregation;
     const int decode_first = first + pools.prefill->cluster.devices();
+    const PoolPlatforms& platforms =
+        pool_links.emplace_back(pool_platforms(instance, topology, first, decode_first));
     servers.push_back(
-        std::make_unique<Server>(*pools.prefill, plan.instances[i], StepWindow{}, FlowPlatform{first, flow}));
-    decode_servers.push_back(std::make_unique<Server>(*pools.decode, plan.decode[i], StepWindow{},
-                                                      FlowPlatform{decode_first, flow}));
-    transfers.push_back(
-        std::make_unique<KvTransfers>(topology, kv_transfer_setup(instance, first, decode_first), requests));
+        std::make_unique<Server>(*pools.prefill, plan.instances[i], StepWindow{}, platforms.prefill));
+    decode_servers.push_back(
+        std::make_unique<Server>(*pools.decode, plan.decode[i], StepWindow{}, platforms.decode));
+    transfers.push_back(std::make_unique<KvTransfers>(
+        topology, kv_transfer_setup(instance, first, decode_first), requests, platforms.kv));
     // The decode loop first: it must choose ranks before the first transfer starts.
     decode_servers.back()->start(hosts[decode_first], requests, instance_progress[i], transfers.back().get(),
                                  &router.feed(i));

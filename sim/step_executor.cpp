@@ -271,11 +271,12 @@ class FlowExecutor final : public StepExecutor {
         lone_(network_),
         sharing_(make_sharing_transfers(network_, topology, platform)),
         loop_(units),
-        platform_shared_(platform.shared) {}
+        platform_shared_(platform.shared || platform.simgrid_tasks),
+        simgrid_tasks_(platform.simgrid_tasks) {}
 
   void run(const StepGraph& graph, StepClock& clock, StepSchedule& schedule) override {
     if (platform_shared_) {
-      clock.sync();  // SimGrid's tasks start at the step's simulated dates
+      if (simgrid_tasks_) clock.sync();  // SimGrid's tasks start at its clock: the step's dates
       loop_.run(graph, clock.now(), network_, *sharing_, schedule, /*chains_alone=*/false);
       schedule.shared_links = true;
       clock.advance_to(schedule.end);
@@ -294,6 +295,7 @@ class FlowExecutor final : public StepExecutor {
   std::unique_ptr<TransferModel> sharing_;
   EventLoop loop_;
   bool platform_shared_;
+  bool simgrid_tasks_;
 };
 
 }  // namespace

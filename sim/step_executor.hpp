@@ -9,11 +9,11 @@
 //   `bottleneck`  analytic: transfers take the network one at a time (FIFO), each for its lone
 //                 closed-form time, so concurrent ones add up on the busiest link;
 //   `flow`        SimGrid's sharing of every link direction among the transfers in flight (each
-//                 one ptask_L07 parallel task). A transfer that runs alone takes exactly its closed
-//                 form, so the step is first scheduled with closed forms, and again with sharing
-//                 only if two transfers overlap. With the platform to itself, a step works the
-//                 sharing out as SimGrid does without SimGrid (sim/link_sharing.hpp); sharing it
-//                 with other actors' traffic, its transfers run as SimGrid tasks.
+//                 one ptask_L07 parallel task), worked out as SimGrid does without SimGrid
+//                 (sim/link_sharing.hpp). With the platform to itself, a transfer that runs alone
+//                 takes exactly its closed form, so the step is first scheduled with closed forms,
+//                 and again with sharing only if two transfers overlap; sharing it with other
+//                 actors' traffic, its transfers join theirs (sim/shared_links.hpp).
 #include <memory>
 #include <vector>
 
@@ -46,7 +46,7 @@ struct StepSchedule {
   double start = 0;
   double end = 0;
   bool shared_links = false;  // flow: transfers overlapped and shared the links as SimGrid shares them
-  bool chain = false;    // each activity depends on the one before: nothing ran beside anything
+  bool chain = false;         // each activity depends on the one before: nothing ran beside anything
   std::vector<ActivityTiming> activities;
   std::vector<double> device_start, device_end;
   std::vector<char> slowed;       // ran at least partly beside a collective
@@ -68,12 +68,17 @@ class StepExecutor {
 };
 
 std::unique_ptr<StepExecutor> make_bottleneck_executor(LoneCollectiveTime network, ComputeUnits units);
+class SharedLinks;
 // Where a flow executor's devices are on the SimGrid platform, and whether other actors' transfers
-// share it (a disaggregated run's other pool and KV transfers): then every transfer runs as a
-// SimGrid task, since one alone in its step may still share links with theirs.
+// share it (a disaggregated run's other pool and KV transfers): then every transfer joins theirs in
+// `shared`, since one alone in its step may still share links with theirs, as `party` (-1: one of
+// its own). `simgrid_tasks`: every transfer a SimGrid parallel task instead, the reference the
+// sharing is tested against.
 struct FlowPlatform {
   int first_device = 0;
-  bool shared = false;
+  SharedLinks* shared = nullptr;
+  int party = -1;
+  bool simgrid_tasks = false;
 };
 
 // Requires the platform built from the same topology, or one it is a part of (sim/platform.hpp).

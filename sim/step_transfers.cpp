@@ -3,13 +3,13 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
-#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <utility>
 
 #include "sim/link_sharing.hpp"
 #include "sim/platform.hpp"
+#include "sim/shared_links.hpp"
 
 namespace semsim {
 namespace sg4 = simgrid::s4u;
@@ -95,7 +95,8 @@ class SharingTransfers : public TransferModel {
   std::vector<std::pair<double, int>> finished_;  // (start, activity) with nothing to move
 };
 
-// The tasks themselves, in SimGrid. Blocks in simulated time: the SimGrid clock follows the step.
+// The tasks themselves, in SimGrid, the reference the others are tested against. Blocks in simulated
+// time: the SimGrid clock follows the step.
 class SimGridTransfers final : public SharingTransfers {
  public:
   SimGridTransfers(LoneCollectiveTime& network, const Topology& topology, int first_device)
@@ -145,15 +146,9 @@ class SimGridTransfers final : public SharingTransfers {
 class ModelledSharingTransfers final : public SharingTransfers {
  public:
   ModelledSharingTransfers(LoneCollectiveTime& network, const Topology& topology)
-      : SharingTransfers(network), links_(topology, simgrid_settings()) {}
+      : SharingTransfers(network), links_(topology, simgrid_sharing_settings()) {}
 
  private:
-  static SharingSettings simgrid_settings() {
-    return {simgrid::config::get_value<double>("network/TCP-gamma"),
-            simgrid::config::get_value<double>("maxmin/precision"),
-            simgrid::config::get_value<double>("surf/precision")};
-  }
-
   void start_moving(int activity, const TrafficMatrix& bytes, double now) override {
     links_.start(activity, bytes, now);
   }
@@ -167,11 +162,41 @@ class ModelledSharingTransfers final : public SharingTransfers {
   LinkSharing links_;
 };
 
+// The step's transfers as one party of the platform's shared links (sim/shared_links.hpp), among
+// the other actors' transfers.
+class SharedLinksTransfers final : public SharingTransfers {
+ public:
+  SharedLinksTransfers(LoneCollectiveTime& network, SharedLinks& links, int party, int first_device)
+      : SharingTransfers(network),
+        links_(links),
+        party_(party >= 0 ? party : links.join()),
+        first_device_(first_device) {}
+
+ private:
+  void start_moving(int activity, const TrafficMatrix& bytes, double now) override {
+    links_.start(party_, activity, bytes, now, first_device_);
+  }
+  double clock(double known) const override { return known; }
+
+  TransferEnd next_moving_end(double until) override {
+    const LinkSharing::End ended = links_.wait_end(party_, until);
+    return {ended.time, ended.id, ended.seconds};
+  }
+
+  SharedLinks& links_;
+  int party_;
+  int first_device_;
+};
+
 }  // namespace
 
 std::unique_ptr<TransferModel> make_sharing_transfers(LoneCollectiveTime& network, const Topology& topology,
                                                       FlowPlatform platform) {
-  if (platform.shared) return std::make_unique<SimGridTransfers>(network, topology, platform.first_device);
+  if (platform.simgrid_tasks)
+    return std::make_unique<SimGridTransfers>(network, topology, platform.first_device);
+  if (platform.shared)
+    return std::make_unique<SharedLinksTransfers>(network, *platform.shared, platform.party,
+                                                  platform.first_device);
   return std::make_unique<ModelledSharingTransfers>(network, topology);
 }
 

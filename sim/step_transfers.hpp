@@ -68,8 +68,8 @@ class QueuedTransfers final : public TransferModel {
 };
 
 // Transfers sharing every link direction as SimGrid's parallel tasks (ptask_L07) do, one per
-// transfer: SimGrid tasks when other actors' traffic shares the platform (`platform.shared`), else
-// the same sharing worked out without SimGrid (sim/link_sharing.hpp).
+// transfer, worked out without SimGrid (sim/link_sharing.hpp): the step's own, or with other
+// actors' traffic in `platform.shared`; `platform.simgrid_tasks`, SimGrid tasks themselves.
 std::unique_ptr<TransferModel> make_sharing_transfers(LoneCollectiveTime& network, const Topology& topology,
                                                       FlowPlatform platform);
 
