@@ -318,7 +318,7 @@ ElementwiseWork attention_elementwise(const MoeModel& model, long long tokens, c
   ElementwiseWork work{3, t * 2.0 * norm};
   if (a.kind == AttentionKind::kMla) {
     work.bytes += t * 2.0 * (a.heads + 1) * a.qk_rope_head_dim;  // RoPE on q_pe and the shared k_pe
-    work.bytes += t * 2.0 * (a.q_lora_rank + a.kv_lora_rank);      // the latents' RMSNorms, in and out
+    work.bytes += t * 2.0 * (a.q_lora_rank + a.kv_lora_rank);    // the latents' RMSNorms, in and out
     work.kernels += a.q_lora_rank > 0 ? 2 : 1;
   } else {
     work.bytes += t * 2.0 * (a.heads + a.kv_heads) * a.head_dim;  // RoPE on q and k

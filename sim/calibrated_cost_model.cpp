@@ -325,8 +325,9 @@ std::vector<OperatorCoverage> CalibratedCostModel::coverage() const {
     if (!absent) all.push_back({name, Coverage::kRoofline, "the profile's efficiencies"});
   }
   // No table measures them (models/operator_costs.hpp ElementwiseWork).
-  all.push_back({"elementwise kernels", Coverage::kRoofline,
-                 "RMSNorm, RoPE, SiLU x up: memory-bound at the profile's launch floor and memory efficiency"});
+  all.push_back(
+      {"elementwise kernels", Coverage::kRoofline,
+       "RMSNorm, RoPE, SiLU x up: memory-bound at the profile's launch floor and memory efficiency"});
   return all;
 }
 

@@ -354,7 +354,8 @@ TEST(cliCalibrateTables, CoverageSaysWhatEachOperatorIsPricedFrom) {
 
 // A dense model on the embedded H100 and H200 measurements: at every TP size its shard's GEMMs and
 // GQA attention come from the measured tables (some shapes interpolated across the measured ones),
-// none from the roofline (but the elementwise kernels, in no table); it has no router and no experts to price.
+// none from the roofline (but the elementwise kernels, in no table); it has no router and no experts to
+// price.
 TEST(cliCalibrateTables, ADenseModelsShardsArePricedFromTheMeasuredTables) {
   for (const char* profile : {"h100-sxm-measured.yaml", "h200-sxm-measured.yaml"}) {
     const std::vector<std::string> args{"calibrate", "coverage",

@@ -224,9 +224,10 @@ TEST(cliDeployment, ExpertAffinityRoutesByEachInstancesPlacement) {
   EXPECT_GE(lar["expert_affinity_hindsight"], lar["round_robin"]);
 }
 
-TEST(cliDeployment, SweepsOverTheRouterWithEachInstancesColumns) {
-  TempDir dir;
-  std::ofstream(dir / "base.yaml") << scenario(2, "{instances: 2, router: round_robin}");
+// A sweep of 40 requests over the router of two instances described by `base`: each point's instance
+// columns add up, round robin splits them evenly.
+void expect_router_sweep_columns(const TempDir& dir, const std::string& base) {
+  std::ofstream(dir / "base.yaml") << base;
   std::ofstream(dir / "sweep.yaml") << "sweep: 1\nbase: base.yaml\nset: {workload.requests: 40}\n"
                                        "axes:\n  - deployment.router: [round_robin, least_load]\n";
   const CliResult r = run_semsim({"sweep", dir / "sweep.yaml", "--out", dir / "sweep"});
@@ -237,6 +238,11 @@ TEST(cliDeployment, SweepsOverTheRouterWithEachInstancesColumns) {
   ASSERT_EQ(first.size(), 2u);
   for (std::size_t p = 0; p < 2; ++p) EXPECT_EQ(first[p] + second[p], 40);
   EXPECT_EQ(first[0], 20);  // round robin
+}
+
+TEST(cliDeployment, SweepsOverTheRouterWithEachInstancesColumns) {
+  TempDir dir;
+  expect_router_sweep_columns(dir, scenario(2, "{instances: 2, router: round_robin}"));
 }
 
 // Disaggregated instances: each a prefill pool and a decode pool on nodes of its own, the router
@@ -291,17 +297,7 @@ TEST(cliDeployment, DisaggregatedInstancesAddUpAndOneIsThePlainDisaggregatedRun)
   }
 
   // A sweep over the router: each point's instance columns.
-  std::ofstream(dir / "base.yaml") << scenario(4, "{instances: 2, router: round_robin}") + pools;
-  std::ofstream(dir / "sweep.yaml") << "sweep: 1\nbase: base.yaml\nset: {workload.requests: 40}\n"
-                                       "axes:\n  - deployment.router: [round_robin, least_load]\n";
-  const CliResult sweep = run_semsim({"sweep", dir / "sweep.yaml", "--out", dir / "sweep"});
-  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
-  const std::string points = read_file(fs::path(dir / "sweep") / "points.csv");
-  const std::vector<double> first = column_of(points, "deployment.instance.0.requests");
-  const std::vector<double> second = column_of(points, "deployment.instance.1.requests");
-  ASSERT_EQ(first.size(), 2u);
-  for (std::size_t p = 0; p < 2; ++p) EXPECT_EQ(first[p] + second[p], 40);
-  EXPECT_EQ(first[0], 20);  // round robin
+  expect_router_sweep_columns(dir, scenario(4, "{instances: 2, router: round_robin}") + pools);
 }
 
 TEST(cliDeployment, RefusesWhatTheClusterOrTheKeysCannotHold) {

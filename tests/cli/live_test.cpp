@@ -90,12 +90,14 @@ TEST(StepExport, PhaseTimesAreTheCostModelOverTheExportedWork) {
       double other = lm_head_with_elementwise(cost, rank.logits);
       for (int layer = 0; layer < data.model.layers; ++layer)
         if (!std::binary_search(data.model.moe_layers.begin(), data.model.moe_layers.end(), layer))
-          other += attention_with_elementwise(cost, layer, batch) + dense_ffn_with_elementwise(cost, rank.tokens());
+          other += attention_with_elementwise(cost, layer, batch) +
+                   dense_ffn_with_elementwise(cost, rank.tokens());
       EXPECT_NEAR(rank.other_s, other, 1e-9 * other) << "step " << step.index << " rank " << r;
       for (const ExportedLayer& l : step.layers) {
         const ExportedExperts& e = l.ranks[static_cast<std::size_t>(r)];
         const double attention = attention_with_elementwise(cost, l.layer, batch) + cost.gate(rank.tokens());
-        const double experts = cost.routed_experts(e.tokens) + shared_experts_with_elementwise(cost, rank.tokens());
+        const double experts =
+            cost.routed_experts(e.tokens) + shared_experts_with_elementwise(cost, rank.tokens());
         EXPECT_NEAR(e.attention_s, attention, 1e-9 * attention) << "step " << step.index << " rank " << r;
         EXPECT_NEAR(e.experts_s, experts, 1e-9 * experts) << "step " << step.index << " rank " << r;
       }

@@ -140,10 +140,11 @@ TEST(AttentionTp, StepWithAllExpertsLocalIsShardedAttentionPlusCollectivesPlusCo
   const double overhead = full.collective_overhead();
   const TrafficMatrix slices = slice_traffic(8, s.model.hidden);
   const double collective = overhead + bottleneck_seconds(slices, effective_topology(s));
-  const double dense_layer = attention_with_elementwise(rank, 0, batch) + dense_ffn_with_elementwise(rank, 64) + 4 * collective;
+  const double dense_layer =
+      attention_with_elementwise(rank, 0, batch) + dense_ffn_with_elementwise(rank, 64) + 4 * collective;
   const double moe_layer = attention_with_elementwise(rank, 1, batch) + full.gate(8) + collective + overhead +
-                           shared_experts_with_elementwise(full, 8) + full.routed_experts(local_experts) + overhead +
-                           collective;
+                           shared_experts_with_elementwise(full, 8) + full.routed_experts(local_experts) +
+                           overhead + collective;
   const double expected = lm_head_with_elementwise(rank, 1) + dense_layer + kMoeLayers * moe_layer;
   EXPECT_NEAR(step[0].get<double>(), expected, 1e-9 * expected);
   EXPECT_NEAR(step[5].get<double>(), kMoeLayers * collective, 1e-12);

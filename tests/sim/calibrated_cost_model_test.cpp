@@ -316,8 +316,8 @@ TEST(CalibratedCostModel, OperatorsComposedFromKernelTablesAreTheirGemms) {
   EXPECT_NEAR(model.routed_experts(std::vector<int>{40, 0, 70, 20, 0, 3}), law(2e-7, 4, 133),
               1e-12 * law(2e-7, 4, 133));
   for (const OperatorCoverage& op : model.coverage()) {
-    const bool from_roofline = op.name == "attention decode" || op.name == "attention prefill" ||
-                               op.name == "elementwise kernels";
+    const bool from_roofline =
+        op.name == "attention decode" || op.name == "attention prefill" || op.name == "elementwise kernels";
     EXPECT_EQ(op.coverage, from_roofline ? Coverage::kRoofline : Coverage::kMeasured)
         << op.name << ": " << op.source;
   }

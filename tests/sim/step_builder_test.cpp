@@ -109,10 +109,12 @@ TEST(StepBuilder, AttentionDpIsAChainOfFourActivitiesPerMoeLayer) {
   }
   // Rank 1's attention is its own decode token's; rank 0's its 7-token prefill.
   const Activity& attention = g.activities()[1];
-  EXPECT_EQ(attention.seconds[1],
-            attention_with_elementwise(f.rank_cost, attention.layer, step.batches[1].chunks) + f.cost.gate(1));
-  EXPECT_EQ(attention.seconds[0],
-            attention_with_elementwise(f.rank_cost, attention.layer, step.batches[0].chunks) + f.cost.gate(7));
+  EXPECT_EQ(
+      attention.seconds[1],
+      attention_with_elementwise(f.rank_cost, attention.layer, step.batches[1].chunks) + f.cost.gate(1));
+  EXPECT_EQ(
+      attention.seconds[0],
+      attention_with_elementwise(f.rank_cost, attention.layer, step.batches[0].chunks) + f.cost.gate(7));
 }
 
 TEST(StepBuilder, AttentionTpAddsReduceScatterAndAllGatherAroundTheMoeLayer) {
@@ -159,7 +161,8 @@ TEST(StepBuilder, ExpertsSplitByTpRunEveryTokenOnEveryDeviceBetweenAllReduces) {
     routing->route(0, ids, experts);
     std::vector<int> per_expert(m.routed_experts, 0);
     for (const ExpertId e : experts) ++per_expert[e];
-    const double slice_seconds = shared_experts_with_elementwise(f.cost, 8) + f.cost.routed_experts(per_expert);
+    const double slice_seconds =
+        shared_experts_with_elementwise(f.cost, 8) + f.cost.routed_experts(per_expert);
     const Activity& first_experts = g.activities()[1 + 4 * dense + 3];
     ASSERT_EQ(first_experts.phase, Phase::kExperts);
     for (int d = 0; d < devices; ++d) EXPECT_DOUBLE_EQ(first_experts.seconds[d], slice_seconds) << d;
@@ -191,7 +194,8 @@ TEST(StepBuilder, ExpertsSplitByTpUnderAttentionDpGatherAndScatterTheRanksTokens
   }
   // Both devices gate and run their slice of the shared experts on all 8 tokens.
   EXPECT_DOUBLE_EQ(g.activities()[1].seconds[1],
-                   attention_with_elementwise(f.rank_cost, g.activities()[1].layer, step.batches[1].chunks) + f.cost.gate(8));
+                   attention_with_elementwise(f.rank_cost, g.activities()[1].layer, step.batches[1].chunks) +
+                       f.cost.gate(8));
 }
 
 // Each rank's first half of tokens (rounded up) is micro-batch 0: rank 0's 7-token chunk splits 4 + 3
@@ -214,9 +218,12 @@ TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
   double other0 = lm_head_with_elementwise(f.rank_cost, 1), other1 = lm_head_with_elementwise(f.rank_cost, 1);
   for (int layer = 0; layer < m.layers; ++layer)
     if (!m.is_moe_layer(layer)) {
-      other0 += std::max(attention_with_elementwise(f.rank_cost, layer, first) + dense_ffn_with_elementwise(f.rank_cost, 4),
-                         attention_with_elementwise(f.rank_cost, layer, decode) + dense_ffn_with_elementwise(f.rank_cost, 1));
-      other1 += attention_with_elementwise(f.rank_cost, layer, second) + dense_ffn_with_elementwise(f.rank_cost, 3);
+      other0 += std::max(
+          attention_with_elementwise(f.rank_cost, layer, first) + dense_ffn_with_elementwise(f.rank_cost, 4),
+          attention_with_elementwise(f.rank_cost, layer, decode) +
+              dense_ffn_with_elementwise(f.rank_cost, 1));
+      other1 +=
+          attention_with_elementwise(f.rank_cost, layer, second) + dense_ffn_with_elementwise(f.rank_cost, 3);
     }
   EXPECT_EQ(activities[0].micro_batch, 0);
   EXPECT_EQ(activities[1].micro_batch, 1);
@@ -241,8 +248,10 @@ TEST(StepBuilder, TwoBatchOverlapSplitsEachRanksTokensAndInterleavesTheStages) {
     }
   const Activity& attention0 = activities[2];
   const Activity& attention1 = activities[4];
-  EXPECT_EQ(attention0.seconds[0], attention_with_elementwise(f.rank_cost, attention0.layer, first) + f.cost.gate(4));
-  EXPECT_EQ(attention1.seconds[0], attention_with_elementwise(f.rank_cost, attention1.layer, second) + f.cost.gate(3));
+  EXPECT_EQ(attention0.seconds[0],
+            attention_with_elementwise(f.rank_cost, attention0.layer, first) + f.cost.gate(4));
+  EXPECT_EQ(attention1.seconds[0],
+            attention_with_elementwise(f.rank_cost, attention1.layer, second) + f.cost.gate(3));
   EXPECT_EQ(attention1.seconds[1], 0.0);  // rank 1 has nothing in micro-batch 1
 }
 
@@ -279,8 +288,9 @@ TEST(StepBuilder, ADenseModelsStepIsItsLayersAndLmHeadByHand) {
   auto memory_bound = [&](double kernels, double bytes) {
     return kernels * profile.kernel_overhead + bytes / (device.hbm_bandwidth * profile.memory_efficiency);
   };
-  const double elementwise = memory_bound(3, n * (2 * 4 * hidden + 2 * (heads + kv_heads) * head_dim) * bf16) +
-                             memory_bound(1, n * 3 * ffn * bf16);
+  const double elementwise =
+      memory_bound(3, n * (2 * 4 * hidden + 2 * (heads + kv_heads) * head_dim) * bf16) +
+      memory_bound(1, n * 3 * ffn * bf16);
   const double final_norm = memory_bound(1, 4 * hidden * bf16);
 
   const std::vector<RankBatch> batches{RankBatch{{{7, 0}}, {true}, 7, 1, 7, 1, {}}};
@@ -327,7 +337,8 @@ TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
   const auto& a = g.activities();
   const std::size_t first = 1 + 4 * static_cast<std::size_t>(layers);
   ASSERT_EQ(a.size(), first + 2 * 5);
-  EXPECT_EQ(a[1].seconds[1], attention_with_elementwise(f.rank_cost, a[1].layer, verify.chunks) + f.cost.gate(3));
+  EXPECT_EQ(a[1].seconds[1],
+            attention_with_elementwise(f.rank_cost, a[1].layer, verify.chunks) + f.cost.gate(3));
   const std::vector<SequenceChunk> kept{{1, 20}, {1, 21}, {1, 22}}, drafted{{1, 23}};
   for (const auto& [pass, chunks, logits] : {std::tuple{0, kept, 1}, std::tuple{1, drafted, 1}}) {
     const std::size_t at = first + 5 * static_cast<std::size_t>(pass);
@@ -340,7 +351,8 @@ TEST(StepBuilder, AnMtpVerificationAddsTheDraftsPassesAfterTheLastLayerByHand) {
     }
     EXPECT_EQ(a[at].layer, f.scenario.model.layers);  // the MTP layer's index
     const long long tokens = static_cast<long long>(chunks.size());
-    EXPECT_EQ(a[at].seconds[1], attention_with_elementwise(f.rank_cost, 0, chunks) + f.cost.gate(tokens)) << pass;
+    EXPECT_EQ(a[at].seconds[1], attention_with_elementwise(f.rank_cost, 0, chunks) + f.cost.gate(tokens))
+        << pass;
     EXPECT_EQ(a[at].seconds[0], 0.0) << pass;  // rank 0 has nothing to draft
     EXPECT_EQ(a[at + 4].seconds[1], lm_head_with_elementwise(f.rank_cost, logits)) << pass;
   }
@@ -383,7 +395,8 @@ TEST(StepBuilder, ADraftModelsPassesAreItsLayersOnEachRankByHand) {
     for (const SequenceChunk& c : chunks) tokens += c.new_tokens;
     double seconds = lm_head_with_elementwise(draft_cost, 1);
     for (int layer = 0; layer < draft.layers; ++layer)
-      seconds += attention_with_elementwise(draft_cost, layer, chunks) + dense_ffn_with_elementwise(draft_cost, tokens);
+      seconds += attention_with_elementwise(draft_cost, layer, chunks) +
+                 dense_ffn_with_elementwise(draft_cost, tokens);
     return seconds;
   };
   EXPECT_DOUBLE_EQ(a[first].seconds[1], by_hand({{1, 20}, {1, 21}}));
