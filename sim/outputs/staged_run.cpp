@@ -31,6 +31,10 @@ bool is_run_file(const std::string& file_name) {
   return std::find(std::begin(kRunFiles), std::end(kRunFiles), file_name) != std::end(kRunFiles);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
 }  // namespace
 
 StagedRun::StagedRun(const Scenario& scenario, const std::string& out_dir, TimelineOptions timeline,
@@ -63,11 +67,8 @@ std::string StagedRun::simulate_disaggregated_and_write(const ServingProgress& p
   const auto started = std::chrono::steady_clock::now();
   const DisaggregatedPlan plan = build_disaggregated_run(scenario_);
   const DisaggregatedResult run = simulate_disaggregated(scenario_, plan, progress);
-  const double simulation_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run.decode);
-  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run.decode);
-  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run.decode);
+  const double simulation_seconds = seconds_since(started);
+  write_run_csvs(run.decode);
   if (!prefill_steps_csv_.empty()) write_steps_csv(prefill_steps_csv_, run.prefill);
   if (!prefill_layers_csv_.empty()) write_layers_csv(prefill_layers_csv_, run.prefill);
   write_kv_transfers_csv(kv_transfers_csv_, run);
@@ -84,12 +85,9 @@ std::string StagedRun::simulate_deployment_and_write(const ServingProgress& prog
   const auto started = std::chrono::steady_clock::now();
   const DeploymentPlan plan = build_deployment_run(scenario_);
   const DeploymentResult run = simulate_deployment(scenario_, plan, progress);
-  const double simulation_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double simulation_seconds = seconds_since(started);
   const RunResult merged = merged_deployment(run);
-  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, merged);
-  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, merged);
-  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, merged);
+  write_run_csvs(merged);
   if (!result_json_.empty())
     write_text_file(result_json_,
                     bench_serving_json(scenario_, merged, summarize(merged, goodput_)).dump() + "\n");
@@ -119,11 +117,8 @@ std::string StagedRun::simulate_and_write(const ServingProgress& progress) const
     write_step_export(text, data);
     write_text_file(export_file_, text.str());
   }
-  const double simulation_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);
-  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run);
-  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run);
+  const double simulation_seconds = seconds_since(started);
+  write_run_csvs(run);
   if (!timeline_json_.empty()) write_text_file(timeline_json_, timeline_json(run, timeline_).dump() + "\n");
   const Summary metrics = summarize(run, goodput_);
   // One line, as SGLang appends its results to a JSONL file and vLLM writes one JSON object.
@@ -132,6 +127,12 @@ std::string StagedRun::simulate_and_write(const ServingProgress& progress) const
   nlohmann::ordered_json summary = summary_json(scenario_, plan.memory, metrics);
   summary["wall_seconds"] = simulation_seconds;
   return summary.dump();
+}
+
+void StagedRun::write_run_csvs(const RunResult& run) const {
+  if (!requests_csv_.empty()) write_requests_csv(requests_csv_, run);
+  if (!steps_csv_.empty()) write_steps_csv(steps_csv_, run);
+  if (!layers_csv_.empty()) write_layers_csv(layers_csv_, run);
 }
 
 void StagedRun::commit(const nlohmann::ordered_json& summary) {

@@ -48,6 +48,9 @@ class StagedRun {
   void commit(const nlohmann::ordered_json& summary);
 
  private:
+  // The request, step and layer CSVs the scenario asks for, of `run`.
+  void write_run_csvs(const RunResult& run) const;
+
   const Scenario& scenario_;
   OutputStaging staging_;
   std::string requests_csv_;  // "" when the scenario turns the file off
