@@ -169,6 +169,13 @@ enum class KvTransferMode { kLayerwise, kWhole };
 inline constexpr ChoiceNames<KvTransferMode, 2> kKvTransferModeNames{
     {{KvTransferMode::kLayerwise, "layerwise"}, {KvTransferMode::kWhole, "whole"}}};
 
+// disaggregation.decode_kv: the decode rank reserves a request's KV when the transfer lands, or before
+// the prefill starts (SGLang's DecodePreallocQueue: the prefill of a request waits in its bootstrap
+// queue until the decode side has allocated its KV, python/sglang/srt/disaggregation/decode.py).
+enum class DecodeKv { kOnLanding, kPreallocated };
+inline constexpr ChoiceNames<DecodeKv, 2> kDecodeKvNames{
+    {{DecodeKv::kOnLanding, "on_landing"}, {DecodeKv::kPreallocated, "preallocated"}}};
+
 // `disaggregation:` a prefill pool on the cluster's first nodes and a decode pool on the nodes after
 // them. Each pool is the scenario with the keys its `set:` gives (parallelism, serving, policies,
 // profile), its node count as the cluster's and serving.pool its role; the workload, model,
@@ -176,6 +183,7 @@ inline constexpr ChoiceNames<KvTransferMode, 2> kKvTransferModeNames{
 struct Disaggregation {
   std::shared_ptr<const Scenario> prefill, decode;
   KvTransferMode kv_transfer = KvTransferMode::kLayerwise;
+  DecodeKv decode_kv = DecodeKv::kOnLanding;
   int prefill_nodes() const { return prefill->cluster.nodes; }
 };
 

@@ -160,8 +160,10 @@ int check_scenario(const ScenarioArguments& arguments) {
   const Disaggregation& pools = *s.disaggregation;
   const DisaggregatedPlan plan = build_disaggregated_run(s);
   std::cout << s.file << ": ok\n";
-  std::cout << fmt::format("  disaggregated on {}: KV caches move {}\n", s.cluster.name,
-                           pools.kv_transfer == KvTransferMode::kWhole ? "whole" : "layer by layer");
+  std::cout << fmt::format(
+      "  disaggregated on {}: KV caches move {}, the decode rank reserves them {}\n", s.cluster.name,
+      pools.kv_transfer == KvTransferMode::kWhole ? "whole" : "layer by layer",
+      pools.decode_kv == DecodeKv::kPreallocated ? "before the prefill (pre-allocated)" : "when they land");
   std::cout << fmt::format("prefill pool, nodes 0-{}:\n", pools.prefill_nodes() - 1);
   describe(*pools.prefill, plan.prefill);
   std::cout << fmt::format("decode pool, nodes {}-{}:\n", pools.prefill_nodes(),
