@@ -63,7 +63,7 @@ constexpr long long kv_reservation(ServingPool pool, long long input_tokens, lon
 struct ServingLimits {
   int max_batch_tokens = 8192;     // per DP rank per step (chunked-prefill budget); TP: per group
   int max_running_requests = 256;  // per DP rank; TP: per group
-  double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
+  double memory_fraction = 0.90;   // of device memory for weights + KV cache (engine sglang: README)
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
   Overlap overlap = Overlap::kNone;
   ServingPool pool = ServingPool::kColocated;
@@ -96,6 +96,7 @@ struct EngineSettings {
   SettingOrigin overlap_schedule_from = SettingOrigin::kScenario;
   SettingOrigin max_batch_tokens_from = SettingOrigin::kScenario;
   SettingOrigin max_running_requests_from = SettingOrigin::kScenario;
+  SettingOrigin memory_fraction_from = SettingOrigin::kScenario;  // serving.memory_fraction
   bool on() const { return name != EngineName::kNone; }
 };
 
