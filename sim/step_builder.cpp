@@ -1,6 +1,8 @@
 #include "sim/step_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <span>
 
 #include "policies/inter_layer_table.hpp"
@@ -256,12 +258,7 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     mb.moe_rank = &scheduled_ranks(mb, moe);
     price_rank_tokens(mb);
   }
-  if (set_dispatch_ && set_dispatch_->covers(pricing_.traffic(), scenario_.ep)) {
-    mb.dispatch.clear();
-    set_dispatch_->account(moe, pricing_.traffic(), mb.tokens, *mb.moe_rank, mb.dispatch);
-    price_dispatch(mb, moe, false);
-    return;
-  }
+  if (fused_dispatch(mb, moe, false)) return;
   mb.experts.resize(mb.tokens.size() * k);
   if (micro_batches_ == 1) {
     routing_.route(moe, mb.tokens, mb.experts);
@@ -273,6 +270,14 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     for (std::size_t i = 0; i < mb.tokens.size(); ++i)
       mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
   dispatch_routed(mb, moe, false);
+}
+
+bool StepBuilder::fused_dispatch(MicroBatch& mb, int moe, bool draft) {
+  if (!set_dispatch_ || !set_dispatch_->covers(pricing_.traffic(), scenario_.ep)) return false;
+  mb.dispatch.clear();
+  set_dispatch_->account(moe, pricing_.traffic(), mb.tokens, *mb.moe_rank, mb.dispatch);
+  price_dispatch(mb, moe, draft);
+  return true;
 }
 
 // The dispatch accounting and each device's expert seconds of `mb`'s routing at MoE layer `moe`.
@@ -308,8 +313,12 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
       local_counts_.assign(served, served + dispatch.experts);
     else
       for (const int expert : placement_.slots[moe][device]) local_counts_.push_back(served[expert]);
-    for (const int tokens : local_counts_) mb.active_experts[device] += tokens > 0 ? 1 : 0;
-    mb.device_experts[device] += cost_.routed_experts(local_counts_);
+    long long tokens = 0;
+    for (const int count : local_counts_) {
+      mb.active_experts[device] += count > 0 ? 1 : 0;
+      tokens += count;
+    }
+    mb.device_experts[device] += routed_experts(mb.active_experts[device], tokens);
   }
   if (keep_for_export_ && !draft) {
     kept_expert_tokens_.resize(moe_layer_ids_.size());
@@ -319,6 +328,17 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
   // dispatch accounting the previous step's storage to clear.
   std::swap(dispatch.copies, mb.copies[moe - mb.first_moe]);
   counters_.count_dispatch(draft ? -1 : moe, dispatch, mb.copies[moe - mb.first_moe]);
+}
+
+double StepBuilder::routed_experts(int active, long long tokens) {
+  if (tokens >= kSmallLoads) return cost_.routed_experts(local_counts_);
+  const std::size_t at = static_cast<std::size_t>(active) * kSmallLoads + static_cast<std::size_t>(tokens);
+  if (at >= small_routed_seconds_.size())
+    small_routed_seconds_.resize((static_cast<std::size_t>(active) + 1) * kSmallLoads,
+                                 std::numeric_limits<double>::quiet_NaN());
+  double& seconds = small_routed_seconds_[at];
+  if (std::isnan(seconds)) seconds = cost_.routed_experts(local_counts_);
+  return seconds;
 }
 
 // Split by tensor parallelism, every device serves its slice of every activation: each is local, none
@@ -478,9 +498,11 @@ void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& gr
     } else {
       price_ranks(mb);
       for (TokenRef& token : mb.tokens) token.id = routing_.token_id(token);
-      mb.experts.resize(mb.tokens.size() * scenario_.model.top_k);
-      routing_.route(moe, mb.tokens, mb.experts);
-      dispatch_routed(mb, moe, true);
+      if (!fused_dispatch(mb, moe, true)) {
+        mb.experts.resize(mb.tokens.size() * scenario_.model.top_k);
+        routing_.route(moe, mb.tokens, mb.experts);
+        dispatch_routed(mb, moe, true);
+      }
       add_attention_and_dispatch(mb, 0, moe, mtp_layer, graph);
       add_experts_and_combine(mb, 0, moe, mtp_layer, graph);
       add_permute(mb, 0, mtp_layer, graph);
@@ -495,7 +517,8 @@ void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& gr
 // The draft micro-batch of pass `pass` (add_draft) from the step's per-request draft work; returns
 // whether it has tokens.
 bool StepBuilder::form_draft_pass(const std::vector<RankBatch>& batches, int pass, MicroBatch& mb) {
-  mb.own_batches.assign(batches.size(), RankBatch{});
+  mb.own_batches.resize(batches.size());
+  for (RankBatch& batch : mb.own_batches) batch.clear();
   mb.batches = &mb.own_batches;
   mb.token_rank = &mb.own_token_rank;
   mb.tokens.clear();

@@ -61,6 +61,13 @@ struct RankBatch {
   int prefill_tokens = 0;             // of `tokens`, prompt tokens (the others decode)
   int requests = 0;                   // requests with tokens in this step
   std::vector<DraftWork> draft;       // speculative decoding: per request, its draft's work
+  // Empty, keeping its vectors' storage for the next step's batch.
+  void clear() {
+    chunks.clear();
+    yields_token.clear();
+    draft.clear();
+    tokens = logits = prefill_tokens = requests = 0;
+  }
 };
 
 class StepBuilder {
@@ -140,9 +147,14 @@ class StepBuilder {
   void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph);
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
   void route_layer(MicroBatch& mb, int moe);
+  // Synthetic routing counted in SetDispatch's one pass, then priced, where it covers the step;
+  // returns whether it did.
+  bool fused_dispatch(MicroBatch& mb, int moe, bool draft);
   void dispatch_routed(MicroBatch& mb, int moe, bool draft);
   // The rest of the layer's dispatch from mb.dispatch's counters: each device's expert seconds.
   void price_dispatch(MicroBatch& mb, int moe, bool draft);
+  // cost_.routed_experts of a device's `local_counts_`, `active` of them with tokens, `tokens` in all.
+  double routed_experts(int active, long long tokens);
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
@@ -177,6 +189,11 @@ class StepBuilder {
   // one pass (no reshuffle nor micro-batches, which read the routed experts themselves).
   std::optional<SetDispatch> set_dispatch_;
   std::vector<int> local_counts_;
+  // routed_experts' memo for small loads, [active * kSmallLoads + tokens] (NaN: not asked yet): a
+  // device's (active experts, tokens) repeat across layers and steps, and a small dense table
+  // stays in the cache where the cost model's memo, shared by every table point, misses it.
+  static constexpr int kSmallLoads = 128;
+  std::vector<double> small_routed_seconds_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
   bool keep_for_export_ = false;
   std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_for_export_
