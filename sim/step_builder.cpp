@@ -377,12 +377,13 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
                          slice_collective(mb, ShardCollective::kReduceScatter), {mb.last});
     mb.last = graph.last();
   }
-  graph.add_collective(Phase::kDispatch, layer, index,
-                       pricing_.exchange(mb.copies[moe - mb.first_moe], false), {mb.last});
+  const CollectivePricing::Exchanges exchanges = pricing_.exchanges(mb.copies[moe - mb.first_moe]);
+  mb.combine = exchanges.combine;
+  graph.add_collective(Phase::kDispatch, layer, index, exchanges.dispatch, {mb.last});
   mb.last = graph.last();
 }
 
-void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph) {
+void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int layer, StepGraph& graph) {
   Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
   experts.seconds = mb.device_experts;
   experts.work.resize(mb.device_experts.size());
@@ -399,8 +400,7 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, in
       add_shard_collective(mb, Phase::kCombine, ShardCollective::kReduceScatter, layer, index, graph);
     return;
   }
-  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe - mb.first_moe], true),
-                       {mb.last});
+  graph.add_collective(Phase::kCombine, layer, index, mb.combine, {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
   graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, ShardCollective::kAllGather),
@@ -458,7 +458,7 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
     for (int m = 0; m < micro_batches_; ++m)
       add_attention_and_dispatch(micro_[m], m, l, moe_layer_ids_[moe], graph);
     for (int m = 0; m < micro_batches_; ++m)
-      add_experts_and_combine(micro_[m], m, l, moe_layer_ids_[moe], graph);
+      add_experts_and_combine(micro_[m], m, moe_layer_ids_[moe], graph);
     if (tensor_parallel_)
       for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
   }
@@ -504,7 +504,7 @@ void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& gr
         dispatch_routed(mb, moe, true);
       }
       add_attention_and_dispatch(mb, 0, moe, mtp_layer, graph);
-      add_experts_and_combine(mb, 0, moe, mtp_layer, graph);
+      add_experts_and_combine(mb, 0, mtp_layer, graph);
       add_permute(mb, 0, mtp_layer, graph);
       Activity& head = graph.add_compute(Phase::kOther, -1, 0, {mb.last});
       head.seconds = mb.head;

@@ -122,6 +122,7 @@ class StepBuilder {
     int first_moe = 0;  // the MoE layer of copies[0]
     std::vector<std::vector<long long>>
         copies;                           // [moe layer - first_moe] dispatch copies, kept for the executor
+    Collective combine;                   // this layer's combine, priced with its dispatch
     std::vector<double> device_experts;   // per device: routed + shared expert seconds
     std::vector<int> active_experts;      // per device: its experts with a token this layer
     std::vector<std::int32_t> token_ids;  // Attention-TP: what the token scheduler reads
@@ -158,7 +159,7 @@ class StepBuilder {
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
-  void add_experts_and_combine(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
+  void add_experts_and_combine(MicroBatch& mb, int index, int layer, StepGraph& graph);
   void add_draft(const std::vector<RankBatch>& batches, StepGraph& graph);
   bool form_draft_pass(const std::vector<RankBatch>& batches, int pass, MicroBatch& mb);
   double draft_model_seconds(const RankBatch& batch) const;
