@@ -158,6 +158,7 @@ class StepBuilder {
   double routed_experts(int active, long long tokens);
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
+  // The dispatch is priced with its combine (MicroBatch::combine), which add_experts_and_combine adds.
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
   void add_experts_and_combine(MicroBatch& mb, int index, int layer, StepGraph& graph);
   void add_draft(const std::vector<RankBatch>& batches, StepGraph& graph);
