@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <span>
 
 #include "policies/inter_layer_table.hpp"
@@ -56,7 +57,9 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
       moe_layer_ids_(moe_layer_ids(scenario.model)),
       counters_(scenario, topology, static_cast<int>(moe_layer_ids_.size())),
+      every_expert_(static_cast<std::size_t>(scenario.model.routed_experts)),
       layer_tokens_(scenario.ep) {
+  std::iota(every_expert_.begin(), every_expert_.end(), 0);
   // The scenario checked that a DeepEP dispatch's EP group fills whole nodes.
   const int devices_per_node =
       is_deepep(scenario.dispatch) ? std::min(topology.devices_per_node, scenario.ep) : scenario.ep;
@@ -307,18 +310,17 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
     mb.device_experts[device] = mb.shared[device];
     mb.active_experts[device] = 0;
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
-    local_counts_.clear();
     const int* served = &dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts];
-    if (experts_tensor_parallel_)
-      local_counts_.assign(served, served + dispatch.experts);
-    else
-      for (const int expert : placement_.slots[moe][device]) local_counts_.push_back(served[expert]);
+    const std::span<const int> slots =
+        experts_tensor_parallel_ ? std::span<const int>(every_expert_) : placement_.slots[moe][device];
+    int active = 0;
     long long tokens = 0;
-    for (const int count : local_counts_) {
-      mb.active_experts[device] += count > 0 ? 1 : 0;
-      tokens += count;
+    for (const int expert : slots) {
+      active += served[expert] > 0 ? 1 : 0;
+      tokens += served[expert];
     }
-    mb.device_experts[device] += routed_experts(mb.active_experts[device], tokens);
+    mb.active_experts[device] = active;
+    mb.device_experts[device] += routed_experts(served, slots, active, tokens);
   }
   if (keep_for_export_ && !draft) {
     kept_expert_tokens_.resize(moe_layer_ids_.size());
@@ -330,14 +332,20 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
   counters_.count_dispatch(draft ? -1 : moe, dispatch, mb.copies[moe - mb.first_moe]);
 }
 
-double StepBuilder::routed_experts(int active, long long tokens) {
-  if (tokens >= kSmallLoads) return cost_.routed_experts(local_counts_);
+double StepBuilder::routed_experts(const int* served, std::span<const int> slots, int active,
+                                   long long tokens) {
+  const auto priced = [&] {
+    local_counts_.clear();
+    for (const int expert : slots) local_counts_.push_back(served[expert]);
+    return cost_.routed_experts(local_counts_);
+  };
+  if (tokens >= kSmallLoads) return priced();
   const std::size_t at = static_cast<std::size_t>(active) * kSmallLoads + static_cast<std::size_t>(tokens);
   if (at >= small_routed_seconds_.size())
     small_routed_seconds_.resize((static_cast<std::size_t>(active) + 1) * kSmallLoads,
                                  std::numeric_limits<double>::quiet_NaN());
   double& seconds = small_routed_seconds_[at];
-  if (std::isnan(seconds)) seconds = cost_.routed_experts(local_counts_);
+  if (std::isnan(seconds)) seconds = priced();
   return seconds;
 }
 

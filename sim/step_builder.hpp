@@ -20,6 +20,7 @@
 // (activations, LAR, bytes, imbalance) is counted by sim/step_counters.hpp.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "models/operator_costs.hpp"
@@ -154,8 +155,9 @@ class StepBuilder {
   void dispatch_routed(MicroBatch& mb, int moe, bool draft);
   // The rest of the layer's dispatch from mb.dispatch's counters: each device's expert seconds.
   void price_dispatch(MicroBatch& mb, int moe, bool draft);
-  // cost_.routed_experts of a device's `local_counts_`, `active` of them with tokens, `tokens` in all.
-  double routed_experts(int active, long long tokens);
+  // cost_.routed_experts of a device's experts `slots`, served[slot] tokens each, `active` of them
+  // with tokens, `tokens` in all.
+  double routed_experts(const int* served, std::span<const int> slots, int active, long long tokens);
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
   // The dispatch is priced with its combine (MicroBatch::combine), which add_experts_and_combine adds.
@@ -191,6 +193,7 @@ class StepBuilder {
   // one pass (no reshuffle nor micro-batches, which read the routed experts themselves).
   std::optional<SetDispatch> set_dispatch_;
   std::vector<int> local_counts_;
+  std::vector<int> every_expert_;  // 0 .. routed experts - 1: a device's experts split by tensor parallelism
   // routed_experts' memo for small loads, [active * kSmallLoads + tokens] (NaN: not asked yet): a
   // device's (active experts, tokens) repeat across layers and steps, and a small dense table
   // stays in the cache where the cost model's memo, shared by every table point, misses it.
