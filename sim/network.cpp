@@ -217,16 +217,28 @@ LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology) {
   if (!(std::isfinite(payload) && payload >= 0 && payload == std::floor(payload)))
     return sum_levels(traffic, topology);
   check_devices(traffic.devices, topology.devices);
-  const bool one_node = topology.devices <= topology.devices_per_node;
+  // Off the diagonal, a transposed matrix holds the same copies on each level.
+  const std::span<const long long> copies = traffic.copies;
+  const auto devices = static_cast<std::size_t>(traffic.devices);
   long long scale_up = 0, scale_out = 0;
   bool negative = false;
-  for (int src = 0; src < traffic.devices; ++src)
-    for (int dst = 0; dst < traffic.devices; ++dst) {
-      if (src == dst) continue;
-      const long long copies = traffic.copies_at(src, dst);
-      negative = negative || copies < 0;
-      (one_node || topology.same_node(src, dst) ? scale_up : scale_out) += copies;
+  if (topology.devices <= topology.devices_per_node) {  // one node: all of it, less the diagonal
+    for (std::size_t pair = 0; pair < devices * devices; ++pair) {
+      scale_up += copies[pair];
+      negative |= copies[pair] < 0;
     }
+    for (std::size_t device = 0; device < devices; ++device) scale_up -= copies[device * devices + device];
+  } else {
+    for (int src = 0; src < traffic.devices; ++src)
+      for (int dst = 0; dst < traffic.devices; ++dst) {
+        if (src == dst) continue;
+        const long long count = copies[static_cast<std::size_t>(src) * devices + dst];
+        const bool same_node = topology.same_node(src, dst);
+        scale_up += same_node ? count : 0;
+        scale_out += same_node ? 0 : count;
+        negative |= count < 0;
+      }
+  }
   constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
   const LevelBytes bytes{static_cast<double>(scale_up) * payload, static_cast<double>(scale_out) * payload};
   if (negative || bytes.scale_up >= kExactIntegers || bytes.scale_out >= kExactIntegers)
