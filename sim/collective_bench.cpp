@@ -190,8 +190,9 @@ CollectiveBenchResult bench_dispatch(const CollectiveBenchSpec& spec, DispatchMo
     router.route(spec.ep, spec.tokens, static_cast<std::uint64_t>(call), token_device, experts);
     dispatch.clear();
     account_dispatch(placement, 0, pricing.traffic(), token_device, experts, spec.model.top_k, dispatch);
-    r.dispatch_seconds += alone_seconds(pricing.exchange(dispatch.copies, false), lone);
-    r.combine_seconds += alone_seconds(pricing.exchange(dispatch.copies, true), lone);
+    const CollectivePricing::Exchanges both = pricing.exchanges(dispatch.copies);
+    r.dispatch_seconds += alone_seconds(both.dispatch, lone);
+    r.combine_seconds += alone_seconds(both.combine, lone);
     const LevelBytes moved =
         level_bytes(CopyTraffic{dispatch.copies, spec.ep, dispatch_copy, false}, topology);
     r.scale_up_bytes += moved.scale_up;

@@ -17,11 +17,13 @@ CollectivePricing::CollectivePricing(const ExchangeShape& shape, const Calibrati
       overhead_(shape.ep > 1 ? all_to_all_overhead(profile, topology, collective_overhead) : 0.0),
       shard_pairs_(shard_exchange_pairs(shape.ep, topology.devices_per_node)) {}
 
-Collective CollectivePricing::exchange(std::span<const long long> copies, bool combine) const {
-  const double bytes_per_copy = combine ? shape_.combine_bytes_per_copy : shape_.dispatch_bytes_per_copy;
-  const Collective exchange = all_to_allv(copies, shape_.ep, bytes_per_copy, combine, overhead_);
-  if (!dispatch_.measured()) return exchange;
-  return timed(exchange, dispatch_.measured_seconds(step_, combine, copies, bytes_per_copy));
+CollectivePricing::Exchanges CollectivePricing::exchanges(std::span<const long long> copies) const {
+  Exchanges both{all_to_allv(copies, shape_.ep, shape_.dispatch_bytes_per_copy, false, overhead_),
+                 all_to_allv(copies, shape_.ep, shape_.combine_bytes_per_copy, true, overhead_)};
+  if (!dispatch_.measured()) return both;
+  const ExchangeSeconds seconds = dispatch_.measured_seconds(step_, copies, shape_.dispatch_bytes_per_copy,
+                                                             shape_.combine_bytes_per_copy);
+  return {timed(both.dispatch, seconds.dispatch), timed(both.combine, seconds.combine)};
 }
 
 Collective CollectivePricing::shard(ShardCollective kind, double shard_bytes) const {

@@ -37,8 +37,11 @@ class CollectivePricing {
   void start_step(bool decode_only) { step_ = dispatch_.for_step(decode_only); }
   DispatchMode traffic() const { return step_.traffic; }
 
-  // A dispatch (or combine) of `copies[src * ep + dst]` token copies.
-  Collective exchange(std::span<const long long> copies, bool combine) const;
+  // A dispatch of `copies[src * ep + dst]` token copies and its combine (the same copies back).
+  struct Exchanges {
+    Collective dispatch, combine;
+  };
+  Exchanges exchanges(std::span<const long long> copies) const;
   // A reduce-scatter, all-gather or all-reduce of `shard_bytes` per rank, and the bytes its shards
   // move over the topology whatever times it (an all-reduce: a reduce-scatter's, then an all-gather's).
   Collective shard(ShardCollective kind, double shard_bytes) const;

@@ -22,9 +22,10 @@ StepExchange DispatchTiming::for_step(bool decode_only) const {
   return step;
 }
 
-double DispatchTiming::measured_seconds(const StepExchange& step, bool combine,
-                                        std::span<const long long> copies, double bytes_per_copy) const {
-  return deepep_->seconds(step.kernel, combine, copies, step.traffic, bytes_per_copy);
+ExchangeSeconds DispatchTiming::measured_seconds(const StepExchange& step, std::span<const long long> copies,
+                                                 double dispatch_bytes_per_copy,
+                                                 double combine_bytes_per_copy) const {
+  return deepep_->seconds(step.kernel, copies, step.traffic, dispatch_bytes_per_copy, combine_bytes_per_copy);
 }
 
 }  // namespace semsim

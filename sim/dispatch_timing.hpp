@@ -37,10 +37,10 @@ class DispatchTiming {
   StepExchange for_step(bool decode_only) const;
   // Whether measured kernels time the exchanges (else their copies cross the topology).
   bool measured() const { return deepep_.has_value(); }
-  // The measured seconds of one dispatch (or combine) of `copies` (`copies[src * ep + dst]`, of
-  // `bytes_per_copy` each) in a step; requires measured().
-  double measured_seconds(const StepExchange& step, bool combine, std::span<const long long> copies,
-                          double bytes_per_copy) const;
+  // The measured seconds of a dispatch of `copies` (`copies[src * ep + dst]`, of
+  // `dispatch_bytes_per_copy` each) and of its combine in a step; requires measured().
+  ExchangeSeconds measured_seconds(const StepExchange& step, std::span<const long long> copies,
+                                   double dispatch_bytes_per_copy, double combine_bytes_per_copy) const;
   // What summary.json says priced the dispatch.
   const std::string& description() const { return description_; }
 

@@ -392,7 +392,7 @@ class DataParallelServer {
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
       Rank& rank = ranks_[r];
       RankBatch& batch = batches_[r];
-      batch = RankBatch{};
+      batch.clear();
       const StepKind kind = step_kind(rank);
       // SGLang's decode batch is the whole running batch (max_running_requests bounds it), not
       // limited by the prefill token budget.

@@ -216,11 +216,9 @@ std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const
   return t;
 }
 
-double DeepepTimes::link_seconds(const DeepepLinkModel& link, std::span<const long long> copies,
-                                 double bytes_per_copy) const {
-  // Per rank the larger of the copies it sends and receives, over each level (a row and a column).
+DeepepTimes::LinkLoads DeepepTimes::link_loads(std::span<const long long> copies) const {
   const auto at = [&](int src, int dst) { return copies[static_cast<std::size_t>(src) * ep_ + dst]; };
-  long long busiest_nvlink = 0, busiest_rdma = 0;
+  LinkLoads busiest;
   for (int r = 0; r < ep_; ++r) {
     long long nvlink_out = 0, nvlink_in = 0, rdma_out = 0, rdma_in = 0;
     for (int peer = 0; peer < ep_; ++peer) {
@@ -229,32 +227,24 @@ double DeepepTimes::link_seconds(const DeepepLinkModel& link, std::span<const lo
       (same_node ? nvlink_out : rdma_out) += at(r, peer);
       (same_node ? nvlink_in : rdma_in) += at(peer, r);
     }
-    busiest_nvlink = std::max({busiest_nvlink, nvlink_out, nvlink_in});
-    busiest_rdma = std::max({busiest_rdma, rdma_out, rdma_in});
+    busiest.nvlink = std::max({busiest.nvlink, nvlink_out, nvlink_in});
+    busiest.rdma = std::max({busiest.rdma, rdma_out, rdma_in});
   }
-  if (busiest_nvlink == 0 && busiest_rdma == 0) return 0.0;
+  return busiest;
+}
+
+double DeepepTimes::link_seconds(const DeepepLinkModel& link, const LinkLoads& loads,
+                                 double bytes_per_copy) const {
+  if (loads.nvlink == 0 && loads.rdma == 0) return 0.0;
   const double rdma_bandwidth =
       std::min(link.bandwidth, rdma_bandwidth_ > 0 ? rdma_bandwidth_ : link.bandwidth);
-  const double busiest = std::max(static_cast<double>(busiest_nvlink) * bytes_per_copy / link.bandwidth,
-                                  static_cast<double>(busiest_rdma) * bytes_per_copy / rdma_bandwidth);
+  const double busiest = std::max(static_cast<double>(loads.nvlink) * bytes_per_copy / link.bandwidth,
+                                  static_cast<double>(loads.rdma) * bytes_per_copy / rdma_bandwidth);
   return link.latency + busiest;
 }
 
-double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long long> copies,
-                            DispatchMode traffic, double bytes_per_copy) const {
-  const bool low_latency = kernel == EpKernel::kLowLatency;
-  if (normal_dispatch_link_ || ll_dispatch_link_) {
-    const auto& link = low_latency ? (combine ? ll_combine_link_ : ll_dispatch_link_)
-                                   : (combine ? normal_combine_link_ : normal_dispatch_link_);
-    return link_seconds(*link, copies, bytes_per_copy);
-  }
-  long long busiest = 0;
-  for (int src = 0; src < ep_; ++src) {
-    long long remote = 0;
-    for (int dst = 0; dst < ep_; ++dst)
-      if (dst != src) remote += copies[static_cast<std::size_t>(src) * ep_ + dst];
-    busiest = std::max(busiest, remote);
-  }
+double DeepepTimes::table_seconds(const KernelCurve& curve, bool combine, long long busiest,
+                                  DispatchMode traffic, double bytes_per_copy) const {
   if (busiest == 0) return 0.0;
   // One node: the hierarchical dispatch moves the dedup copies.
   const double per_token = traffic == DispatchMode::kAllGather ? all_gather_copies_per_token_
@@ -263,9 +253,30 @@ double DeepepTimes::seconds(EpKernel kernel, bool combine, std::span<const long 
                                : dedup_copies_per_token_;
   const double table_bytes_per_copy = hidden_ * (combine ? kBf16Bytes : kFp8BlockScaledBytes);
   const double tokens = static_cast<double>(busiest) / per_token * bytes_per_copy / table_bytes_per_copy;
-  const KernelCurve& curve = low_latency ? (combine ? *ll_combine_ : *ll_dispatch_)
-                                         : (combine ? *normal_combine_ : *normal_dispatch_);
   return curve.seconds(tokens);
+}
+
+ExchangeSeconds DeepepTimes::seconds(EpKernel kernel, std::span<const long long> copies, DispatchMode traffic,
+                                     double dispatch_bytes_per_copy, double combine_bytes_per_copy) const {
+  const bool low_latency = kernel == EpKernel::kLowLatency;
+  if (normal_dispatch_link_ || ll_dispatch_link_) {
+    const LinkLoads loads = link_loads(copies);
+    return {
+        link_seconds(low_latency ? *ll_dispatch_link_ : *normal_dispatch_link_, loads,
+                     dispatch_bytes_per_copy),
+        link_seconds(low_latency ? *ll_combine_link_ : *normal_combine_link_, loads, combine_bytes_per_copy)};
+  }
+  long long busiest = 0;  // remote copies a rank sends
+  for (int src = 0; src < ep_; ++src) {
+    long long remote = 0;
+    for (int dst = 0; dst < ep_; ++dst)
+      if (dst != src) remote += copies[static_cast<std::size_t>(src) * ep_ + dst];
+    busiest = std::max(busiest, remote);
+  }
+  return {table_seconds(low_latency ? *ll_dispatch_ : *normal_dispatch_, false, busiest, traffic,
+                        dispatch_bytes_per_copy),
+          table_seconds(low_latency ? *ll_combine_ : *normal_combine_, true, busiest, traffic,
+                        combine_bytes_per_copy)};
 }
 
 std::string DeepepTimes::description() const {

@@ -69,6 +69,11 @@ struct DeepepChoice {
   bool leave_own_shape_out = false;   // fit it without the model's own shape (validation)
 };
 
+// Seconds of an MoE layer's dispatch and of its combine.
+struct ExchangeSeconds {
+  double dispatch = 0, combine = 0;
+};
+
 class DeepepTimes {
  public:
   // Nothing when the choice is kNccl or the profile cannot time DeepEP for this group; `why_not`
@@ -84,15 +89,24 @@ class DeepepTimes {
   // `copies[src * ep + dst]`, of `bytes_per_copy` each. The link model reads the bytes; the tables,
   // measured with an FP8 dispatch and a BF16 combine payload, are read at the tokens that move as
   // many bytes (a BF16 or NVFP4 dispatch payload there takes the FP8 table's time for its bytes).
-  double seconds(EpKernel kernel, bool combine, std::span<const long long> copies, DispatchMode traffic,
-                 double bytes_per_copy) const;
+  // The dispatch's and the combine's (which moves the same copies back, of `combine_bytes_per_copy`),
+  // the copies read once for both.
+  ExchangeSeconds seconds(EpKernel kernel, std::span<const long long> copies, DispatchMode traffic,
+                          double dispatch_bytes_per_copy, double combine_bytes_per_copy) const;
   // What summary.json says priced the dispatch.
   std::string description() const;
 
  private:
   DeepepTimes() = default;
-  double link_seconds(const DeepepLinkModel& link, std::span<const long long> copies,
-                      double bytes_per_copy) const;
+  // The busiest rank's copies (the larger of those it sends and receives) over NVLink and over RDMA.
+  struct LinkLoads {
+    long long nvlink = 0, rdma = 0;
+  };
+  LinkLoads link_loads(std::span<const long long> copies) const;
+  double link_seconds(const DeepepLinkModel& link, const LinkLoads& loads, double bytes_per_copy) const;
+  // A table's time at the tokens that move `busiest` remote copies of `bytes_per_copy`.
+  double table_seconds(const KernelCurve& curve, bool combine, long long busiest, DispatchMode traffic,
+                       double bytes_per_copy) const;
 
   EpKernel choice_ = EpKernel::kAuto;
   bool transferred_ = false;  // the link model of the reference devices' tables (a profile without any)

@@ -208,8 +208,42 @@ LevelBytes level_bytes(const TrafficMatrix& traffic, const Topology& topology) {
   return sum_levels(traffic, topology);
 }
 
+// Whole copies of a whole-byte payload (any a model's hidden size gives) summed as integers, then
+// times the payload: bit for bit the pairs' bytes summed in turn wherever every sum is an integer
+// below 2^53 (each addition then exact); elsewhere the pairs' bytes in turn. The engine asks it per
+// MoE layer, and a dependent chain of floating-point additions costs more than the layer's counting.
 LevelBytes level_bytes(const CopyTraffic& traffic, const Topology& topology) {
-  return sum_levels(traffic, topology);
+  const double payload = traffic.bytes_per_copy;
+  if (!(std::isfinite(payload) && payload >= 0 && payload == std::floor(payload)))
+    return sum_levels(traffic, topology);
+  check_devices(traffic.devices, topology.devices);
+  // Off the diagonal, a transposed matrix holds the same copies on each level.
+  const std::span<const long long> copies = traffic.copies;
+  const auto devices = static_cast<std::size_t>(traffic.devices);
+  long long scale_up = 0, scale_out = 0;
+  bool negative = false;
+  if (topology.devices <= topology.devices_per_node) {  // one node: all of it, less the diagonal
+    for (std::size_t pair = 0; pair < devices * devices; ++pair) {
+      scale_up += copies[pair];
+      negative |= copies[pair] < 0;
+    }
+    for (std::size_t device = 0; device < devices; ++device) scale_up -= copies[device * devices + device];
+  } else {
+    for (int src = 0; src < traffic.devices; ++src)
+      for (int dst = 0; dst < traffic.devices; ++dst) {
+        if (src == dst) continue;
+        const long long count = copies[static_cast<std::size_t>(src) * devices + dst];
+        const bool same_node = topology.same_node(src, dst);
+        scale_up += same_node ? count : 0;
+        scale_out += same_node ? 0 : count;
+        negative |= count < 0;
+      }
+  }
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  const LevelBytes bytes{static_cast<double>(scale_up) * payload, static_cast<double>(scale_out) * payload};
+  if (negative || bytes.scale_up >= kExactIntegers || bytes.scale_out >= kExactIntegers)
+    return sum_levels(traffic, topology);
+  return bytes;
 }
 
 void CopyTraffic::fill(TrafficMatrix& traffic) const {
@@ -243,7 +277,8 @@ double LoneCollectiveTime::seconds(const TrafficMatrix& traffic) {
 double LoneCollectiveTime::seconds(const CopyTraffic& traffic) {
   if (traffic.bytes_per_copy == 0) return 0.0;  // a collective timed as a whole (DeepEP's measured kernels)
   if (traffic.one_per_pair) {
-    const auto [known, added] = one_per_pair_seconds_.try_emplace({traffic.devices, traffic.bytes_per_copy}, 0.0);
+    const auto [known, added] =
+        one_per_pair_seconds_.try_emplace({traffic.devices, traffic.bytes_per_copy}, 0.0);
     if (added) {
       CopyTraffic alone = traffic;
       alone.one_per_pair = false;

@@ -27,8 +27,8 @@ double ScenarioLayerPricer::experts_seconds(std::span<const int> tokens_per_loca
 
 double ScenarioLayerPricer::exchange_seconds(std::span<const long long> copies, bool decode_only) {
   pricing_.start_step(decode_only);
-  return alone_seconds(pricing_.exchange(copies, false), network_) +
-         alone_seconds(pricing_.exchange(copies, true), network_);
+  const CollectivePricing::Exchanges both = pricing_.exchanges(copies);
+  return alone_seconds(both.dispatch, network_) + alone_seconds(both.combine, network_);
 }
 
 ScenarioPlacementScoring placement_scoring(const Scenario& scenario) {

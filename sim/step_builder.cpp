@@ -1,6 +1,9 @@
 #include "sim/step_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
 #include <span>
 
 #include "policies/inter_layer_table.hpp"
@@ -54,7 +57,9 @@ StepBuilder::StepBuilder(const Scenario& scenario, const Placement& placement, c
       micro_batches_(scenario.serving.overlap == Overlap::kTwoBatch ? 2 : 1),
       moe_layer_ids_(moe_layer_ids(scenario.model)),
       counters_(scenario, topology, static_cast<int>(moe_layer_ids_.size())),
+      every_expert_(static_cast<std::size_t>(scenario.model.routed_experts)),
       layer_tokens_(scenario.ep) {
+  std::iota(every_expert_.begin(), every_expert_.end(), 0);
   // The scenario checked that a DeepEP dispatch's EP group fills whole nodes.
   const int devices_per_node =
       is_deepep(scenario.dispatch) ? std::min(topology.devices_per_node, scenario.ep) : scenario.ep;
@@ -256,12 +261,7 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     mb.moe_rank = &scheduled_ranks(mb, moe);
     price_rank_tokens(mb);
   }
-  if (set_dispatch_ && set_dispatch_->covers(pricing_.traffic(), scenario_.ep)) {
-    mb.dispatch.clear();
-    set_dispatch_->account(moe, pricing_.traffic(), mb.tokens, *mb.moe_rank, mb.dispatch);
-    price_dispatch(mb, moe, false);
-    return;
-  }
+  if (fused_dispatch(mb, moe, false)) return;
   mb.experts.resize(mb.tokens.size() * k);
   if (micro_batches_ == 1) {
     routing_.route(moe, mb.tokens, mb.experts);
@@ -273,6 +273,14 @@ void StepBuilder::route_layer(MicroBatch& mb, int moe) {
     for (std::size_t i = 0; i < mb.tokens.size(); ++i)
       mb.majority[moe * mb.tokens.size() + i] = majority_device(placement_, moe, &mb.experts[i * k], k);
   dispatch_routed(mb, moe, false);
+}
+
+bool StepBuilder::fused_dispatch(MicroBatch& mb, int moe, bool draft) {
+  if (!set_dispatch_ || !set_dispatch_->covers(pricing_.traffic(), scenario_.ep)) return false;
+  mb.dispatch.clear();
+  set_dispatch_->account(moe, pricing_.traffic(), mb.tokens, *mb.moe_rank, mb.dispatch);
+  price_dispatch(mb, moe, draft);
+  return true;
 }
 
 // The dispatch accounting and each device's expert seconds of `mb`'s routing at MoE layer `moe`.
@@ -302,14 +310,17 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
     mb.device_experts[device] = mb.shared[device];
     mb.active_experts[device] = 0;
     if (dispatch.device_tokens[device] == 0) continue;  // no routed work: only its shared experts run
-    local_counts_.clear();
     const int* served = &dispatch.expert_tokens[static_cast<std::size_t>(device) * dispatch.experts];
-    if (experts_tensor_parallel_)
-      local_counts_.assign(served, served + dispatch.experts);
-    else
-      for (const int expert : placement_.slots[moe][device]) local_counts_.push_back(served[expert]);
-    for (const int tokens : local_counts_) mb.active_experts[device] += tokens > 0 ? 1 : 0;
-    mb.device_experts[device] += cost_.routed_experts(local_counts_);
+    const std::span<const int> slots =
+        experts_tensor_parallel_ ? std::span<const int>(every_expert_) : placement_.slots[moe][device];
+    int active = 0;
+    long long tokens = 0;
+    for (const int expert : slots) {
+      active += served[expert] > 0 ? 1 : 0;
+      tokens += served[expert];
+    }
+    mb.active_experts[device] = active;
+    mb.device_experts[device] += routed_experts(served, slots, active, tokens);
   }
   if (keep_for_export_ && !draft) {
     kept_expert_tokens_.resize(moe_layer_ids_.size());
@@ -319,6 +330,23 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
   // dispatch accounting the previous step's storage to clear.
   std::swap(dispatch.copies, mb.copies[moe - mb.first_moe]);
   counters_.count_dispatch(draft ? -1 : moe, dispatch, mb.copies[moe - mb.first_moe]);
+}
+
+double StepBuilder::routed_experts(const int* served, std::span<const int> slots, int active,
+                                   long long tokens) {
+  const auto priced = [&] {
+    local_counts_.clear();
+    for (const int expert : slots) local_counts_.push_back(served[expert]);
+    return cost_.routed_experts(local_counts_);
+  };
+  if (tokens >= kSmallLoads) return priced();
+  const std::size_t at = static_cast<std::size_t>(active) * kSmallLoads + static_cast<std::size_t>(tokens);
+  if (at >= small_routed_seconds_.size())
+    small_routed_seconds_.resize((static_cast<std::size_t>(active) + 1) * kSmallLoads,
+                                 std::numeric_limits<double>::quiet_NaN());
+  double& seconds = small_routed_seconds_[at];
+  if (std::isnan(seconds)) seconds = priced();
+  return seconds;
 }
 
 // Split by tensor parallelism, every device serves its slice of every activation: each is local, none
@@ -357,12 +385,13 @@ void StepBuilder::add_attention_and_dispatch(MicroBatch& mb, int index, int moe,
                          slice_collective(mb, ShardCollective::kReduceScatter), {mb.last});
     mb.last = graph.last();
   }
-  graph.add_collective(Phase::kDispatch, layer, index,
-                       pricing_.exchange(mb.copies[moe - mb.first_moe], false), {mb.last});
+  const CollectivePricing::Exchanges exchanges = pricing_.exchanges(mb.copies[moe - mb.first_moe]);
+  mb.combine = exchanges.combine;
+  graph.add_collective(Phase::kDispatch, layer, index, exchanges.dispatch, {mb.last});
   mb.last = graph.last();
 }
 
-void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph) {
+void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int layer, StepGraph& graph) {
   Activity& experts = graph.add_compute(Phase::kExperts, layer, index, {mb.last});
   experts.seconds = mb.device_experts;
   experts.work.resize(mb.device_experts.size());
@@ -379,8 +408,7 @@ void StepBuilder::add_experts_and_combine(MicroBatch& mb, int index, int moe, in
       add_shard_collective(mb, Phase::kCombine, ShardCollective::kReduceScatter, layer, index, graph);
     return;
   }
-  graph.add_collective(Phase::kCombine, layer, index, pricing_.exchange(mb.copies[moe - mb.first_moe], true),
-                       {mb.last});
+  graph.add_collective(Phase::kCombine, layer, index, mb.combine, {mb.last});
   mb.last = graph.last();
   if (!tensor_parallel_) return;
   graph.add_collective(Phase::kAllGather, layer, index, slice_collective(mb, ShardCollective::kAllGather),
@@ -438,7 +466,7 @@ void StepBuilder::build(const std::vector<RankBatch>& batches, const std::vector
     for (int m = 0; m < micro_batches_; ++m)
       add_attention_and_dispatch(micro_[m], m, l, moe_layer_ids_[moe], graph);
     for (int m = 0; m < micro_batches_; ++m)
-      add_experts_and_combine(micro_[m], m, l, moe_layer_ids_[moe], graph);
+      add_experts_and_combine(micro_[m], m, moe_layer_ids_[moe], graph);
     if (tensor_parallel_)
       for (int m = 0; m < micro_batches_; ++m) add_permute(micro_[m], m, moe_layer_ids_[moe], graph);
   }
@@ -478,11 +506,13 @@ void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& gr
     } else {
       price_ranks(mb);
       for (TokenRef& token : mb.tokens) token.id = routing_.token_id(token);
-      mb.experts.resize(mb.tokens.size() * scenario_.model.top_k);
-      routing_.route(moe, mb.tokens, mb.experts);
-      dispatch_routed(mb, moe, true);
+      if (!fused_dispatch(mb, moe, true)) {
+        mb.experts.resize(mb.tokens.size() * scenario_.model.top_k);
+        routing_.route(moe, mb.tokens, mb.experts);
+        dispatch_routed(mb, moe, true);
+      }
       add_attention_and_dispatch(mb, 0, moe, mtp_layer, graph);
-      add_experts_and_combine(mb, 0, moe, mtp_layer, graph);
+      add_experts_and_combine(mb, 0, mtp_layer, graph);
       add_permute(mb, 0, mtp_layer, graph);
       Activity& head = graph.add_compute(Phase::kOther, -1, 0, {mb.last});
       head.seconds = mb.head;
@@ -495,7 +525,8 @@ void StepBuilder::add_draft(const std::vector<RankBatch>& batches, StepGraph& gr
 // The draft micro-batch of pass `pass` (add_draft) from the step's per-request draft work; returns
 // whether it has tokens.
 bool StepBuilder::form_draft_pass(const std::vector<RankBatch>& batches, int pass, MicroBatch& mb) {
-  mb.own_batches.assign(batches.size(), RankBatch{});
+  mb.own_batches.resize(batches.size());
+  for (RankBatch& batch : mb.own_batches) batch.clear();
   mb.batches = &mb.own_batches;
   mb.token_rank = &mb.own_token_rank;
   mb.tokens.clear();

@@ -20,6 +20,7 @@
 // (activations, LAR, bytes, imbalance) is counted by sim/step_counters.hpp.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "models/operator_costs.hpp"
@@ -61,6 +62,13 @@ struct RankBatch {
   int prefill_tokens = 0;             // of `tokens`, prompt tokens (the others decode)
   int requests = 0;                   // requests with tokens in this step
   std::vector<DraftWork> draft;       // speculative decoding: per request, its draft's work
+  // Empty, keeping its vectors' storage for the next step's batch.
+  void clear() {
+    chunks.clear();
+    yields_token.clear();
+    draft.clear();
+    tokens = logits = prefill_tokens = requests = 0;
+  }
 };
 
 class StepBuilder {
@@ -115,6 +123,7 @@ class StepBuilder {
     int first_moe = 0;  // the MoE layer of copies[0]
     std::vector<std::vector<long long>>
         copies;                           // [moe layer - first_moe] dispatch copies, kept for the executor
+    Collective combine;                   // this layer's combine, priced with its dispatch
     std::vector<double> device_experts;   // per device: routed + shared expert seconds
     std::vector<int> active_experts;      // per device: its experts with a token this layer
     std::vector<std::int32_t> token_ids;  // Attention-TP: what the token scheduler reads
@@ -140,13 +149,20 @@ class StepBuilder {
   void add_dense_layers(MicroBatch& mb, int index, StepGraph& graph);
   // The layer's routing, dispatch accounting and expert seconds for one micro-batch.
   void route_layer(MicroBatch& mb, int moe);
+  // Synthetic routing counted in SetDispatch's one pass, then priced, where it covers the step;
+  // returns whether it did.
+  bool fused_dispatch(MicroBatch& mb, int moe, bool draft);
   void dispatch_routed(MicroBatch& mb, int moe, bool draft);
   // The rest of the layer's dispatch from mb.dispatch's counters: each device's expert seconds.
   void price_dispatch(MicroBatch& mb, int moe, bool draft);
+  // cost_.routed_experts of a device's experts `slots`, served[slot] tokens each, `active` of them
+  // with tokens, `tokens` in all.
+  double routed_experts(const int* served, std::span<const int> slots, int active, long long tokens);
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
+  // The dispatch is priced with its combine (MicroBatch::combine), which add_experts_and_combine adds.
   void add_attention_and_dispatch(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
-  void add_experts_and_combine(MicroBatch& mb, int index, int moe, int layer, StepGraph& graph);
+  void add_experts_and_combine(MicroBatch& mb, int index, int layer, StepGraph& graph);
   void add_draft(const std::vector<RankBatch>& batches, StepGraph& graph);
   bool form_draft_pass(const std::vector<RankBatch>& batches, int pass, MicroBatch& mb);
   double draft_model_seconds(const RankBatch& batch) const;
@@ -177,6 +193,12 @@ class StepBuilder {
   // one pass (no reshuffle nor micro-batches, which read the routed experts themselves).
   std::optional<SetDispatch> set_dispatch_;
   std::vector<int> local_counts_;
+  std::vector<int> every_expert_;  // 0 .. routed experts - 1: a device's experts split by tensor parallelism
+  // routed_experts' memo for small loads, [active * kSmallLoads + tokens] (NaN: not asked yet): a
+  // device's (active experts, tokens) repeat across layers and steps, and a small dense table
+  // stays in the cache where the cost model's memo, shared by every table point, misses it.
+  static constexpr int kSmallLoads = 128;
+  std::vector<double> small_routed_seconds_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
   bool keep_for_export_ = false;
   std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_for_export_

@@ -66,20 +66,23 @@ void write_steps_csv(const std::string& path, const RunResult& run) {
       engine ? fmt::format(",{},host_s,batch_requests,eager,graph_batch,overlapped",
                            phase_columns(Phase::kEngine, Phase::kEngine))
              : std::string());
+  // Formatted in place: a run writes a row per step, hundreds of thousands behind a router.
+  auto out = std::back_inserter(text);
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const StepRecord& s = run.steps[i];
-    if (deployment) text += fmt::format("{},{},", i, run.step_instance[i]);
-    text +=
-        fmt::format("{}{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}",
-                    deployment ? "" : fmt::format("{},", i), s.start, s.phases.total(),
-                    phase_values(s.phases, Phase::kAttention, Phase::kOther), s.prefill_tokens,
-                    s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
-                    local_activation_rate(s.local_activations, s.activations), s.imbalance,
-                    phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
-                    s.comm_exposed, s.comm_hidden);
+    if (deployment)
+      fmt::format_to(out, "{},{},", i, run.step_instance[i]);
+    else
+      fmt::format_to(out, "{},", i);
+    fmt::format_to(out, "{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.6f},{:.6f},{:.9g},{:.9g},{:.9g},{:.9g}",
+                   s.start, s.phases.total(), phase_values(s.phases, Phase::kAttention, Phase::kOther),
+                   s.prefill_tokens, s.decode_tokens, s.a2a_scale_up_bytes, s.a2a_scale_out_bytes,
+                   local_activation_rate(s.local_activations, s.activations), s.imbalance,
+                   phase_values(s.phases, Phase::kReduceScatter, Phase::kPermute), s.tp_collective_bytes,
+                   s.comm_exposed, s.comm_hidden);
     if (engine)
-      text += fmt::format(",{:.9g},{:.9g},{},{},{},{}", s.phases[Phase::kEngine], s.host_seconds,
-                          s.batch_requests, s.eager ? 1 : 0, s.graph_batch, s.overlapped ? 1 : 0);
+      fmt::format_to(out, ",{:.9g},{:.9g},{},{},{},{}", s.phases[Phase::kEngine], s.host_seconds,
+                     s.batch_requests, s.eager ? 1 : 0, s.graph_batch, s.overlapped ? 1 : 0);
     text += '\n';
   }
   write_text_file(path, text);

@@ -77,13 +77,25 @@ TEST(DeepepLinkModel, PricesAGroupOverNodesWithRdmaAtTheNicsBandwidth) {
   copies[0 * 16 + 8] = 100;   // RDMA: 100 copies
   const double bytes = 4096;
   const double nvlink = 1000 * bytes / kBandwidth, rdma = 100 * bytes / 40e9;
-  EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes),
-              kLatency + std::max(nvlink, rdma), 1e-12);
+  // The combine moves the same copies back, at its own link model's rate: here half the bytes.
+  const auto combine = fit_deepep_link_model(p, "deepep_ll_combine", 0);
+  ASSERT_TRUE(combine);
+  const double combine_rdma = std::min(combine->bandwidth, 40e9);
+  ExchangeSeconds both =
+      times->seconds(EpKernel::kLowLatency, copies, DispatchMode::kLowLatency, bytes, bytes / 2);
+  EXPECT_NEAR(both.dispatch, kLatency + std::max(nvlink, rdma), 1e-12);
+  EXPECT_NEAR(
+      both.combine,
+      combine->latency + std::max(1000 * bytes / 2 / combine->bandwidth, 100 * bytes / 2 / combine_rdma),
+      1e-12);
   copies[0 * 16 + 8] = 1000;
-  EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes),
-              kLatency + 1000 * bytes / 40e9, 1e-12);
+  both = times->seconds(EpKernel::kLowLatency, copies, DispatchMode::kLowLatency, bytes, bytes);
+  EXPECT_NEAR(both.dispatch, kLatency + 1000 * bytes / 40e9, 1e-12);
+  EXPECT_NEAR(both.combine, combine->latency + 1000 * bytes / combine_rdma, 1e-12);
   std::fill(copies.begin(), copies.end(), 0);
-  EXPECT_EQ(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, bytes), 0.0);
+  both = times->seconds(EpKernel::kLowLatency, copies, DispatchMode::kLowLatency, bytes, bytes);
+  EXPECT_EQ(both.dispatch, 0.0);
+  EXPECT_EQ(both.combine, 0.0);
 }
 
 // On the tables' own group the measured kernel is read at the tokens that move as many bytes as the
@@ -110,10 +122,10 @@ TEST(DeepepTables, AreReadAtTheTokensThatMoveAsManyBytesAsThePayload) {
   const auto combine = library.curve("deepep_ll_combine", shape, "bf16");
   ASSERT_TRUE(dispatch && combine);
   for (const double bytes : {kFp8BlockScaledBytes, kNvfp4Bytes, kBf16Bytes}) {
-    EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, false, copies, DispatchMode::kLowLatency, 2048 * bytes),
-                dispatch->seconds(tokens * bytes / kFp8BlockScaledBytes), 1e-12);
-    EXPECT_NEAR(times->seconds(EpKernel::kLowLatency, true, copies, DispatchMode::kLowLatency, 2048 * bytes),
-                combine->seconds(tokens * bytes / kBf16Bytes), 1e-12);
+    const ExchangeSeconds both =
+        times->seconds(EpKernel::kLowLatency, copies, DispatchMode::kLowLatency, 2048 * bytes, 2048 * bytes);
+    EXPECT_NEAR(both.dispatch, dispatch->seconds(tokens * bytes / kFp8BlockScaledBytes), 1e-12);
+    EXPECT_NEAR(both.combine, combine->seconds(tokens * bytes / kBf16Bytes), 1e-12);
   }
 }
 

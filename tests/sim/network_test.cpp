@@ -155,9 +155,9 @@ TEST(BottleneckSeconds, LoneCollectiveTimeIsTheBottleneckFormula) {
   EXPECT_THROW(network.seconds(TrafficMatrix(8)), std::invalid_argument);
 }
 
-// Dispatch and combine run as whole copies: the result must be the matrix's they fill in, bit for
-// bit, whether the integer path applies (integer payloads on small groups) or not (a fractional
-// payload, a negative count, a 64-device group, bandwidth factors fall back to the matrix).
+// Dispatch and combine run as whole copies: their time and level bytes must be the matrix's they
+// fill in, bit for bit, whether the integer paths apply (integer payloads on small groups) or not (a
+// fractional payload, a negative count, a 64-device group, bandwidth factors fall back to the matrix).
 TEST(BottleneckCopies, RunCopiesEqualsRunOnTheFilledMatrix) {
   std::mt19937_64 rng(11);
   for (const int nodes : {1, 2, 8}) {
