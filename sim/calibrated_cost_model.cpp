@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <functional>
-#include <limits>
 #include <numeric>
 
 #include "calibrate/fit/point_memo.hpp"
@@ -280,25 +277,13 @@ double CalibratedCostModel::attention(int layer, std::span<const SequenceChunk> 
   return seconds;
 }
 
-template <typename Compute>
-double CalibratedCostModel::ActiveTokensMemo::get(long long active, long long tokens, Compute&& compute) {
-  if (tokens >= kMaxTokens) return compute();
-  const auto row = static_cast<std::size_t>(active), column = static_cast<std::size_t>(tokens);
-  if (row >= rows_.size()) rows_.resize(row + 1);
-  std::vector<double>& values = rows_[row];
-  if (column >= values.size())
-    values.resize(std::bit_ceil(column + 1), std::numeric_limits<double>::quiet_NaN());
-  if (std::isnan(values[column])) values[column] = compute();  // a throw remembers nothing
-  return values[column];
-}
-
 double CalibratedCostModel::routed_experts(std::span<const int> tokens_per_expert) const {
   if (!routed_) return roofline_.routed_experts(tokens_per_expert);
   const long long tokens = std::accumulate(tokens_per_expert.begin(), tokens_per_expert.end(), 0LL);
   const auto active =
       std::count_if(tokens_per_expert.begin(), tokens_per_expert.end(), [](int t) { return t > 0; });
   if (tokens <= 0) return 0.0;
-  return routed_memo_.get(active, tokens, [&] {
+  return routed_memo_.get(static_cast<std::size_t>(active), tokens, [&] {
     return routed_->seconds(static_cast<double>(active), static_cast<double>(tokens));
   });
 }

@@ -15,6 +15,7 @@
 
 #include "calibrate/fit/kernel_library.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/integer_memo.hpp"
 
 namespace semsim {
 
@@ -56,21 +57,6 @@ class CalibratedCostModel final : public CostModel {
   class Operator;  // one operator's pricing (calibrated_cost_model.cpp)
 
  private:
-  // The routed experts' seconds by (active experts, token copies): every device's at every MoE layer
-  // of every step, millions of questions a run about a few thousand points. Rows by active experts,
-  // indexed by copies, keep a step's points on a few cache lines, where a hashed memo spreads them
-  // over its slots (and two points sharing a slot evict each other): its probes missed the cache.
-  class ActiveTokensMemo {
-   public:
-    template <typename Compute>
-    double get(long long active, long long tokens, Compute&& compute);
-
-   private:
-    static constexpr long long kMaxTokens =
-        1 << 16;                             // beyond: the operator's own memo (a row: 512 KiB at most)
-    std::vector<std::vector<double>> rows_;  // [active][tokens], NaN where not yet priced
-  };
-
   double prefill_chunk(int new_tokens, long long visible_prior) const;
 
   const MoeModel& model_;
@@ -79,7 +65,7 @@ class CalibratedCostModel final : public CostModel {
   KernelLibrary library_;
   std::unique_ptr<Operator> projections_, decode_, prefill_, gate_, routed_, shared_, dense_, head_;
   bool prefill_from_prompts_ = false;  // prefill_ is a kernel table of prompts without a cached prefix
-  mutable ActiveTokensMemo routed_memo_;
+  mutable IntegerMemo routed_memo_;    // the routed experts' seconds [active experts][token copies]
 };
 
 }  // namespace semsim
