@@ -4,8 +4,8 @@ namespace semsim {
 
 Device Device::from_yaml(const YamlInput& in) {
   in.expect_map({"kind", "name", "display_name", "source", "bf16_flops", "fp8_flops", "fp4_flops",
-                 "hbm_bytes", "hbm_bandwidth", "scaleup_bandwidth", "nic_bandwidth", "compute_units",
-                 "communication_units", "notes"});
+                 "hbm_bytes", "reported_memory_mib", "hbm_bandwidth", "scaleup_bandwidth", "nic_bandwidth",
+                 "compute_units", "communication_units", "notes"});
   if (in.required("kind").as_string() != "device") in.required("kind").fail("expected 'device'");
   Device d;
   d.name = in.required("name").as_string();
@@ -19,6 +19,9 @@ Device Device::from_yaml(const YamlInput& in) {
   if (const auto fp4 = in.optional("fp4_flops"); fp4 && fp4->as_double() != 0)
     d.fp4_flops = fp4->as_double_in(limits::kFlopsPerSecond);
   d.hbm_bytes = in.required("hbm_bytes").as_double_in(limits::kMemoryBytes);
+  if (const auto reported = in.optional("reported_memory_mib"))
+    d.reported_memory_mib = reported->as_double_in(limits::kMemoryBytes.min / Device::kMib,
+                                                   limits::kMemoryBytes.max / Device::kMib);
   d.hbm_bandwidth = in.required("hbm_bandwidth").as_double_in(limits::kBytesPerSecond);
   d.scaleup_bandwidth = in.required("scaleup_bandwidth").as_double_in(limits::kBytesPerSecond);
   d.nic_bandwidth = in.required("nic_bandwidth").as_double_in(limits::kBytesPerSecond);

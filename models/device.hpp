@@ -21,6 +21,15 @@ struct Device {
   // runs beside compute (DeepEP's default: 24 SMs); 0 when the preset does not say.
   int compute_units = 0;
   int communication_units = 0;
+  // Device memory as the driver reports it (nvidia-smi's memory.total, torch's total_memory), MiB: what
+  // a serving engine sizes its memory pools against (80 GB H100s report 81,559 MiB, 85.5e9 bytes).
+  // 0: the preset does not say (driver_memory_mib() is then hbm_bytes).
+  double reported_memory_mib = 0;
+
+  static constexpr double kMib = 1 << 20;
+  double driver_memory_mib() const {
+    return reported_memory_mib > 0 ? reported_memory_mib : hbm_bytes / kMib;
+  }
 
   static Device from_yaml(const YamlInput& in);
 };

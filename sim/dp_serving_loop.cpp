@@ -1,6 +1,7 @@
 #include "sim/dp_serving_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 
@@ -50,7 +51,10 @@ class DataParallelServer {
         speculative_(scenario.serving.speculative),
         sent_(closed_loop() ? std::min<std::size_t>(scenario.workload.concurrency, requests.size())
                             : requests.size()) {
-    if (receives_handoffs()) handoff_->set_rank_chooser([this](int index) { return assign(index); });
+    if (receives_handoffs())
+      handoff_->set_decode_pool({[this](int index) { return assign(index); },
+                                 [this](int index) { return kv_need(index); }, kv_capacity_tokens,
+                                 scenario.dp});
     if (caching()) {
       const int block_tokens = scenario.workload.prefix_block_tokens();
       for (Rank& rank : ranks_) rank.cache = PrefixCache(block_tokens);
@@ -89,6 +93,17 @@ class DataParallelServer {
       timeline_end_due = false;
       StepRecord record;
       if (!form_batches(record)) {
+        // Nothing runs before the bootstrap queue's first request (later ones queue behind it): the
+        // wait is for its decode KV, freed at a time told or yet to be told.
+        if (!bootstrap_.empty()) {
+          const double free = handoff_->next_kv_free(clock_.now());
+          if (std::isfinite(free)) {
+            clock_.advance(std::max(0.0, std::min(free, limit) - clock_.now()));
+            continue;
+          }
+          if (!handoff_->wait_for_kv_free(limit) && clock_.now() < limit) break;
+          continue;
+        }
         if (routed()) {
           if (!routed_.empty()) {
             const double wake = std::min(reaches_scheduler(routed_.front()), limit);
@@ -158,9 +173,10 @@ class DataParallelServer {
   // sends the next request). In a closed loop that sends the next request: here, or for a
   // disaggregated run's decode pool, to the prefill pool (whose own requests end at their first
   // token, not their last, and send nothing).
-  void request_finished(double time) {
+  void request_finished(int index, double time) {
     ++completed_;
     if (hands_off()) return;  // at its first token: the decode pool finishes it
+    if (receives_handoffs()) handoff_->kv_freed(index, time);
     if (feed_) {
       feed_->request_finished(time);
       return;
@@ -188,10 +204,25 @@ class DataParallelServer {
       handoff_->take_finished(finish_times_);
       for (const double time : finish_times_) send_next(time);
     }
-    while (next_arrival_ < sent_ && reaches_scheduler(next_arrival_) <= clock_.now()) {
-      const int r = assign(static_cast<int>(next_arrival_));
-      ranks_[r].waiting.push_back(static_cast<int>(next_arrival_));
-      ++next_arrival_;
+    while (next_arrival_ < sent_ && reaches_scheduler(next_arrival_) <= clock_.now())
+      queue(static_cast<int>(next_arrival_++));
+    if (hands_off()) bootstrap();
+  }
+
+  // A request past the engine's request path queues at the rank the scheduler gives it; a prefill
+  // pool's, first in the bootstrap queue, which it leaves in order once its decode KV is reserved.
+  void queue(int index) {
+    if (hands_off()) {
+      bootstrap_.push_back(index);
+      return;
+    }
+    ranks_[assign(index)].waiting.push_back(index);
+  }
+
+  void bootstrap() {
+    while (!bootstrap_.empty() && handoff_->preallocate(bootstrap_.front(), clock_.now())) {
+      ranks_[assign(bootstrap_.front())].waiting.push_back(bootstrap_.front());
+      bootstrap_.pop_front();
     }
   }
 
@@ -205,10 +236,10 @@ class DataParallelServer {
       ++taken_;
     }
     while (!routed_.empty() && reaches_scheduler(routed_.front()) <= clock_.now()) {
-      const int index = routed_.front();
+      queue(routed_.front());
       routed_.pop_front();
-      ranks_[assign(index)].waiting.push_back(index);
     }
+    if (hands_off()) bootstrap();
   }
 
   // The rank the request scheduler gives request `index`, its load counted there.
@@ -242,7 +273,7 @@ class DataParallelServer {
       if (requests_[kv.index].output_tokens == 1) {
         out.finish = kv.time;
         --rank.load.requests;
-        request_finished(kv.time);
+        request_finished(kv.index, kv.time);
         continue;
       }
       rank.waiting.push_back(kv.index);
@@ -534,7 +565,7 @@ class DataParallelServer {
         if (caching()) cache_output(rank, *it);
         rank.cache.release(it->cached);
         --rank.load.requests;
-        request_finished(now);
+        request_finished(it->index, now);
       }
       rank.running.erase(done, rank.running.end());
     }
@@ -581,6 +612,7 @@ class DataParallelServer {
   RequestFeed* feed_;
   std::vector<RoutedRequest> sent_here_;  // behind a router: just taken from it
   std::deque<int> routed_;                // sent here, not yet past the engine's request path
+  std::deque<int> bootstrap_;             // a prefill pool's, waiting for their decode KV
   std::size_t taken_ = 0;                 // requests the router sent here (a decode pool's: whose KV landed)
   double request_seconds_;  // the engine's request path: HTTP, tokenisation (0 without an engine)
   const SpeculativeDecoding& speculative_;

@@ -101,8 +101,9 @@ void KvTransfers::start(int index, int prefill_rank, int step) {
   KvTransferRecord record;
   record.index = index;
   record.prefill_rank = prefill_rank;
-  if (!choose_rank_) throw std::logic_error("KV transfer before the decode pool's loop started");
-  record.decode_rank = choose_rank_(index);
+  if (!decode_.choose_rank) throw std::logic_error("KV transfer before the decode pool's loop started");
+  record.decode_rank =
+      setup_.decode_kv == DecodeKv::kPreallocated ? decode_rank_[index] : decode_.choose_rank(index);
   record.bytes = setup_.kv_bytes_per_token * requests_[index].input_tokens;
   record.start = sg4::Engine::get_clock();
   sg4::Actor::create(fmt::format("kv-{}", index), hosts_[prefill_device(prefill_rank)],
@@ -135,6 +136,53 @@ void KvTransfers::move(KvTransferRecord record, int step) {
   arrived_.push_back({record.index, record.decode_rank, record.end});
   records_.push_back(record);
   --in_flight_;
+  sync_->changed->notify_all();
+}
+
+void KvTransfers::set_decode_pool(DecodePoolAccess access) {
+  decode_ = std::move(access);
+  decode_rank_.assign(requests_.size(), -1);
+  decode_reserved_.assign(decode_.ranks, 0);
+}
+
+bool KvTransfers::preallocate(int index, double now) {
+  if (setup_.decode_kv != DecodeKv::kPreallocated) return true;
+  if (!decode_.choose_rank) throw std::logic_error("pre-allocation before the decode pool's loop started");
+  const auto due = std::stable_partition(
+      frees_.begin(), frees_.end(), [now](const std::pair<double, int>& free) { return free.first > now; });
+  for (auto it = due; it != frees_.end(); ++it)
+    decode_reserved_[decode_rank_[it->second]] -= decode_.kv_need(it->second);
+  frees_.erase(due, frees_.end());
+  int& rank = decode_rank_[index];
+  if (rank < 0) rank = decode_.choose_rank(index);
+  const long long need = decode_.kv_need(index);
+  // A request alone on its rank always goes ahead: the memory plan has checked that the longest fits.
+  if (decode_reserved_[rank] > 0 && decode_reserved_[rank] + need > decode_.kv_capacity_per_rank)
+    return false;
+  decode_reserved_[rank] += need;
+  return true;
+}
+
+double KvTransfers::next_kv_free(double now) const {
+  double next = INFINITY;
+  for (const auto& [time, index] : frees_)
+    if (time > now) next = std::min(next, time);
+  return next;
+}
+
+bool KvTransfers::wait_for_kv_free(double until) {
+  return wait_until_ready(
+      sync_->mutex, sync_->changed, [this] { return !frees_.empty(); },
+      [this] {
+        return std::all_of(decode_reserved_.begin(), decode_reserved_.end(),
+                           [](long long r) { return r == 0; });
+      },
+      until);
+}
+
+void KvTransfers::kv_freed(int index, double time) {
+  if (setup_.decode_kv != DecodeKv::kPreallocated) return;
+  frees_.emplace_back(time, index);
   sync_->changed->notify_all();
 }
 

@@ -43,6 +43,7 @@ struct KvTransferSetup {
   int layers = 1;                 // that carry KV (the model's attention layers)
   int prefill_group_devices = 1, decode_group_devices = 1;
   int parallel_pairs = 1;
+  DecodeKv decode_kv = DecodeKv::kOnLanding;
 };
 
 class KvTransfers final : public KvHandoff {
@@ -63,7 +64,11 @@ class KvTransfers final : public KvHandoff {
   void step_ended(double end) override;
   void prefill_done() override;
   void idle_until(ServingPool pool, double time) override;
-  void set_rank_chooser(std::function<int(int index)> choose) override { choose_rank_ = std::move(choose); }
+  bool preallocate(int index, double now) override;
+  double next_kv_free(double now) const override;
+  bool wait_for_kv_free(double until) override;
+  void set_decode_pool(DecodePoolAccess access) override;
+  void kv_freed(int index, double time) override;
   void take_arrived(std::vector<KvArrival>& arrived) override;
   bool wait_for_arrival(double until) override;
   void request_finished(double time) override;
@@ -88,7 +93,12 @@ class KvTransfers final : public KvHandoff {
   Links links_;
   const std::vector<Request>& requests_;
   std::unique_ptr<Sync> sync_;
-  std::function<int(int)> choose_rank_;
+  DecodePoolAccess decode_;
+  // Pre-allocation: each request's decode rank (-1: not yet chosen), each rank's reserved KV tokens,
+  // and the frees told, not yet applied, as (time, request).
+  std::vector<int> decode_rank_;
+  std::vector<long long> decode_reserved_;
+  std::vector<std::pair<double, int>> frees_;
   std::vector<std::pair<int, int>> waiting_for_step_end_;  // whole: (index, prefill rank)
   std::vector<double> step_ends_;                          // the prefill steps ended so far
   std::vector<KvArrival> arrived_;                         // landed, not yet taken

@@ -55,7 +55,10 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
   for (const auto& layer : placement.slots)
     for (const auto& device : layer)
       m.most_slots_per_device = std::max(m.most_slots_per_device, static_cast<int>(device.size()));
-  const double usable = s.cluster.device.hbm_bytes * s.serving.memory_fraction;
+  // An engine sizes its static pool (SGLang's mem_fraction_static) by the memory the driver reports.
+  const double memory_bytes =
+      s.engine.on() ? s.cluster.device.driver_memory_mib() * Device::kMib : s.cluster.device.hbm_bytes;
+  const double usable = memory_bytes * s.serving.memory_fraction;
   const SpeculativeDecoding& spec = s.serving.speculative;
   const long long slots_per_layer = s.model.dense() ? 0 : m.most_slots_per_device;
   m.draft_weight_bytes_per_device = draft_weight_bytes(spec, rank_model, slots_per_layer, s.precision);
@@ -85,7 +88,8 @@ MemoryPlan plan_memory(const YamlInput& root, const Scenario& s, const Placement
                 : "")
         << " plus the KV cache of one longest request (" << longest << " tokens, "
         << longest * kv_per_token / 1e9 << " GB) exceed " << usable / 1e9 << " GB usable ("
-        << s.serving.memory_fraction << " of " << s.cluster.device.hbm_bytes / 1e9 << " GB on "
+        << (s.engine.on() ? "SGLang's mem_fraction_static " : "") << s.serving.memory_fraction << " of "
+        << memory_bytes / 1e9 << " GB" << (s.engine.on() ? " the driver reports" : "") << " on "
         << s.cluster.device.name << ")";
     (root.has("model") ? root.required("model") : root).fail(msg.str());
   }

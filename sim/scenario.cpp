@@ -15,6 +15,7 @@
 #include "sim/scenario_disaggregation.hpp"
 #include "sim/scenario_overrides.hpp"
 #include "sim/scenario_speculative.hpp"
+#include "sim/sglang_server_args.hpp"
 #include "workloads/workload.hpp"
 
 namespace semsim {
@@ -174,33 +175,6 @@ void read_serving(const YamlInput& in, const Device& device, ServingLimits& limi
   }
 }
 
-// What SGLang 0.5.x sets by device memory and TP size where its server arguments leave them out
-// (ServerArgs._handle_gpu_memory_settings, CUDA devices; memory in MiB as torch reports it).
-struct SglangDefaults {
-  int chunked_prefill_size;  // tokens per step, the whole TP group's (DP attention divides it)
-  int cuda_graph_max_bs;
-};
-
-SglangDefaults sglang_defaults(double device_memory_bytes, int tp_size) {
-  struct Tier {
-    double below_mib;
-    int chunked_prefill_size;
-    int graph_bs_below_tp4, graph_bs;
-  };
-  static constexpr Tier kTiers[] = {
-      {20 * 1024, 2048, 8, 8},       // T4, RTX 4080
-      {35 * 1024, 2048, 24, 80},     // A10, RTX 4090 / 5090
-      {60 * 1024, 4096, 32, 160},    // A100 40 GB, L40
-      {90 * 1024, 8192, 256, 512},   // H100, A100 80 GB
-      {160 * 1024, 8192, 256, 512},  // H20, H200
-  };
-  const double mib = device_memory_bytes / (1 << 20);
-  for (const Tier& tier : kTiers)
-    if (mib < tier.below_mib)
-      return {tier.chunked_prefill_size, tp_size < 4 ? tier.graph_bs_below_tp4 : tier.graph_bs};
-  return {16384, 512};  // B200, MI300
-}
-
 // `engine: {name, cuda_graph_max_bs, overlap_schedule}`. With sglang, what the scenario leaves out
 // takes SGLang's defaults: its CUDA graph sizes and overlap scheduling, and serving.max_batch_tokens
 // its chunked prefill size (per DP rank under Attention-DP, as SGLang divides it by the DP size).
@@ -215,7 +189,7 @@ void read_engine(const YamlInput& in, const std::optional<YamlInput>& serving, S
     return;
   }
   const int tp_size = s.dp * s.tp;  // SGLang's --tp: every GPU of the serving group
-  const SglangDefaults defaults = sglang_defaults(s.cluster.device.hbm_bytes, tp_size);
+  const SglangDefaults defaults = sglang_defaults(s.cluster.device.driver_memory_mib(), tp_size);
   auto origin = [](bool given) { return given ? SettingOrigin::kScenario : SettingOrigin::kEngineDefault; };
   engine.cuda_graph_max_bs =
       static_cast<int>(in.get_int_in("cuda_graph_max_bs", defaults.cuda_graph_max_bs, 1, 1 << 16));
@@ -228,6 +202,37 @@ void read_engine(const YamlInput& in, const std::optional<YamlInput>& serving, S
   engine.max_running_requests_from = serving && serving->has("max_running_requests")
                                          ? SettingOrigin::kScenario
                                          : SettingOrigin::kSemsimDefault;
+}
+
+// With sglang and no serving.memory_fraction, SGLang's mem_fraction_static default: what it keeps
+// outside weights + KV cache grows with the chunked prefill size (the TP group's: the per-rank budget
+// times the DP ranks), the graph batch, the group's GPUs, DP attention and a draft (read after
+// serving.speculative). Under sglang the fraction applies to the memory the driver reports.
+void apply_sglang_memory_fraction(const YamlInput& engine_key, const std::optional<YamlInput>& serving,
+                                  Scenario& s) {
+  if (!s.engine.on()) return;
+  if (serving && serving->has("memory_fraction")) {
+    s.engine.memory_fraction_from = SettingOrigin::kScenario;
+    return;
+  }
+  const SpeculativeDecoding& spec = s.serving.speculative;
+  SglangMemoryInputs in;
+  in.device_memory_mib = s.cluster.device.driver_memory_mib();
+  in.chunked_prefill_size = s.serving.max_batch_tokens * s.dp;
+  in.cuda_graph_max_bs = s.engine.cuda_graph_max_bs;
+  in.tp_size = s.dp * s.tp;
+  in.dp_attention_size = s.attention == AttentionMode::kDataParallel ? s.dp : 1;
+  in.draft = !spec.on()                                 ? SglangDraft::kNone
+             : spec.method == SpeculativeMethod::kDraft ? SglangDraft::kDraftModel
+                                                        : SglangDraft::kDraftHeads;
+  const double fraction = sglang_mem_fraction_static(in);
+  if (fraction <= 0)
+    engine_key.fail(
+        fmt::format("SGLang keeps {:.0f} MiB outside its static pool, more than device '{}''s {:.0f} "
+                    "MiB: give serving.memory_fraction (its --mem-fraction-static)",
+                    sglang_reserved_mib(in), s.cluster.device.name, in.device_memory_mib));
+  s.serving.memory_fraction = fraction;
+  s.engine.memory_fraction_from = SettingOrigin::kEngineDefault;
 }
 
 // A path value, relative to the scenario's folder unless absolute; it must exist.
@@ -364,6 +369,8 @@ void read_sections(const YamlInput& root, const std::string& base_dir, long long
   if (serving) read_serving(*serving, s.cluster.device, s.serving);
   if (const auto engine = root.optional("engine")) read_engine(*engine, serving, s);
   if (serving && serving->has("speculative")) read_speculative(serving->required("speculative"), base_dir, s);
+  if (const auto engine = root.optional("engine"))
+    apply_sglang_memory_fraction(engine->required("name"), serving, s);
   s.workload = WorkloadSpec::from_yaml(root.required("workload"), base_dir);
   check_routing_matches(s.workload, s.model, root.required("workload"));
   if (s.serving.prefix_cache && s.workload.prefix_block_tokens() == 0)

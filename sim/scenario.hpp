@@ -63,7 +63,7 @@ constexpr long long kv_reservation(ServingPool pool, long long input_tokens, lon
 struct ServingLimits {
   int max_batch_tokens = 8192;     // per DP rank per step (chunked-prefill budget); TP: per group
   int max_running_requests = 256;  // per DP rank; TP: per group
-  double memory_fraction = 0.90;   // of device memory usable for weights + KV cache
+  double memory_fraction = 0.90;   // of device memory for weights + KV cache (engine sglang: README)
   double time_limit = 0;           // stop after this much simulated time (0: when every request is done)
   Overlap overlap = Overlap::kNone;
   ServingPool pool = ServingPool::kColocated;
@@ -96,6 +96,7 @@ struct EngineSettings {
   SettingOrigin overlap_schedule_from = SettingOrigin::kScenario;
   SettingOrigin max_batch_tokens_from = SettingOrigin::kScenario;
   SettingOrigin max_running_requests_from = SettingOrigin::kScenario;
+  SettingOrigin memory_fraction_from = SettingOrigin::kScenario;  // serving.memory_fraction
   bool on() const { return name != EngineName::kNone; }
 };
 
@@ -169,6 +170,13 @@ enum class KvTransferMode { kLayerwise, kWhole };
 inline constexpr ChoiceNames<KvTransferMode, 2> kKvTransferModeNames{
     {{KvTransferMode::kLayerwise, "layerwise"}, {KvTransferMode::kWhole, "whole"}}};
 
+// disaggregation.decode_kv: the decode rank reserves a request's KV when the transfer lands, or before
+// the prefill starts (SGLang's DecodePreallocQueue: the prefill of a request waits in its bootstrap
+// queue until the decode side has allocated its KV, python/sglang/srt/disaggregation/decode.py).
+enum class DecodeKv { kOnLanding, kPreallocated };
+inline constexpr ChoiceNames<DecodeKv, 2> kDecodeKvNames{
+    {{DecodeKv::kOnLanding, "on_landing"}, {DecodeKv::kPreallocated, "preallocated"}}};
+
 // `disaggregation:` a prefill pool on the cluster's first nodes and a decode pool on the nodes after
 // them. Each pool is the scenario with the keys its `set:` gives (parallelism, serving, policies,
 // profile), its node count as the cluster's and serving.pool its role; the workload, model,
@@ -176,6 +184,7 @@ inline constexpr ChoiceNames<KvTransferMode, 2> kKvTransferModeNames{
 struct Disaggregation {
   std::shared_ptr<const Scenario> prefill, decode;
   KvTransferMode kv_transfer = KvTransferMode::kLayerwise;
+  DecodeKv decode_kv = DecodeKv::kOnLanding;
   int prefill_nodes() const { return prefill->cluster.nodes; }
 };
 

@@ -48,11 +48,12 @@ std::shared_ptr<const Scenario> load_pool(const YamlInput& in, std::vector<Scena
 std::shared_ptr<const Disaggregation> read_disaggregation(const YamlInput& in, const Scenario& whole,
                                                           const std::vector<ScenarioOverride>& overrides,
                                                           const PoolLoader& load) {
-  in.expect_map({"prefill", "decode", "kv_transfer"});
+  in.expect_map({"prefill", "decode", "kv_transfer", "decode_kv"});
   if (whole.serving.pool != ServingPool::kColocated)
     in.fail("a disaggregated scenario gives each pool its role: leave serving.pool out");
   auto d = std::make_shared<Disaggregation>();
   if (const auto mode = in.optional("kv_transfer")) d->kv_transfer = read_choice(*mode, kKvTransferModeNames);
+  if (const auto kv = in.optional("decode_kv")) d->decode_kv = read_choice(*kv, kDecodeKvNames);
   d->prefill = load_pool(in.required("prefill"), overrides, load, ServingPool::kPrefill);
   d->decode = load_pool(in.required("decode"), overrides, load, ServingPool::kDecode);
   const int nodes = d->prefill->cluster.nodes + d->decode->cluster.nodes;

@@ -130,6 +130,7 @@ KvTransferSetup kv_transfer_setup(const Scenario& scenario, int prefill_first, i
                         decode_first,
                         kv_bytes_per_token(scenario.model, scenario.precision),
                         scenario.model.layers};
+  setup.decode_kv = pools.decode_kv;
   setup.prefill_group_devices = pools.prefill->tp;
   setup.decode_group_devices = pools.decode->tp;
   setup.parallel_pairs =

@@ -12,6 +12,7 @@
 
 #include "calibrate/fit/interpolation.hpp"
 #include "calibrate/fit/quantile.hpp"
+#include "calibrate/format/shape_words.hpp"
 
 namespace semsim {
 namespace {
@@ -263,9 +264,10 @@ ScatteredRows without_outliers(const ScatteredRows& rows, std::vector<KeptOut>* 
   return kept;
 }
 
-// One row of a scattered table as fitted: its knots (the sizes it measured) and its curve above its
-// launch floor.
+// One row of a scattered table as fitted: its first-axis value, its knots (the sizes it measured)
+// and its curve above its launch floor.
 struct FittedRow {
+  double value;
   std::vector<double> knots;
   MonotoneCurve above_floor;
   double floor;
@@ -273,28 +275,33 @@ struct FittedRow {
   bool measured(double x) const { return std::binary_search(knots.begin(), knots.end(), x); }
 };
 
-// Row r's time at x inside its range. Across a gap of kWideGap or more between the sizes the row
-// measured, its own curve is a guess (prefill attention's sweeps jump from 1 to 512 tokens at some
-// batch sizes) where the rows beside it may have measured x: the row then crosses its gap as they
-// cross it, at the share of their rise (in log time) from one end of the gap to x, averaged over
-// the neighbouring rows that measured x and both ends and rise monotonely across the gap.
-double seconds_in_row(const std::vector<FittedRow>& rows, std::size_t r, double x) {
+// Row r's time at x inside its range. Across a gap between the sizes the row measured, its own curve
+// is a guess where the rows beside it may have measured x: the row then crosses its gap as they cross
+// it, at the share of their rise (in log time) from one end of the gap to x, averaged over the
+// neighbouring rows that measured x and both ends and rise monotonely across the gap. A neighbour is
+// read at the same size (gaps of kWideGap or more: prefill attention's sweeps jump from 1 to 512
+// tokens at some batch sizes) or, for a kernel whose work is the product of its axes, at the same
+// work (every gap: a decode kernel that reads batch x context cached tokens switches mode at a
+// fixed product, B200 GQA decode 12.5 -> 28.8 us from 32k to 64k tokens read at every batch size).
+double seconds_in_row(const std::vector<FittedRow>& rows, std::size_t r, double x, bool product_work) {
   constexpr double kFlatRise = 1e-3;  // in log time: a neighbour this flat across the gap gives no shape
   const FittedRow& row = rows[r];
   const double own = row.seconds(x);
   if (row.measured(x)) return own;
   const auto above = std::upper_bound(row.knots.begin(), row.knots.end(), x);
   const double low = *std::prev(above), high = *above;
-  if (high < kWideGap * low) return own;
+  if (!product_work && high < kWideGap * low) return own;
   double shares = 0;
   int neighbours = 0;
   for (const std::size_t other : {r - 1, r + 1}) {
-    if (other >= rows.size() || !rows[other].measured(x)) continue;
+    if (other >= rows.size()) continue;
     const FittedRow& beside = rows[other];
-    if (low < beside.knots.front() || high > beside.knots.back()) continue;
-    const double at_low = std::log(beside.seconds(low)), rise = std::log(beside.seconds(high)) - at_low;
+    const double scale = product_work ? row.value / beside.value : 1.0;  // its size at the same work
+    const double at = x * scale, from = low * scale, to = high * scale;
+    if (!beside.measured(at) || from < beside.knots.front() || to > beside.knots.back()) continue;
+    const double at_low = std::log(beside.seconds(from)), rise = std::log(beside.seconds(to)) - at_low;
     if (!(rise > kFlatRise)) continue;
-    const double share = (std::log(beside.seconds(x)) - at_low) / rise;
+    const double share = (std::log(beside.seconds(at)) - at_low) / rise;
     if (share < 0 || share > 1) continue;
     shares += share, ++neighbours;
   }
@@ -304,7 +311,7 @@ double seconds_in_row(const std::vector<FittedRow>& rows, std::size_t r, double 
 }
 
 std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const ScatteredRows& measured_rows,
-                                           std::vector<KeptOut>* kept_out = nullptr) {
+                                           bool product_work, std::vector<KeptOut>* kept_out = nullptr) {
   const ScatteredRows rows = without_outliers(measured_rows, kept_out);
   const bool two_axes = spec.axes.size() == 2;
   const double tile = spec.tiled ? choose_tile(rows) : 1.0;
@@ -352,15 +359,16 @@ std::optional<KernelTable> table_from_rows(const KernelSpec& spec, const Scatter
     row_values.push_back(row);
     std::vector<double> above_floor;
     for (const double value : fitted_values[row]) above_floor.push_back(std::exp(value));
-    fitted.push_back({knots, MonotoneCurve(knots, above_floor), floors[row]});
+    fitted.push_back({row, knots, MonotoneCurve(knots, above_floor), floors[row]});
   }
   // Grid points inside the row's range that are another row's knots: on the row's own curve, or
   // across a wide gap of its own shaped as its neighbours measured it.
   for (std::size_t r = 0; r < fitted.size(); ++r)
     for (const double x : grid)
-      table.seconds.push_back(x >= fitted[r].knots.front() && x <= fitted[r].knots.back()
-                                  ? std::optional<double>(significant_digits(seconds_in_row(fitted, r, x)))
-                                  : std::nullopt);
+      table.seconds.push_back(
+          x >= fitted[r].knots.front() && x <= fitted[r].knots.back()
+              ? std::optional<double>(significant_digits(seconds_in_row(fitted, r, x, product_work)))
+              : std::nullopt);
   if (two_axes) table.axes.push_back({std::string(spec.axes[0]), row_values});
   table.axes.push_back({std::string(spec.axes.back()), grid});
   return table;
@@ -458,9 +466,11 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
     }
     return rows;
   };
+  // A sliding window caps the context a decode kernel reads: its work is no product beyond it.
+  const bool product_work = spec.product_work && shape_value(shape, "window").value_or(0) == 0;
   std::vector<KeptOut> kept_out;
   std::optional<KernelTable> table =
-      table_from_rows(spec, rows_of([](std::size_t) { return true; }), &kept_out);
+      table_from_rows(spec, rows_of([](std::size_t) { return true; }), product_work, &kept_out);
   if (!table) return std::nullopt;
   table->shape = shape;
   table->dtype = dtype;
@@ -490,7 +500,7 @@ std::optional<KernelTable> fit_scattered_table(const KernelSpec& spec, const std
       return static_cast<int>(i % static_cast<std::size_t>(folds)) == fold;
     };
     const std::optional<KernelTable> without =
-        table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }));
+        table_from_rows(spec, rows_of([&](std::size_t i) { return !held_out(i); }), product_work);
     if (!without) continue;
     // Held-out points beyond 2x of what the rest measured are no test of interpolation: skipped.
     const KernelTableLookup lookup(*without, table->kernel, false);

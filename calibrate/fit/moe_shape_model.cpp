@@ -95,10 +95,11 @@ class MoeShapeCurve final : public KernelCurve {
         if (!outside) outside = error;  // the nearest neighbour's reason, should none answer
         continue;
       }
+      const double work_ratio =
+          kernel_roofline_seconds("moe_experts", shape_, dtype_, x, ny * x / nx, device_) /
+          kernel_roofline_seconds("moe_experts", n.shape, dtype_, nx, ny, device_);
       const double scaled =
-          floor_ + std::max(measured - floor_, 0.0) *
-                       kernel_roofline_seconds("moe_experts", shape_, dtype_, x, ny * x / nx, device_) /
-                       kernel_roofline_seconds("moe_experts", n.shape, dtype_, nx, ny, device_);
+          floor_ + std::max(measured - floor_, 0.0) * std::pow(work_ratio, kMoeWorkExponent);
       log_seconds += n.weight * std::log(std::max(scaled, floor_));
       weights += n.weight;
     }

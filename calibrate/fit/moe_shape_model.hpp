@@ -8,9 +8,10 @@
 // expert (the same tile padding, the same weight- or compute-bound regime, the same share of copies
 // piled on expert 0 by a group's remote slots), so a neighbour is asked there — at x' = E' / ep,
 // y' = y x' / x — and its time above the backend's launch floor is scaled by the roofline work
-// (weight bytes, FLOPs and activations of hidden, ffn, active experts and copies) of the two shapes:
+// (weight bytes, FLOPs and activations of hidden, ffn, active experts and copies) of the two shapes,
+// to the power kMoeWorkExponent:
 //
-//   T(x, y) = floor + (T'(x', y') - floor) * work(x, y) / work'(x', y')
+//   T(x, y) = floor + (T'(x', y') - floor) * (work(x, y) / work'(x', y'))^kMoeWorkExponent
 //
 // The neighbours (up to KernelLibrary::kNeighbours, same dtype, backend and routing distribution)
 // are blended in log time by inverse squared distance in log (hidden, ffn, experts, top_k): their
@@ -46,6 +47,13 @@ inline constexpr double kMoeCountWeight = 2.0;
 // The share of the backend's least measured time taken as its launch floor: 0.95 (against the
 // tables' 0.8) on H100's shapes left out (p95 28.9 -> 28.2 %), and on H200's.
 inline constexpr double kMoeFloorShare = 0.95;
+
+// Larger expert GEMMs reach a higher rate (fuller tiles and waves, more loads in flight per launch),
+// so across shapes a kernel's time above its floor grows more slowly than its work: as work^0.85.
+// Chosen on H100's shapes left out (median + p95 of the family: 0.335 at 1, 0.315 at 0.85, 0.317
+// and 0.318 at 0.9 and 0.8; p95 Triton BF16 29.6 -> 28.4 %, FP8 25.6 -> 23.5 %, FlashInfer CUTLASS
+// 20.6 -> 18.4 %), checked on H200's, B200's and GB200's (results/calibration-measured/).
+inline constexpr double kMoeWorkExponent = 0.85;
 std::optional<double> moe_shape_distance(const MoeShape& a, const MoeShape& b);
 
 // The backend a `moe_experts` shape of `dtype` and `distribution` is priced as when the profile does

@@ -28,6 +28,9 @@ struct KernelSpec {
   // Whether beyond the work measured at a row value its table answers at the best measured rate
   // (BeyondWork::kBestRate, calibrate/fit/interpolation.hpp) rather than along the row's trend.
   bool work_at_best_rate = false;
+  // Whether its work is the product of its two axes (a decode kernel reads batch x context cached
+  // tokens): the fitter crosses a row's gaps as the rows beside it cross them at the same work.
+  bool product_work = false;
 };
 
 // Every kernel a profile may carry a table for.

@@ -30,14 +30,15 @@ std::string engine_settings_text(const Scenario& s) {
   const EngineCosts& c = s.calibration->engine;
   return fmt::format(
       "  engine {}: cuda_graph_max_bs {} ({}), overlap_schedule {} ({}), max_batch_tokens {} ({}), "
-      "max_running_requests {} ({})\n"
+      "max_running_requests {} ({}), mem_fraction_static {:g} ({}) of {:g} MiB\n"
       "  engine costs ({}): step {:g} s, per request in a step {:g} s, eager per layer {:g} s, graph replay "
       "{:g} s, per request {:g} s\n",
       name_of(kEngineNames, e.name), e.cuda_graph_max_bs, origin_name(e.cuda_graph_max_bs_from),
       e.overlap_schedule, origin_name(e.overlap_schedule_from), s.serving.max_batch_tokens,
       origin_name(e.max_batch_tokens_from), s.serving.max_running_requests,
-      origin_name(e.max_running_requests_from), s.calibration->name, c.step_seconds, c.request_step_seconds,
-      c.eager_layer_seconds, c.graph_step_seconds, c.request_seconds);
+      origin_name(e.max_running_requests_from), s.serving.memory_fraction,
+      origin_name(e.memory_fraction_from), s.cluster.device.driver_memory_mib(), s.calibration->name,
+      c.step_seconds, c.request_step_seconds, c.eager_layer_seconds, c.graph_step_seconds, c.request_seconds);
 }
 
 // A dense model has no expert slots to count and no placement to run.
@@ -160,8 +161,10 @@ int check_scenario(const ScenarioArguments& arguments) {
   const Disaggregation& pools = *s.disaggregation;
   const DisaggregatedPlan plan = build_disaggregated_run(s);
   std::cout << s.file << ": ok\n";
-  std::cout << fmt::format("  disaggregated on {}: KV caches move {}\n", s.cluster.name,
-                           pools.kv_transfer == KvTransferMode::kWhole ? "whole" : "layer by layer");
+  std::cout << fmt::format(
+      "  disaggregated on {}: KV caches move {}, the decode rank reserves them {}\n", s.cluster.name,
+      pools.kv_transfer == KvTransferMode::kWhole ? "whole" : "layer by layer",
+      pools.decode_kv == DecodeKv::kPreallocated ? "before the prefill (pre-allocated)" : "when they land");
   std::cout << fmt::format("prefill pool, nodes 0-{}:\n", pools.prefill_nodes() - 1);
   describe(*pools.prefill, plan.prefill);
   std::cout << fmt::format("decode pool, nodes {}-{}:\n", pools.prefill_nodes(),

@@ -12,6 +12,7 @@
 #include "models/input_error.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/plot_scripts.hpp"
+#include "sim/scenario_overrides.hpp"
 #include "sim/validation/validation_report.hpp"
 
 namespace semsim {
@@ -23,6 +24,7 @@ struct ServingRunsOptions {
   std::string only;  // a regular expression searched in each row's id
   int jobs = 0;      // 0: every core
   std::string engine_profile;
+  std::vector<std::string> overrides;  // --set, in every row's scenario
   ProgressMode progress = ProgressMode::kAuto;
 };
 
@@ -33,6 +35,8 @@ int validate_serving_runs(const ServingRunsOptions& o) {
   OutputStaging staging(inputs);  // the folder checked and made before the rows run
   staging.folder("--out", o.out_dir, validation_folder_contents());
   ValidationOptions options;
+  for (const std::string& assignment : o.overrides) parse_override(assignment, "--set");  // malformed: exit 2
+  options.overrides = o.overrides;
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!o.engine_profile.empty()) {
     if (!is_file(o.engine_profile))
@@ -74,6 +78,9 @@ void add_validate_commands(CommandLine& cli) {
       ->required();
   serving_runs->add_option("--out", options->out_dir, "output folder")->required();
   serving_runs->add_option("--only", options->only, "only the rows whose id matches this regular expression");
+  serving_runs->add_option("--set", options->overrides,
+                           "set a value in every row's scenario: key.path=value (repeatable; a what-if "
+                           "across the rows, written into each row's scenario)");
   serving_runs->add_option("-j,--jobs", options->jobs, "simulations at once (default: every core)")
       ->check(CLI::Range(1, 4096));
   serving_runs->add_option("--engine-profile", options->engine_profile,

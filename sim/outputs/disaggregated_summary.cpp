@@ -27,6 +27,7 @@ nlohmann::ordered_json disaggregated_summary_json(const Scenario& scenario, cons
   }
   auto& d = j["disaggregation"];
   d["kv_transfer"] = name_of(kKvTransferModeNames, pools.kv_transfer);
+  d["decode_kv"] = name_of(kDecodeKvNames, pools.decode_kv);
   d["kv_transfers"] = run.transfers.size();
   d["kv_bytes"] = bytes;
   d["kv_transfer_s"] = distribution_json(distribution_of(seconds));

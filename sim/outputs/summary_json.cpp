@@ -207,6 +207,7 @@ nlohmann::ordered_json engine_json(const Scenario& scenario, const Summary& s) {
   return {{"name", name_of(kEngineNames, e.name)},
           {"cuda_graph_max_bs", e.cuda_graph_max_bs},
           {"overlap_schedule", e.overlap_schedule},
+          {"mem_fraction_static", scenario.serving.memory_fraction},
           {"costs",
            {{"step_seconds", costs.step_seconds},
             {"request_step_seconds", costs.request_step_seconds},

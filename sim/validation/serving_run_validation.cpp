@@ -2,16 +2,20 @@
 
 #include <poll.h>
 
+#include <yaml-cpp/yaml.h>
 #include <algorithm>
 #include <cerrno>
 #include <deque>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
 #include "models/input_error.hpp"
+#include "models/yaml_input.hpp"
 #include "sim/outputs/disaggregated_summary.hpp"
 #include "sim/runs/isolated_process.hpp"
 #include "sim/scenario.hpp"
+#include "sim/scenario_overrides.hpp"
 #include "sim/serving_metrics.hpp"
 #include "sim/simulation.hpp"
 #include "sim/validation/serving_run_scenario.hpp"
@@ -44,6 +48,24 @@ std::string simulate_means(const MeasuredServingRun& run, const std::string& yam
 
 std::optional<double> optional_number(const Json& value) {
   return value.is_number() ? std::optional<double>(value.get<double>()) : std::nullopt;
+}
+
+// The row's scenario with `overrides` set in it, as the file a rerun reads: its leading comment, a
+// line naming the values set, then the document.
+std::string with_overrides(const std::string& yaml, const std::vector<std::string>& overrides,
+                           const std::string& file) {
+  YAML::Node document = YAML::Load(yaml);
+  std::string comments, set;
+  std::istringstream lines(yaml);
+  for (std::string line; std::getline(lines, line) && line.starts_with("#");) comments += line + "\n";
+  for (const std::string& assignment : overrides) {
+    apply_override(document, parse_override(assignment, file), file);
+    set += (set.empty() ? "" : ", ") + assignment;
+  }
+  YamlInput::unmark_overrides(document);  // values of the file now, not of a --set
+  YAML::Emitter out;
+  out << document;
+  return comments + "# with validate --set " + set + "\n" + out.c_str() + "\n";
 }
 
 struct RunningRow {
@@ -97,6 +119,13 @@ std::vector<SimulatedRow> simulate_serving_runs(const std::vector<MeasuredServin
     const RowScenario scenario = row_scenario(run, options.engine_profile);
     row.scenario_yaml = scenario.yaml;
     row.skipped = scenario.skipped;
+    if (row.skipped.empty() && !options.overrides.empty()) {
+      try {
+        row.scenario_yaml = with_overrides(scenario.yaml, options.overrides, row_scenario_file(run));
+      } catch (const InputError& e) {
+        row.skipped = one_line(e.what());
+      }
+    }
     if (scenario.skipped.empty()) queue.push_back(rows.size() - 1);
   }
   ProgressCounter counter(options.progress, "row", static_cast<long long>(queue.size()));

@@ -28,7 +28,10 @@ struct RowRun {
 struct ValidationOptions {
   int jobs = 1;                // simulations at once
   std::string engine_profile;  // the rows' calibration profile (absolute path); empty: measured
-  ProgressCallback progress;   // rows done of the rows to run
+  // "key.path=value" values set in every row's scenario (a what-if across the rows; `semsim run
+  // --set`'s syntax): its written scenario has them, a row whose scenario refuses one is skipped.
+  std::vector<std::string> overrides;
+  ProgressCallback progress;  // rows done of the rows to run
   // Run in each row's child after its simulation, to keep more of the run than its means (the engine
   // fit's step tables): its text lands in SimulatedRow::details.
   std::function<std::string(const RowRun&)> details;

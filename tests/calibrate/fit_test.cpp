@@ -426,6 +426,34 @@ TEST(FitScatteredTable, ARowCrossesAWideGapAsTheRowsBesideItMeasuredIt) {
   EXPECT_NEAR(KernelTableLookup(*own_table, "t", false).seconds(128, 64), law(128, 64), 1e-3 * law(128, 64));
 }
 
+// Decode attention reads batch x context cached tokens and switches mode at a fixed product (B200 GQA
+// decode: 12.5 us to 32k tokens read, 28.8 us at 64k, at every batch size). A row that skipped the
+// contexts around its switch crosses the gap as the rows beside it cross it at the same work, not
+// along its own curve; a sliding-window shape, whose work is no product, keeps its own curve.
+TEST(FitScatteredTable, ADecodeRowCrossesItsGapAsTheRowsBesideItAtTheSameWork) {
+  const auto law = [](double batch, double context) {
+    const double read = batch * context;
+    return 8e-6 + (read > 40000 ? 20e-6 : 0.0) + 1e-9 * read;
+  };
+  std::vector<KernelSample> samples;
+  for (const double batch : {4.0, 8.0, 16.0})
+    for (double context = 256; context <= 32768; context *= 2)
+      if (batch != 8 || context <= 4096 || context >= 16384)
+        samples.push_back({batch, context, law(batch, context)});
+  const auto fit = [&](const std::string& window) {
+    return fit_scattered_table(*find_kernel_spec("gqa_decode"),
+                               "heads=20 kv_heads=4 head_dim=128 window=" + window, "bf16", "test", samples,
+                               0);
+  };
+  const auto table = fit("0"), windowed = fit("65536");
+  ASSERT_TRUE(table && windowed);
+  const double truth = law(8, 8192);
+  const double at_work = KernelTableLookup(*table, "t", false).seconds(8, 8192);
+  const double own = KernelTableLookup(*windowed, "t", false).seconds(8, 8192);
+  EXPECT_LT(std::abs(at_work / truth - 1), 0.02) << at_work << " " << truth;
+  EXPECT_GT(std::abs(own / truth - 1), 5 * std::abs(at_work / truth - 1)) << own;
+}
+
 TEST(FitScatteredTable, FindsTheTileOfAGemmThatPaysForWholeTiles) {
   // 3 us to launch, then 40 ns per row of whole 64-row tiles: 65 rows cost as many as 128.
   auto tiled = [](double m) { return 3e-6 + 40e-9 * std::ceil(m / 64) * 64; };

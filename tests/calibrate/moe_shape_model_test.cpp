@@ -37,6 +37,12 @@ double work(const std::string& shape, double x, double y) {
   return kernel_roofline_seconds("moe_experts", shape, "bf16", x, y, h200());
 }
 
+// The work's time as the law takes it: growing as work^kMoeWorkExponent (in microseconds), as larger
+// expert GEMMs reach a higher rate.
+double law_work(const std::string& shape, double x, double y) {
+  return 1e-6 * std::pow(work(shape, x, y) / 1e-6, kMoeWorkExponent);
+}
+
 std::vector<double> copies_grid() {
   std::vector<double> copies;
   for (double y = 1; y <= 1 << 20; y *= 2) copies.push_back(y);
@@ -53,7 +59,7 @@ double law_floor() {
         for (const double e : kExperts)
           for (const double ep : kEp)
             for (const double y : copies_grid())
-              least = std::min(least, work(moe_shape(h, f, e), e / ep, y) / efficiency(ep, y * ep / e));
+              least = std::min(least, law_work(moe_shape(h, f, e), e / ep, y) / efficiency(ep, y * ep / e));
     return kMoeFloorShare * least / (1 - kMoeFloorShare);
   }();
   return floor;
@@ -61,7 +67,7 @@ double law_floor() {
 
 double truth(const std::string& shape, double experts, double x, double y) {
   const double ep = experts / x;
-  return law_floor() + work(shape, x, y) / efficiency(ep, y / x);
+  return law_floor() + law_work(shape, x, y) / efficiency(ep, y / x);
 }
 
 KernelTable family_table(double h, double f, double e, const std::string& backend, double slowdown = 1) {
@@ -111,6 +117,28 @@ TEST(MoeShapeModel, RecoversAShapeLeftOutAtEveryEpDegreeFromOtherExpertCounts) {
       EXPECT_NEAR(curve->seconds(x, y) / truth(held_out, 64, x, y), 1.0, 1e-9)
           << "ep " << ep << " load " << load;
     }
+}
+
+// Of the same law, a shape of twice the largest hidden size: its neighbours scaled by the work ratio
+// to kMoeWorkExponent give the law back; its nearest neighbour scaled by the work ratio itself (the
+// exponent 1) would be up to 2^0.15 = 11 % too slow.
+TEST(MoeShapeModel, ScalesNeighboursByTheirWorkToTheExponentLargerGemmsRun) {
+  const CalibrationProfile profile = family();
+  const KernelLibrary library(profile, h200(), false);
+  const std::string wider = moe_shape(8192, 1024, 128), neighbour = moe_shape(4096, 1024, 128);
+  const auto curve = library.curve("moe_experts", wider, "bf16");
+  ASSERT_NE(curve, nullptr);
+  double worst = 0, worst_linear = 0;
+  for (const double ep : kEp)
+    for (double load = 1; load <= 4096; load *= 4) {
+      const double x = 128 / ep, y = load * x, exact = truth(wider, 128, x, y);
+      const double linear = law_floor() + (truth(neighbour, 128, x, y) - law_floor()) * work(wider, x, y) /
+                                              work(neighbour, x, y);
+      worst = std::max(worst, std::abs(curve->seconds(x, y) / exact - 1));
+      worst_linear = std::max(worst_linear, std::abs(linear / exact - 1));
+    }
+  EXPECT_LT(worst, 1e-6);
+  EXPECT_GT(worst_linear, 0.08);
 }
 
 TEST(MoeShapeModel, AMeasuredShapesOwnBackendPricesItLeftOut) {

@@ -50,34 +50,34 @@ TEST(cliGoldenValues, DefaultScenario) {
   EXPECT_EQ(s["dispatch_kernel"], "deepep auto (low_latency for decode-only steps, normal otherwise)");
   EXPECT_EQ(s["dispatch"], "auto");
   EXPECT_EQ(s["dispatch_buffer_bytes_per_device"].get<double>(), 272631040.0);
-  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.94418750404174);
+  EXPECT_EQ(s["simulated_seconds"].get<double>(), 105.96712948216063);
   EXPECT_EQ(s["requests_completed"].get<int>(), 2000);
-  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14498.199818101413);
-  expect_distribution(s["ttft_s"], 0.009920878222288947, 0.00970160164798628, 0.011246527909924,
-                      0.015138240341444913);
-  expect_distribution(s["tpot_s"], 0.0035623517214693774, 0.0035559106039206277, 0.0037454637272881126,
-                      0.003941490382325269);
-  expect_distribution(s["e2e_s"], 0.9183205671969776, 0.9166049476769444, 0.9652538504747903,
-                      1.0163202264896964);
+  EXPECT_EQ(s["throughput_tok_s"]["total"].get<double>(), 14495.060944899737);
+  expect_distribution(s["ttft_s"], 0.010172568175207475, 0.009960142406018946, 0.01152750651260277,
+                      0.015678227555342376);
+  expect_distribution(s["tpot_s"], 0.0036974877527247967, 0.003692286689911414, 0.003895754419821943,
+                      0.004089033091395655);
+  expect_distribution(s["e2e_s"], 0.9530319451200292, 0.9516881980629925, 1.0040978923625268,
+                      1.0551139638332585);
   EXPECT_EQ(s["lar"].get<double>(), 0.1250072669073647);
-  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1080300571712.0);
-  EXPECT_EQ(s["imbalance"].get<double>(), 1.6169836525925183);
-  EXPECT_EQ(s["steps"].get<int>(), 30005);
-  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.0035298417920773682);
-  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 44.90562744763799);
-  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.431381370349443);
-  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 40.54867475811323);
-  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.61403362376569);
-  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.413185771415088);
-  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1411603508972988);
-  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 14.045414994115475);
-  ASSERT_EQ(run.steps.size(), 30006u);
+  EXPECT_EQ(s["a2a_bytes"]["scale_up"].get<double>(), 1080078126656.0);
+  EXPECT_EQ(s["imbalance"].get<double>(), 1.614640423895965);
+  EXPECT_EQ(s["steps"].get<int>(), 28933);
+  EXPECT_EQ(s["mean_step_seconds"].get<double>(), 0.003661419311827795);
+  EXPECT_EQ(s["phase_seconds"]["attention"].get<double>(), 43.38300632238147);
+  EXPECT_EQ(s["phase_seconds"]["dispatch"].get<double>(), 6.26760721685826);
+  EXPECT_EQ(s["phase_seconds"]["experts"].get<double>(), 42.66920848347717);
+  EXPECT_EQ(s["phase_seconds"]["combine"].get<double>(), 7.423867497719802);
+  EXPECT_EQ(s["phase_seconds"]["other"].get<double>(), 6.192155428676904);
+  EXPECT_EQ(s["a2a_share_of_moe_time"].get<double>(), 0.1372665757644025);
+  EXPECT_EQ(s["comm_exposed_seconds"].get<double>(), 13.691474714578458);
+  ASSERT_EQ(run.steps.size(), 28934u);
   EXPECT_EQ(run.steps[1],
-            "0,0.0312845332,0.00735108222,0.0021480831,0.0011981725,0.002216978,0.00148509339,0.000302755232,"
-            "512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
+            "0,0.0312845332,0.00754343757,0.0021480831,0.0011981725,0.00240933334,0.00148509339,0."
+            "000302755232,512,0,327552704,0,0.127116,1.567909,0,0,0,0,0.00268326589,0");
   EXPECT_EQ(run.steps[100],
-            "99,0.321034566,0.00286067448,0.00141341109,0.000145709306,0.000928858866,0.000167297897,0."
-            "000205397324,0,5,4209024,0,0.130769,1.897436,0,0,0,0,0.000313007203,0");
+            "99,0.325678994,0.00295149601,0.00141341109,0.000145711335,0.00101971875,0.000167257509,0."
+            "000205397324,0,5,4159360,0,0.141026,2.020513,0,0,0,0,0.000312968844,0");
 }
 
 // The default with NCCL-style dedup dispatch on the datasheet profile (the roofline, the copies over

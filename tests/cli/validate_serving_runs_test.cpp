@@ -242,6 +242,42 @@ TEST(validateServingRuns, SimulatesTheAggregatedAndDisaggregatedRows) {
   }
 }
 
+// --set: a what-if across the rows, in every row's written scenario; a row whose scenario refuses the
+// value is skipped with the reason; a malformed value exits 2 before any row runs.
+TEST(validateServingRuns, SetValuesGoIntoEveryRowsScenario) {
+  TempDir tmp;
+  const std::string runs = write_runs(tmp, "runs.csv", {kServingRunsHeader, kAggregated, kDisaggregated});
+  const auto simulated_ttft = [&](const std::string& out, int line) {
+    const std::vector<std::string> row =
+        split_csv_line(split_lines(read_file(tmp / (out + "/rows.csv"))).at(line));
+    return row[8].empty() ? -1.0 : std::stod(row[8]);
+  };
+  CliResult r = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "plain", "--only", "^agg_"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "one", "--only", "^agg_", "--set",
+                  "serving.max_running_requests=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Two in flight, one running at a time: the second waits for the first, so the mean TTFT grows.
+  EXPECT_GT(simulated_ttft("one", 1), 1.2 * simulated_ttft("plain", 1));
+  const std::string scenario = read_file(tmp / "one/scenarios/agg_tp2.yaml");
+  EXPECT_NE(scenario.find("# with validate --set serving.max_running_requests=1\n"), std::string::npos);
+  EXPECT_NE(scenario.find("max_running_requests: 1"), std::string::npos) << scenario;
+
+  r = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "prealloc", "--set",
+                  "disaggregation.decode_kv=preallocated"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = split_lines(read_file(tmp / "prealloc/rows.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(split_csv_line(lines[1])[13].find("disaggregation"), std::string::npos) << lines[1];
+  EXPECT_EQ(split_csv_line(lines[2])[13], "") << lines[2];
+  EXPECT_GT(simulated_ttft("prealloc", 2), 0);
+
+  r = run_semsim({"validate", "serving-runs", runs, "--out", tmp / "bad", "--set", "serving"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected key.path=value"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "bad/rows.csv"));
+}
+
 struct BadRuns {
   std::vector<std::string> lines;
   std::string message;  // a part of the one error line

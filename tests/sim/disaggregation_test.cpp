@@ -218,3 +218,66 @@ TEST(Disaggregation, TheDecodePoolVerifiesSpeculativeDrafts) {
 
 }  // namespace
 }  // namespace semsim
+
+namespace semsim {
+namespace {
+
+// Two prompts sent at once to a decode rank whose KV holds one request: pre-allocated, the second
+// prompt's prefill waits until the first request has finished decoding and freed its KV (SGLang's
+// bootstrap queue); on landing, both prefill at once and the second waits in the decode pool.
+TEST(Disaggregation, PreallocatedDecodeKvHoldsThePrefillBack) {
+  const std::filesystem::path log =
+      std::filesystem::temp_directory_path() / fmt::format("semsim-pd-prealloc-{}.csv", ::getpid());
+  std::ofstream(log) << "timestamp,input_tokens,output_tokens\n0,1000,10\n0,1000,10\n";
+  const auto scenario = [&](const std::string& decode_kv, double memory_fraction) {
+    return load_scenario(
+        fmt::format("schema: 1\nmodel: deepseek-v2-lite\ncluster: {{preset: h200-ib, nodes: 2}}\n"
+                    "parallelism: {{ep: 1, attention: dp}}\nnetwork: {{fidelity: bottleneck}}\n"
+                    "workload: {{requests_from: {{file: {}, format: csv}}}}\n"
+                    "disaggregation: {{kv_transfer: whole, decode_kv: {}, prefill: {{nodes: 1}}, "
+                    "decode: {{nodes: 1, set: {{serving.memory_fraction: {}}}}}}}\n",
+                    log.string(), decode_kv, memory_fraction),
+        "pools.yaml", "");
+  };
+  // The decode rank's capacity is linear in the memory fraction: the fraction that holds 1.5 requests.
+  const auto capacity = [&](double fraction) {
+    return static_cast<double>(
+        build_disaggregated_run(scenario("on_landing", fraction)).decode.memory.kv_capacity_tokens);
+  };
+  const double c1 = capacity(0.5), c2 = capacity(0.9);
+  const double fraction = 0.5 + (1.5 * 1010 - c1) * (0.9 - 0.5) / (c2 - c1);
+  ASSERT_GT(fraction, 0);
+  std::vector<Json> runs;
+  for (const char* mode : {"on_landing", "preallocated"}) {
+    const Scenario s = scenario(mode, fraction);
+    ASSERT_GE(build_disaggregated_run(s).decode.memory.kv_capacity_tokens, 1010);
+    ASSERT_LT(build_disaggregated_run(s).decode.memory.kv_capacity_tokens, 2020);
+    runs.push_back(Json::parse(run_isolated([&] {
+      const DisaggregatedResult run = simulate_disaggregated(s, build_disaggregated_run(s));
+      Json prefill_starts = Json::array();
+      for (const StepRecord& step : run.prefill.steps) prefill_starts.push_back(step.start);
+      Json finishes = Json::array(), first_tokens = Json::array();
+      for (const RequestRecord& r : run.decode.requests) {
+        finishes.push_back(r.finish);
+        first_tokens.push_back(r.first_token);
+      }
+      return Json{{"prefill_starts", prefill_starts}, {"finish", finishes}, {"first_token", first_tokens}}
+          .dump();
+    })));
+  }
+  std::filesystem::remove(log);
+  const Json &landing = runs[0], &prealloc = runs[1];
+  // On landing: one prefill step for both prompts, the second request's decode waits for the first's.
+  ASSERT_EQ(landing["prefill_starts"].size(), 1u);
+  EXPECT_LT(landing["first_token"][1].get<double>(), landing["finish"][0].get<double>());
+  // Pre-allocated: the second prompt's prefill starts once the first request has finished.
+  ASSERT_EQ(prealloc["prefill_starts"].size(), 2u);
+  EXPECT_DOUBLE_EQ(prealloc["prefill_starts"][1].get<double>(), prealloc["finish"][0].get<double>());
+  EXPECT_GT(prealloc["first_token"][1].get<double>(), prealloc["finish"][0].get<double>());
+  // Its first prefill step carries one prompt, not two: the first request is served sooner.
+  EXPECT_LT(prealloc["first_token"][0].get<double>(), landing["first_token"][0].get<double>());
+  EXPECT_LT(prealloc["finish"][0].get<double>(), landing["finish"][0].get<double>());
+}
+
+}  // namespace
+}  // namespace semsim
