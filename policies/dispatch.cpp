@@ -39,14 +39,22 @@ bool is_deepep(DispatchMode mode) {
 
 namespace {
 
+// Where the per-token loops count the tokens each replica serves: counts[device * device_stride +
+// expert]. Without replicas an expert is served on one device only, and the loops count per expert
+// (a stride of 0) in a table small enough to stay in the L1 cache, added into expert_tokens (one
+// cache line per expert on hundreds of devices) once per call.
+struct ServedCounts {
+  int* counts;
+  std::size_t device_stride;
+};
+
 // The per-token loop over groups of up to 16 devices (kDedup, kPerExpert, kAllGather).
 template <typename Lanes, typename ServingDevice>
 long long dispatch_lanes(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
-                         int top_k, LayerDispatch& out, ServingDevice serving_device) {
+                         int top_k, LayerDispatch& out, const ServedCounts& served,
+                         ServingDevice serving_device) {
   using Words = LaneWords<Lanes>;
   const int devices = out.devices;
-  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
-  int* expert_tokens = out.expert_tokens.data();
   const Lanes every_device = Words::every_device(devices);
   CopyLanes<Lanes> copies(devices, mode == DispatchMode::kPerExpert ? top_k : 1);
   long long local = 0;
@@ -56,7 +64,7 @@ long long dispatch_lanes(DispatchMode mode, std::span<const int> token_device, c
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
-      ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
+      ++served.counts[static_cast<std::size_t>(dst) * served.device_stride + expert];
       lanes += Words::one(dst);
     }
     local += Words::lane(lanes, src);
@@ -115,18 +123,19 @@ void add_forwarded_copies(std::span<const int> remote, int src, std::size_t stam
 // activations.
 template <typename ServingDevice>
 long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, const ExpertId* routed,
-                          int top_k, LayerDispatch& out, ServingDevice serving_device) {
+                          int top_k, LayerDispatch& out, const ServedCounts& served,
+                          ServingDevice serving_device) {
   if (counts_in_lanes(mode) && top_k <= kLaneTopK) {
     if (out.devices <= LaneWords<std::uint64_t>::kDevices)
-      return dispatch_lanes<std::uint64_t>(mode, token_device, routed, top_k, out, serving_device);
+      return dispatch_lanes<std::uint64_t>(mode, token_device, routed, top_k, out, served, serving_device);
     if (out.devices <= LaneWords<Lanes16>::kDevices)
-      return dispatch_lanes<Lanes16>(mode, token_device, routed, top_k, out, serving_device);
+      return dispatch_lanes<Lanes16>(mode, token_device, routed, top_k, out, served, serving_device);
   }
   // Raw pointers held in locals: stores through them cannot then force reloads of `out`'s members.
   const int devices = out.devices;
-  const std::size_t expert_count = static_cast<std::size_t>(out.experts);
   long long* copies = out.copies.data();
-  int* expert_tokens = out.expert_tokens.data();
+  int* const counts = served.counts;
+  const std::size_t device_stride = served.device_stride;
   // last_token[d] == token + 1 once this token has counted its copy to device d.
   std::vector<std::size_t>& last_token = out.last_token_scratch;
   last_token.assign(devices, 0);
@@ -141,7 +150,7 @@ long long dispatch_tokens(DispatchMode mode, std::span<const int> token_device, 
     for (int j = 0; j < top_k; ++j) {
       const int expert = routed[j];
       const int dst = serving_device(expert, src, token);
-      ++expert_tokens[static_cast<std::size_t>(dst) * expert_count + expert];
+      ++counts[static_cast<std::size_t>(dst) * device_stride + expert];
       remote[remote_count] = dst;
       remote_count += dst != src ? 1 : 0;
     }
@@ -180,14 +189,19 @@ void account_dispatch(const Placement& placement, int layer, DispatchMode mode,
   mode = counted_mode(mode);
   long long local = 0;
   if (!placement.has_replicas()) {
-    local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,
+    std::vector<int>& per_expert = out.expert_count_scratch;
+    per_expert.assign(expert_count, 0);
+    local = dispatch_tokens(mode, token_device, experts.data(), top_k, out, {per_expert.data(), 0},
                             [home](int expert, int, std::size_t) { return home[expert]; });
+    for (std::size_t expert = 0; expert < expert_count; ++expert)
+      out.expert_tokens[static_cast<std::size_t>(home[expert]) * expert_count + expert] += per_expert[expert];
   } else {
     const std::size_t needed = static_cast<std::size_t>(placement.moe_layers) * expert_count;
     if (out.replica_turns.size() < needed) out.replica_turns.resize(needed, 0);
     std::uint32_t* turns = out.replica_turns.data() + static_cast<std::size_t>(layer) * expert_count;
     // Only tokens whose device hosts no replica choose one (and advance the rotation).
     local = dispatch_tokens(mode, token_device, experts.data(), top_k, out,
+                            {out.expert_tokens.data(), expert_count},
                             [&](int expert, int src, std::size_t token) {
                               if (home[expert] == src || placement.replica_count(layer, expert) == 1)
                                 return home[expert];

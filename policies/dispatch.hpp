@@ -43,6 +43,7 @@ struct LayerDispatch {
   long long local_activations = 0;       // ... served on the token's own device
   std::vector<std::size_t> last_token_scratch;  // account_dispatch's working memory
   std::vector<std::size_t> last_node_scratch;
+  std::vector<int> expert_count_scratch;
   // Replica choice state, kept by clear() so that the rotation continues from step to step.
   std::vector<std::uint32_t> replica_turns;  // [layer * experts + expert] tokens that chose a replica
   std::uint64_t dispatches = 0;              // account_dispatch calls so far (the uniform choice's key)

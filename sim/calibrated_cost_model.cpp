@@ -283,7 +283,9 @@ double CalibratedCostModel::routed_experts(std::span<const int> tokens_per_exper
   const auto active =
       std::count_if(tokens_per_expert.begin(), tokens_per_expert.end(), [](int t) { return t > 0; });
   if (tokens <= 0) return 0.0;
-  return routed_->seconds(static_cast<double>(active), static_cast<double>(tokens));
+  return routed_memo_.get(static_cast<std::size_t>(active), tokens, [&] {
+    return routed_->seconds(static_cast<double>(active), static_cast<double>(tokens));
+  });
 }
 
 double CalibratedCostModel::gate(long long tokens) const {

@@ -15,6 +15,7 @@
 
 #include "calibrate/fit/kernel_library.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/integer_memo.hpp"
 
 namespace semsim {
 
@@ -64,6 +65,7 @@ class CalibratedCostModel final : public CostModel {
   KernelLibrary library_;
   std::unique_ptr<Operator> projections_, decode_, prefill_, gate_, routed_, shared_, dense_, head_;
   bool prefill_from_prompts_ = false;  // prefill_ is a kernel table of prompts without a cached prefix
+  mutable IntegerMemo routed_memo_;    // the routed experts' seconds [active experts][token copies]
 };
 
 }  // namespace semsim

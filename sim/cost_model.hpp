@@ -19,8 +19,8 @@ class CostModel {
   virtual ~CostModel() = default;
   virtual double attention(int layer, std::span<const SequenceChunk> batch) const = 0;
   virtual double gate(long long tokens) const = 0;
-  // A function of the experts with tokens and of their tokens only (the step builder memoises it
-  // by those two).
+  // A function of the experts with tokens and of their tokens only (the calibrated cost model
+  // memoises it by those two).
   virtual double routed_experts(std::span<const int> tokens_per_expert) const = 0;
   virtual double shared_experts(long long tokens) const = 0;
   virtual double dense_ffn(long long tokens) const = 0;

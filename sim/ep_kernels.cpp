@@ -243,17 +243,28 @@ double DeepepTimes::link_seconds(const DeepepLinkModel& link, const LinkLoads& l
   return link.latency + busiest;
 }
 
-double DeepepTimes::table_seconds(const KernelCurve& curve, bool combine, long long busiest,
-                                  DispatchMode traffic, double bytes_per_copy) const {
+double DeepepTimes::table_seconds(bool low_latency, bool combine, long long busiest, DispatchMode traffic,
+                                  double bytes_per_copy) const {
   if (busiest == 0) return 0.0;
   // One node: the hierarchical dispatch moves the dedup copies.
-  const double per_token = traffic == DispatchMode::kAllGather ? all_gather_copies_per_token_
-                           : traffic == DispatchMode::kPerExpert || traffic == DispatchMode::kLowLatency
-                               ? per_expert_copies_per_token_
-                               : dedup_copies_per_token_;
-  const double table_bytes_per_copy = hidden_ * (combine ? kBf16Bytes : kFp8BlockScaledBytes);
-  const double tokens = static_cast<double>(busiest) / per_token * bytes_per_copy / table_bytes_per_copy;
-  return curve.seconds(tokens);
+  const bool all_gather = traffic == DispatchMode::kAllGather;
+  const bool per_expert = traffic == DispatchMode::kPerExpert || traffic == DispatchMode::kLowLatency;
+  const double per_token = all_gather   ? all_gather_copies_per_token_
+                           : per_expert ? per_expert_copies_per_token_
+                                        : dedup_copies_per_token_;
+  const std::size_t row = ((low_latency * 2 + combine) * 2 + per_expert) * 2 + all_gather;
+  if (row >= row_bytes_per_copy_.size()) row_bytes_per_copy_.resize(row + 1, 0.0);
+  if (row_bytes_per_copy_[row] != bytes_per_copy) {
+    table_seconds_.clear(row);
+    row_bytes_per_copy_[row] = bytes_per_copy;
+  }
+  return table_seconds_.get(row, busiest, [&] {
+    const double table_bytes_per_copy = hidden_ * (combine ? kBf16Bytes : kFp8BlockScaledBytes);
+    const double tokens = static_cast<double>(busiest) / per_token * bytes_per_copy / table_bytes_per_copy;
+    const KernelCurve& curve = low_latency ? (combine ? *ll_combine_ : *ll_dispatch_)
+                                           : (combine ? *normal_combine_ : *normal_dispatch_);
+    return curve.seconds(tokens);
+  });
 }
 
 ExchangeSeconds DeepepTimes::seconds(EpKernel kernel, std::span<const long long> copies, DispatchMode traffic,
@@ -273,10 +284,8 @@ ExchangeSeconds DeepepTimes::seconds(EpKernel kernel, std::span<const long long>
       if (dst != src) remote += copies[static_cast<std::size_t>(src) * ep_ + dst];
     busiest = std::max(busiest, remote);
   }
-  return {table_seconds(low_latency ? *ll_dispatch_ : *normal_dispatch_, false, busiest, traffic,
-                        dispatch_bytes_per_copy),
-          table_seconds(low_latency ? *ll_combine_ : *normal_combine_, true, busiest, traffic,
-                        combine_bytes_per_copy)};
+  return {table_seconds(low_latency, false, busiest, traffic, dispatch_bytes_per_copy),
+          table_seconds(low_latency, true, busiest, traffic, combine_bytes_per_copy)};
 }
 
 std::string DeepepTimes::description() const {

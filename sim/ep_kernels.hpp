@@ -20,12 +20,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "calibrate/fit/kernel_library.hpp"
 #include "models/choice_names.hpp"
 #include "models/cluster.hpp"
 #include "models/moe_model.hpp"
 #include "policies/dispatch.hpp"
+#include "sim/integer_memo.hpp"
 
 namespace semsim {
 
@@ -104,8 +106,9 @@ class DeepepTimes {
   };
   LinkLoads link_loads(std::span<const long long> copies) const;
   double link_seconds(const DeepepLinkModel& link, const LinkLoads& loads, double bytes_per_copy) const;
-  // A table's time at the tokens that move `busiest` remote copies of `bytes_per_copy`.
-  double table_seconds(const KernelCurve& curve, bool combine, long long busiest, DispatchMode traffic,
+  // A table's time (low-latency or normal, combine or dispatch) at the tokens that move `busiest`
+  // remote copies of `bytes_per_copy`.
+  double table_seconds(bool low_latency, bool combine, long long busiest, DispatchMode traffic,
                        double bytes_per_copy) const;
 
   EpKernel choice_ = EpKernel::kAuto;
@@ -121,6 +124,11 @@ class DeepepTimes {
   std::shared_ptr<KernelCurve> normal_dispatch_, normal_combine_, ll_dispatch_, ll_combine_;
   std::optional<DeepepLinkModel> normal_dispatch_link_, normal_combine_link_, ll_dispatch_link_,
       ll_combine_link_;
+  // The tables' seconds by (kernel, direction, traffic mode) and the busiest rank's remote copies:
+  // two a MoE layer of every step. A row is of one payload (bytes per copy): a question at another
+  // forgets it.
+  mutable IntegerMemo table_seconds_;
+  mutable std::vector<double> row_bytes_per_copy_;
 };
 
 }  // namespace semsim

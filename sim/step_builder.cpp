@@ -314,13 +314,9 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
     const std::span<const int> slots =
         experts_tensor_parallel_ ? std::span<const int>(every_expert_) : placement_.slots[moe][device];
     int active = 0;
-    long long tokens = 0;
-    for (const int expert : slots) {
-      active += served[expert] > 0 ? 1 : 0;
-      tokens += served[expert];
-    }
+    for (const int expert : slots) active += served[expert] > 0 ? 1 : 0;
     mb.active_experts[device] = active;
-    mb.device_experts[device] += routed_experts(served, slots, active, tokens);
+    mb.device_experts[device] += routed_experts(served, slots);
   }
   if (keep_for_export_ && !draft) {
     kept_expert_tokens_.resize(moe_layer_ids_.size());
@@ -332,21 +328,10 @@ void StepBuilder::price_dispatch(MicroBatch& mb, int moe, bool draft) {
   counters_.count_dispatch(draft ? -1 : moe, dispatch, mb.copies[moe - mb.first_moe]);
 }
 
-double StepBuilder::routed_experts(const int* served, std::span<const int> slots, int active,
-                                   long long tokens) {
-  const auto priced = [&] {
-    local_counts_.clear();
-    for (const int expert : slots) local_counts_.push_back(served[expert]);
-    return cost_.routed_experts(local_counts_);
-  };
-  if (tokens >= kSmallLoads) return priced();
-  const std::size_t at = static_cast<std::size_t>(active) * kSmallLoads + static_cast<std::size_t>(tokens);
-  if (at >= small_routed_seconds_.size())
-    small_routed_seconds_.resize((static_cast<std::size_t>(active) + 1) * kSmallLoads,
-                                 std::numeric_limits<double>::quiet_NaN());
-  double& seconds = small_routed_seconds_[at];
-  if (std::isnan(seconds)) seconds = priced();
-  return seconds;
+double StepBuilder::routed_experts(const int* served, std::span<const int> slots) {
+  local_counts_.clear();
+  for (const int expert : slots) local_counts_.push_back(served[expert]);
+  return cost_.routed_experts(local_counts_);
 }
 
 // Split by tensor parallelism, every device serves its slice of every activation: each is local, none

@@ -155,9 +155,8 @@ class StepBuilder {
   void dispatch_routed(MicroBatch& mb, int moe, bool draft);
   // The rest of the layer's dispatch from mb.dispatch's counters: each device's expert seconds.
   void price_dispatch(MicroBatch& mb, int moe, bool draft);
-  // cost_.routed_experts of a device's experts `slots`, served[slot] tokens each, `active` of them
-  // with tokens, `tokens` in all.
-  double routed_experts(const int* served, std::span<const int> slots, int active, long long tokens);
+  // cost_.routed_experts of a device's experts `slots`, served[slot] tokens each.
+  double routed_experts(const int* served, std::span<const int> slots);
   void account_expert_slices(MicroBatch& mb) const;
   // MoE layer `moe`'s routing and placement, as model layer `layer` (the MTP layer for a draft pass).
   // The dispatch is priced with its combine (MicroBatch::combine), which add_experts_and_combine adds.
@@ -194,11 +193,6 @@ class StepBuilder {
   std::optional<SetDispatch> set_dispatch_;
   std::vector<int> local_counts_;
   std::vector<int> every_expert_;  // 0 .. routed experts - 1: a device's experts split by tensor parallelism
-  // routed_experts' memo for small loads, [active * kSmallLoads + tokens] (NaN: not asked yet): a
-  // device's (active experts, tokens) repeat across layers and steps, and a small dense table
-  // stays in the cache where the cost model's memo, shared by every table point, misses it.
-  static constexpr int kSmallLoads = 128;
-  std::vector<double> small_routed_seconds_;
   std::vector<long long> layer_tokens_;  // per device: this layer's load over the micro-batches
   bool keep_for_export_ = false;
   std::vector<std::vector<int>> kept_expert_tokens_;  // [moe layer], while keep_for_export_

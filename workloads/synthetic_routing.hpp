@@ -32,6 +32,8 @@
 // not the model's MoE layer count is resampled linearly over relative depth — how parameters fitted
 // on one model (`semsim trace fit`) carry over to another (workloads/ROUTING_FIT.md).
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <mutex>
 #include <random>
 #include <string>
@@ -178,6 +180,9 @@ void SyntheticRouting::choose_sets(const Id* canonical_table, const Id* variant_
   // The low 11 bits (unused by unit_interval's top 53) decide whether the layer reuses the
   // occurrence's shared draw.
   const auto shared_below = static_cast<std::uint64_t>(params_.layer_correlation * 2048.0);
+  // u < affinity as integers: u is m / 2^53 for the draw's top 53 bits m, and affinity * 2^53 is exact,
+  // so u < affinity exactly when m < ceil(affinity * 2^53).
+  const auto canonical_below = static_cast<std::uint64_t>(std::ceil(std::ldexp(affinity, 53)));
   const Id* canonical = canonical_table + canonical_offset(moe_layer, 0);
   const Id* alternatives = variant_table + variant_offset(moe_layer, 0, 0);
   const std::size_t canonical_per_type = canonical_offset(0, 1);
@@ -198,16 +203,21 @@ void SyntheticRouting::choose_sets(const Id* canonical_table, const Id* variant_
       const std::uint64_t key =
           static_cast<std::uint64_t>(token.request) << 32 | static_cast<std::uint32_t>(token.position);
       const std::uint64_t bits = mix_keys(seed_, key, layer_key);
-      const double u =
-          (bits & 0x7FF) < shared_below ? unit_interval(mix_keys(seed_, key, 0)) : unit_interval(bits);
-      // Both candidate sets are addressed and one is selected without a branch: which one a token
-      // takes is a coin flip. The clamp at 0 only matters for the canonical case, whose alternative
-      // index is unused.
+      const std::uint64_t draw = (bits & 0x7FF) < shared_below ? mix_keys(seed_, key, 0) : bits;
+      const double u = unit_interval(draw);
+      // Both candidate sets are addressed and one is selected by a mask, without a branch: which one
+      // a token takes is a coin flip, and a branch on it (as compilers make of a ?: between the
+      // two) mispredicted on a quarter of the tokens. The clamp at 0 only matters for the canonical
+      // case, whose alternative index is unused.
       const int alternative = std::clamp(static_cast<int>((u - affinity) * scale), 0, variants - 1);
       const Id* canonical_set = canonical + static_cast<std::size_t>(token.id) * canonical_per_type;
       const Id* alternative_row = alternatives + static_cast<std::size_t>(token.id) * alternatives_per_type;
       const Id* alternative_set = alternative_row + static_cast<std::size_t>(alternative) * k;
-      sets[i] = u < affinity ? canonical_set : alternative_set;
+      const std::uintptr_t take_alternative = std::uintptr_t{0} - ((draw >> 11) >= canonical_below);
+      sets[i] = reinterpret_cast<const Id*>(reinterpret_cast<std::uintptr_t>(canonical_set) ^
+                                            ((reinterpret_cast<std::uintptr_t>(canonical_set) ^
+                                              reinterpret_cast<std::uintptr_t>(alternative_set)) &
+                                             take_alternative));
       __builtin_prefetch(sets[i]);
       // A step routes the same tokens through the following layers, whose sets lie just after these
       // (type-major tables): their lines are fetched now, a few layers ahead, so that the layer
