@@ -57,7 +57,7 @@ std::optional<DeepepLinkModel> link_model_at(const CalibrationProfile& profile, 
   if (above == measured.begin() || above == measured.end()) {
     const int at = above == measured.end() ? measured.back() : measured.front();
     auto model = fit_deepep_link_model(profile, kernel, at);
-    if (model && sms < at) model->bandwidth *= sms / at;
+    if (model && sms < at) model->bandwidth *= sms / at, model->per_copy *= at / sms;
     return model;
   }
   const int high = *above, low = *std::prev(above);
@@ -66,6 +66,7 @@ std::optional<DeepepLinkModel> link_model_at(const CalibrationProfile& profile, 
   if (!a || !b) return a ? a : b;
   const double t = (sms - low) / (high - low);
   return DeepepLinkModel{a->latency + t * (b->latency - a->latency),
+                         a->per_copy + t * (b->per_copy - a->per_copy),
                          a->bandwidth + t * (b->bandwidth - a->bandwidth), a->samples + b->samples};
 }
 
@@ -73,7 +74,7 @@ std::optional<DeepepLinkModel> link_model_at(const CalibrationProfile& profile, 
 
 std::optional<DeepepLinkModel> transferred_deepep_link_model(const std::string& kernel, double sm_share,
                                                              double nvlink_bandwidth) {
-  double latency = 0, bandwidth = 0;
+  double latency = 0, per_copy = 0, bandwidth = 0;
   int references = 0, samples = 0;
   for (const char* name : kReferenceDevices) {
     const Device device =
@@ -82,10 +83,12 @@ std::optional<DeepepLinkModel> transferred_deepep_link_model(const std::string& 
     if (!profile) continue;
     const auto model = link_model_at(*profile, kernel, sm_share * device.compute_units);
     if (!model) continue;
-    latency += model->latency, bandwidth += model->bandwidth, samples += model->samples, ++references;
+    latency += model->latency, per_copy += model->per_copy, bandwidth += model->bandwidth,
+        samples += model->samples, ++references;
   }
   if (references == 0) return std::nullopt;
-  return DeepepLinkModel{latency / references, std::min(bandwidth / references, nvlink_bandwidth), samples};
+  return DeepepLinkModel{latency / references, per_copy / references,
+                         std::min(bandwidth / references, nvlink_bandwidth), samples};
 }
 
 std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& profile,
@@ -94,8 +97,9 @@ std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& p
   const bool normal = kernel.starts_with("deepep_normal");
   const bool combine = kernel.ends_with("combine");
   const double payload = combine ? kBf16Bytes : kFp8BlockScaledBytes;
-  // Weighted least squares on relative error: weights 1 / t^2 in t = latency + bytes * per_byte.
-  double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
+  // Weighted least squares on relative error: weights 1 / t^2 in t = latency + copies * per_copy +
+  // bytes * per_byte (normal equations of the three, and of latency and bytes alone).
+  double normal_equations[3][4] = {};
   int samples = 0;
   for (const KernelTable& table : profile.kernels) {
     if (table.kernel != kernel || table.axes.size() != 1) continue;
@@ -106,30 +110,44 @@ std::optional<DeepepLinkModel> fit_deepep_link_model(const CalibrationProfile& p
         fmt::format("hidden={} experts={} top_k={}", *hidden, *experts, *top_k) == leave_out_shape)
       continue;
     const int e = static_cast<int>(*experts), k = static_cast<int>(*top_k), ranks = measured_ranks(profile);
-    const double copies =
+    const double copies_per_token =
         normal ? (ranks - 1) * (1 - miss_probability(e, k, ranks)) : k * (ranks - 1.0) / ranks;
-    const double bytes_per_token = copies * static_cast<double>(*hidden) * payload;
     for (std::size_t i = 0; i < table.seconds.size(); ++i) {
       if (!table.seconds[i]) continue;
-      const double x = table.axes[0].values[i] * bytes_per_token, y = *table.seconds[i], w = 1 / (y * y);
-      sw += w;
-      swx += w * x;
-      swxx += w * x * x;
-      swy += w * y;
-      swxy += w * x * y;
+      const double copies = table.axes[0].values[i] * copies_per_token;
+      const double x[3] = {1, copies, copies * static_cast<double>(*hidden) * payload};
+      const double y = *table.seconds[i], w = 1 / (y * y);
+      for (int a = 0; a < 3; ++a) {
+        for (int b = 0; b < 3; ++b) normal_equations[a][b] += w * x[a] * x[b];
+        normal_equations[a][3] += w * x[a] * y;
+      }
       ++samples;
     }
   }
   if (samples < 4) return std::nullopt;
-  const double det = sw * swxx - swx * swx;
-  double latency = det > 0 ? (swxx * swy - swx * swxy) / det : 0;
-  double per_byte = det > 0 ? (sw * swxy - swx * swy) / det : 0;
+  const auto& n = normal_equations;
+  const auto det3 = [&](int c0, int c1, int c2) {
+    return n[0][c0] * (n[1][c1] * n[2][c2] - n[1][c2] * n[2][c1]) -
+           n[0][c1] * (n[1][c0] * n[2][c2] - n[1][c2] * n[2][c0]) +
+           n[0][c2] * (n[1][c0] * n[2][c1] - n[1][c1] * n[2][c0]);
+  };
+  // Cramer's rule; a determinant this small against its diagonal is copies and bytes in one ratio.
+  const double det = det3(0, 1, 2);
+  if (std::abs(det) > 1e-9 * n[0][0] * n[1][1] * n[2][2]) {
+    const double latency = det3(3, 1, 2) / det, per_copy = det3(0, 3, 2) / det,
+                 per_byte = det3(0, 1, 3) / det;
+    if (latency >= 0 && per_copy >= 0 && per_byte > 0)
+      return DeepepLinkModel{latency, per_copy, 1 / per_byte, samples};
+  }
+  const double det2 = n[0][0] * n[2][2] - n[0][2] * n[0][2];
+  double latency = det2 > 0 ? (n[2][2] * n[0][3] - n[0][2] * n[2][3]) / det2 : 0;
+  double per_byte = det2 > 0 ? (n[0][0] * n[2][3] - n[0][2] * n[0][3]) / det2 : 0;
   if (latency < 0) {  // through the origin instead
     latency = 0;
-    per_byte = swxy / swxx;
+    per_byte = n[2][3] / n[2][2];
   }
   if (!(per_byte > 0)) return std::nullopt;
-  return DeepepLinkModel{latency, 1 / per_byte, samples};
+  return DeepepLinkModel{latency, 0, 1 / per_byte, samples};
 }
 
 std::optional<DeepepTimes> DeepepTimes::make(const KernelLibrary& library, const CalibrationProfile& profile,
@@ -229,6 +247,7 @@ DeepepTimes::LinkLoads DeepepTimes::link_loads(std::span<const long long> copies
     }
     busiest.nvlink = std::max({busiest.nvlink, nvlink_out, nvlink_in});
     busiest.rdma = std::max({busiest.rdma, rdma_out, rdma_in});
+    busiest.copies = std::max({busiest.copies, nvlink_out + rdma_out, nvlink_in + rdma_in});
   }
   return busiest;
 }
@@ -240,7 +259,7 @@ double DeepepTimes::link_seconds(const DeepepLinkModel& link, const LinkLoads& l
       std::min(link.bandwidth, rdma_bandwidth_ > 0 ? rdma_bandwidth_ : link.bandwidth);
   const double busiest = std::max(static_cast<double>(loads.nvlink) * bytes_per_copy / link.bandwidth,
                                   static_cast<double>(loads.rdma) * bytes_per_copy / rdma_bandwidth);
-  return link.latency + busiest;
+  return link.latency + static_cast<double>(loads.copies) * link.per_copy + busiest;
 }
 
 double DeepepTimes::table_seconds(bool low_latency, bool combine, long long busiest, DispatchMode traffic,
@@ -298,12 +317,16 @@ std::string DeepepTimes::description() const {
   const auto& link =
       choice_ == EpKernel::kLowLatency || !normal_dispatch_link_ ? ll_dispatch_link_ : normal_dispatch_link_;
   return fmt::format(
-      "{}, link model of {} (dispatch {:.1f} us + bytes at {:.0f} GB/s; RDMA at most {:.0f} GB/s)", kernel,
+      "{}, link model of {} (dispatch {:.1f} us + {:.1f} ns a copy + bytes at {:.0f} GB/s; RDMA at most "
+      "{:.0f} "
+      "GB/s)",
+      kernel,
       transferred_ ? fmt::format("the measured H100/H200 DeepEP tables at this device's SM share ({} SMs), "
                                  "NVLink at most its calibrated bandwidth",
                                  sms_)
                    : "its measured tables",
-      link->latency * 1e6, link->bandwidth / 1e9, std::min(link->bandwidth, rdma_bandwidth_) / 1e9);
+      link->latency * 1e6, link->per_copy * 1e9, link->bandwidth / 1e9,
+      std::min(link->bandwidth, rdma_bandwidth_) / 1e9);
 }
 
 }  // namespace semsim

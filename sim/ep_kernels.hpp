@@ -38,13 +38,18 @@ inline constexpr ChoiceNames<EpKernel, 4> kEpKernelNames{{{EpKernel::kAuto, "aut
                                                           {EpKernel::kLowLatency, "low_latency"},
                                                           {EpKernel::kNccl, "nccl"}}};
 
-// t = latency + bytes / bandwidth for one DeepEP kernel, fit by least squares on relative error
-// over the measured rows of every shape of `kernel` (normal kernels: at `sms` SMs) but
-// `leave_out_shape`; a rank's bytes are what it receives on the tables' node under uniform routing:
-// the tables' tokens x the kernel's copies per token x hidden x the payload (dispatch FP8, 1 B and
-// a 4 B scale per 128 elements; combine BF16). Nothing when fewer than 4 rows fit.
+// t = latency + copies x per_copy + bytes / bandwidth for one DeepEP kernel, fit by least squares on
+// relative error over the measured rows of every shape of `kernel` (normal kernels: at `sms` SMs) but
+// `leave_out_shape`; a rank's copies and bytes are what it receives on the tables' node under uniform
+// routing: the tables' tokens x the kernel's copies per token, times hidden x the payload for the
+// bytes (dispatch FP8, 1 B and a 4 B scale per 128 elements; combine BF16). The per-copy cost is the
+// SMs' work per token message, whatever its size: without it a narrow model's tokens (hidden 2048)
+// came back 35-49 % too fast and a wide one's (7168) 28-36 % too slow on B200/GB200 shapes left out.
+// Where the rows cannot tell it apart (one hidden size) or it fits below zero, it is 0 and the
+// latency and bandwidth are fitted alone. Nothing when fewer than 4 rows fit.
 struct DeepepLinkModel {
   double latency = 0;    // seconds
+  double per_copy = 0;   // seconds per token copy a rank sends or receives
   double bandwidth = 0;  // bytes/s a rank moves
   int samples = 0;
 };
@@ -100,9 +105,10 @@ class DeepepTimes {
 
  private:
   DeepepTimes() = default;
-  // The busiest rank's copies (the larger of those it sends and receives) over NVLink and over RDMA.
+  // The busiest rank's copies (the larger of those it sends and receives) over NVLink and over RDMA,
+  // and over both (each copy's fixed cost).
   struct LinkLoads {
-    long long nvlink = 0, rdma = 0;
+    long long nvlink = 0, rdma = 0, copies = 0;
   };
   LinkLoads link_loads(std::span<const long long> copies) const;
   double link_seconds(const DeepepLinkModel& link, const LinkLoads& loads, double bytes_per_copy) const;

@@ -59,6 +59,39 @@ TEST(DeepepLinkModel, RecoversTheLatencyAndBandwidthOfItsTables) {
   EXPECT_FALSE(fit_deepep_link_model(p, "deepep_normal_dispatch", 24));
 }
 
+// Kernels that also pay a fixed cost per token copy (their SMs' work per message, whatever its size):
+// over tables of two hidden sizes the fit tells it from the bytes and recovers all three terms, and
+// prices a shape of a third hidden size left out exactly. Rows of one hidden size, whose copies and
+// bytes grow in one ratio, cannot tell the two apart: their fit is latency and bandwidth alone (the
+// model before the per-copy term), which misses that shape by over 10 % at its largest load.
+TEST(DeepepLinkModel, RecoversAPerCopyCostAcrossHiddenSizes) {
+  constexpr double kPerCopy = 40e-9;
+  const auto table = [&](int hidden) {
+    KernelTable t = link_table("deepep_ll_dispatch", hidden, 256, 8, "");
+    for (std::size_t i = 0; i < t.seconds.size(); ++i)
+      *t.seconds[i] += t.axes[0].values[i] * 8 * 7.0 / 8 * kPerCopy;
+    return t;
+  };
+  CalibrationProfile p;
+  p.kernels = {table(2048), table(7168)};
+  const auto link = fit_deepep_link_model(p, "deepep_ll_dispatch", 0);
+  ASSERT_TRUE(link);
+  EXPECT_NEAR(link->latency / kLatency, 1.0, 1e-6);
+  EXPECT_NEAR(link->per_copy / kPerCopy, 1.0, 1e-6);
+  EXPECT_NEAR(link->bandwidth / kBandwidth, 1.0, 1e-6);
+  const KernelTable held_out = table(4096);
+  const double tokens = held_out.axes[0].values.back(), copies = tokens * 8 * 7.0 / 8;
+  const double bytes = copies * 4096 * (1 + 4.0 / 128);
+  const double truth = *held_out.seconds.back();
+  EXPECT_NEAR((link->latency + copies * link->per_copy + bytes / link->bandwidth) / truth, 1.0, 1e-6);
+  // One hidden size: copies and bytes in one ratio, no per-copy cost to tell apart.
+  p.kernels = {table(2048)};
+  const auto alone = fit_deepep_link_model(p, "deepep_ll_dispatch", 0);
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->per_copy, 0.0);
+  EXPECT_GT(std::abs((alone->latency + bytes / alone->bandwidth) / truth - 1), 0.1);
+}
+
 TEST(DeepepLinkModel, PricesAGroupOverNodesWithRdmaAtTheNicsBandwidth) {
   CalibrationProfile p;
   for (const char* kernel : {"deepep_ll_dispatch", "deepep_ll_combine"})
