@@ -7,7 +7,6 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "models/operator_costs.hpp"
-#include "models/sanitizers.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/token_device_table.hpp"
 #include "sim/calibrated_cost_model.hpp"
@@ -20,24 +19,6 @@
 
 namespace semsim {
 namespace {
-
-// The SimGrid engine every simulation runs in, set up as semsim needs it.
-class Engine {
- public:
-  Engine() : engine_(&argc_, argv_) { configure_engine(); }
-  simgrid::s4u::Engine& get() { return engine_; }
-
- private:
-  char name_[7] = "semsim";
-  // AddressSanitizer cannot follow the stack switches of SimGrid's own contexts (Debian's SimGrid
-  // does not announce them to it): under it, actors run as threads, a choice made as the engine
-  // starts (quietly: its log is off before the option is read).
-  char quiet_[27] = "--log=root.thresh:critical";
-  char thread_contexts_[30] = "--cfg=contexts/factory:thread";
-  char* argv_[4] = {name_, quiet_, thread_contexts_, nullptr};
-  int argc_ = kAddressSanitizer ? 3 : 1;
-  simgrid::s4u::Engine engine_;
-};
 
 // One server's engine on its part of the platform: its executor, step builder, recorder and exporter.
 class Server {
@@ -196,7 +177,7 @@ RunResult end_to_end(const DisaggregatedResult& run) {
 
 RunResult simulate(const Scenario& scenario, const RunPlan& run, StepWindow timeline,
                    const ServingProgress& progress, StepWindow exported) {
-  Engine engine;
+  SimulationEngine engine;
   const std::vector<simgrid::s4u::Host*> hosts = build_platform(run.topology);
   Server server(scenario, run, timeline, {}, exported);
   const std::vector<Request> requests = generate_requests(scenario.workload);
@@ -211,7 +192,7 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
   const Disaggregation& pools = *scenario.disaggregation;
   const Scenario& prefill = *pools.prefill;
   const Scenario& decode = *pools.decode;
-  Engine engine;
+  SimulationEngine engine;
   Cluster both = prefill.cluster;
   both.nodes = prefill.cluster.nodes + decode.cluster.nodes;
   const Topology topology = effective_topology(both, both.devices(), *scenario.calibration);
@@ -237,7 +218,7 @@ DisaggregatedResult simulate_disaggregated(const Scenario& scenario, const Disag
 DeploymentResult simulate_deployment(const Scenario& scenario, const DeploymentPlan& plan,
                                      const ServingProgress& progress) {
   const Deployment& deployment = *scenario.deployment;
-  Engine engine;
+  SimulationEngine engine;
   Cluster all = scenario.cluster;
   all.nodes = deployment.instances * deployment.instance_nodes();
   const Topology topology = effective_topology(all, all.devices(), *scenario.calibration);

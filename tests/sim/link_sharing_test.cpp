@@ -89,11 +89,7 @@ void build_random_step(RandomStep& step, int devices, int layers, int burst, uns
 // SimGrid tasks (`simgrid`) or by the executor's own sharing; returns every activity's timing.
 Json execute(const Topology& topology, bool simgrid, int layers, int burst, unsigned seed) {
   return Json::parse(run_isolated([&] {
-    int argc = 1;
-    char program[] = "link_sharing_test";
-    char* argv[] = {program, nullptr};
-    sg4::Engine engine(&argc, argv);
-    configure_engine();
+    SimulationEngine engine;
     const std::vector<sg4::Host*> hosts = build_platform(topology);
     Json out;
     sg4::Actor::create("driver", hosts[0], [&] {
@@ -171,11 +167,7 @@ TEST(LinkSharing, BurstsOfTransfersMatchSimGrid) {
 Json execute_shared(int nodes, int a_nodes, int gpus, FabricKind fabric, bool simgrid, unsigned seed,
                     double time_precision) {
   return Json::parse(run_isolated([&] {
-    int argc = 1;
-    char program[] = "link_sharing_test";
-    char* argv[] = {program, nullptr};
-    sg4::Engine engine(&argc, argv);
-    configure_engine();
+    SimulationEngine engine;
     if (time_precision > 0) sg4::Engine::set_config(fmt::format("surf/precision:{}", time_precision));
     const Topology platform = test::build_topology(nodes, fabric, gpus);
     const std::vector<sg4::Host*> hosts = build_platform(platform);
@@ -313,11 +305,7 @@ TEST(SharedLinks, PoolsAndTransfersBetweenThemMatchSimGrid) {
 // Returns when each transfer ended: A's, then B's two.
 std::vector<double> run_two_actors(bool simgrid) {
   const std::string out = run_isolated([&] {
-    int argc = 1;
-    char program[] = "link_sharing_test";
-    char* argv[] = {program, nullptr};
-    sg4::Engine engine(&argc, argv);
-    configure_engine();
+    SimulationEngine engine;
     sg4::Engine::set_config("surf/precision:1e-13");
     const Topology platform = test::build_topology(2, FabricKind::kFatTree, 2);
     const std::vector<sg4::Host*> hosts = build_platform(platform);

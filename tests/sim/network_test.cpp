@@ -59,11 +59,7 @@ struct FlowResult {
 FlowResult run_flow(const Topology& topology, const std::vector<TrafficMatrix>& collectives,
                     double idle_before = 0, BandwidthFactors factors = {}) {
   const std::string output = run_isolated([&] {
-    int argc = 1;
-    char program[] = "network_test";
-    char* argv[] = {program, nullptr};
-    sg4::Engine engine(&argc, argv);
-    configure_engine();
+    SimulationEngine engine;
     const std::vector<sg4::Host*> hosts = build_platform(topology);
     std::string result;
     sg4::Actor::create("driver", hosts[0], [&] {
@@ -117,11 +113,7 @@ TEST(LevelBytes, SplitsByNodeAndIgnoresTheDiagonal) {
 
 TEST(StepClock, AccumulatesAndSleepsOffPendingTime) {
   const std::string output = run_isolated([] {
-    int argc = 1;
-    char program[] = "network_test";
-    char* argv[] = {program, nullptr};
-    sg4::Engine engine(&argc, argv);
-    configure_engine();
+    SimulationEngine engine;
     const std::vector<sg4::Host*> hosts = build_platform(build_topology(1, FabricKind::kNone));
     std::string result;
     sg4::Actor::create("driver", hosts[0], [&] {

@@ -39,11 +39,7 @@ struct PointToPoint {
 // end, whether its transfers shared links, and what the recorder made of it.
 Json execute(NetworkFidelity fidelity, ComputeUnits units, const std::function<void(StepGraph&)>& build) {
   return Json::parse(run_isolated([&] {
-    int argc = 1;
-    char program[] = "step_executor_test";
-    char* argv[] = {program, nullptr};
-    sg4::Engine engine(&argc, argv);
-    configure_engine();
+    SimulationEngine engine;
     const Topology topology = build_topology(1, FabricKind::kNone);
     const std::vector<sg4::Host*> hosts = build_platform(topology);
     Json out;
